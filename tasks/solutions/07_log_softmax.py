@@ -1,0 +1,37 @@
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def log_softmax_kernel(x_ptr, y_ptr, n_cols, stride_x, stride_y, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * stride_x + cols, mask=mask, other=float("-inf"))
+    shifted = x - tl.max(x, axis=0)
+    lse = tl.log(tl.sum(tl.exp(shifted), axis=0))
+    tl.store(y_ptr + row * stride_y + cols, shifted - lse, mask=mask)
+
+
+def _num_warps(block):
+    if block >= 8192:
+        return 16
+    if block >= 2048:
+        return 8
+    return 4
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        n_cols = x.shape[-1]
+        x2 = x.contiguous().view(-1, n_cols)
+        y = torch.empty_like(x2)
+        BLOCK = triton.next_power_of_2(n_cols)
+        log_softmax_kernel[(x2.shape[0],)](x2, y, n_cols, x2.stride(0), y.stride(0),
+                                           BLOCK=BLOCK, num_warps=_num_warps(BLOCK))
+        return y.view(x.shape)
