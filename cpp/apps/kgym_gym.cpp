@@ -1,0 +1,162 @@
+// kgym-gym: the C++ gym executable. Subcommands: check (one candidate against one task),
+// extract (completion -> candidate code), feedback (Result JSON -> model-facing text).
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "kgym/check/evaluate.hpp"
+#include "kgym/result/feedback.hpp"
+#include "kgym/text/extract.hpp"
+
+namespace {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr std::uintmax_t kMaxInputBytes = 4u << 20;  // tasks and completions are small
+
+std::string read_text(const std::string& path) {
+  if (path == "-") {
+    std::stringstream ss;
+    ss << std::cin.rdbuf();
+    return ss.str();
+  }
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) throw std::runtime_error(fmt::format("{}: no such file", path));
+  if (fs::file_size(path, ec) > kMaxInputBytes) {
+    throw std::runtime_error(fmt::format("{}: larger than {} bytes", path, kMaxInputBytes));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(fmt::format("{}: cannot be read", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string summary_line(const json& r) {
+  std::string line = fmt::format("{}: {}", r.value("task_id", "?"), r.value("status", "?"));
+  const auto& c = r["correctness"];
+  if (c.is_object() && c.contains("max_abs_error") && c["max_abs_error"].is_number()) {
+    line += fmt::format(", max abs error {:.3g}", c["max_abs_error"].get<double>());
+  }
+  const auto& t = r["timing"];
+  if (t.is_object() && t.value("available", false)) {
+    line += fmt::format(", speedup {:.3f}x [{:.3f}, {:.3f}]", t["speedup"].get<double>(),
+                        t["speedup_ci"][0].get<double>(), t["speedup_ci"][1].get<double>());
+  }
+  return line;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"kgym-gym: the kgym gym (C++). Checks Triton candidates against tasks."};
+  app.require_subcommand(1);
+
+  auto* check_cmd = app.add_subcommand("check", "Evaluate one candidate against one task");
+  std::string task_path, candidate_path, device = "auto", extract_rule = "auto", python,
+                                         sizes = "auto", baseline = "eager";
+  int trials = 5;
+  double timeout = 300.0;
+  bool as_json = false, no_timing = false, no_profile = false;
+  std::uint64_t seed = 0;
+  check_cmd->add_option("task", task_path, "KernelBench-format task file")->required();
+  check_cmd->add_option("candidate", candidate_path, "candidate .py or raw completion ('-' = stdin)")
+      ->required();
+  check_cmd->add_option("--device", device, "auto, cpu or cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  check_cmd->add_option("--sizes", sizes, "task sizes: auto (by device), cpu or gpu")
+      ->check(CLI::IsMember({"auto", "cpu", "gpu"}));
+  check_cmd->add_option("--trials", trials, "correctness trials (fresh seeds)")
+      ->check(CLI::Range(1, 1000));
+  check_cmd->add_option("--seed", seed, "base seed");
+  check_cmd->add_option("--extract", extract_rule,
+                        "auto, last_python_block, answer_tag or whole (default: whole for .py)");
+  check_cmd->add_option("--timeout", timeout, "wall-time limit of the evaluation, seconds")
+      ->check(CLI::PositiveNumber);
+  check_cmd->add_option("--baseline", baseline, "timing baseline: eager, compile or both")
+      ->check(CLI::IsMember({"eager", "compile", "both"}));
+  check_cmd->add_option("--python", python, "python interpreter with kgym, torch and triton");
+  check_cmd->add_flag("--no-timing", no_timing, "skip timing");
+  check_cmd->add_flag("--no-profile", no_profile, "skip profiling");
+  check_cmd->add_flag("--json", as_json, "print the Result JSON");
+
+  auto* extract_cmd = app.add_subcommand("extract", "Print the candidate code of a completion");
+  std::string completion_path;
+  extract_cmd->add_option("completion", completion_path, "completion file ('-' = stdin)")->required();
+  extract_cmd->add_option("--rule", extract_rule, "auto, last_python_block, answer_tag or whole");
+  extract_cmd->add_flag("--json", as_json, "print {ok, code, rule, error} as JSON");
+
+  auto* feedback_cmd = app.add_subcommand("feedback", "Render the feedback text of a Result JSON");
+  std::string result_path;
+  feedback_cmd->add_option("result", result_path, "Result JSON file ('-' = stdin)")->required();
+
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    if (*check_cmd) {
+      kgym::check::CheckJob job;
+      job.task_id = fs::path(task_path).stem().string();
+      job.task_source = read_text(task_path);
+      job.candidate_text = read_text(candidate_path);
+      std::string rule = extract_rule;
+      if (rule == "auto" && candidate_path.ends_with(".py")) rule = "whole";
+      const auto parsed = kgym::text::parse_extract_rule(rule);
+      if (!parsed) throw std::runtime_error("--extract: unknown rule " + rule);
+      job.extract_rule = *parsed;
+      job.device = device;
+      job.sizes = sizes;
+      job.trials = trials;
+      job.seed = seed;
+      job.timeout_seconds = timeout;
+      job.timing.enabled = !no_timing;
+      job.timing.baseline = baseline;
+      job.profile = !no_profile;
+      job.python = python;
+      const bool progress = !as_json && ::isatty(STDERR_FILENO);
+      const auto result = kgym::check::evaluate(job, [&](const std::string& phase) {
+        if (progress) fmt::print(stderr, "  ... {}\n", phase);
+      });
+      if (as_json) {
+        std::cout << result.dump(2) << "\n";
+      } else {
+        std::cout << summary_line(result) << "\n" << kgym::result::render_feedback(result) << "\n";
+      }
+      return 0;
+    }
+    if (*extract_cmd) {
+      const auto parsed = kgym::text::parse_extract_rule(extract_rule);
+      if (!parsed) throw std::runtime_error("--rule: unknown rule " + extract_rule);
+      const auto e = kgym::text::extract_candidate(read_text(completion_path), *parsed);
+      if (as_json) {
+        std::cout << json{{"ok", e.ok}, {"code", e.code}, {"rule", e.rule_used}, {"error", e.error}}
+                         .dump(2)
+                  << "\n";
+        return 0;
+      }
+      if (!e.ok) {
+        std::cerr << "kgym-gym extract: " << e.error << "\n";
+        return 1;
+      }
+      std::cout << e.code;
+      return 0;
+    }
+    if (*feedback_cmd) {
+      const auto j = json::parse(read_text(result_path), nullptr, false);
+      if (j.is_discarded() || !j.is_object()) throw std::runtime_error("the result is not a JSON object");
+      std::cout << kgym::result::render_feedback(j) << "\n";
+      return 0;
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "kgym-gym: " << e.what() << "\n";
+    return 2;
+  }
+  return 0;
+}

@@ -1,0 +1,417 @@
+#include "kgym/check/evaluate.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "kgym/result/status.hpp"
+#include "kgym/result/timing_stats.hpp"
+
+namespace kgym::check {
+namespace fs = std::filesystem;
+using nlohmann::json;
+using result::Status;
+
+namespace {
+
+// Variables that carry the machine's GPU and toolchain set-up; everything else is scrubbed.
+bool passes_environment_filter(std::string_view name) {
+  static constexpr std::string_view kExact[] = {"PATH", "LD_LIBRARY_PATH", "LANG", "LC_ALL"};
+  static constexpr std::string_view kPrefixes[] = {"CUDA_", "NVIDIA_", "TRITON_", "CUBLAS_"};
+  for (auto e : kExact) {
+    if (name == e) return true;
+  }
+  for (auto p : kPrefixes) {
+    if (name.starts_with(p)) return name != "TRITON_INTERPRET" && name != "TRITON_CACHE_DIR";
+  }
+  return false;
+}
+
+std::vector<std::pair<std::string, std::string>> child_environment(const CheckJob& job,
+                                                                   const fs::path& workdir) {
+  std::vector<std::pair<std::string, std::string>> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string_view entry(*e);
+    const auto eq = entry.find('=');
+    if (eq == std::string_view::npos) continue;
+    const auto name = entry.substr(0, eq);
+    if (passes_environment_filter(name)) env.emplace_back(name, entry.substr(eq + 1));
+  }
+  env.emplace_back("HOME", workdir.string());
+  env.emplace_back("TMPDIR", workdir.string());
+  env.emplace_back("PYTHONDONTWRITEBYTECODE", "1");
+  env.emplace_back("PYTHONUNBUFFERED", "1");
+  env.emplace_back("TRITON_CACHE_DIR", job.triton_cache_dir.empty()
+                                           ? (workdir / ".triton").string()
+                                           : job.triton_cache_dir);
+  if (job.device == "cpu") env.emplace_back("TRITON_INTERPRET", "1");
+  return env;
+}
+
+void write_file(const fs::path& path, const std::string& data) {
+  std::ofstream out(path, std::ios::binary);
+  out << data;
+  if (!out) throw std::runtime_error(fmt::format("cannot write {}", path.string()));
+}
+
+// The job the harness sees: no sources (they are files), no paths of the supervisor.
+json harness_job(const CheckJob& job) {
+  json j = job_to_json(job);
+  for (const char* key : {"task_source", "candidate", "extract", "python", "scratch_dir",
+                          "triton_cache_dir", "timeout_s"}) {
+    j.erase(key);
+  }
+  j["task_file"] = "task.py";
+  j["candidate_file"] = "candidate.py";
+  j["report_fd"] = sandbox::kReportFd;
+  return j;
+}
+
+json error_object(std::string phase, std::string type, std::string message,
+                  std::string traceback = "") {
+  return {{"phase", std::move(phase)},
+          {"type", std::move(type)},
+          {"message", std::move(message)},
+          {"traceback", std::move(traceback)}};
+}
+
+std::string last_lines(const std::string& text, int count) {
+  auto end = text.size();
+  while (end > 0 && (text[end - 1] == '\n' || text[end - 1] == ' ')) --end;
+  size_t pos = end;
+  for (int i = 0; i < count && pos > 0; ++i) {
+    const auto nl = text.rfind('\n', pos - 1);
+    if (nl == std::string::npos) {
+      pos = 0;
+      break;
+    }
+    pos = nl;
+    if (i + 1 < count) continue;
+    ++pos;
+  }
+  return text.substr(pos, end - pos);
+}
+
+json base_result(const CheckJob& job) {
+  return {
+      {"schema", result::kSchemaVersion},
+      {"task_id", job.task_id},
+      {"status", "infra_error"},
+      {"compiled", false},
+      {"correct", false},
+      {"hacked", false},
+      {"findings", json::array()},
+      {"correctness", nullptr},
+      {"timing", {{"available", false}, {"reason", "not measured"}}},
+      {"profile", {{"available", false}, {"reason", "not measured"}}},
+      {"error", nullptr},
+      {"device", nullptr},
+      {"durations_ms", json::object()},
+      {"sandbox", json::object()},
+      {"extraction", nullptr},
+  };
+}
+
+std::vector<double> numbers(const json& j) {
+  std::vector<double> out;
+  if (!j.is_array()) return out;
+  out.reserve(j.size());
+  for (const auto& v : j) {
+    if (!v.is_number()) return {};
+    out.push_back(v.get<double>());
+  }
+  return out;
+}
+
+// Timing: raw samples come from the child; every statistic is computed here.
+json timing_from_report(const json& reported) {
+  if (!reported.is_object() || !reported.value("available", false)) {
+    return {{"available", false},
+            {"reason", reported.is_object() ? reported.value("reason", "not measured")
+                                            : std::string("not measured")}};
+  }
+  const json samples = reported.value("samples", json::object());
+  const auto ref = numbers(samples.value("reference", json::array()));
+  const auto cand = numbers(samples.value("candidate", json::array()));
+  const auto ref_summary = result::summarize(ref);
+  const auto cand_summary = result::summarize(cand);
+  const auto speedup = result::ratio_of_medians(ref, cand);
+  if (!ref_summary || !cand_summary || !speedup) {
+    return {{"available", false}, {"reason", "the harness reported no valid timing samples"}};
+  }
+  json t = {{"available", true},
+            {"reference", result::to_json(*ref_summary)},
+            {"candidate", result::to_json(*cand_summary)},
+            {"speedup", speedup->ratio},
+            {"speedup_ci", {speedup->ci_low, speedup->ci_high}},
+            {"confidence", speedup->confidence},
+            {"compile", nullptr},
+            {"speedup_vs_compile", nullptr},
+            {"speedup_vs_compile_ci", nullptr},
+            {"method", reported.value("method", json::object())}};
+  const auto compiled = numbers(samples.value("compile", json::array()));
+  if (const auto compile_summary = result::summarize(compiled)) {
+    const auto vs_compile = result::ratio_of_medians(compiled, cand);
+    t["compile"] = result::to_json(*compile_summary);
+    if (vs_compile) {
+      t["speedup_vs_compile"] = vs_compile->ratio;
+      t["speedup_vs_compile_ci"] = {vs_compile->ci_low, vs_compile->ci_high};
+    }
+  } else if (samples.contains("compile_error")) {
+    t["compile_baseline_error"] = samples.value("compile_error", "");
+  }
+  return t;
+}
+
+json profile_from_report(const json& reported) {
+  if (!reported.is_object() || !reported.value("available", false)) {
+    return {{"available", false},
+            {"reason", reported.is_object() ? reported.value("reason", "not measured")
+                                            : std::string("not measured")}};
+  }
+  double total = 0, triton = 0;
+  json kernels = json::array();
+  for (const auto& k : reported.value("kernels", json::array())) {
+    if (!k.is_object()) continue;
+    const double ms = k.value("total_ms", 0.0);
+    if (!(ms >= 0)) continue;
+    const bool is_triton = k.value("triton", false);
+    total += ms;
+    if (is_triton) triton += ms;
+    kernels.push_back({{"name", k.value("name", "?")},
+                       {"triton", is_triton},
+                       {"calls", k.value("calls", 0)},
+                       {"total_ms", ms}});
+  }
+  std::sort(kernels.begin(), kernels.end(), [](const json& a, const json& b) {
+    return a["total_ms"].get<double>() > b["total_ms"].get<double>();
+  });
+  json p = {{"available", true},
+            {"triton_share", total > 0 ? json(triton / total) : json(nullptr)},
+            {"total_kernel_ms", total},
+            {"triton_kernel_ms", triton},
+            {"calls_profiled", reported.value("calls_profiled", 0)},
+            {"kernels", kernels}};
+  return p;
+}
+
+}  // namespace
+
+std::string default_python() {
+  if (const char* env = std::getenv("KGYM_PYTHON"); env != nullptr && *env != '\0') return env;
+  std::error_code ec;
+  const auto self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const auto sibling = self.parent_path() / "python3";
+    if (fs::exists(sibling)) return sibling.string();
+  }
+  if (const char* path = std::getenv("PATH")) {
+    std::stringstream dirs(path);
+    std::string dir;
+    while (std::getline(dirs, dir, ':')) {
+      const auto candidate = fs::path(dir) / "python3";
+      if (!dir.empty() && ::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+    }
+  }
+  return "/usr/bin/python3";
+}
+
+json assemble_result(const CheckJob& job, const sandbox::ChildOutcome& outcome,
+                     const json& phase_times_ms) {
+  json r = base_result(job);
+  r["sandbox"] = {{"network_isolated", outcome.network_isolated},
+                  {"network_note", outcome.network_note},
+                  {"exit_code", outcome.exited ? json(outcome.exit_code) : json(nullptr)},
+                  {"signal", outcome.signal != 0 ? json(sandbox::signal_name(outcome.signal))
+                                                 : json(nullptr)},
+                  {"timed_out", outcome.timed_out},
+                  {"wall_ms", outcome.wall_ms},
+                  {"stdout_bytes", outcome.stdout_bytes},
+                  {"stderr_bytes", outcome.stderr_bytes},
+                  {"stdout_tail", last_lines(outcome.stdout_tail, 20)},
+                  {"stderr_tail", last_lines(outcome.stderr_tail, 30)}};
+  r["durations_ms"] = phase_times_ms;
+  r["durations_ms"]["total"] = outcome.wall_ms;
+
+  if (!outcome.started) {
+    r["status"] = "infra_error";
+    r["error"] = error_object("start", "SpawnError", outcome.start_error);
+    return r;
+  }
+
+  // Read the report channel: phase markers, then one final report.
+  std::string last_phase = "startup";
+  json report;
+  std::istringstream lines(outcome.report);
+  std::string line;
+  bool malformed = false;
+  while (std::getline(lines, line)) {
+    if (line.empty()) continue;
+    const json record = json::parse(line, nullptr, false);
+    if (record.is_discarded() || !record.is_object()) {
+      malformed = true;
+      continue;
+    }
+    const auto type = record.value("type", "");
+    if (type == "phase") last_phase = record.value("phase", last_phase);
+    if (type == "report") report = record;
+  }
+
+  const auto phase_suffix = fmt::format(" during phase '{}'", last_phase);
+  if (outcome.timed_out) {
+    r["status"] = "timeout";
+    r["error"] = error_object(last_phase, "Timeout",
+                              fmt::format("the evaluation exceeded its {:.0f} s limit{}",
+                                          job.timeout_seconds, phase_suffix));
+    r["compiled"] = last_phase == "timing" || last_phase == "profile";
+    return r;
+  }
+  if (outcome.report_truncated) {
+    r["status"] = "crashed";
+    r["error"] = error_object(last_phase, "ReportOverflow",
+                              "the child flooded the report channel and was killed");
+    return r;
+  }
+  const bool clean_exit = outcome.exited && outcome.exit_code == 0;
+  if (!clean_exit || report.is_null()) {
+    r["status"] = "crashed";
+    std::string how = outcome.signal != 0
+                          ? fmt::format("killed by {}", sandbox::signal_name(outcome.signal))
+                          : fmt::format("exited with code {}", outcome.exit_code);
+    if (clean_exit) how = "exited without a result";
+    const auto tail = last_lines(outcome.stderr_tail, 12);
+    r["error"] = error_object(last_phase, outcome.signal != 0 ? sandbox::signal_name(outcome.signal)
+                                                              : std::string("Exit"),
+                              fmt::format("the evaluation process {}{}", how, phase_suffix), tail);
+    return r;
+  }
+  if (malformed) {
+    r["findings"].push_back({{"rule", "report-channel-garbage"},
+                             {"severity", "reject"},
+                             {"line", nullptr},
+                             {"detail", "unexpected bytes on the harness' report channel"}});
+  }
+
+  // From here the report is the harness' word; validate every field we use.
+  const auto reported_status = result::parse_status(report.value("status", ""));
+  if (!reported_status) {
+    r["status"] = "infra_error";
+    r["error"] = error_object("report", "ProtocolError", "the harness reported an unknown status");
+    return r;
+  }
+  Status status = *reported_status;
+  r["compiled"] = report.value("compiled", false);
+  r["correct"] = report.value("correct", false);
+  r["correctness"] = report.value("correctness", json(nullptr));
+  r["device"] = report.value("device", json(nullptr));
+  r["error"] = report.value("error", json(nullptr));
+  for (const auto& f : report.value("findings", json::array())) {
+    if (f.is_object() && f.contains("rule")) r["findings"].push_back(f);
+  }
+  if (report.contains("durations_ms") && report["durations_ms"].is_object()) {
+    for (const auto& [k, v] : report["durations_ms"].items()) {
+      if (v.is_number()) r["durations_ms"]["harness_" + k] = v;
+    }
+  }
+  r["timing"] = timing_from_report(report.value("timing", json(nullptr)));
+  r["profile"] = profile_from_report(report.value("profile", json(nullptr)));
+
+  bool rejected = false;
+  for (const auto& f : r["findings"]) {
+    if (f.value("severity", "") == "reject") rejected = true;
+  }
+  if (rejected) {
+    status = Status::kRejected;
+    r["hacked"] = true;
+    r["correct"] = false;
+  }
+  if (status != Status::kOk) r["correct"] = false;
+  if (status == Status::kOk && !r["correct"].get<bool>()) status = Status::kIncorrect;
+  r["status"] = result::status_name(status);
+  return r;
+}
+
+json evaluate(const CheckJob& job, const PhaseCallback& on_phase) {
+  const auto extraction = text::extract_candidate(job.candidate_text, job.extract_rule);
+  if (!extraction.ok) {
+    json r = base_result(job);
+    r["status"] = "compile_error";
+    r["error"] = error_object("extract", "ExtractionError", extraction.error);
+    r["extraction"] = {{"rule", text::extract_rule_name(job.extract_rule)}, {"ok", false}};
+    return r;
+  }
+
+  const fs::path scratch =
+      !job.scratch_dir.empty()
+          ? fs::path(job.scratch_dir)
+          : fs::path(std::getenv("TMPDIR") != nullptr ? std::getenv("TMPDIR") : "/tmp");
+  std::string pattern = (scratch / "kgym-job-XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    json r = base_result(job);
+    r["error"] = error_object("start", "ScratchError",
+                              fmt::format("cannot create a job directory in {}", scratch.string()));
+    return r;
+  }
+  const fs::path workdir = pattern;
+  struct Cleanup {
+    fs::path dir;
+    ~Cleanup() {
+      std::error_code ec;
+      fs::permissions(dir, fs::perms::owner_all, fs::perm_options::add, ec);
+      fs::remove_all(dir, ec);
+    }
+  } cleanup{workdir};
+
+  json r;
+  try {
+    write_file(workdir / "task.py", job.task_source);
+    write_file(workdir / "candidate.py", extraction.code);
+    write_file(workdir / "job.json", harness_job(job).dump());
+  } catch (const std::exception& e) {
+    r = base_result(job);
+    r["error"] = error_object("start", "ScratchError", e.what());
+    return r;
+  }
+
+  sandbox::ChildSpec spec;
+  spec.argv = {job.python.empty() ? default_python() : job.python, "-I", "-X", "faulthandler",
+               "-m", "kgym.harness", "job.json"};
+  spec.env = child_environment(job, workdir);
+  spec.workdir = workdir.string();
+  spec.limits.wall_seconds = job.timeout_seconds;
+
+  // Phase durations are measured here, outside the candidate's process.
+  const auto start = std::chrono::steady_clock::now();
+  json phase_times = json::object();
+  std::string current_phase = "startup";
+  auto mark = start;
+  auto on_line = [&](const std::string& line) {
+    const json record = json::parse(line, nullptr, false);
+    if (record.is_discarded() || !record.is_object() || record.value("type", "") != "phase") return;
+    const auto now = std::chrono::steady_clock::now();
+    phase_times[current_phase] =
+        phase_times.value(current_phase, 0.0) +
+        std::chrono::duration<double, std::milli>(now - mark).count();
+    mark = now;
+    current_phase = record.value("phase", "?");
+    if (on_phase) on_phase(current_phase);
+  };
+  const auto outcome = sandbox::run_child(spec, on_line);
+  phase_times[current_phase] =
+      phase_times.value(current_phase, 0.0) +
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - mark).count();
+  phase_times.erase("done");
+
+  r = assemble_result(job, outcome, phase_times);
+  r["extraction"] = {{"rule", extraction.rule_used}, {"ok", true}, {"chars", extraction.code.size()}};
+  return r;
+}
+
+}  // namespace kgym::check

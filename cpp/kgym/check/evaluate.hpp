@@ -1,0 +1,29 @@
+// Evaluates one candidate against one task in a sandboxed harness child and returns the Result
+// object of DESIGN.md (schema documented in docs/result-schema.md).
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "kgym/check/job.hpp"
+#include "kgym/sandbox/child_process.hpp"
+
+namespace kgym::check {
+
+// Progress: called with the harness' phase names ("load", "correctness", ...) as they start.
+using PhaseCallback = std::function<void(const std::string& phase)>;
+
+nlohmann::json evaluate(const CheckJob& job, const PhaseCallback& on_phase = {});
+
+// Turns the child's report and its process outcome into a Result. Exposed for tests: everything
+// the child says is treated as untrusted input and validated here.
+nlohmann::json assemble_result(const CheckJob& job, const sandbox::ChildOutcome& outcome,
+                               const nlohmann::json& phase_times_ms);
+
+// The python interpreter used when the job names none: $KGYM_PYTHON, else python3 next to the
+// running executable, else python3 on PATH.
+std::string default_python();
+
+}  // namespace kgym::check

@@ -1,0 +1,59 @@
+// Runs one untrusted child (the harness evaluating a candidate) under limits, and collects what
+// it reported. A crash, hang, fork bomb or output flood in the child ends only the child.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kgym::sandbox {
+
+struct Limits {
+  double wall_seconds = 300.0;                       // whole-child deadline, then SIGKILL
+  std::uint64_t max_file_bytes = 256ull << 20;       // RLIMIT_FSIZE
+  std::uint64_t max_processes = 4096;                // RLIMIT_NPROC headroom (threads count too)
+  std::uint64_t max_address_space_bytes = 0;         // RLIMIT_AS; 0 = unlimited (CUDA needs VA)
+  std::uint64_t max_report_bytes = 32ull << 20;      // the report channel's cap
+  std::uint64_t output_tail_bytes = 16ull << 10;     // how much of stdout/stderr is kept
+  bool isolate_network = true;                       // a fresh network namespace, when allowed
+};
+
+struct ChildSpec {
+  std::vector<std::string> argv;                            // argv[0] is an absolute path
+  std::vector<std::pair<std::string, std::string>> env;     // the whole environment
+  std::string workdir;
+  Limits limits;
+};
+
+// The child writes newline-separated records to the report channel (fd 3 in the child).
+inline constexpr int kReportFd = 3;
+
+struct ChildOutcome {
+  bool started = false;
+  std::string start_error;       // why the child could not be started (fork/exec failure)
+  bool timed_out = false;
+  bool exited = false;           // exited normally (else killed by a signal)
+  int exit_code = -1;
+  int signal = 0;
+  bool network_isolated = false;
+  std::string network_note;      // why isolation was not possible, when it was asked for
+  std::string report;            // everything written to the report channel
+  bool report_truncated = false;
+  std::string stdout_tail;
+  std::string stderr_tail;
+  std::uint64_t stdout_bytes = 0;
+  std::uint64_t stderr_bytes = 0;
+  double wall_ms = 0;
+};
+
+// Called from the supervising thread whenever a complete report line arrives (progress).
+using LineCallback = std::function<void(const std::string& line)>;
+
+ChildOutcome run_child(const ChildSpec& spec, const LineCallback& on_line = {});
+
+// "SIGSEGV", "SIGKILL", ... for messages.
+std::string signal_name(int signal);
+
+}  // namespace kgym::sandbox

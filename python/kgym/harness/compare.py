@@ -1,0 +1,120 @@
+"""Comparing candidate outputs with reference outputs: structure, metadata and values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+
+@dataclass
+class Comparison:
+    ok: bool
+    mismatch: str | None = None  # what differs, for feedback
+    max_abs_error: float = 0.0
+    max_rel_error: float = 0.0
+    findings: list[dict[str, Any]] = field(default_factory=list)
+
+
+def flatten(output: Any) -> list[Any]:
+    if isinstance(output, (tuple, list)):
+        items: list[Any] = []
+        for item in output:
+            items.extend(flatten(item))
+        return items
+    return [output]
+
+
+def tensors_of(values: list[Any]) -> list[torch.Tensor]:
+    return [v for v in values if isinstance(v, torch.Tensor)]
+
+
+def shares_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if a.device != b.device or a.numel() == 0 or b.numel() == 0:
+        return False
+    a_start = a.untyped_storage().data_ptr()
+    b_start = b.untyped_storage().data_ptr()
+    a_end = a_start + a.untyped_storage().nbytes()
+    b_end = b_start + b.untyped_storage().nbytes()
+    return a_start < b_end and b_start < a_end
+
+
+def _values_close(
+    actual: torch.Tensor, expected: torch.Tensor, atol: float, rtol: float
+) -> tuple[bool, float, float]:
+    a = actual.detach().to(device="cpu", dtype=torch.float64)
+    e = expected.detach().to(device="cpu", dtype=torch.float64)
+    if a.numel() == 0:
+        return True, 0.0, 0.0
+    both_nan = torch.isnan(a) & torch.isnan(e)
+    diff = (a - e).abs()
+    diff = torch.where(both_nan, torch.zeros_like(diff), diff)
+    # Infinities must match exactly (inf - inf is nan and would otherwise slip through).
+    same_inf = torch.isinf(a) & torch.isinf(e) & (a == e)
+    diff = torch.where(same_inf, torch.zeros_like(diff), diff)
+    bound = atol + rtol * e.abs()
+    bad = torch.isnan(diff) | (diff > bound)
+    finite = torch.isfinite(diff)
+    max_abs = float(diff[finite].max()) if bool(finite.any()) else float("inf")
+    rel = diff / e.abs().clamp_min(1e-12)
+    max_rel = float(rel[finite].max()) if bool(finite.any()) else float("inf")
+    if not bool(finite.all()):
+        max_abs = max_rel = float("inf")
+    return not bool(bad.any()), max_abs, max_rel
+
+
+def compare_outputs(actual: Any, expected: Any, atol: float, rtol: float) -> Comparison:
+    got = flatten(actual)
+    want = flatten(expected)
+    if len(got) != len(want):
+        return Comparison(False, f"expected {len(want)} output(s), got {len(got)}")
+    worst_abs = 0.0
+    worst_rel = 0.0
+    for index, (a, e) in enumerate(zip(got, want)):
+        where = f"output {index}" if len(want) > 1 else "output"
+        if isinstance(e, torch.Tensor):
+            if not isinstance(a, torch.Tensor):
+                return Comparison(False, f"{where}: expected a tensor, got {type(a).__name__}")
+            if type(a) is not torch.Tensor:
+                return Comparison(
+                    False,
+                    f"{where}: a tensor subclass ({type(a).__name__}) is not accepted",
+                    findings=[
+                        {
+                            "rule": "tensor-subclass-output",
+                            "severity": "reject",
+                            "line": None,
+                            "detail": f"{where} is a {type(a).__name__}, not a plain torch.Tensor",
+                        }
+                    ],
+                )
+            if tuple(a.shape) != tuple(e.shape):
+                return Comparison(
+                    False, f"{where}: shape {tuple(a.shape)}, expected {tuple(e.shape)}"
+                )
+            if a.dtype != e.dtype:
+                return Comparison(False, f"{where}: dtype {a.dtype}, expected {e.dtype}")
+            if a.device != e.device:
+                return Comparison(False, f"{where}: on {a.device}, expected {e.device}")
+            close, max_abs, max_rel = _values_close(a, e, atol, rtol)
+            worst_abs = max(worst_abs, max_abs)
+            worst_rel = max(worst_rel, max_rel)
+            if not close:
+                return Comparison(
+                    False,
+                    f"{where}: values differ beyond tolerance",
+                    max_abs_error=worst_abs,
+                    max_rel_error=worst_rel,
+                )
+        else:
+            if isinstance(a, torch.Tensor) or type(a) is not type(e):
+                return Comparison(
+                    False, f"{where}: expected {type(e).__name__}, got {type(a).__name__}"
+                )
+            if isinstance(e, float):
+                if abs(a - e) > atol + rtol * abs(e):
+                    return Comparison(False, f"{where}: {a!r}, expected {e!r}")
+            elif a != e:
+                return Comparison(False, f"{where}: {a!r}, expected {e!r}")
+    return Comparison(True, None, worst_abs, worst_rel)

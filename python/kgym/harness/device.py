@@ -1,0 +1,81 @@
+"""What the evaluation runs on, and the allocator hygiene between runs."""
+
+from __future__ import annotations
+
+import os
+import platform
+from typing import Any
+
+import torch
+
+POISON_BYTE = 0xFF  # 0xFFFFFFFF is a NaN in float32 and 0xFFFF a NaN in float16/bfloat16
+MAX_POISON_BYTES = 1 << 30
+
+
+def device_info(device: torch.device) -> dict[str, Any]:
+    import triton
+
+    info: dict[str, Any] = {
+        "kind": device.type,
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "python": platform.python_version(),
+        "interpreter": os.environ.get("TRITON_INTERPRET") == "1",
+    }
+    if device.type == "cuda":
+        props = torch.cuda.get_device_properties(device)
+        info.update(
+            name=props.name,
+            capability=f"{props.major}.{props.minor}",
+            multiprocessors=props.multi_processor_count,
+            memory_gib=round(props.total_memory / 2**30, 1),
+            l2_cache_bytes=getattr(props, "L2_cache_size", None),
+            cuda=torch.version.cuda,
+            driver=_driver_version(),
+        )
+    else:
+        info["name"] = platform.processor() or platform.machine()
+    return info
+
+
+def _driver_version() -> str | None:
+    try:
+        with open("/proc/driver/nvidia/version") as f:
+            first = f.readline()
+    except OSError:
+        return None
+    for token in first.split():
+        if token[:1].isdigit() and "." in token:
+            return token
+    return None
+
+
+def synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def poison_free_memory(device: torch.device, nbytes: int) -> None:
+    """Empties the allocator's cache and fills freshly freed memory with NaN bytes.
+
+    A candidate that returns ``torch.empty`` without writing it would otherwise find an earlier
+    answer (the reference's) in recycled memory. On CUDA the filled block goes back to the
+    caching allocator, so the next allocations are carved out of NaN-filled memory.
+    """
+    nbytes = max(1 << 20, min(int(nbytes), MAX_POISON_BYTES))
+    if device.type == "cuda":
+        synchronize(device)
+        torch.cuda.empty_cache()
+        free, _ = torch.cuda.mem_get_info(device)
+        nbytes = min(nbytes, int(free * 0.5))
+        blocks = [torch.empty(nbytes, dtype=torch.uint8, device=device)]
+        # Small allocations come from a separate pool of 2 MiB segments; poison some of it too.
+        blocks += [torch.empty(1 << 19, dtype=torch.uint8, device=device) for _ in range(8)]
+        for block in blocks:
+            block.fill_(POISON_BYTE)
+        synchronize(device)
+        del blocks
+    else:
+        block = torch.empty(nbytes, dtype=torch.uint8)
+        block.fill_(POISON_BYTE)
+        del block

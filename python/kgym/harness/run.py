@@ -1,0 +1,336 @@
+"""One evaluation, phase by phase: load, init, correctness, timing, profile."""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from kgym.harness import compare, device as dev, loader
+from kgym.harness.channel import ReportChannel
+from kgym.harness.errors import EvaluationFailure, JitRanges, error_record, is_triton_compile_error
+from kgym.harness.timing import TimingConfig, measure
+
+CANDIDATE_MODULE = "kgym_candidate"
+TASK_MODULE = "kgym_task"
+INPUT_SEED_STRIDE = 1_000_003
+
+
+def to_device(values: list[Any], device: torch.device) -> list[Any]:
+    return [v.to(device) if isinstance(v, torch.Tensor) else v for v in values]
+
+
+def clone_all(values: list[Any]) -> list[Any]:
+    return [v.clone() if isinstance(v, torch.Tensor) else v for v in values]
+
+
+def output_bytes(output: Any) -> int:
+    return sum(t.numel() * t.element_size() for t in compare.tensors_of(compare.flatten(output)))
+
+
+def finite_or_none(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+class Evaluation:
+    """Holds the state of one evaluation; each phase is a method."""
+
+    def __init__(self, job: dict[str, Any], workdir: Path, channel: ReportChannel) -> None:
+        self.job = job
+        self.workdir = workdir
+        self.channel = channel
+        self.device = torch.device("cpu")
+        self.findings: list[dict[str, Any]] = []
+        self.durations: dict[str, float] = {}
+        self.compiled = False
+        self.correctness: dict[str, Any] | None = None
+        self.timing: dict[str, Any] = {"available": False, "reason": "not measured"}
+        self.profile: dict[str, Any] = {"available": False, "reason": "not measured"}
+        self.jit = JitRanges([])
+        self.candidate_file = str(job.get("candidate_file", "candidate.py"))
+        self.task_file = str(job.get("task_file", "task.py"))
+        self.seed = int(job.get("seed", 0))
+
+    # -- helpers -------------------------------------------------------------------------------
+    def _phase(self, name: str) -> float:
+        self.channel.phase(name)
+        return time.perf_counter()
+
+    def _done(self, name: str, started: float) -> None:
+        self.durations[name] = (time.perf_counter() - started) * 1e3
+
+    def _fail(self, status: str, phase: str, exc: BaseException) -> EvaluationFailure:
+        return EvaluationFailure(status, phase, exc)
+
+    def _call_candidate(self, model: Any, inputs: list[Any], phase: str) -> Any:
+        try:
+            with torch.no_grad():
+                out = model(*inputs)
+            dev.synchronize(self.device)
+            return out
+        except BaseException as exc:  # noqa: BLE001 - a candidate may raise anything
+            if isinstance(exc, EvaluationFailure):
+                raise
+            status = (
+                "compile_error"
+                if is_triton_compile_error(exc, self.jit, self.candidate_file)
+                else "runtime_error"
+            )
+            raise self._fail(status, phase, exc) from exc
+
+    def _inputs(self, trial_seed: int) -> list[Any]:
+        torch.manual_seed(trial_seed)
+        return to_device(list(self.task.get_inputs()), self.device)
+
+    # -- phases --------------------------------------------------------------------------------
+    def load(self) -> None:
+        started = self._phase("load")
+        requested = self.job.get("device", "auto")
+        if requested == "cuda" and not torch.cuda.is_available():
+            raise EvaluationFailure(
+                "infra_error", "load", message="device cuda requested but no GPU is visible"
+            )
+        use_cuda = requested == "cuda" or (requested == "auto" and torch.cuda.is_available())
+        self.device = torch.device("cuda", torch.cuda.current_device()) if use_cuda else self.device
+        sizes = self.job.get("sizes", "auto")
+        self.sizes = ("gpu" if use_cuda else "cpu") if sizes == "auto" else sizes
+        try:
+            self.task = loader.load_module(self.workdir / self.task_file, TASK_MODULE)
+            for attr in ("Model", "get_inputs", "get_init_inputs"):
+                if not hasattr(self.task, attr):
+                    raise AttributeError(f"the task defines no {attr}")
+        except BaseException as exc:  # noqa: BLE001
+            raise EvaluationFailure("infra_error", "load", exc, f"the task does not load: {exc}")
+        self.size_overrides = loader.apply_sizes(self.task, self.sizes)
+        self.tolerance = loader.tolerance_for(self.task, self.job.get("atol"), self.job.get("rtol"))
+        try:
+            self.candidate = loader.load_module(
+                self.workdir / self.candidate_file, CANDIDATE_MODULE
+            )
+        except BaseException as exc:  # noqa: BLE001
+            raise self._fail("compile_error", "load", exc) from exc
+        if not isinstance(getattr(self.candidate, "ModelNew", None), type):
+            raise EvaluationFailure(
+                "compile_error", "load", message="the candidate defines no class ModelNew"
+            )
+        self.jit = loader.jit_line_ranges(self.candidate)
+        self.triton_names = set(loader.jit_functions(self.candidate))
+        self._done("load", started)
+
+    def init(self) -> None:
+        started = self._phase("init")
+        torch.manual_seed(self.seed)
+        init_inputs = list(self.task.get_init_inputs())
+        try:
+            torch.manual_seed(self.seed)
+            self.reference = self.task.Model(*init_inputs)
+        except BaseException as exc:  # noqa: BLE001
+            raise EvaluationFailure("infra_error", "init", exc, f"the task's Model fails: {exc}")
+        try:
+            torch.manual_seed(self.seed)
+            self.model = self.candidate.ModelNew(*init_inputs)
+            self.weights_copied = (
+                loader.sync_parameters(self.reference, self.model)
+                if isinstance(self.model, torch.nn.Module)
+                else False
+            )
+            self.reference = self.reference.to(self.device).eval()
+            if isinstance(self.model, torch.nn.Module):
+                self.model = self.model.to(self.device).eval()
+        except BaseException as exc:  # noqa: BLE001
+            raise self._fail("runtime_error", "init", exc) from exc
+        self._done("init", started)
+
+    def correctness_phase(self) -> None:
+        started = self._phase("correctness")
+        trials = int(self.job.get("trials", 5))
+        atol, rtol = self.tolerance.atol, self.tolerance.rtol
+        result: dict[str, Any] = {
+            "trials": trials,
+            "passed": 0,
+            "atol": atol,
+            "rtol": rtol,
+            "max_abs_error": 0.0,
+            "max_rel_error": 0.0,
+            "first_failed_trial": None,
+            "mismatch": None,
+            "weights_copied": self.weights_copied,
+            "sizes": self.sizes,
+        }
+        self.correctness = result
+        for trial in range(trials):
+            trial_seed = self.seed + 1 + trial * INPUT_SEED_STRIDE
+            pristine = self._inputs(trial_seed)
+            mismatch = self._one_trial(trial, pristine, result)
+            if mismatch is not None:
+                result["first_failed_trial"] = trial
+                result["mismatch"] = f"trial {trial}: {mismatch}"
+                break
+            result["passed"] += 1
+        result["max_abs_error"] = finite_or_none(result["max_abs_error"])
+        result["max_rel_error"] = finite_or_none(result["max_rel_error"])
+        self._done("correctness", started)
+
+    def _one_trial(self, trial: int, pristine: list[Any], result: dict[str, Any]) -> str | None:
+        atol, rtol = self.tolerance.atol, self.tolerance.rtol
+        cand_inputs = clone_all(pristine)
+        # The candidate runs first, on freshly poisoned memory, so no earlier answer is there.
+        dev.poison_free_memory(self.device, 4 * sum(output_bytes(v) for v in pristine))
+        phase = "compile" if not self.compiled else "correctness"
+        out = self._call_candidate(self.model, cand_inputs, phase)
+        self.compiled = True
+        inputs_mutated = any(
+            isinstance(a, torch.Tensor) and not torch.equal(a, b)
+            for a, b in zip(cand_inputs, pristine)
+        )
+        aliased = any(
+            compare.shares_storage(o, i)
+            for o in compare.tensors_of(compare.flatten(out))
+            for i in compare.tensors_of(cand_inputs)
+        )
+        dev.poison_free_memory(self.device, 4 * output_bytes(out))
+        try:
+            with torch.no_grad():
+                expected = self.reference(*clone_all(pristine))
+            dev.synchronize(self.device)
+        except BaseException as exc:  # noqa: BLE001
+            raise EvaluationFailure("infra_error", "correctness", exc, f"the reference fails: {exc}")
+        comparison = compare.compare_outputs(out, expected, atol, rtol)
+        result["max_abs_error"] = max(result["max_abs_error"], comparison.max_abs_error)
+        result["max_rel_error"] = max(result["max_rel_error"], comparison.max_rel_error)
+        self.findings.extend(comparison.findings)
+        if aliased:
+            self._finding("output-aliases-input", "an output shares memory with an input")
+            return "an output shares memory with an input"
+        if inputs_mutated:
+            self._finding("input-mutated", "the candidate modified its inputs")
+            return "the candidate modified its inputs"
+        if not comparison.ok:
+            return comparison.mismatch
+        if trial == 0:
+            # The same inputs must give the same answer: no state may leak between calls.
+            again = self._call_candidate(self.model, clone_all(pristine), "correctness")
+            repeat = compare.compare_outputs(again, out, atol, rtol)
+            if not repeat.ok:
+                return f"a second call on the same inputs gave another answer ({repeat.mismatch})"
+        return None
+
+    def _finding(self, rule: str, detail: str, severity: str = "reject") -> None:
+        self.findings.append({"rule": rule, "severity": severity, "line": None, "detail": detail})
+
+    def timing_phase(self) -> None:
+        options = self.job.get("timing", {}) or {}
+        if not options.get("enabled", True):
+            self.timing = {"available": False, "reason": "timing disabled by the job"}
+            return
+        if self.device.type != "cuda":
+            self.timing = {
+                "available": False,
+                "reason": "no GPU: kernels ran under Triton's interpreter on the CPU",
+            }
+            return
+        started = self._phase("timing")
+        config = TimingConfig.from_job(options)
+        input_sets = [
+            self._inputs(self.seed + 7 + k * INPUT_SEED_STRIDE) for k in range(config.input_sets)
+        ]
+        runners = {
+            "reference": lambda xs: self.reference(*xs),
+            "candidate": lambda xs: self.model(*xs),
+        }
+        baseline = options.get("baseline", "eager")
+        compile_error = None
+        if baseline in ("compile", "both"):
+            try:
+                compiled = torch.compile(self.reference)
+                with torch.no_grad():
+                    compiled(*input_sets[0])
+                runners["compile"] = lambda xs: compiled(*xs)
+            except Exception as exc:  # noqa: BLE001 - torch.compile failures are reported
+                compile_error = f"{type(exc).__name__}: {exc}"[:500]
+        try:
+            with torch.no_grad():
+                self.timing = measure(runners, input_sets, self.device, config)
+        except BaseException as exc:  # noqa: BLE001
+            raise self._fail("runtime_error", "timing", exc) from exc
+        if compile_error:
+            self.timing["samples"]["compile_error"] = compile_error
+        # Re-validate after timing: a candidate that is only right while being checked is caught.
+        check_inputs = self._inputs(self.seed + 99 * INPUT_SEED_STRIDE)
+        out = self._call_candidate(self.model, clone_all(check_inputs), "timing")
+        with torch.no_grad():
+            expected = self.reference(*clone_all(check_inputs))
+        if not compare.compare_outputs(out, expected, self.tolerance.atol, self.tolerance.rtol).ok:
+            self._finding(
+                "wrong-after-timing", "outputs became wrong after the timed calls (stale state)"
+            )
+        self._done("timing", started)
+
+    def profile_phase(self) -> None:
+        if not self.job.get("profile", True):
+            self.profile = {"available": False, "reason": "profiling disabled by the job"}
+            return
+        if self.device.type != "cuda":
+            self.profile = {"available": False, "reason": "no GPU: no CUDA kernels to profile"}
+            return
+        started = self._phase("profile")
+        from kgym.harness.profiling import profile_kernels
+
+        inputs = self._inputs(self.seed + 11 * INPUT_SEED_STRIDE)
+        try:
+            with torch.no_grad():
+                self.profile = profile_kernels(
+                    lambda: self.model(*inputs), self.triton_names, self.device
+                )
+        except BaseException as exc:  # noqa: BLE001
+            raise self._fail("runtime_error", "profile", exc) from exc
+        if not self.profile.get("kernels"):
+            self.profile = {"available": False, "reason": "the profiler recorded no CUDA kernels"}
+        self._done("profile", started)
+
+    # -- the whole evaluation -------------------------------------------------------------------
+    def run(self) -> dict[str, Any]:
+        status = "ok"
+        error = None
+        try:
+            self.load()
+            self.init()
+            self.correctness_phase()
+            assert self.correctness is not None
+            if self.correctness["passed"] < self.correctness["trials"]:
+                status = "incorrect"
+            else:
+                self.timing_phase()
+                self.profile_phase()
+        except EvaluationFailure as failure:
+            status = failure.status
+            if failure.status in ("compile_error",) and failure.phase == "compile":
+                self.compiled = False
+            keep = (self.candidate_file, self.task_file)
+            if failure.exc is not None:
+                error = error_record(failure.phase, failure.exc, keep)
+                if failure.message:
+                    error["message"] = failure.message
+            else:
+                error = {
+                    "phase": failure.phase,
+                    "type": "EvaluationError",
+                    "message": failure.message,
+                    "traceback": "",
+                }
+        return {
+            "type": "report",
+            "status": status,
+            "compiled": self.compiled and status != "compile_error",
+            "correct": status == "ok",
+            "findings": self.findings,
+            "correctness": self.correctness,
+            "timing": self.timing,
+            "profile": self.profile,
+            "error": error,
+            "device": dev.device_info(self.device),
+            "durations_ms": self.durations,
+        }
