@@ -13,13 +13,21 @@ from kgym import __version__
 
 def _add_check_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
-    p.add_argument("--sizes", choices=["auto", "cpu", "gpu"], default="auto",
-                   help="task sizes: auto picks CPU sizes on a CPU and GPU sizes on a GPU")
+    p.add_argument(
+        "--sizes",
+        choices=["auto", "cpu", "gpu"],
+        default="auto",
+        help="task sizes: auto picks CPU sizes on a CPU and GPU sizes on a GPU",
+    )
     p.add_argument("--trials", type=int, default=5, help="correctness trials (default 5)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per evaluation")
-    p.add_argument("--baseline", choices=["eager", "compile", "both"], default="eager",
-                   help="timing baseline: PyTorch eager, torch.compile, or both")
+    p.add_argument(
+        "--baseline",
+        choices=["eager", "compile", "both"],
+        default="eager",
+        help="timing baseline: PyTorch eager, torch.compile, or both",
+    )
     p.add_argument("--no-profile", action="store_true", help="skip the profiler")
     p.add_argument("--no-timing", action="store_true", help="skip timing")
     p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -51,7 +59,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     candidate_path = Path(args.candidate)
     candidate = sys.stdin.read() if args.candidate == "-" else read_source(candidate_path)
     extract = args.extract or ("whole" if candidate_path.suffix == ".py" else "auto")
-    show = (lambda phase: print(f"  ... {phase}", file=sys.stderr, flush=True)) if not args.json else None
+    show = (
+        (lambda phase: print(f"  ... {phase}", file=sys.stderr, flush=True))
+        if not args.json
+        else None
+    )
     result = check(task, candidate, _options(args, extract), on_phase=show)
     if args.json:
         print(json.dumps(result, indent=2))
@@ -120,8 +132,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check", help="check one candidate against one task")
     p.add_argument("task", help="a KernelBench-format task file, or a built-in task id")
     p.add_argument("candidate", help="a .py file defining ModelNew, a raw completion, or '-'")
-    p.add_argument("--extract", choices=["auto", "last_python_block", "answer_tag", "whole"],
-                   help="how to find the code in a completion (default: whole for .py files)")
+    p.add_argument(
+        "--extract",
+        choices=["auto", "last_python_block", "answer_tag", "whole"],
+        help="how to find the code in a completion (default: whole for .py files)",
+    )
     _add_check_options(p)
     p.set_defaults(func=cmd_check)
 
@@ -142,8 +157,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("extract", help="print the candidate code found in a completion")
     p.add_argument("completion", help="a completion file, or '-' for stdin")
-    p.add_argument("--rule", choices=["auto", "last_python_block", "answer_tag", "whole"],
-                   default="auto")
+    p.add_argument(
+        "--rule", choices=["auto", "last_python_block", "answer_tag", "whole"], default="auto"
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_extract)
     return parser

@@ -39,7 +39,9 @@ def collect(root: Path, only: set[str] | None = None) -> list[DemoItem]:
         if task_id not in tasks or (only and task_id not in only):
             continue
         match = EXPECT.search(read_source(wrong))
-        items.append(DemoItem(tasks[task_id], wrong, what or "wrong", match.group(1) if match else "?"))
+        items.append(
+            DemoItem(tasks[task_id], wrong, what or "wrong", match.group(1) if match else "?")
+        )
     return items
 
 

@@ -15,7 +15,9 @@ def main(argv: list[str]) -> int:
     # Triton reads TRITON_INTERPRET when it is imported, so the device is decided before that.
     import torch
 
-    if job.get("device") == "cpu" or (job.get("device") == "auto" and not torch.cuda.is_available()):
+    if job.get("device") == "cpu" or (
+        job.get("device") == "auto" and not torch.cuda.is_available()
+    ):
         os.environ["TRITON_INTERPRET"] = "1"
     import triton  # noqa: F401  (imported before the candidate, with the right mode)
 

@@ -14,6 +14,7 @@ class Comparison:
     mismatch: str | None = None  # what differs, for feedback
     max_abs_error: float = 0.0
     max_rel_error: float = 0.0
+    compared_values: bool = False  # whether any values were compared (errors are meaningful)
     findings: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -106,6 +107,7 @@ def compare_outputs(actual: Any, expected: Any, atol: float, rtol: float) -> Com
                     f"{where}: values differ beyond tolerance",
                     max_abs_error=worst_abs,
                     max_rel_error=worst_rel,
+                    compared_values=True,
                 )
         else:
             if isinstance(a, torch.Tensor) or type(a) is not type(e):
@@ -117,4 +119,4 @@ def compare_outputs(actual: Any, expected: Any, atol: float, rtol: float) -> Com
                     return Comparison(False, f"{where}: {a!r}, expected {e!r}")
             elif a != e:
                 return Comparison(False, f"{where}: {a!r}, expected {e!r}")
-    return Comparison(True, None, worst_abs, worst_rel)
+    return Comparison(True, None, worst_abs, worst_rel, compared_values=True)

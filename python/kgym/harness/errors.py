@@ -48,6 +48,14 @@ def is_triton_compile_error(exc: BaseException, jit: JitRanges, candidate_file: 
     as Python, so a name, attribute or type error whose innermost candidate frame is inside a
     @triton.jit function counts as a compile error too: the compiler would have refused it.
     """
+    if type(exc).__name__ == "InterpreterError":
+        # The interpreter wraps what went wrong inside a kernel; judge the original error.
+        inner = exc.__cause__ or exc.__context__
+        if inner is not None and inner is not exc:
+            return is_triton_compile_error(inner, jit, candidate_file) or (
+                isinstance(inner, (NameError, AttributeError, TypeError))
+                and "triton.language" in str(inner)
+            )
     module = type(exc).__module__ or ""
     if module.startswith("triton.compiler") or type(exc).__name__ in {
         "CompilationError",

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import math
 import time
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from kgym.harness import compare, device as dev, loader
+from kgym.harness import compare, loader
+from kgym.harness import device as dev
 from kgym.harness.channel import ReportChannel
 from kgym.harness.errors import EvaluationFailure, JitRanges, error_record, is_triton_compile_error
 from kgym.harness.timing import TimingConfig, measure
@@ -29,10 +29,6 @@ def clone_all(values: list[Any]) -> list[Any]:
 
 def output_bytes(output: Any) -> int:
     return sum(t.numel() * t.element_size() for t in compare.tensors_of(compare.flatten(output)))
-
-
-def finite_or_none(value: float) -> float | None:
-    return value if math.isfinite(value) else None
 
 
 class Evaluation:
@@ -103,7 +99,9 @@ class Evaluation:
                 if not hasattr(self.task, attr):
                     raise AttributeError(f"the task defines no {attr}")
         except BaseException as exc:  # noqa: BLE001
-            raise EvaluationFailure("infra_error", "load", exc, f"the task does not load: {exc}")
+            raise EvaluationFailure(
+                "infra_error", "load", exc, f"the task does not load: {exc}"
+            ) from exc
         self.size_overrides = loader.apply_sizes(self.task, self.sizes)
         self.tolerance = loader.tolerance_for(self.task, self.job.get("atol"), self.job.get("rtol"))
         try:
@@ -128,7 +126,9 @@ class Evaluation:
             torch.manual_seed(self.seed)
             self.reference = self.task.Model(*init_inputs)
         except BaseException as exc:  # noqa: BLE001
-            raise EvaluationFailure("infra_error", "init", exc, f"the task's Model fails: {exc}")
+            raise EvaluationFailure(
+                "infra_error", "init", exc, f"the task's Model fails: {exc}"
+            ) from exc
         try:
             torch.manual_seed(self.seed)
             self.model = self.candidate.ModelNew(*init_inputs)
@@ -153,8 +153,8 @@ class Evaluation:
             "passed": 0,
             "atol": atol,
             "rtol": rtol,
-            "max_abs_error": 0.0,
-            "max_rel_error": 0.0,
+            "max_abs_error": None,  # over the trials that got as far as a value comparison
+            "max_rel_error": None,
             "first_failed_trial": None,
             "mismatch": None,
             "weights_copied": self.weights_copied,
@@ -170,8 +170,6 @@ class Evaluation:
                 result["mismatch"] = f"trial {trial}: {mismatch}"
                 break
             result["passed"] += 1
-        result["max_abs_error"] = finite_or_none(result["max_abs_error"])
-        result["max_rel_error"] = finite_or_none(result["max_rel_error"])
         self._done("correctness", started)
 
     def _one_trial(self, trial: int, pristine: list[Any], result: dict[str, Any]) -> str | None:
@@ -179,9 +177,14 @@ class Evaluation:
         cand_inputs = clone_all(pristine)
         # The candidate runs first, on freshly poisoned memory, so no earlier answer is there.
         dev.poison_free_memory(self.device, 4 * sum(output_bytes(v) for v in pristine))
-        phase = "compile" if not self.compiled else "correctness"
-        out = self._call_candidate(self.model, cand_inputs, phase)
-        self.compiled = True
+        if self.compiled:
+            out = self._call_candidate(self.model, cand_inputs, "correctness")
+        else:
+            # The first call compiles the kernels: a phase of its own for timeouts and durations.
+            self.channel.phase("compile")
+            out = self._call_candidate(self.model, cand_inputs, "compile")
+            self.compiled = True
+            self.channel.phase("correctness")
         inputs_mutated = any(
             isinstance(a, torch.Tensor) and not torch.equal(a, b)
             for a, b in zip(cand_inputs, pristine)
@@ -197,10 +200,13 @@ class Evaluation:
                 expected = self.reference(*clone_all(pristine))
             dev.synchronize(self.device)
         except BaseException as exc:  # noqa: BLE001
-            raise EvaluationFailure("infra_error", "correctness", exc, f"the reference fails: {exc}")
+            raise EvaluationFailure(
+                "infra_error", "correctness", exc, f"the reference fails: {exc}"
+            ) from exc
         comparison = compare.compare_outputs(out, expected, atol, rtol)
-        result["max_abs_error"] = max(result["max_abs_error"], comparison.max_abs_error)
-        result["max_rel_error"] = max(result["max_rel_error"], comparison.max_rel_error)
+        if comparison.compared_values:
+            result["max_abs_error"] = max(result["max_abs_error"] or 0.0, comparison.max_abs_error)
+            result["max_rel_error"] = max(result["max_rel_error"] or 0.0, comparison.max_rel_error)
         self.findings.extend(comparison.findings)
         if aliased:
             self._finding("output-aliases-input", "an output shares memory with an input")

@@ -1,0 +1,115 @@
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <string>
+
+#include "kgym/sandbox/child_process.hpp"
+
+using kgym::sandbox::ChildSpec;
+using kgym::sandbox::run_child;
+
+namespace {
+ChildSpec shell(const std::string& script, double seconds = 10.0) {
+  ChildSpec spec;
+  spec.argv = {"/bin/sh", "-c", script};
+  spec.env = {{"PATH", "/usr/bin:/bin"}, {"KGYM_MARK", "1"}};
+  spec.workdir = "/tmp";
+  spec.limits.wall_seconds = seconds;
+  return spec;
+}
+}  // namespace
+
+TEST(ChildProcess, CollectsReportStdoutAndExitCode) {
+  const auto out = run_child(shell("echo out; echo err >&2; echo '{\"a\":1}' >&3; exit 7"));
+  ASSERT_TRUE(out.started) << out.start_error;
+  EXPECT_TRUE(out.exited);
+  EXPECT_EQ(out.exit_code, 7);
+  EXPECT_EQ(out.report, "{\"a\":1}\n");
+  EXPECT_EQ(out.stdout_tail, "out\n");
+  EXPECT_EQ(out.stderr_tail, "err\n");
+  EXPECT_FALSE(out.timed_out);
+}
+
+TEST(ChildProcess, LineCallbackSeesEachReportLine) {
+  std::vector<std::string> lines;
+  run_child(shell("printf 'a\\nb\\n' >&3; printf 'c\\n' >&3"),
+            [&](const std::string& line) { lines.push_back(line); });
+  EXPECT_EQ(lines, (std::vector<std::string>{"a", "b", "c"}));
+}
+
+TEST(ChildProcess, ScrubbedEnvironment) {
+  setenv("KGYM_SECRET_TEST", "leak", 1);
+  const auto out = run_child(shell("env"));
+  EXPECT_NE(out.stdout_tail.find("KGYM_MARK=1"), std::string::npos);
+  EXPECT_EQ(out.stdout_tail.find("KGYM_SECRET_TEST"), std::string::npos);
+}
+
+TEST(ChildProcess, OnlyStandardDescriptorsAndReportAreOpen) {
+  const auto out = run_child(shell("ls /proc/self/fd"));
+  // 0, 1, 2, 3 and the descriptor ls opens to read the directory itself.
+  EXPECT_EQ(out.stdout_tail.find("\n5\n"), std::string::npos) << out.stdout_tail;
+}
+
+TEST(ChildProcess, SignalIsReported) {
+  const auto out = run_child(shell("kill -SEGV $$"));
+  EXPECT_FALSE(out.exited);
+  EXPECT_EQ(out.signal, SIGSEGV);
+  EXPECT_EQ(kgym::sandbox::signal_name(out.signal), "SIGSEGV");
+}
+
+TEST(ChildProcess, HangIsKilledAtTheDeadline) {
+  const auto out = run_child(shell("sleep 30", 0.5));
+  EXPECT_TRUE(out.timed_out);
+  EXPECT_LT(out.wall_ms, 5000);
+}
+
+TEST(ChildProcess, BackgroundChildrenDoNotOutliveTheJob) {
+  // The grandchild keeps the output pipe open; the supervisor must not wait for it.
+  const auto out = run_child(shell("sleep 30 & echo started", 10.0));
+  EXPECT_TRUE(out.exited);
+  EXPECT_LT(out.wall_ms, 5000);
+  EXPECT_EQ(out.stdout_tail, "started\n");
+}
+
+TEST(ChildProcess, OutputFloodKeepsOnlyTheTail) {
+  auto spec = shell("yes kgym | head -c 5000000; echo END");
+  spec.limits.output_tail_bytes = 1024;
+  const auto out = run_child(spec);
+  EXPECT_EQ(out.stdout_bytes, 5000004u);
+  EXPECT_LE(out.stdout_tail.size(), 1024u);
+  EXPECT_NE(out.stdout_tail.find("END"), std::string::npos);
+}
+
+TEST(ChildProcess, ReportFloodIsCut) {
+  auto spec = shell("yes kgym >&3");
+  spec.limits.max_report_bytes = 1 << 20;
+  const auto out = run_child(spec);
+  EXPECT_TRUE(out.report_truncated);
+  EXPECT_LE(out.report.size(), 1u << 20);
+}
+
+TEST(ChildProcess, FileSizeLimitApplies) {
+  auto spec = shell("head -c 2000000 /dev/zero > /tmp/kgym_fsize_test; echo $?");
+  spec.limits.max_file_bytes = 1 << 20;
+  const auto out = run_child(spec);
+  std::remove("/tmp/kgym_fsize_test");
+  EXPECT_NE(out.stdout_tail, "0\n");
+}
+
+TEST(ChildProcess, MissingProgramIsAStartError) {
+  ChildSpec spec;
+  spec.argv = {"/nonexistent/python3"};
+  spec.workdir = "/tmp";
+  const auto out = run_child(spec);
+  EXPECT_FALSE(out.started);
+  EXPECT_NE(out.start_error.find("execve"), std::string::npos) << out.start_error;
+}
+
+TEST(ChildProcess, BadWorkdirIsAStartError) {
+  auto spec = shell("true");
+  spec.workdir = "/nonexistent-dir";
+  const auto out = run_child(spec);
+  EXPECT_FALSE(out.started);
+  EXPECT_NE(out.start_error.find("chdir"), std::string::npos);
+}

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The test command: set-up, lint, C++ tests under AddressSanitizer + UBSan, then pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+VPY=.venv/bin/python
+JOBS=$(nproc 2>/dev/null || echo 2)
+
+echo "== lint" >&2
+"$VPY" -m ruff check python tests bench
+"$VPY" -m ruff format --check python tests bench
+git ls-files -- 'cpp/*.cpp' 'cpp/*.hpp' | xargs clang-format --dry-run --Werror
+
+echo "== C++ tests (ASan + UBSan)" >&2
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DKGYM_BUILD_TESTS=ON \
+  -DKGYM_SANITIZE=ON >/dev/null
+cmake --build build-asan -j "$JOBS"
+ctest --test-dir build-asan --output-on-failure -j "$JOBS"
+
+echo "== Python tests" >&2
+"$VPY" -m pytest -q -n "$JOBS" -p no:cacheprovider tests "$@"

@@ -1,0 +1,126 @@
+"""The Result contract, extraction through the whole path, and options."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, run, solution_source
+from kgym import _core
+from kgym.check import extract, feedback
+
+TOP_LEVEL = {
+    "schema",
+    "task_id",
+    "status",
+    "compiled",
+    "correct",
+    "hacked",
+    "findings",
+    "correctness",
+    "timing",
+    "profile",
+    "error",
+    "device",
+    "durations_ms",
+    "sandbox",
+    "extraction",
+}
+
+
+def test_result_has_every_documented_field() -> None:
+    result = run("06_softmax", solution_source("06_softmax"))
+    assert set(result) == TOP_LEVEL
+    assert result["schema"] == _core.RESULT_SCHEMA == "kgym.result/1"
+    assert result["device"]["kind"] == "cpu" and result["device"]["interpreter"] is True
+    assert result["durations_ms"]["total"] > 0
+    assert result["durations_ms"]["correctness"] > 0
+    assert result["profile"]["available"] is False
+    json.dumps(result, allow_nan=False)
+
+
+def test_schema_doc_lists_every_field() -> None:
+    doc = (ROOT / "docs" / "result-schema.md").read_text()
+    for field in TOP_LEVEL:
+        assert re.search(rf"`{field}`", doc), field
+
+
+def test_raw_completion_is_extracted() -> None:
+    completion = (
+        "<think>ReLU is elementwise.</think>\nHere is my kernel:\n```python\n"
+        + solution_source("01_relu")
+        + "```\nIt masks the tail."
+    )
+    result = run("01_relu", completion)
+    assert result["status"] == "ok"
+    assert result["extraction"]["rule"] == "fenced_block"
+
+
+def test_completion_without_code_is_a_clear_error() -> None:
+    result = run("01_relu", "I am sorry, I cannot write that kernel.")
+    assert result["status"] == "compile_error"
+    assert result["error"]["phase"] == "extract"
+    assert "no code found" in result["error"]["message"]
+
+
+def test_missing_model_new() -> None:
+    result = run("01_relu", "import torch\nclass Model(torch.nn.Module):\n    pass\n")
+    assert result["status"] == "compile_error"
+    assert "ModelNew" in result["error"]["message"]
+
+
+def test_syntax_error_points_at_line() -> None:
+    result = run("01_relu", "import torch\n\nclass ModelNew(:\n    pass\n")
+    assert result["status"] == "compile_error"
+    assert result["error"]["type"] == "SyntaxError"
+    assert "line 3" in result["error"]["traceback"]
+
+
+def test_feedback_text() -> None:
+    result = run("01_relu", solution_source("01_relu"))
+    text = feedback(result)
+    assert text.startswith("Status: ok")
+    assert "Timing unavailable" in text
+
+
+def test_tolerance_override_makes_incorrect() -> None:
+    # GELU's float32 rounding differences are ~1e-7; a zero tolerance must refuse them.
+    result = run("02_gelu", solution_source("02_gelu"), atol=0.0, rtol=0.0)
+    assert result["status"] in ("incorrect", "ok")
+    assert result["correctness"]["atol"] == 0.0
+
+
+def test_bad_job_is_rejected_with_a_clear_message() -> None:
+    with pytest.raises(ValueError, match="trials"):
+        _core.evaluate(json.dumps({"task_source": "x", "candidate": "y", "trials": 0}))
+    with pytest.raises(ValueError, match="not valid JSON"):
+        _core.evaluate("{")
+
+
+def test_extract_binding() -> None:
+    assert extract("```python\nx=1\n```")["code"] == "x=1\n"
+    assert not extract("nothing")["ok"]
+    with pytest.raises(ValueError):
+        extract("x", rule="regex")
+
+
+def test_missing_interpreter_is_infra_error(tmp_path: Path) -> None:
+    result = run("01_relu", solution_source("01_relu"), python=str(tmp_path / "nope"))
+    assert result["status"] == "infra_error"
+    assert "execve" in result["error"]["message"]
+
+
+def test_broken_task_is_infra_error_not_candidate_fault(tmp_path: Path) -> None:
+    from kgym.check import CheckOptions, check
+    from kgym.tasks import describe
+
+    task_file = tmp_path / "broken.py"
+    task_file.write_text(
+        "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
+        "def get_inputs():\n    raise RuntimeError('task bug')\ndef get_init_inputs():\n    return []\n"
+    )
+    result = check(describe(task_file), solution_source("01_relu"), CheckOptions(device="cpu"))
+    assert result["status"] in ("infra_error", "runtime_error")

@@ -1,0 +1,107 @@
+"""Faults in a candidate end only its own child; the next evaluation is unaffected."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from conftest import run, solution_source
+
+BASE = solution_source("01_relu")
+
+
+def with_forward_prefix(statement: str, imports: str = "") -> str:
+    """The honest ReLU solution with a statement run at the start of forward()."""
+    source = imports + "\n" + BASE
+    marker = "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n"
+    assert marker in source
+    return source.replace(marker, marker + f"        {statement}\n", 1)
+
+
+FAULTS = {
+    "segfault": (
+        "crashed",
+        with_forward_prefix("os.kill(os.getpid(), signal.SIGSEGV)", "import os, signal"),
+    ),
+    "os_exit": ("crashed", with_forward_prefix("os._exit(0)", "import os")),
+    "abort": ("crashed", with_forward_prefix("os.abort()", "import os")),
+    "sys_exit": ("runtime_error", with_forward_prefix("sys.exit(0)", "import sys")),
+    "hang": ("timeout", with_forward_prefix("while True: pass")),
+    "sleep_at_import": ("timeout", "import time\ntime.sleep(60)\n" + BASE),
+    "raise_at_import": ("compile_error", "raise RuntimeError('no')\n" + BASE),
+    "memory_error": ("runtime_error", with_forward_prefix("raise MemoryError('host OOM')")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FAULTS))
+def test_fault_is_contained_and_classified(name: str) -> None:
+    expected, source = FAULTS[name]
+    started = time.monotonic()
+    result = run("01_relu", source, timeout_s=20)
+    assert result["status"] == expected, result["error"]
+    assert result["error"]["phase"]
+    assert result["error"]["message"]
+    assert time.monotonic() - started < 40
+    # The next evaluation is unaffected.
+    after = run("01_relu", BASE, trials=2)
+    assert after["status"] == "ok"
+
+
+def test_crash_message_names_signal_and_phase() -> None:
+    result = run("01_relu", FAULTS["segfault"][1], timeout_s=30)
+    assert "SIGSEGV" in result["error"]["message"]
+    assert result["error"]["phase"] in ("compile", "correctness")
+
+
+def test_timeout_names_phase() -> None:
+    result = run("01_relu", FAULTS["hang"][1], timeout_s=10)
+    assert result["error"]["phase"] == "compile"
+    assert "10 s" in result["error"]["message"]
+
+
+def test_runtime_error_traceback_names_candidate_line() -> None:
+    source = with_forward_prefix("raise ValueError('bad shape')")
+    result = run("01_relu", source)
+    assert result["status"] == "runtime_error"
+    assert result["error"]["type"] == "ValueError"
+    assert 'File "candidate.py", line' in result["error"]["traceback"]
+    assert "raise ValueError('bad shape')" in result["error"]["traceback"]
+    # Harness frames are trimmed away.
+    assert "kgym/harness" not in result["error"]["traceback"]
+
+
+def test_output_flood_is_bounded() -> None:
+    source = with_forward_prefix("print('x' * 100000)")
+    result = run("01_relu", source, trials=2)
+    assert result["status"] == "ok"
+    assert result["sandbox"]["stdout_bytes"] > 100000
+    assert len(result["sandbox"]["stdout_tail"]) < 20000
+
+
+def test_forked_children_do_not_survive() -> None:
+    source = with_forward_prefix(
+        "os.fork() == 0 and (time.sleep(120) or os._exit(0))", "import os, time"
+    )
+    started = time.monotonic()
+    result = run("01_relu", source, trials=1, timeout_s=30)
+    assert time.monotonic() - started < 30
+    assert result["status"] in ("ok", "crashed", "runtime_error")
+
+
+def test_scrubbed_environment_and_private_directory(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KGYM_TEST_SECRET", "leak")
+    source = with_forward_prefix(
+        "assert 'KGYM_TEST_SECRET' not in os.environ and os.getcwd().startswith(os.environ['TMPDIR'])"
+        " and 'kgym-job-' in os.getcwd(), 'environment leaked'",
+        "import os",
+    )
+    assert run("01_relu", source, trials=1)["status"] == "ok"
+
+
+def test_sandbox_reports_network_isolation() -> None:
+    result = run("01_relu", BASE, trials=1)
+    sandbox = result["sandbox"]
+    assert isinstance(sandbox["network_isolated"], bool)
+    if not sandbox["network_isolated"]:
+        assert sandbox["network_note"]
