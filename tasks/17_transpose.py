@@ -2,9 +2,9 @@
 import torch
 import torch.nn as nn
 
-batch_size = 8
+batch_size = 4
 rows = 4096
-cols = 4096
+cols = 8192
 
 KGYM_CPU_SIZES = {"batch_size": 2, "rows": 70, "cols": 100}
 

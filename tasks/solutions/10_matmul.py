@@ -5,11 +5,24 @@ import triton.language as tl
 
 
 @triton.jit
-def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
-                  stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+def transpose_kernel(src_ptr, dst_ptr, R, C, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
+    # dst (C, R) = src (R, C)^T, tiled so that both the read and the write are coalesced.
+    pid_r = tl.program_id(0)
+    pid_c = tl.program_id(1)
+    offs_r = pid_r * BLOCK_R + tl.arange(0, BLOCK_R)
+    offs_c = pid_c * BLOCK_C + tl.arange(0, BLOCK_C)
+    mask = (offs_r[:, None] < R) & (offs_c[None, :] < C)
+    tile = tl.load(src_ptr + offs_r[:, None].to(tl.int64) * C + offs_c[None, :], mask=mask, other=0.0)
+    mask_t = (offs_c[:, None] < C) & (offs_r[None, :] < R)
+    tl.store(dst_ptr + offs_c[:, None].to(tl.int64) * R + offs_r[None, :], tl.trans(tile), mask=mask_t)
+
+
+@triton.jit
+def matmul_kernel(a_ptr, bt_ptr, c_ptr, M, N, K,
                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                   GROUP_M: tl.constexpr):
-    # Grouped ("super-grouped") tile order for L2 reuse.
+    # C (M, N) = A (M, K) @ Bt (N, K)^T; both operands K-major, which is what the fp32/TF32
+    # tensor-core path (wgmma) wants. Grouped tile order for L2 reuse.
     pid = tl.program_id(0)
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
@@ -23,8 +36,8 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     offs_k = tl.arange(0, BLOCK_K)
-    a_ptrs = a_ptr + offs_m[:, None].to(tl.int64) * stride_am + offs_k[None, :] * stride_ak
-    b_ptrs = b_ptr + offs_k[:, None].to(tl.int64) * stride_bk + offs_n[None, :] * stride_bn
+    a_ptrs = a_ptr + offs_m[:, None].to(tl.int64) * K + offs_k[None, :]
+    b_ptrs = bt_ptr + offs_n[None, :].to(tl.int64) * K + offs_k[:, None]
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k0 in range(0, K, BLOCK_K):
         k_mask = (k0 + offs_k) < K
@@ -33,21 +46,10 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
         # 3xTF32: tensor-core speed with ~fp32 accuracy (plain TF32 is too coarse for K=4096
         # products of unit-variance inputs at atol=rtol=1e-2).
         acc = tl.dot(a, b, acc, input_precision="tf32x3")
-        a_ptrs += BLOCK_K * stride_ak
-        b_ptrs += BLOCK_K * stride_bk
-    c_ptrs = c_ptr + offs_m[:, None].to(tl.int64) * stride_cm + offs_n[None, :] * stride_cn
+        a_ptrs += BLOCK_K
+        b_ptrs += BLOCK_K
+    c_ptrs = c_ptr + offs_m[:, None].to(tl.int64) * N + offs_n[None, :]
     tl.store(c_ptrs, acc, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
-
-
-matmul_kernel_tuned = triton.autotune(
-    configs=[
-        triton.Config({"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8}, num_warps=8, num_stages=3),
-        triton.Config({"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 32, "GROUP_M": 8}, num_warps=8, num_stages=3),
-        triton.Config({"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8}, num_warps=4, num_stages=4),
-        triton.Config({"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8}, num_warps=4, num_stages=4),
-    ],
-    key=["M", "N", "K"],
-)(matmul_kernel)
 
 
 class ModelNew(nn.Module):
@@ -55,15 +57,22 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+        A = A.contiguous()
+        B = B.contiguous()
         M, K = A.shape
         K2, N = B.shape
         assert K == K2
+        # Re-lay B out K-major (B^T, contiguous): costs one read + write of B, which the
+        # K-major tensor-core path repays many times over at large sizes.
+        Bt = torch.empty((N, K), dtype=B.dtype, device=B.device)
+        transpose_kernel[(triton.cdiv(K, 64), triton.cdiv(N, 64))](B, Bt, K, N, BLOCK_R=64, BLOCK_C=64,
+                                                                   num_warps=4)
         C = torch.empty((M, N), dtype=A.dtype, device=A.device)
-        args = (A, B, C, M, N, K, A.stride(0), A.stride(1), B.stride(0), B.stride(1), C.stride(0), C.stride(1))
         if A.is_cuda:
-            grid = lambda meta: (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]),)
-            matmul_kernel_tuned[grid](*args)
-        else:  # interpreter: one fixed config keeps it quick
-            grid = (triton.cdiv(M, 64) * triton.cdiv(N, 64),)
-            matmul_kernel[grid](*args, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, GROUP_M=8)
+            BM, BN, BK, warps, stages = 128, 128, 64, 8, 3
+        else:  # interpreter: small tiles keep it quick
+            BM, BN, BK, warps, stages = 64, 64, 32, 4, 1
+        grid = (triton.cdiv(M, BM) * triton.cdiv(N, BN),)
+        matmul_kernel[grid](A, Bt, C, M, N, K, BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, GROUP_M=8,
+                            num_warps=warps, num_stages=stages)
         return C

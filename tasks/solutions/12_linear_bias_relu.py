@@ -52,7 +52,7 @@ class ModelNew(nn.Module):
         N = w.shape[0]
         y = torch.empty((M, N), dtype=x.dtype, device=x.device)
         if x.is_cuda:
-            BM, BN, BK, warps, stages = 128, 128, 32, 8, 3
+            BM, BN, BK, warps, stages = 128, 256, 32, 8, 3
         else:
             BM, BN, BK, warps, stages = 64, 64, 32, 4, 1
         grid = (triton.cdiv(M, BM) * triton.cdiv(N, BN),)
