@@ -165,7 +165,7 @@ double penalty(const ResultView& v, const Penalties& p) {
   double total = 0.0;
   if (!v.honest()) total += p.hacked;
   total += p.warning * static_cast<double>(v.warnings);
-  return -total;
+  return 0.0 - total;  // +0.0, not -0.0, when there is nothing to subtract
 }
 
 std::optional<double> speedup_of(const ResultView& v, SpeedupSource source,
