@@ -261,3 +261,55 @@ def test_batch_16x16x3_shape():
     out = rl.trloo_advantages(rng.random(n), groups, trajs, turn)
     assert out.advantages.shape == (n,)
     assert np.all(out.n_valid == samples)
+
+
+def test_torch_like_inputs_with_a_stand_in(monkeypatch):
+    """The tensor plumbing (detach -> cpu -> numpy in, from_numpy -> device out), exercised with a
+    minimal stand-in so that it is tested where torch is not installed."""
+    import sys
+    import types
+
+    fake = types.ModuleType("torch")
+
+    class Dtype:
+        def __init__(self, floating: bool, size: int) -> None:
+            self.is_floating_point = floating
+            self.size = size
+
+    class Tensor:
+        def __init__(self, a, device="cuda:0", dtype=None) -> None:
+            self.a = np.asarray(a)
+            self.device = device
+            self.dtype = dtype or Dtype(self.a.dtype.kind == "f", self.a.dtype.itemsize)
+
+        def detach(self):
+            return self
+
+        def element_size(self):
+            return self.dtype.size
+
+        def float(self):
+            return Tensor(self.a.astype(np.float32), self.device)
+
+        def cpu(self):
+            return Tensor(self.a, "cpu", self.dtype)
+
+        def numpy(self):
+            return self.a
+
+        def to(self, device):
+            return Tensor(self.a, device)
+
+    Tensor.__module__ = "torch"
+    fake.from_numpy = lambda a: Tensor(a, "cpu")  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "torch", fake)
+
+    half = Tensor(np.array([1.0, 2.0, 3.0, 5.0], dtype=np.float16), dtype=Dtype(True, 2))
+    out = rl.advantages(half, group_size=2, estimator="dr_grpo")
+    assert isinstance(out.advantages, Tensor) and out.advantages.device == "cuda:0"
+    assert list(out.advantages.a) == [-0.5, 0.5, -1.0, 1.0]
+    lp = Tensor(np.zeros((2, 3), dtype=np.float32))
+    w = rl.token_tis_weights(lp, Tensor(np.full((2, 3), -1.0, dtype=np.float32)))
+    assert isinstance(w, Tensor) and w.a.shape == (2, 3) and np.all(w.a == 2.0)
+    keep = rl.prs(Tensor(np.array([True, False])), [0.9, None]).keep
+    assert isinstance(keep, Tensor) and list(keep.a) == [True, True]
