@@ -96,6 +96,8 @@ def multi_turn_batches(draw):
                 rows.append((p, traj, t))
             traj += 1
     rows = draw(st.permutations(rows))
+    if draw(st.booleans()):  # prompt-major layout with shuffled turns (the counting-sort path)
+        rows = sorted(rows, key=lambda r: r[0])
     n = len(rows)
     rewards = draw(st.lists(reward_values, min_size=n, max_size=n))
     valid = draw(st.lists(st.booleans(), min_size=n, max_size=n))

@@ -215,7 +215,10 @@ TEST(Reward, BadResultsNameTheField) {
   r = ok_result(1.0, 0.5);
   r["status"] = "great";
   EXPECT_THROW(compute_reward(spec, RewardInput{&r, {}, {}}), kgym::reward::InputError);
-  EXPECT_THROW(compute_reward(spec, std::string_view("{")), kgym::reward::InputError);
+  EXPECT_THROW(compute_reward(spec, "{"), kgym::reward::InputError);
+  const json good = ok_result(2.0, 0.5);
+  EXPECT_DOUBLE_EQ(compute_reward(spec, good).total, 3.5);
+  EXPECT_DOUBLE_EQ(compute_reward(spec, good.dump()).total, 3.5);
 }
 
 }  // namespace

@@ -355,6 +355,10 @@ RewardBreakdown compute_reward(const RewardSpec& spec, const RewardInput& input)
   return std::visit(Visitor{input}, spec.body);
 }
 
+RewardBreakdown compute_reward(const RewardSpec& spec, const nlohmann::json& result) {
+  return compute_reward(spec, RewardInput{&result, std::nullopt, std::nullopt});
+}
+
 RewardBreakdown compute_reward(const RewardSpec& spec, std::string_view result_json) {
   json result;
   try {

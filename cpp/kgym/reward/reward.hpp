@@ -46,8 +46,15 @@ struct RewardBreakdown {
 };
 
 RewardBreakdown compute_reward(const RewardSpec& spec, const RewardInput& input);
-// Convenience for the Result-based kinds, with the Result as JSON text.
+// Conveniences for the Result-based kinds: the Result as a JSON object or as JSON text.
+RewardBreakdown compute_reward(const RewardSpec& spec, const nlohmann::json& result);
 RewardBreakdown compute_reward(const RewardSpec& spec, std::string_view result_json);
+inline RewardBreakdown compute_reward(const RewardSpec& spec, const std::string& result_json) {
+  return compute_reward(spec, std::string_view(result_json));
+}
+inline RewardBreakdown compute_reward(const RewardSpec& spec, const char* result_json) {
+  return compute_reward(spec, std::string_view(result_json));
+}
 
 // Kernel Coder's format check (nano_r1_script.format_reward_func), exactly:
 // completion := "<think>" + completion (if prepend_think); strip eos_token from the end; it must

@@ -38,23 +38,59 @@ void check_gamma(double gamma) {
   if (!(gamma >= 0.0 && gamma <= 1.0)) fail(fmt::format("gamma must lie in [0, 1], got {}", gamma));
 }
 
-// Indices sorted by (key1, key2), ties kept in input order.
+// Indices sorted by (key1, key2), ties kept in input order (a stable sort). Two layouts that
+// trainers produce are linear: rows already in key order, and rows grouped by key1 (e.g. prompt-
+// major, then trajectory, then turn) whose key2 values span a small range (turn ids), which are
+// counting-sorted segment by segment. Anything else falls back to std::stable_sort.
 std::vector<std::size_t> sorted_by(std::size_t n, std::span<const std::int64_t> key1,
                                    std::span<const std::int64_t> key2) {
   std::vector<std::size_t> order(n);
   std::iota(order.begin(), order.end(), std::size_t{0});
   const auto k2 = [&](std::size_t i) { return key2.empty() ? std::int64_t{0} : key2[i]; };
-  // Already sorted input (the common layout) costs one pass.
   bool sorted = true;
-  for (std::size_t i = 1; i < n && sorted; ++i) {
-    sorted = key1[i - 1] < key1[i] || (key1[i - 1] == key1[i] && k2(i - 1) <= k2(i));
+  bool key1_sorted = true;
+  for (std::size_t i = 1; i < n && key1_sorted; ++i) {
+    key1_sorted = key1[i - 1] <= key1[i];
+    sorted = sorted && key1_sorted && (key1[i - 1] < key1[i] || k2(i - 1) <= k2(i));
   }
-  if (!sorted) {
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
-      if (key1[x] != key1[y]) return key1[x] < key1[y];
-      return k2(x) < k2(y);
-    });
+  if (sorted) return order;
+  if (key1_sorted && !key2.empty()) {
+    std::vector<std::size_t> counts;
+    std::size_t begin = 0;
+    while (begin < n) {
+      std::size_t end = begin + 1;
+      std::int64_t lo = key2[begin];
+      std::int64_t hi = key2[begin];
+      while (end < n && key1[end] == key1[begin]) {
+        lo = std::min(lo, key2[end]);
+        hi = std::max(hi, key2[end]);
+        ++end;
+      }
+      const std::size_t m = end - begin;
+      // key2 holds turn ids, validated >= 0, so hi - lo cannot overflow.
+      if (static_cast<std::uint64_t>(hi - lo) <= 4 * m + 16) {
+        const auto range = static_cast<std::size_t>(hi - lo) + 1;
+        counts.assign(range + 1, 0);
+        for (std::size_t i = begin; i < end; ++i) {
+          ++counts[static_cast<std::size_t>(key2[i] - lo) + 1];
+        }
+        for (std::size_t r = 1; r <= range; ++r) counts[r] += counts[r - 1];
+        for (std::size_t i = begin; i < end; ++i) {
+          order[begin + counts[static_cast<std::size_t>(key2[i] - lo)]++] = i;
+        }
+      } else {
+        std::stable_sort(order.begin() + static_cast<std::ptrdiff_t>(begin),
+                         order.begin() + static_cast<std::ptrdiff_t>(end),
+                         [&](std::size_t x, std::size_t y) { return key2[x] < key2[y]; });
+      }
+      begin = end;
+    }
+    return order;
   }
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+    if (key1[x] != key1[y]) return key1[x] < key1[y];
+    return k2(x) < k2(y);
+  });
   return order;
 }
 
