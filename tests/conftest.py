@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -9,11 +10,14 @@ from kgym.check import CheckOptions, check
 from kgym.tasks import Task, builtin_dir, find_task
 
 ROOT = Path(__file__).resolve().parents[1]
-CANDIDATES = Path(__file__).parent / "candidates"
+# The suite runs on the CPU (Triton's interpreter) in CI; KGYM_TEST_DEVICE=cuda runs it on a GPU.
+DEVICE = os.environ.get("KGYM_TEST_DEVICE", "cpu")
 
 
 def run(task_id: str, candidate: str, **options: Any) -> dict[str, Any]:
-    opts = CheckOptions(device="cpu", trials=options.pop("trials", 3), **options)
+    options.setdefault("device", DEVICE)
+    options.setdefault("timing", {"enabled": False} if DEVICE == "cuda" else {})
+    opts = CheckOptions(trials=options.pop("trials", 3), **options)
     return check(find_task(task_id), candidate, opts)
 
 

@@ -23,7 +23,11 @@ def device_info(device: torch.device) -> dict[str, Any]:
         "interpreter": os.environ.get("TRITON_INTERPRET") == "1",
     }
     if device.type == "cuda":
-        props = torch.cuda.get_device_properties(device)
+        try:
+            props = torch.cuda.get_device_properties(device)
+        except RuntimeError as exc:  # a candidate's CUDA fault can leave the context unusable
+            info["name"] = f"unavailable ({exc})"[:200]
+            return info
         info.update(
             name=props.name,
             capability=f"{props.major}.{props.minor}",

@@ -79,7 +79,11 @@ class Evaluation:
 
     def _inputs(self, trial_seed: int) -> list[Any]:
         torch.manual_seed(trial_seed)
-        return to_device(list(self.task.get_inputs()), self.device)
+        # Factories inside get_inputs() allocate on the evaluation device: generating GPU-sized
+        # inputs on the CPU and copying them over would dominate the evaluation's wall time.
+        with torch.device(self.device):
+            inputs = list(self.task.get_inputs())
+        return to_device(inputs, self.device)
 
     # -- phases --------------------------------------------------------------------------------
     def load(self) -> None:
