@@ -98,7 +98,9 @@ def test_forked_children_do_not_survive() -> None:
     started = time.monotonic()
     result = run("01_relu", source, trials=1, timeout_s=30)
     assert time.monotonic() - started < 30
-    assert result["status"] in ("ok", "crashed", "runtime_error")
+    # The forked child is still alive after the call: that is work outside the measured window.
+    assert result["status"] == "rejected"
+    assert any(f["rule"] == "thread-or-process" for f in result["findings"])
 
 
 def test_scrubbed_environment_and_private_directory(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -5,11 +5,13 @@ namespace nb = nanobind;
 
 namespace kgym::bindings {
 void bind_check(nb::module_& m);
+void bind_channel(nb::module_& m);
 void bind_rl(nb::module_& m);
 }  // namespace kgym::bindings
 
 NB_MODULE(_core, m) {
   m.doc() = "kgym's C++ core: extraction, sandboxed evaluation, results, rewards and RL maths";
   kgym::bindings::bind_check(m);
+  kgym::bindings::bind_channel(m);
   kgym::bindings::bind_rl(m);
 }

@@ -6,13 +6,20 @@
 #include "kgym/check/job.hpp"
 #include "kgym/result/feedback.hpp"
 #include "kgym/result/status.hpp"
+#include "kgym/sandbox/report_token.hpp"
 
-using nlohmann::json;
 using kgym::check::assemble_result;
 using kgym::check::CheckJob;
 using kgym::sandbox::ChildOutcome;
+using nlohmann::json;
 
 namespace {
+constexpr std::string_view kToken = "0123456789abcdef";
+
+std::string sealed(const std::string& payload) {
+  return kgym::sandbox::seal_record(kToken, payload);
+}
+
 ChildOutcome clean_exit(const std::string& report) {
   ChildOutcome o;
   o.started = true;
@@ -48,9 +55,10 @@ TEST(Status, NamesRoundTrip) {
 TEST(Assemble, OkReportGetsStatisticsComputedHere) {
   CheckJob job;
   job.task_id = "t";
-  const auto r = assemble_result(job, clean_exit("{\"type\":\"phase\",\"phase\":\"load\"}\n" +
-                                                     ok_report().dump() + "\n"),
-                                 json::object());
+  const auto r = assemble_result(
+      job,
+      clean_exit(sealed("{\"type\":\"phase\",\"phase\":\"load\"}") + sealed(ok_report().dump())),
+      json::object(), kToken);
   EXPECT_EQ(r["schema"], "kgym.result/1");
   EXPECT_EQ(r["status"], "ok");
   EXPECT_TRUE(r["correct"].get<bool>());
@@ -64,7 +72,7 @@ TEST(Assemble, RejectFindingMeansRejectedAndHacked) {
   auto report = ok_report();
   report["findings"] = {{{"rule", "input-mutated"}, {"severity", "reject"}, {"detail", "x"}}};
   CheckJob job;
-  const auto r = assemble_result(job, clean_exit(report.dump() + "\n"), json::object());
+  const auto r = assemble_result(job, clean_exit(sealed(report.dump())), json::object(), kToken);
   EXPECT_EQ(r["status"], "rejected");
   EXPECT_TRUE(r["hacked"].get<bool>());
   EXPECT_FALSE(r["correct"].get<bool>());
@@ -74,10 +82,10 @@ TEST(Assemble, CrashNamesSignalAndPhase) {
   ChildOutcome o;
   o.started = true;
   o.signal = SIGSEGV;
-  o.report = "{\"type\":\"phase\",\"phase\":\"correctness\"}\n";
+  o.report = sealed("{\"type\":\"phase\",\"phase\":\"correctness\"}");
   o.stderr_tail = "Fatal Python error: Segmentation fault\n";
   CheckJob job;
-  const auto r = assemble_result(job, o, json::object());
+  const auto r = assemble_result(job, o, json::object(), kToken);
   EXPECT_EQ(r["status"], "crashed");
   EXPECT_EQ(r["error"]["phase"], "correctness");
   EXPECT_NE(r["error"]["message"].get<std::string>().find("SIGSEGV"), std::string::npos);
@@ -85,20 +93,20 @@ TEST(Assemble, CrashNamesSignalAndPhase) {
 }
 
 TEST(Assemble, ReportThenBadExitIsACrash) {
-  auto o = clean_exit(ok_report().dump() + "\n");
+  auto o = clean_exit(sealed(ok_report().dump()));
   o.exit_code = 3;
   CheckJob job;
-  EXPECT_EQ(assemble_result(job, o, json::object())["status"], "crashed");
+  EXPECT_EQ(assemble_result(job, o, json::object(), kToken)["status"], "crashed");
 }
 
 TEST(Assemble, TimeoutNamesPhase) {
   ChildOutcome o;
   o.started = true;
   o.timed_out = true;
-  o.report = "{\"type\":\"phase\",\"phase\":\"timing\"}\n";
+  o.report = sealed("{\"type\":\"phase\",\"phase\":\"timing\"}");
   CheckJob job;
   job.timeout_seconds = 12;
-  const auto r = assemble_result(job, o, json::object());
+  const auto r = assemble_result(job, o, json::object(), kToken);
   EXPECT_EQ(r["status"], "timeout");
   EXPECT_EQ(r["error"]["phase"], "timing");
 }
@@ -107,14 +115,52 @@ TEST(Assemble, UnknownStatusIsInfraError) {
   auto report = ok_report();
   report["status"] = "great";
   CheckJob job;
-  EXPECT_EQ(assemble_result(job, clean_exit(report.dump() + "\n"), json::object())["status"],
-            "infra_error");
+  EXPECT_EQ(
+      assemble_result(job, clean_exit(sealed(report.dump())), json::object(), kToken)["status"],
+      "infra_error");
+}
+
+TEST(Assemble, UnsealedReportIsNeverBelieved) {
+  // A forged report without the token, and a report sealed with another token: no result.
+  CheckJob job;
+  auto r = assemble_result(job, clean_exit(ok_report().dump() + "\n"), json::object(), kToken);
+  EXPECT_EQ(r["status"], "crashed");
+  r = assemble_result(
+      job, clean_exit(kgym::sandbox::seal_record("fedcba9876543210", ok_report().dump())),
+      json::object(), kToken);
+  EXPECT_EQ(r["status"], "crashed");
+  // A forged line before the genuine report: the genuine report stands, and is rejected.
+  r = assemble_result(job, clean_exit(ok_report().dump() + "\n" + sealed(ok_report().dump())),
+                      json::object(), kToken);
+  EXPECT_EQ(r["status"], "rejected");
+  EXPECT_EQ(r["findings"][0]["rule"], "report-channel-tampering");
+}
+
+TEST(Assemble, ViolationRecordIsAFinding) {
+  CheckJob job;
+  const auto r = assemble_result(
+      job,
+      clean_exit(sealed("{\"type\":\"violation\",\"detail\":\"x\"}") + sealed(ok_report().dump())),
+      json::object(), kToken);
+  EXPECT_EQ(r["status"], "rejected");
+  EXPECT_TRUE(r["hacked"].get<bool>());
+}
+
+TEST(ReportToken, SealAndOpen) {
+  const auto token = kgym::sandbox::make_report_token();
+  EXPECT_EQ(token.size(), 64u);
+  EXPECT_NE(token, kgym::sandbox::make_report_token());
+  const auto line = kgym::sandbox::seal_record(token, "{}");
+  EXPECT_EQ(kgym::sandbox::open_record(token, line.substr(0, line.size() - 1)), "{}");
+  EXPECT_FALSE(kgym::sandbox::open_record(token, "{}").has_value());
+  EXPECT_FALSE(kgym::sandbox::open_record(token, std::string(64, 'a') + " {}").has_value());
+  EXPECT_FALSE(kgym::sandbox::open_record("", " {}").has_value());
 }
 
 TEST(Assemble, GarbageOnReportChannelIsRejected) {
   CheckJob job;
-  const auto r =
-      assemble_result(job, clean_exit("not json\n" + ok_report().dump() + "\n"), json::object());
+  const auto r = assemble_result(job, clean_exit("not json\n" + sealed(ok_report().dump())),
+                                 json::object(), kToken);
   EXPECT_EQ(r["status"], "rejected");
 }
 
@@ -122,13 +168,15 @@ TEST(Assemble, InvalidSamplesMeanNoTiming) {
   auto report = ok_report();
   report["timing"]["samples"]["candidate"] = {0.0, -1.0};
   CheckJob job;
-  const auto r = assemble_result(job, clean_exit(report.dump() + "\n"), json::object());
+  const auto r = assemble_result(job, clean_exit(sealed(report.dump())), json::object(), kToken);
   EXPECT_FALSE(r["timing"]["available"].get<bool>());
 }
 
 TEST(Job, ParsesAndValidates) {
-  const auto job = kgym::check::job_from_json(
-      {{"task_source", "x"}, {"candidate", "y"}, {"trials", 3}, {"timing", {{"baseline", "both"}}}});
+  const auto job = kgym::check::job_from_json({{"task_source", "x"},
+                                               {"candidate", "y"},
+                                               {"trials", 3},
+                                               {"timing", {{"baseline", "both"}}}});
   EXPECT_EQ(job.trials, 3);
   EXPECT_EQ(job.timing.baseline, "both");
   EXPECT_THROW(kgym::check::job_from_json({{"candidate", "y"}}), std::invalid_argument);
@@ -165,7 +213,8 @@ TEST(Feedback, IncorrectShowsErrorsAndNoSpeed) {
 
 TEST(Feedback, OkShowsSpeedupAndProfile) {
   CheckJob job;
-  const auto r = assemble_result(job, clean_exit(ok_report().dump() + "\n"), json::object());
+  const auto r =
+      assemble_result(job, clean_exit(sealed(ok_report().dump())), json::object(), kToken);
   const auto text = kgym::result::render_feedback(r);
   EXPECT_NE(text.find("Speedup over PyTorch eager: 2.00x"), std::string::npos) << text;
   EXPECT_NE(text.find("(PR): 0.75"), std::string::npos) << text;
@@ -176,14 +225,36 @@ TEST(Feedback, ErrorShowsLastTracebackLinesAndIsCapped) {
   std::string tb;
   for (int i = 0; i < 100; ++i) tb += "  File \"candidate.py\", line " + std::to_string(i) + "\n";
   tb += "ValueError: boom\n";
-  const json r = {{"status", "runtime_error"},
-                  {"error",
-                   {{"phase", "correctness"},
-                    {"type", "ValueError"},
-                    {"message", "boom"},
-                    {"traceback", tb}}}};
+  const json r = {
+      {"status", "runtime_error"},
+      {"error",
+       {{"phase", "correctness"}, {"type", "ValueError"}, {"message", "boom"}, {"traceback", tb}}}};
   const auto text = kgym::result::render_feedback(r);
   EXPECT_NE(text.find("ValueError: boom"), std::string::npos);
   EXPECT_EQ(text.find("line 3\n"), std::string::npos);
   EXPECT_LE(text.size(), 1600u);
+}
+
+TEST(Assemble, LowTritonShareIsRejectedAndMediumWarned) {
+  CheckJob job;
+  auto report = ok_report();
+  report["profile"]["kernels"][1]["total_ms"] = 100.0;  // PR = 3 / 103
+  auto r = assemble_result(job, clean_exit(sealed(report.dump())), json::object(), kToken);
+  EXPECT_EQ(r["status"], "rejected");
+  EXPECT_EQ(r["findings"][0]["rule"], "low-triton-share");
+  report["profile"]["kernels"][1]["total_ms"] = 4.0;  // PR = 3 / 7
+  r = assemble_result(job, clean_exit(sealed(report.dump())), json::object(), kToken);
+  EXPECT_EQ(r["status"], "ok");
+  EXPECT_EQ(r["findings"][0]["severity"], "warn");
+}
+
+TEST(Assemble, FasterThanLightIsWarned) {
+  CheckJob job;
+  auto report = ok_report();
+  // 1 ms median for 10 GB at 1000 GB/s (10 ms of data movement at least).
+  report["timing"]["method"] = {{"min_bytes", 1e10}, {"copy_bandwidth_gbps", 1000.0}};
+  const auto r = assemble_result(job, clean_exit(sealed(report.dump())), json::object(), kToken);
+  EXPECT_EQ(r["status"], "ok");
+  ASSERT_EQ(r["findings"].size(), 1u);
+  EXPECT_EQ(r["findings"][0]["rule"], "impossible-speedup");
 }

@@ -26,6 +26,7 @@ class CheckOptions:
     rtol: float | None = None
     timeout_s: float = 300.0
     profile: bool = True
+    screen: bool = True  # the static screen; turn off only to study the runtime guards
     timing: dict[str, Any] = field(default_factory=dict)
     python: str = ""  # the interpreter for harness children; default: this one
 
@@ -43,6 +44,7 @@ class CheckOptions:
             "rtol": self.rtol,
             "timeout_s": self.timeout_s,
             "profile": self.profile,
+            "screen": self.screen,
             "timing": self.timing or None,
             "python": self.python or sys.executable,
         }

@@ -13,6 +13,7 @@
 
 #include "kgym/result/status.hpp"
 #include "kgym/result/timing_stats.hpp"
+#include "kgym/sandbox/report_token.hpp"
 
 namespace kgym::check {
 namespace fs = std::filesystem;
@@ -20,6 +21,12 @@ using nlohmann::json;
 using result::Status;
 
 namespace {
+
+// Profiled Triton share (PR) under which a candidate is rejected or warned about.
+constexpr double kRejectTritonShare = 0.2;
+constexpr double kWarnTritonShare = 0.5;
+// A candidate faster than this fraction of the speed-of-light time is flagged for a look.
+constexpr double kImpossibleFraction = 0.8;
 
 // Variables that carry the machine's GPU and toolchain set-up; everything else is scrubbed.
 bool passes_environment_filter(std::string_view name) {
@@ -48,9 +55,8 @@ std::vector<std::pair<std::string, std::string>> child_environment(const CheckJo
   env.emplace_back("TMPDIR", workdir.string());
   env.emplace_back("PYTHONDONTWRITEBYTECODE", "1");
   env.emplace_back("PYTHONUNBUFFERED", "1");
-  env.emplace_back("TRITON_CACHE_DIR", job.triton_cache_dir.empty()
-                                           ? (workdir / ".triton").string()
-                                           : job.triton_cache_dir);
+  env.emplace_back("TRITON_CACHE_DIR", job.triton_cache_dir.empty() ? (workdir / ".triton").string()
+                                                                    : job.triton_cache_dir);
   if (job.device == "cpu") env.emplace_back("TRITON_INTERPRET", "1");
   return env;
 }
@@ -65,7 +71,7 @@ void write_file(const fs::path& path, const std::string& data) {
 json harness_job(const CheckJob& job) {
   json j = job_to_json(job);
   for (const char* key : {"task_source", "candidate", "extract", "python", "scratch_dir",
-                          "triton_cache_dir", "timeout_s"}) {
+                          "triton_cache_dir", "timeout_s", "screen"}) {
     j.erase(key);
   }
   j["task_file"] = "task.py";
@@ -202,6 +208,47 @@ json profile_from_report(const json& reported) {
   return p;
 }
 
+json finding(const char* rule, const char* severity, std::string detail) {
+  return {{"rule", rule}, {"severity", severity}, {"line", nullptr}, {"detail", std::move(detail)}};
+}
+
+// Checks on the measurements themselves, made here from the statistics computed here.
+void add_measurement_findings(json& r) {
+  const json& profile = r["profile"];
+  if (profile.value("available", false) && profile["triton_share"].is_number()) {
+    const double pr = profile["triton_share"].get<double>();
+    if (pr < kRejectTritonShare) {
+      r["findings"].push_back(finding(
+          "low-triton-share", "reject",
+          fmt::format("only {:.0f}% of the profiled CUDA kernel time is in the candidate's Triton "
+                      "kernels",
+                      100 * pr)));
+    } else if (pr < kWarnTritonShare) {
+      r["findings"].push_back(
+          finding("low-triton-share", "warn",
+                  fmt::format("{:.0f}% of the CUDA kernel time is outside the Triton kernels",
+                              100 * (1 - pr))));
+    }
+  }
+  const json& timing = r["timing"];
+  if (timing.value("available", false)) {
+    const json method = timing.value("method", json::object());
+    const double bytes = method.value("min_bytes", 0.0);
+    const double gbps = method.value("copy_bandwidth_gbps", 0.0);
+    const double median_ms = timing["candidate"].value("median_ms", 0.0);
+    if (bytes > 0 && gbps > 0 && median_ms > 0) {
+      // Reading every input and writing every output once, at the measured copy bandwidth.
+      const double light_ms = bytes / (gbps * 1e9) * 1e3;
+      if (median_ms < kImpossibleFraction * light_ms) {
+        r["findings"].push_back(finding(
+            "impossible-speedup", "warn",
+            fmt::format("{:.4g} ms is faster than moving the data once ({:.4g} ms at {:.0f} GB/s)",
+                        median_ms, light_ms, gbps)));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::string default_python() {
@@ -224,19 +271,19 @@ std::string default_python() {
 }
 
 json assemble_result(const CheckJob& job, const sandbox::ChildOutcome& outcome,
-                     const json& phase_times_ms) {
+                     const json& phase_times_ms, std::string_view token) {
   json r = base_result(job);
-  r["sandbox"] = {{"network_isolated", outcome.network_isolated},
-                  {"network_note", outcome.network_note},
-                  {"exit_code", outcome.exited ? json(outcome.exit_code) : json(nullptr)},
-                  {"signal", outcome.signal != 0 ? json(sandbox::signal_name(outcome.signal))
-                                                 : json(nullptr)},
-                  {"timed_out", outcome.timed_out},
-                  {"wall_ms", outcome.wall_ms},
-                  {"stdout_bytes", outcome.stdout_bytes},
-                  {"stderr_bytes", outcome.stderr_bytes},
-                  {"stdout_tail", last_lines(outcome.stdout_tail, 20)},
-                  {"stderr_tail", last_lines(outcome.stderr_tail, 30)}};
+  r["sandbox"] = {
+      {"network_isolated", outcome.network_isolated},
+      {"network_note", outcome.network_note},
+      {"exit_code", outcome.exited ? json(outcome.exit_code) : json(nullptr)},
+      {"signal", outcome.signal != 0 ? json(sandbox::signal_name(outcome.signal)) : json(nullptr)},
+      {"timed_out", outcome.timed_out},
+      {"wall_ms", outcome.wall_ms},
+      {"stdout_bytes", outcome.stdout_bytes},
+      {"stderr_bytes", outcome.stderr_bytes},
+      {"stdout_tail", last_lines(outcome.stdout_tail, 20)},
+      {"stderr_tail", last_lines(outcome.stderr_tail, 30)}};
   r["durations_ms"] = phase_times_ms;
   r["durations_ms"]["total"] = outcome.wall_ms;
 
@@ -254,10 +301,20 @@ json assemble_result(const CheckJob& job, const sandbox::ChildOutcome& outcome,
   bool malformed = false;
   while (std::getline(lines, line)) {
     if (line.empty()) continue;
-    const json record = json::parse(line, nullptr, false);
-    if (record.is_discarded() || !record.is_object()) {
+    // Only records sealed with this job's token come from the harness; anything else was
+    // written by someone else into the channel (a forged report) and is never believed.
+    const auto payload = sandbox::open_record(token, line);
+    const json record = payload ? json::parse(*payload, nullptr, false) : json();
+    if (!payload || record.is_discarded() || !record.is_object()) {
       malformed = true;
       continue;
+    }
+    if (record.value("type", "") == "violation") {
+      r["findings"].push_back(
+          {{"rule", "report-channel-tampering"},
+           {"severity", "reject"},
+           {"line", nullptr},
+           {"detail", record.value("detail", "the candidate used the channel")}});
     }
     const auto type = record.value("type", "");
     if (type == "phase") last_phase = record.value("phase", last_phase);
@@ -287,16 +344,18 @@ json assemble_result(const CheckJob& job, const sandbox::ChildOutcome& outcome,
                           : fmt::format("exited with code {}", outcome.exit_code);
     if (clean_exit) how = "exited without a result";
     const auto tail = last_lines(outcome.stderr_tail, 12);
-    r["error"] = error_object(last_phase, outcome.signal != 0 ? sandbox::signal_name(outcome.signal)
-                                                              : std::string("Exit"),
-                              fmt::format("the evaluation process {}{}", how, phase_suffix), tail);
+    r["error"] = error_object(
+        last_phase,
+        outcome.signal != 0 ? sandbox::signal_name(outcome.signal) : std::string("Exit"),
+        fmt::format("the evaluation process {}{}", how, phase_suffix), tail);
     return r;
   }
   if (malformed) {
-    r["findings"].push_back({{"rule", "report-channel-garbage"},
-                             {"severity", "reject"},
-                             {"line", nullptr},
-                             {"detail", "unexpected bytes on the harness' report channel"}});
+    r["findings"].push_back(
+        {{"rule", "report-channel-tampering"},
+         {"severity", "reject"},
+         {"line", nullptr},
+         {"detail", "records without the job's token on the report channel (a forged report)"}});
   }
 
   // From here the report is the harness' word; validate every field we use.
@@ -322,6 +381,8 @@ json assemble_result(const CheckJob& job, const sandbox::ChildOutcome& outcome,
   }
   r["timing"] = timing_from_report(report.value("timing", json(nullptr)));
   r["profile"] = profile_from_report(report.value("profile", json(nullptr)));
+
+  add_measurement_findings(r);
 
   bool rejected = false;
   for (const auto& f : r["findings"]) {
@@ -381,11 +442,17 @@ json evaluate(const CheckJob& job, const PhaseCallback& on_phase) {
   }
 
   sandbox::ChildSpec spec;
-  spec.argv = {job.python.empty() ? default_python() : job.python, "-I", "-X", "faulthandler",
-               "-m", "kgym.harness", "job.json"};
+  spec.argv = {job.python.empty() ? default_python() : job.python,
+               "-I",
+               "-X",
+               "faulthandler",
+               "-m",
+               "kgym.harness",
+               "job.json"};
   spec.env = child_environment(job, workdir);
   spec.workdir = workdir.string();
   spec.limits.wall_seconds = job.timeout_seconds;
+  spec.token = sandbox::make_report_token();
 
   // Phase durations are measured here, outside the candidate's process.
   const auto start = std::chrono::steady_clock::now();
@@ -393,12 +460,13 @@ json evaluate(const CheckJob& job, const PhaseCallback& on_phase) {
   std::string current_phase = "startup";
   auto mark = start;
   auto on_line = [&](const std::string& line) {
-    const json record = json::parse(line, nullptr, false);
+    const auto payload = sandbox::open_record(spec.token, line);
+    if (!payload) return;
+    const json record = json::parse(*payload, nullptr, false);
     if (record.is_discarded() || !record.is_object() || record.value("type", "") != "phase") return;
     const auto now = std::chrono::steady_clock::now();
-    phase_times[current_phase] =
-        phase_times.value(current_phase, 0.0) +
-        std::chrono::duration<double, std::milli>(now - mark).count();
+    phase_times[current_phase] = phase_times.value(current_phase, 0.0) +
+                                 std::chrono::duration<double, std::milli>(now - mark).count();
     mark = now;
     current_phase = record.value("phase", "?");
     if (on_phase) on_phase(current_phase);
@@ -409,8 +477,9 @@ json evaluate(const CheckJob& job, const PhaseCallback& on_phase) {
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - mark).count();
   phase_times.erase("done");
 
-  r = assemble_result(job, outcome, phase_times);
-  r["extraction"] = {{"rule", extraction.rule_used}, {"ok", true}, {"chars", extraction.code.size()}};
+  r = assemble_result(job, outcome, phase_times, spec.token);
+  r["extraction"] = {
+      {"rule", extraction.rule_used}, {"ok", true}, {"chars", extraction.code.size()}};
   return r;
 }
 

@@ -19,8 +19,9 @@ nlohmann::json evaluate(const CheckJob& job, const PhaseCallback& on_phase = {})
 
 // Turns the child's report and its process outcome into a Result. Exposed for tests: everything
 // the child says is treated as untrusted input and validated here.
+// `token` authenticates the report channel's records (report_token.hpp).
 nlohmann::json assemble_result(const CheckJob& job, const sandbox::ChildOutcome& outcome,
-                               const nlohmann::json& phase_times_ms);
+                               const nlohmann::json& phase_times_ms, std::string_view token);
 
 // The python interpreter used when the job names none: $KGYM_PYTHON, else python3 next to the
 // running executable, else python3 on PATH.

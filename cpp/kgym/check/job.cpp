@@ -41,7 +41,7 @@ CheckJob job_from_json(const nlohmann::json& j) {
   if (!j.is_object()) throw std::invalid_argument("a job must be a JSON object");
   reject_unknown(j,
                  {"task_id", "task_source", "candidate", "extract", "device", "sizes", "trials",
-                  "seed", "atol", "rtol", "timing", "profile", "timeout_s", "python",
+                  "seed", "atol", "rtol", "timing", "profile", "screen", "timeout_s", "python",
                   "scratch_dir", "triton_cache_dir"},
                  "");
   CheckJob job;
@@ -90,8 +90,8 @@ CheckJob job_from_json(const nlohmann::json& j) {
       bad("timing.max_samples", "must be between min_samples and 100000");
     }
     o.budget_ms = positive(get<double>(t, "budget_ms", "timing.", o.budget_ms), "timing.budget_ms");
-    o.target_rel_ci =
-        positive(get<double>(t, "target_rel_ci", "timing.", o.target_rel_ci), "timing.target_rel_ci");
+    o.target_rel_ci = positive(get<double>(t, "target_rel_ci", "timing.", o.target_rel_ci),
+                               "timing.target_rel_ci");
     o.input_sets = get<int>(t, "input_sets", "timing.", o.input_sets);
     if (o.input_sets < 1 || o.input_sets > 64) bad("timing.input_sets", "must be between 1 and 64");
     o.baseline = get<std::string>(t, "baseline", "timing.", o.baseline);
@@ -100,6 +100,7 @@ CheckJob job_from_json(const nlohmann::json& j) {
     }
   }
   job.profile = get<bool>(j, "profile", "", true);
+  job.screen = get<bool>(j, "screen", "", true);
   job.timeout_seconds = positive(get<double>(j, "timeout_s", "", 300.0), "timeout_s");
   job.python = get<std::string>(j, "python", "", "");
   job.scratch_dir = get<std::string>(j, "scratch_dir", "", "");
@@ -129,6 +130,7 @@ nlohmann::json job_to_json(const CheckJob& job) {
         {"input_sets", job.timing.input_sets},
         {"baseline", job.timing.baseline}}},
       {"profile", job.profile},
+      {"screen", job.screen},
       {"timeout_s", job.timeout_seconds},
       {"python", job.python},
       {"scratch_dir", job.scratch_dir},

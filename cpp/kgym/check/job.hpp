@@ -12,28 +12,29 @@ namespace kgym::check {
 
 struct TimingOptions {
   bool enabled = true;
-  double warmup_ms = 25.0;      // warm-up time per function before sampling
-  int min_samples = 20;         // per function
-  int max_samples = 200;        // per function
-  double budget_ms = 4000.0;    // wall-time budget for the sampling loop of one evaluation
-  double target_rel_ci = 0.01;  // stop early once the median's 95% CI is this tight (relative)
-  int input_sets = 4;           // fresh input sets rotated through, so nothing can be memoised
+  double warmup_ms = 25.0;         // warm-up time per function before sampling
+  int min_samples = 20;            // per function
+  int max_samples = 200;           // per function
+  double budget_ms = 4000.0;       // wall-time budget for the sampling loop of one evaluation
+  double target_rel_ci = 0.01;     // stop early once the median's 95% CI is this tight (relative)
+  int input_sets = 4;              // fresh input sets rotated through, so nothing can be memoised
   std::string baseline = "eager";  // eager | compile | both
 };
 
 struct CheckJob {
   std::string task_id;
-  std::string task_source;       // KernelBench-format Python source
-  std::string candidate_text;    // a .py source or a raw completion
+  std::string task_source;     // KernelBench-format Python source
+  std::string candidate_text;  // a .py source or a raw completion
   text::ExtractRule extract_rule = text::ExtractRule::kAuto;
-  std::string device = "auto";   // auto | cpu | cuda
-  std::string sizes = "auto";    // auto (by device) | cpu | gpu: which task sizes to use
+  std::string device = "auto";  // auto | cpu | cuda
+  std::string sizes = "auto";   // auto (by device) | cpu | gpu: which task sizes to use
   int trials = 5;
   std::uint64_t seed = 0;
-  std::optional<double> atol;    // overrides of the task's tolerance
+  std::optional<double> atol;  // overrides of the task's tolerance
   std::optional<double> rtol;
   TimingOptions timing;
   bool profile = true;
+  bool screen = true;  // the static screen; off only for research on runtime guards
   double timeout_seconds = 300.0;
   std::string python;            // the interpreter that has kgym, torch and triton installed
   std::string scratch_dir;       // where the job directory is made; empty = $TMPDIR or /tmp

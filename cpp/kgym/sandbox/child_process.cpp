@@ -10,12 +10,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <dirent.h>
 #include <algorithm>
 #include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <dirent.h>
 
 #include <fmt/format.h>
 
@@ -101,9 +101,8 @@ std::uint64_t count_own_processes() {
 // Runs in the forked child: only async-signal-safe calls until execve.
 [[noreturn]] void exec_child(const ChildSpec& spec, char* const* argv, char* const* envp,
                              int report_write, int out_write, int err_write, int setup_write,
-                             rlim_t nproc_limit) {
+                             int token_read, rlim_t nproc_limit) {
   auto die = [&](const char* what) { die_in_child(setup_write, what); };
-
 
   setpgid(0, 0);  // its own process group, so the whole group can be killed at once
   prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -119,10 +118,14 @@ std::uint64_t count_own_processes() {
   const int out_fd = fcntl(out_write, F_DUPFD_CLOEXEC, 16);
   const int err_fd = fcntl(err_write, F_DUPFD_CLOEXEC, 16);
   const int setup_fd = fcntl(setup_write, F_DUPFD_CLOEXEC, 16);
-  if (devnull < 0 || report_fd < 0 || out_fd < 0 || err_fd < 0 || setup_fd < 0) die("fcntl");
+  const int token_fd = token_read >= 0 ? fcntl(token_read, F_DUPFD_CLOEXEC, 16) : -1;
+  if (devnull < 0 || report_fd < 0 || out_fd < 0 || err_fd < 0 || setup_fd < 0 ||
+      (token_read >= 0 && token_fd < 0)) {
+    die("fcntl");
+  }
   setup_write = setup_fd;
   if (dup2(devnull, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0 ||
-      dup2(report_fd, kReportFd) < 0) {
+      dup2(report_fd, kReportFd) < 0 || (token_fd >= 0 && dup2(token_fd, kTokenFd) < 0)) {
     die("dup2");
   }
   // Nothing else the supervisor had open reaches the candidate; the setup pipe closes at exec.
@@ -132,7 +135,8 @@ std::uint64_t count_own_processes() {
       for (unsigned fd = first; fd <= last && fd < 65536; ++fd) ::close(static_cast<int>(fd));
     }
   };
-  close_between(kReportFd + 1, static_cast<unsigned>(setup_fd) - 1);
+  close_between(static_cast<unsigned>(token_fd >= 0 ? kTokenFd : kReportFd) + 1,
+                static_cast<unsigned>(setup_fd) - 1);
   close_between(static_cast<unsigned>(setup_fd) + 1, ~0u);
 
   if (::chdir(spec.workdir.c_str()) != 0) die("chdir");
@@ -178,10 +182,17 @@ ChildOutcome run_child(const ChildSpec& spec, const LineCallback& on_line) {
   envp.push_back(nullptr);
   const rlim_t nproc_limit = static_cast<rlim_t>(count_own_processes() + spec.limits.max_processes);
 
-  Pipe report, out_pipe, err_pipe, setup;
-  if (!make_pipe(report) || !make_pipe(out_pipe) || !make_pipe(err_pipe) || !make_pipe(setup)) {
+  Pipe report, out_pipe, err_pipe, setup, token;
+  const bool pipes_ok = make_pipe(report) && make_pipe(out_pipe) && make_pipe(err_pipe) &&
+                        make_pipe(setup) && (spec.token.empty() || make_pipe(token));
+  // The token is small: it fits the pipe's buffer, so it is written before the child exists.
+  const bool token_ok = pipes_ok && (spec.token.empty() ||
+                                     ::write(token.write, spec.token.data(), spec.token.size()) ==
+                                         static_cast<ssize_t>(spec.token.size()));
+  close_fd(token.write);
+  if (!pipes_ok || !token_ok) {
     out.start_error = fmt::format("pipe: {}", std::strerror(errno));
-    for (Pipe* p : {&report, &out_pipe, &err_pipe, &setup}) {
+    for (Pipe* p : {&report, &out_pipe, &err_pipe, &setup, &token}) {
       close_fd(p->read);
       close_fd(p->write);
     }
@@ -192,7 +203,7 @@ ChildOutcome run_child(const ChildSpec& spec, const LineCallback& on_line) {
   const pid_t pid = fork();
   if (pid < 0) {
     out.start_error = fmt::format("fork: {}", std::strerror(errno));
-    for (Pipe* p : {&report, &out_pipe, &err_pipe, &setup}) {
+    for (Pipe* p : {&report, &out_pipe, &err_pipe, &setup, &token}) {
       close_fd(p->read);
       close_fd(p->write);
     }
@@ -200,20 +211,22 @@ ChildOutcome run_child(const ChildSpec& spec, const LineCallback& on_line) {
   }
   if (pid == 0) {
     exec_child(spec, argv.data(), envp.data(), report.write, out_pipe.write, err_pipe.write,
-               setup.write, nproc_limit);
+               setup.write, token.read, nproc_limit);
   }
   setpgid(pid, pid);  // also from this side, so that a kill of the group cannot race the child
   close_fd(report.write);
   close_fd(out_pipe.write);
   close_fd(err_pipe.write);
   close_fd(setup.write);
+  close_fd(token.read);
 
   // The setup pipe reports network isolation and, on failure, why exec did not happen.
   std::string setup_bytes;
   {
     char buf[256];
     ssize_t n;
-    while ((n = ::read(setup.read, buf, sizeof buf)) > 0) setup_bytes.append(buf, static_cast<size_t>(n));
+    while ((n = ::read(setup.read, buf, sizeof buf)) > 0)
+      setup_bytes.append(buf, static_cast<size_t>(n));
     close_fd(setup.read);
   }
   out.network_isolated = !setup_bytes.empty() && setup_bytes[0] == kNetIsolated;
@@ -230,9 +243,8 @@ ChildOutcome run_child(const ChildSpec& spec, const LineCallback& on_line) {
   Tail out_tail{{}, 0, spec.limits.output_tail_bytes};
   Tail err_tail{{}, 0, spec.limits.output_tail_bytes};
   std::string pending_line;
-  const auto deadline =
-      start + std::chrono::duration_cast<Clock::duration>(
-                  std::chrono::duration<double>(spec.limits.wall_seconds));
+  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
+                                    std::chrono::duration<double>(spec.limits.wall_seconds));
   bool child_done = false;
   int wait_status = 0;
   std::array<char, 65536> buf{};

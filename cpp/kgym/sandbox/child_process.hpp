@@ -8,23 +8,26 @@
 #include <utility>
 #include <vector>
 
+#include "kgym/sandbox/report_token.hpp"
+
 namespace kgym::sandbox {
 
 struct Limits {
-  double wall_seconds = 300.0;                       // whole-child deadline, then SIGKILL
-  std::uint64_t max_file_bytes = 256ull << 20;       // RLIMIT_FSIZE
-  std::uint64_t max_processes = 4096;                // RLIMIT_NPROC headroom (threads count too)
-  std::uint64_t max_address_space_bytes = 0;         // RLIMIT_AS; 0 = unlimited (CUDA needs VA)
-  std::uint64_t max_report_bytes = 32ull << 20;      // the report channel's cap
-  std::uint64_t output_tail_bytes = 16ull << 10;     // how much of stdout/stderr is kept
-  bool isolate_network = true;                       // a fresh network namespace, when allowed
+  double wall_seconds = 300.0;                    // whole-child deadline, then SIGKILL
+  std::uint64_t max_file_bytes = 256ull << 20;    // RLIMIT_FSIZE
+  std::uint64_t max_processes = 4096;             // RLIMIT_NPROC headroom (threads count too)
+  std::uint64_t max_address_space_bytes = 0;      // RLIMIT_AS; 0 = unlimited (CUDA needs VA)
+  std::uint64_t max_report_bytes = 32ull << 20;   // the report channel's cap
+  std::uint64_t output_tail_bytes = 16ull << 10;  // how much of stdout/stderr is kept
+  bool isolate_network = true;                    // a fresh network namespace, when allowed
 };
 
 struct ChildSpec {
-  std::vector<std::string> argv;                            // argv[0] is an absolute path
-  std::vector<std::pair<std::string, std::string>> env;     // the whole environment
+  std::vector<std::string> argv;                         // argv[0] is an absolute path
+  std::vector<std::pair<std::string, std::string>> env;  // the whole environment
   std::string workdir;
   Limits limits;
+  std::string token;  // when set, readable by the child on kTokenFd (report_token.hpp)
 };
 
 // The child writes newline-separated records to the report channel (fd 3 in the child).
@@ -32,14 +35,14 @@ inline constexpr int kReportFd = 3;
 
 struct ChildOutcome {
   bool started = false;
-  std::string start_error;       // why the child could not be started (fork/exec failure)
+  std::string start_error;  // why the child could not be started (fork/exec failure)
   bool timed_out = false;
-  bool exited = false;           // exited normally (else killed by a signal)
+  bool exited = false;  // exited normally (else killed by a signal)
   int exit_code = -1;
   int signal = 0;
   bool network_isolated = false;
-  std::string network_note;      // why isolation was not possible, when it was asked for
-  std::string report;            // everything written to the report channel
+  std::string network_note;  // why isolation was not possible, when it was asked for
+  std::string report;        // everything written to the report channel
   bool report_truncated = false;
   std::string stdout_tail;
   std::string stderr_tail;

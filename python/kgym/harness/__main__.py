@@ -12,6 +12,14 @@ from pathlib import Path
 def main(argv: list[str]) -> int:
     job_path = Path(argv[1] if len(argv) > 1 else "job.json").resolve()
     job = json.loads(job_path.read_text())
+    # First of all, before any candidate code can exist: take the channel and its token.
+    from kgym.harness.channel import REPORT_FD, TOKEN_FD, ReportChannel
+
+    channel = ReportChannel(
+        int(job.get("report_fd", REPORT_FD)),
+        TOKEN_FD,
+        str(job.get("candidate_file", "candidate.py")),
+    )
     # Triton reads TRITON_INTERPRET when it is imported, so the device is decided before that.
     import torch
 
@@ -21,10 +29,8 @@ def main(argv: list[str]) -> int:
         os.environ["TRITON_INTERPRET"] = "1"
     import triton  # noqa: F401  (imported before the candidate, with the right mode)
 
-    from kgym.harness.channel import ReportChannel
     from kgym.harness.run import Evaluation
 
-    channel = ReportChannel(int(job.get("report_fd", 3)))
     try:
         report = Evaluation(job, job_path.parent, channel).run()
     except BaseException as exc:  # noqa: BLE001 - a harness bug is an infra error, not a crash

@@ -1,11 +1,20 @@
-"""The report channel: newline-delimited JSON records written to a file descriptor."""
+"""The report channel: newline-delimited JSON records, sealed by the C++ core with the job's token.
+
+The token and the descriptor never exist as Python objects: ``_core.channel_open`` reads the token
+from its private pipe before the candidate is imported, and ``_core.channel_send`` refuses to send
+for other threads or with a candidate frame on the stack.
+"""
 
 from __future__ import annotations
 
 import json
 import math
-import os
 from typing import Any
+
+from kgym import _core
+
+REPORT_FD = 3
+TOKEN_FD = 4
 
 
 def _clean(value: Any) -> Any:
@@ -22,21 +31,14 @@ def _clean(value: Any) -> Any:
 class ReportChannel:
     """Writes records to the supervisor. Every write is complete or raises."""
 
-    def __init__(self, fd: int) -> None:
-        self._fd = fd
+    def __init__(self, report_fd: int, token_fd: int, candidate_file: str) -> None:
+        _core.channel_open(report_fd, token_fd, candidate_file)
 
     def send(self, record: dict[str, Any]) -> None:
-        data = (json.dumps(_clean(record), allow_nan=False, default=str) + "\n").encode()
-        view = memoryview(data)
-        while view:
-            written = os.write(self._fd, view)
-            view = view[written:]
+        _core.channel_send(json.dumps(_clean(record), allow_nan=False, default=str))
 
     def phase(self, name: str) -> None:
         self.send({"type": "phase", "phase": name})
 
     def close(self) -> None:
-        try:
-            os.close(self._fd)
-        except OSError:
-            pass
+        _core.channel_close()

@@ -12,7 +12,9 @@ from kgym.harness import compare, loader
 from kgym.harness import device as dev
 from kgym.harness.channel import ReportChannel
 from kgym.harness.errors import EvaluationFailure, JitRanges, error_record, is_triton_compile_error
-from kgym.harness.timing import TimingConfig, measure
+from kgym.harness.guards import Guards
+from kgym.harness.profiling import profile_kernels
+from kgym.harness.timing import TimingConfig, measure, measure_bandwidth
 
 CANDIDATE_MODULE = "kgym_candidate"
 TASK_MODULE = "kgym_task"
@@ -49,6 +51,8 @@ class Evaluation:
         self.candidate_file = str(job.get("candidate_file", "candidate.py"))
         self.task_file = str(job.get("task_file", "task.py"))
         self.seed = int(job.get("seed", 0))
+        # Taken before the candidate exists (it is imported in load()).
+        self.guards = Guards()
 
     # -- helpers -------------------------------------------------------------------------------
     def _phase(self, name: str) -> float:
@@ -61,13 +65,20 @@ class Evaluation:
     def _fail(self, status: str, phase: str, exc: BaseException) -> EvaluationFailure:
         return EvaluationFailure(status, phase, exc)
 
+    def _guard(self, when: str) -> None:
+        self.findings.extend(self.guards.check(when))
+
+    def _rejected(self) -> bool:
+        return any(f.get("severity") == "reject" for f in self.findings)
+
     def _call_candidate(self, model: Any, inputs: list[Any], phase: str) -> Any:
+        launches = self.guards.launches.count
         try:
             with torch.no_grad():
                 out = model(*inputs)
             dev.synchronize(self.device)
-            return out
         except BaseException as exc:  # noqa: BLE001 - a candidate may raise anything
+            self._guard(f"in a failing forward call during {phase}")
             if isinstance(exc, EvaluationFailure):
                 raise
             status = (
@@ -76,6 +87,19 @@ class Evaluation:
                 else "runtime_error"
             )
             raise self._fail(status, phase, exc) from exc
+        self._guard(f"in a forward call during {phase}")
+        if self.guards.launches.count == launches and "no-launch" not in self.guards.reported:
+            self.guards.reported.add("no-launch")
+            self._finding(
+                "no-triton-launch", f"a forward call during {phase} launched no Triton kernel"
+            )
+        self._stop_if_rejected(phase)
+        return out
+
+    def _stop_if_rejected(self, phase: str) -> None:
+        # Stop at once: after tampering, nothing in this process may be relied on.
+        if self._rejected():
+            raise EvaluationFailure("rejected", phase, message="an integrity check failed")
 
     def _inputs(self, trial_seed: int) -> list[Any]:
         torch.manual_seed(trial_seed)
@@ -118,6 +142,8 @@ class Evaluation:
             raise EvaluationFailure(
                 "compile_error", "load", message="the candidate defines no class ModelNew"
             )
+        self._guard("at import")
+        self._stop_if_rejected("load")
         self.jit = loader.jit_line_ranges(self.candidate)
         self.triton_names = set(loader.jit_functions(self.candidate))
         self._done("load", started)
@@ -146,6 +172,8 @@ class Evaluation:
                 self.model = self.model.to(self.device).eval()
         except BaseException as exc:  # noqa: BLE001
             raise self._fail("runtime_error", "init", exc) from exc
+        self._guard("in ModelNew.__init__")
+        self._stop_if_rejected("init")
         self._done("init", started)
 
     def correctness_phase(self) -> None:
@@ -247,10 +275,15 @@ class Evaluation:
         input_sets = [
             self._inputs(self.seed + 7 + k * INPUT_SEED_STRIDE) for k in range(config.input_sets)
         ]
-        runners = {
-            "reference": lambda xs: self.reference(*xs),
-            "candidate": lambda xs: self.model(*xs),
-        }
+        candidate_calls = 0
+
+        def run_candidate(xs: list[Any]) -> Any:
+            nonlocal candidate_calls
+            candidate_calls += 1
+            return self.model(*xs)
+
+        runners = {"reference": lambda xs: self.reference(*xs), "candidate": run_candidate}
+        launches_before = self.guards.launches.count
         baseline = options.get("baseline", "eager")
         compile_error = None
         if baseline in ("compile", "both"):
@@ -266,8 +299,19 @@ class Evaluation:
                 self.timing = measure(runners, input_sets, self.device, config)
         except BaseException as exc:  # noqa: BLE001
             raise self._fail("runtime_error", "timing", exc) from exc
+        self._guard("while timing")
+        if self.guards.launches.count - launches_before < candidate_calls:
+            self._finding("no-triton-launch", "some timed forward calls launched no Triton kernel")
         if compile_error:
             self.timing["samples"]["compile_error"] = compile_error
+        # For the speed-of-light check done by the supervisor: bytes that must move at least.
+        with torch.no_grad():
+            reference_out = self.reference(*input_sets[0])
+        self.timing["method"]["min_bytes"] = sum(output_bytes(v) for v in input_sets[0]) + (
+            output_bytes(reference_out)
+        )
+        del reference_out
+        self.timing["method"]["copy_bandwidth_gbps"] = measure_bandwidth(self.device)
         # Re-validate after timing: a candidate that is only right while being checked is caught.
         check_inputs = self._inputs(self.seed + 99 * INPUT_SEED_STRIDE)
         out = self._call_candidate(self.model, clone_all(check_inputs), "timing")
@@ -287,8 +331,6 @@ class Evaluation:
             self.profile = {"available": False, "reason": "no GPU: no CUDA kernels to profile"}
             return
         started = self._phase("profile")
-        from kgym.harness.profiling import profile_kernels
-
         inputs = self._inputs(self.seed + 11 * INPUT_SEED_STRIDE)
         try:
             with torch.no_grad():
@@ -297,6 +339,7 @@ class Evaluation:
                 )
         except BaseException as exc:  # noqa: BLE001
             raise self._fail("runtime_error", "profile", exc) from exc
+        self._guard("while profiling")
         if not self.profile.get("kernels"):
             self.profile = {"available": False, "reason": "the profiler recorded no CUDA kernels"}
         self._done("profile", started)
@@ -312,6 +355,8 @@ class Evaluation:
             assert self.correctness is not None
             if self.correctness["passed"] < self.correctness["trials"]:
                 status = "incorrect"
+            elif self._rejected():
+                pass  # not measured: a rejected candidate earns nothing for speed
             else:
                 self.timing_phase()
                 self.profile_phase()
@@ -320,7 +365,9 @@ class Evaluation:
             if failure.status in ("compile_error",) and failure.phase == "compile":
                 self.compiled = False
             keep = (self.candidate_file, self.task_file)
-            if failure.exc is not None:
+            if failure.status == "rejected":
+                error = None  # the findings say why
+            elif failure.exc is not None:
                 error = error_record(failure.phase, failure.exc, keep)
                 if failure.message:
                     error["message"] = failure.message

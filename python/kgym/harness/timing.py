@@ -124,3 +124,22 @@ def measure(
             "target_rel_ci": config.target_rel_ci,
         },
     }
+
+
+def measure_bandwidth(device: torch.device, nbytes: int = 1 << 30) -> float:
+    """Device-to-device copy bandwidth in GB/s (bytes read + written), for speed-of-light checks."""
+    free, _ = torch.cuda.mem_get_info(device)
+    nbytes = max(1 << 24, min(nbytes, free // 4))
+    src = torch.empty(nbytes, dtype=torch.uint8, device=device)
+    dst = torch.empty_like(src)
+    dst.copy_(src)
+    best = math.inf
+    for _ in range(5):
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        dst.copy_(src)
+        end.record()
+        end.synchronize()
+        best = min(best, float(start.elapsed_time(end)))
+    return 2 * nbytes / (best * 1e-3) / 1e9

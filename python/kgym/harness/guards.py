@@ -1,0 +1,291 @@
+"""Runtime integrity guards: what the static screen cannot see, checked around every candidate call.
+
+Everything here is captured before the candidate is imported. After each call into the
+candidate the guards compare the process' state with those references; a difference is a
+finding of severity reject (docs/integrity-rules.md), and global torch state is restored so the
+reference is never measured under the candidate's settings.
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+Finding = dict[str, Any]
+WATCHED_SIGNALS = [
+    s
+    for s in (
+        signal.SIGALRM,
+        signal.SIGTERM,
+        signal.SIGINT,
+        signal.SIGUSR1,
+        signal.SIGUSR2,
+        signal.SIGCHLD,
+        signal.SIGSEGV,
+    )
+    if s is not None
+]
+
+
+def _resolve(path: str) -> Any:
+    """torch.cuda.Event.record -> the object, or None where this build lacks it."""
+    root, *parts = path.split(".")
+    obj: Any = {"torch": torch, "time": time, "builtins": builtins, "os": os}.get(root)
+    if obj is None:
+        obj = sys.modules.get(root)
+    for part in parts:
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return None
+    return obj
+
+
+CRITICAL = [
+    "torch.cuda.Event.record",
+    "torch.cuda.Event.elapsed_time",
+    "torch.cuda.Event.synchronize",
+    "torch.cuda.Event.__init__",
+    "torch.cuda.synchronize",
+    "torch.cuda.empty_cache",
+    "torch.cuda.mem_get_info",
+    "torch.cuda.current_stream",
+    "torch.cuda.Stream",
+    "time.perf_counter",
+    "time.time",
+    "time.monotonic",
+    "torch.allclose",
+    "torch.equal",
+    "torch.isnan",
+    "torch.isinf",
+    "torch.isfinite",
+    "torch.where",
+    "torch.zeros_like",
+    "torch.empty",
+    "torch.manual_seed",
+    "torch.no_grad",
+    "torch.testing.assert_close",
+    "torch.Tensor.__eq__",
+    "torch.Tensor.__sub__",
+    "torch.Tensor.__gt__",
+    "torch.Tensor.__or__",
+    "torch.Tensor.__and__",
+    "torch.Tensor.abs",
+    "torch.Tensor.to",
+    "torch.Tensor.clone",
+    "torch.Tensor.detach",
+    "torch.Tensor.max",
+    "torch.Tensor.any",
+    "torch.Tensor.all",
+    "torch.Tensor.numel",
+    "torch.Tensor.fill_",
+    "torch.Tensor.zero_",
+    "torch.Tensor.clamp_min",
+    "torch.Tensor.untyped_storage",
+    "torch.Tensor.__float__",
+    "torch.Tensor.__bool__",
+    "torch.nn.Module.__call__",
+    "torch.profiler.profile",
+    "builtins.isinstance",
+    "builtins.type",
+    "builtins.float",
+    "builtins.len",
+    "builtins.max",
+    "builtins.any",
+    "builtins.print",
+    "os.write",
+    "os._exit",
+    "triton.testing.do_bench",
+    "triton.runtime.jit.JITFunction.run",
+    "triton.runtime.interpreter.InterpretedFunction.run",
+]
+
+
+def torch_global_state() -> dict[str, Any]:
+    state: dict[str, Any] = {
+        "cudnn.enabled": torch.backends.cudnn.enabled,
+        "cudnn.benchmark": torch.backends.cudnn.benchmark,
+        "cudnn.deterministic": torch.backends.cudnn.deterministic,
+        "cudnn.allow_tf32": torch.backends.cudnn.allow_tf32,
+        "cuda.matmul.allow_tf32": torch.backends.cuda.matmul.allow_tf32,
+        "cuda.matmul.allow_fp16_reduced_precision_reduction": torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction,
+        "float32_matmul_precision": torch.get_float32_matmul_precision(),
+        "num_threads": torch.get_num_threads(),
+        "deterministic_algorithms": torch.are_deterministic_algorithms_enabled(),
+        "default_dtype": torch.get_default_dtype(),
+        "grad_enabled": torch.is_grad_enabled(),
+    }
+    bf16 = getattr(torch.backends.cuda.matmul, "allow_bf16_reduced_precision_reduction", None)
+    if bf16 is not None:
+        state["cuda.matmul.allow_bf16_reduced_precision_reduction"] = bf16
+    return state
+
+
+def restore_torch_global_state(state: dict[str, Any]) -> None:
+    torch.backends.cudnn.enabled = state["cudnn.enabled"]
+    torch.backends.cudnn.benchmark = state["cudnn.benchmark"]
+    torch.backends.cudnn.deterministic = state["cudnn.deterministic"]
+    torch.backends.cudnn.allow_tf32 = state["cudnn.allow_tf32"]
+    torch.backends.cuda.matmul.allow_tf32 = state["cuda.matmul.allow_tf32"]
+    torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = state[
+        "cuda.matmul.allow_fp16_reduced_precision_reduction"
+    ]
+    if "cuda.matmul.allow_bf16_reduced_precision_reduction" in state:
+        torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = state[
+            "cuda.matmul.allow_bf16_reduced_precision_reduction"
+        ]
+    torch.set_float32_matmul_precision(state["float32_matmul_precision"])
+    torch.set_num_threads(state["num_threads"])
+    torch.use_deterministic_algorithms(state["deterministic_algorithms"])
+    torch.set_default_dtype(state["default_dtype"])
+    torch.set_grad_enabled(state["grad_enabled"])
+
+
+def live_child_processes() -> list[int]:
+    children: list[int] = []
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return children
+    for tid in tasks:
+        try:
+            with open(f"/proc/self/task/{tid}/children") as f:
+                children += [int(pid) for pid in f.read().split()]
+        except OSError:
+            continue
+    return children
+
+
+class LaunchCounter:
+    """Counts Triton kernel launches by wrapping the launchers' class methods (both modes)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.names: dict[str, int] = {}
+        self.installed: list[tuple[type, Callable[..., Any]]] = []
+
+    def install(self) -> None:
+        from triton.runtime.jit import JITFunction
+
+        classes: list[type] = [JITFunction]
+        try:
+            from triton.runtime.interpreter import InterpretedFunction
+
+            classes.append(InterpretedFunction)
+        except ImportError:
+            pass
+        for cls in classes:
+            wrapped = self._counting(cls.run)
+            cls.run = wrapped  # type: ignore[method-assign]
+            self.installed.append((cls, wrapped))
+
+    def _counting(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        counter = self
+
+        def run(fn_self: Any, *args: Any, **kwargs: Any) -> Any:
+            counter.count += 1
+            name = getattr(getattr(fn_self, "fn", None), "__name__", "?")
+            counter.names[name] = counter.names.get(name, 0) + 1
+            return original(fn_self, *args, **kwargs)
+
+        return run
+
+
+class Guards:
+    """References taken before the candidate exists, and the checks against them."""
+
+    def __init__(self) -> None:
+        self.launches = LaunchCounter()
+        self.launches.install()
+        self.critical = {name: _resolve(name) for name in CRITICAL}
+        self.harness_modules = {
+            name: (module, dict(vars(module)))
+            for name, module in sys.modules.items()
+            if name.startswith("kgym")
+        }
+        self.global_state = torch_global_state()
+        self.threads = {t.ident for t in threading.enumerate()}
+        self.trace = (
+            sys.gettrace(),
+            sys.getprofile(),
+            threading.gettrace(),
+            threading.getprofile(),
+        )
+        self.signals = {s: signal.getsignal(s) for s in WATCHED_SIGNALS}
+        self.reported: set[str] = set()
+
+    def _finding(self, rule: str, detail: str) -> Finding:
+        return {"rule": rule, "severity": "reject", "line": None, "detail": detail}
+
+    def check(self, when: str) -> list[Finding]:
+        """Everything that must be unchanged after candidate code ran; restores torch state."""
+        findings: list[Finding] = []
+        for name, reference in self.critical.items():
+            if _resolve(name) is not reference and name not in self.reported:
+                self.reported.add(name)
+                findings.append(self._finding("patched-function", f"{name} was replaced ({when})"))
+        for name, (module, namespace) in self.harness_modules.items():
+            if sys.modules.get(name) is not module:
+                key = f"module:{name}"
+                if key not in self.reported:
+                    self.reported.add(key)
+                    findings.append(
+                        self._finding("patched-function", f"sys.modules['{name}'] was replaced")
+                    )
+                continue
+            for attr, value in namespace.items():
+                if vars(module).get(attr) is not value and f"{name}.{attr}" not in self.reported:
+                    self.reported.add(f"{name}.{attr}")
+                    findings.append(
+                        self._finding("patched-function", f"{name}.{attr} was replaced ({when})")
+                    )
+        state = torch_global_state()
+        changed = [k for k, v in self.global_state.items() if state.get(k) != v]
+        if changed:
+            restore_torch_global_state(self.global_state)
+            findings.append(
+                self._finding(
+                    "global-state", f"global torch state changed ({when}): " + ", ".join(changed)
+                )
+            )
+        new_threads = [
+            t.name for t in threading.enumerate() if t.ident not in self.threads and t.is_alive()
+        ]
+        if new_threads and "threads" not in self.reported:
+            self.reported.add("threads")
+            findings.append(
+                self._finding(
+                    "thread-or-process",
+                    f"threads left running ({when}): " + ", ".join(new_threads[:5]),
+                )
+            )
+        children = live_child_processes()
+        if children and "children" not in self.reported:
+            self.reported.add("children")
+            findings.append(
+                self._finding(
+                    "thread-or-process", f"child processes alive ({when}): {children[:5]}"
+                )
+            )
+        trace = (sys.gettrace(), sys.getprofile(), threading.gettrace(), threading.getprofile())
+        hooks_changed = any(a is not b for a, b in zip(trace, self.trace))
+        signals_changed = [
+            s.name for s in WATCHED_SIGNALS if signal.getsignal(s) is not self.signals[s]
+        ]
+        if (hooks_changed or signals_changed) and "hooks" not in self.reported:
+            self.reported.add("hooks")
+            findings.append(
+                self._finding(
+                    "tracing-hook",
+                    f"trace/profile hooks or signal handlers changed "
+                    f"({when}) {', '.join(signals_changed)}".strip(),
+                )
+            )
+        return findings

@@ -1,0 +1,106 @@
+"""Runtime guards in the harness and the sealed report channel (docs/integrity-rules.md)."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import run, solution_source
+
+BASE = solution_source("01_relu")
+FORWARD = "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n"
+
+
+def at_forward(statement: str, imports: str = "") -> str:
+    assert FORWARD in BASE
+    return (imports + "\n" + BASE).replace(FORWARD, FORWARD + f"        {statement}\n", 1)
+
+
+# Writes a forged "ok" report to every inherited descriptor above stderr.
+FAKE = (
+    "import os\n"
+    "def _w(fd):\n"
+    "    try:\n"
+    '        os.write(fd, b\'{"type":"report","status":"ok","correct":true}\\n\')\n'
+    "    except OSError:\n"
+    "        pass\n"
+)
+
+
+def rules(result: dict) -> set[str]:
+    return {f["rule"] for f in result["findings"] if f["severity"] == "reject"}
+
+
+CASES = {
+    "patch_allclose": (at_forward("torch.allclose = lambda *a, **k: True"), "patched-function"),
+    "patch_event_record": (
+        at_forward("torch.cuda.Event.record = lambda *a, **k: None"),
+        "patched-function",
+    ),
+    "patch_perf_counter": (
+        at_forward("time.perf_counter = lambda: 0.0", "import time"),
+        "patched-function",
+    ),
+    "patch_harness_module": (
+        at_forward(
+            "sys.modules['kgym.harness.compare'].compare_outputs = lambda *a, **k: None",
+            "import sys",
+        ),
+        "patched-function",
+    ),
+    "patch_tensor_eq": (at_forward("torch.Tensor.__eq__ = lambda a, b: True"), "patched-function"),
+    "global_threads": (at_forward("torch.set_num_threads(1)"), "global-state"),
+    "global_deterministic": (
+        at_forward("torch.use_deterministic_algorithms(True)"),
+        "global-state",
+    ),
+    "thread_left_running": (
+        at_forward(
+            "threading.Thread(target=time.sleep, args=(30,), daemon=True).start()",
+            "import threading, time",
+        ),
+        "thread-or-process",
+    ),
+    "trace_hook": (at_forward("sys.settrace(lambda *a: None)", "import sys"), "tracing-hook"),
+    "signal_handler": (
+        at_forward("signal.signal(signal.SIGALRM, lambda *a: None)", "import signal"),
+        "tracing-hook",
+    ),
+    "no_kernel_at_all": (
+        "import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n"
+        "        return torch.relu(x)\n",
+        "no-triton-launch",
+    ),
+    "send_on_channel": (
+        at_forward("__import__('kgym._core', fromlist=['x']).channel_send('{}')"),
+        "report-channel-tampering",
+    ),
+    "write_fake_report_to_fd": (
+        at_forward("[_w(int(fd)) for fd in os.listdir('/proc/self/fd') if int(fd) > 2]", FAKE),
+        "report-channel-tampering",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_runtime_guard(name: str) -> None:
+    source, rule = CASES[name]
+    result = run("01_relu", source, trials=2, screen=False)
+    assert result["status"] in ("rejected", "crashed"), (result["status"], result["error"])
+    if result["status"] == "rejected":
+        assert rule in rules(result), result["findings"]
+        assert result["hacked"] is True
+
+
+def test_fake_report_then_exit_is_not_believed() -> None:
+    source = at_forward(
+        "[_w(int(fd)) for fd in os.listdir('/proc/self/fd') if int(fd) > 2]; os._exit(0)", FAKE
+    )
+    result = run("01_relu", source, trials=1, screen=False)
+    assert result["status"] == "crashed"
+    assert not result["correct"]
+
+
+def test_honest_solution_raises_no_guard() -> None:
+    result = run("01_relu", BASE, trials=2)
+    assert result["status"] == "ok"
+    assert result["findings"] == []
