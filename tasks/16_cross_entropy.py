@@ -1,4 +1,4 @@
-"""Softmax cross-entropy loss over class logits, averaged to a scalar."""
+"""Per-sample softmax cross-entropy loss over class logits (reduction="none")."""
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -10,13 +10,17 @@ KGYM_CPU_SIZES = {"batch_size": 13, "num_classes": 1000}
 
 
 class Model(nn.Module):
-    """loss = mean_i (logsumexp(logits[i]) - logits[i, targets[i]])"""
+    """loss[i] = logsumexp(logits[i]) - logits[i, targets[i]]
+
+    Per sample, not averaged: the mean over a large batch concentrates near a constant
+    (about log(num_classes) + 4.5 here), which a candidate returning that constant would pass.
+    """
 
     def __init__(self):
         super().__init__()
 
     def forward(self, logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        return F.cross_entropy(logits, targets)
+        return F.cross_entropy(logits, targets, reduction="none")
 
 
 def get_inputs():

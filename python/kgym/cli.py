@@ -92,6 +92,37 @@ def cmd_tasks_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_tasks_lint(args: argparse.Namespace) -> int:
+    from kgym.lint import lint_tasks
+    from kgym.tasks import list_tasks
+
+    tasks = list_tasks(Path(args.dir) if args.dir else None)
+    device = args.device
+    if device == "auto":
+        import torch
+
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    reports = lint_tasks(
+        tasks,
+        device,
+        args.sizes,
+        args.timeout,
+        args.jobs,
+        progress=lambda line: print(line, file=sys.stderr, flush=True),
+    )
+    flagged = [r for r in reports if r["findings"] or r.get("error")]
+    if args.json:
+        print(json.dumps({"device": device, "tasks": reports}, indent=2))
+    else:
+        for r in reports:
+            if r.get("error"):
+                print(f"{r['task']}: ERROR {r['error']}")
+            for f in r["findings"]:
+                print(f"{r['task']}: [{f['rule']}] {f['detail']}")
+        print(f"{len(reports)} tasks linted on {device}: {len(flagged)} flagged")
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from kgym.demo import default_jobs, run_demo, table
 
@@ -146,6 +177,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dir", nargs="?", help="a directory of KernelBench-format task files")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_tasks_list)
+
+    p = tasks_sub.add_parser(
+        "lint", help="flag degenerate tasks (constant output passes, inputs without effect, ...)"
+    )
+    p.add_argument("dir", nargs="?", help="a directory of KernelBench-format task files")
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    p.add_argument(
+        "--sizes",
+        choices=["auto", "cpu", "gpu"],
+        default="auto",
+        help="auto: a task's CPU sizes on a CPU when it declares them",
+    )
+    p.add_argument("--timeout", type=float, default=300.0, help="seconds per task")
+    p.add_argument("--jobs", type=int, default=1, help="tasks linted at a time")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_tasks_lint)
 
     p = sub.add_parser(
         "demo", help="check every built-in solution and the deliberately wrong candidates"

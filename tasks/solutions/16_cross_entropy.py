@@ -17,16 +17,6 @@ def ce_row_kernel(logits_ptr, targets_ptr, loss_ptr, n_cols, stride_row, BLOCK: 
     tl.store(loss_ptr + row, lse - x_t)
 
 
-@triton.jit
-def mean_kernel(x_ptr, out_ptr, n, inv_n, BLOCK: tl.constexpr):
-    # Single program, fixed summation order: deterministic.
-    acc = tl.zeros((BLOCK,), dtype=tl.float32)
-    for i0 in range(0, n, BLOCK):
-        offs = i0 + tl.arange(0, BLOCK)
-        acc += tl.load(x_ptr + offs, mask=offs < n, other=0.0)
-    tl.store(out_ptr, tl.sum(acc, axis=0) * inv_n)
-
-
 class ModelNew(nn.Module):
     def __init__(self):
         super().__init__()
@@ -36,10 +26,7 @@ class ModelNew(nn.Module):
         targets = targets.contiguous()
         B, C = logits.shape
         losses = torch.empty((B,), dtype=logits.dtype, device=logits.device)
-        out = torch.empty((), dtype=logits.dtype, device=logits.device)
         BLOCK = triton.next_power_of_2(C)
         warps = 16 if BLOCK >= 8192 else (8 if BLOCK >= 2048 else 4)
         ce_row_kernel[(B,)](logits, targets, losses, C, logits.stride(0), BLOCK=BLOCK, num_warps=warps)
-        RB = min(4096, triton.next_power_of_2(B))
-        mean_kernel[(1,)](losses, out, B, 1.0 / B, BLOCK=RB, num_warps=8)
-        return out
+        return losses

@@ -1,0 +1,59 @@
+"""``kgym tasks lint``: finds degenerate tasks whose checks a trivial candidate could pass.
+
+Each task's reference runs in a child process with a time limit. Rules: a zero or constant
+output passes the tolerance; outputs do not depend on the input seed; an input or a parameter has
+no effect on the output; the task fails to run.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from kgym.tasks import Task
+
+
+def lint_task(task: Task, device: str, sizes: str, timeout_s: float) -> dict[str, Any]:
+    if sizes == "auto":
+        sizes = "cpu" if device == "cpu" and task.cpu_sizes else "gpu"
+    args = [sys.executable, "-I", "-m", "kgym.lint_child", str(task.path), sizes, device]
+    try:
+        proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return {"task": task.id, "findings": [], "error": f"timed out after {timeout_s:.0f} s"}
+    lines = proc.stdout.strip().splitlines()
+    try:
+        report = json.loads(lines[-1]) if lines else {}
+    except json.JSONDecodeError:
+        report = {}
+    if not report:
+        tail = proc.stderr.strip().splitlines()[-3:]
+        report = {"findings": [], "error": f"exit {proc.returncode}: " + " | ".join(tail)}
+    report["task"] = task.id
+    report["sizes"] = sizes
+    return report
+
+
+def lint_tasks(
+    tasks: list[Task],
+    device: str,
+    sizes: str = "auto",
+    timeout_s: float = 300.0,
+    jobs: int = 1,
+    progress: Callable[[str], None] | None = None,
+) -> list[dict[str, Any]]:
+    def one(task: Task) -> dict[str, Any]:
+        report = lint_task(task, device, sizes, timeout_s)
+        if progress:
+            verdict = report.get("error") or (
+                ", ".join(f["rule"] for f in report["findings"]) or "clean"
+            )
+            progress(f"{task.id}: {verdict}")
+        return report
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        return list(pool.map(one, tasks))

@@ -1,0 +1,81 @@
+"""kgym tasks lint: degenerate tasks are flagged, the built-in suite is clean."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+TASK_HEADER = "import torch\nimport torch.nn as nn\n\n"
+
+
+def lint(directory: Path | None = None) -> dict:
+    args = [
+        sys.executable,
+        "-m",
+        "kgym.cli",
+        "tasks",
+        "lint",
+        "--json",
+        "--device",
+        "cpu",
+        "--jobs",
+        "2",
+    ]
+    if directory is not None:
+        args.insert(5, str(directory))
+    out = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    return {r["task"]: r for r in json.loads(out.stdout)["tasks"]}
+
+
+def write_task(directory: Path, name: str, forward: str, init: str = "", inputs: str = "") -> None:
+    (directory / f"{name}.py").write_text(
+        TASK_HEADER
+        + "class Model(nn.Module):\n"
+        + "    def __init__(self):\n        super().__init__()\n"
+        + (f"        {init}\n" if init else "")
+        + f"    def forward(self, x, y):\n        return {forward}\n\n"
+        + "def get_inputs():\n"
+        + (
+            f"    return {inputs}\n"
+            if inputs
+            else "    return [torch.randn(8, 16), torch.randn(8, 16)]\n"
+        )
+        + "\ndef get_init_inputs():\n    return []\n"
+    )
+
+
+def rules(report: dict) -> set[str]:
+    return {f["rule"] for f in report["findings"]}
+
+
+def test_degenerate_tasks_are_flagged(tmp_path: Path) -> None:
+    write_task(tmp_path, "good", "x * y + x")
+    write_task(tmp_path, "tiny_output", "(x + y) * 1e-6")
+    write_task(tmp_path, "ignores_y", "torch.relu(x)")
+    write_task(tmp_path, "constant", "torch.ones_like(x) * 3")
+    write_task(
+        tmp_path,
+        "dead_weight",
+        "self.a(x) + 0 * self.b(y)",
+        init="self.a = nn.Linear(16, 16)\n        self.b = nn.Linear(16, 16)",
+    )
+    write_task(tmp_path, "broken", "x.nope()")
+    reports = lint(tmp_path)
+    assert rules(reports["good"]) == set()
+    assert "zero-output-passes" in rules(reports["tiny_output"])
+    assert "input-no-effect" in rules(reports["ignores_y"])
+    assert {"constant-output-passes", "seed-independent"} <= rules(reports["constant"])
+    flagged = {f["detail"] for f in reports["dead_weight"]["findings"]}
+    assert any("b.weight" in d for d in flagged) and not any("a.weight" in d for d in flagged)
+    assert "AttributeError" in reports["broken"]["error"]
+
+
+def test_builtin_suite_is_clean() -> None:
+    reports = lint()
+    assert len(reports) >= 16
+    for task_id, report in reports.items():
+        assert not report.get("error"), (task_id, report["error"])
+        assert report["findings"] == [], (task_id, report["findings"])
