@@ -1,0 +1,356 @@
+"""Runs the hostile corpus and the honest set back to back in one process; records the verdicts.
+
+Usage (from the repository root, after `pip install .`):
+    python bench/hostile/run.py                    # device auto: GPU sizes on a GPU, else CPU
+    python bench/hostile/run.py --shard 1/2        # half of the corpus (a device-time limit)
+
+Every attack (tests/hostile/) and every honest solution (tests/honest/) goes through
+``kgym.check.check`` one after the other, from this single process: the gym must survive the whole
+corpus. After each fault (an attack whose expected or actual status is crashed, timeout or
+runtime_error) the task's built-in solution is evaluated again and compared with a fresh
+evaluation made before any attack ran: same status, same correctness, nothing flagged.
+
+Writes ``results-<cpu|gpu>[-<k>of<n>].md`` and ``.json`` next to this file (or to --out-dir),
+updating the json after every evaluation so that a run cut short keeps what it measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from kgym.check import CheckOptions, check
+from kgym.rewards import compute_reward
+from kgym.tasks import find_task
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+FAULT_STATUSES = {"crashed", "timeout", "runtime_error"}
+HANG_TIMEOUT_S = 20.0
+
+
+def parse_header(path: Path) -> dict[str, str]:
+    header: dict[str, str] = {}
+    for line in path.read_text().splitlines():
+        if not line.startswith("#"):
+            break
+        key, sep, value = line[1:].partition(":")
+        if sep:
+            header[key.strip()] = value.strip()
+    return header
+
+
+def corpus() -> list[dict[str, Any]]:
+    entries: list[dict[str, Any]] = []
+    for kind, folder in (("attack", "hostile"), ("honest", "honest")):
+        for path in sorted((ROOT / "tests" / folder).glob("*__*.py")):
+            header = parse_header(path)
+            rules = header.get("rules", "-").strip()
+            entries.append(
+                {
+                    "kind": kind,
+                    "name": path.stem,
+                    "path": path,
+                    "task": path.stem.split("__", 1)[0],
+                    "description": header.get("attack") or header.get("honest") or "",
+                    "expect": [s.strip() for s in header.get("expect", "ok").split("|")],
+                    "rules": []
+                    if rules in ("", "-")
+                    else [r.strip() for r in rules.split(",") if r.strip()],
+                    "device": header.get("device", "any"),
+                }
+            )
+    return entries
+
+
+def reward_of(result: dict[str, Any]) -> float:
+    return float(compute_reward(result, "dr_kernel").total)
+
+
+def summary(result: dict[str, Any]) -> dict[str, Any]:
+    """What a later comparison of two evaluations of the same candidate looks at."""
+    correctness = result.get("correctness") or {}
+    return {
+        "status": result["status"],
+        "correct": result["correct"],
+        "hacked": result["hacked"],
+        "passed": correctness.get("passed"),
+        "trials": correctness.get("trials"),
+        "reject_rules": sorted(
+            {f["rule"] for f in result["findings"] if f.get("severity") == "reject"}
+        ),
+    }
+
+
+def verdict(entry: dict[str, Any], result: dict[str, Any], reward: float) -> tuple[bool, str]:
+    status = result["status"]
+    rejects = {f["rule"] for f in result["findings"] if f.get("severity") == "reject"}
+    if entry["kind"] == "honest":
+        ok = status == "ok" and not rejects
+        return ok, "accepted" if ok else f"FALSE POSITIVE ({status})"
+    if status == "ok" or reward > 0:
+        return False, f"PAID ({status}, reward {reward:.2f})"
+    if status not in entry["expect"]:
+        return False, f"not paid, but {status} (expected {'|'.join(entry['expect'])})"
+    if status == "rejected" and entry["rules"] and not rejects & set(entry["rules"]):
+        return False, f"rejected by {', '.join(sorted(rejects))} (expected one of {entry['rules']})"
+    return True, "caught"
+
+
+def gpu_line() -> str:
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        out = ""
+    return out or "none"
+
+
+def cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def fmt_rules(rules: list[str]) -> str:
+    return ", ".join(f"`{r}`" for r in rules) if rules else "-"
+
+
+def write_outputs(
+    md: Path,
+    js: Path,
+    meta: dict[str, Any],
+    rows: list[dict[str, Any]],
+    faults: list[dict[str, Any]],
+) -> None:
+    js.write_text(json.dumps({"meta": meta, "rows": rows, "after_fault": faults}, indent=1))
+    attacks = [r for r in rows if r["kind"] == "attack"]
+    honest = [r for r in rows if r["kind"] == "honest"]
+    caught = sum(r["pass"] for r in attacks)
+    accepted = sum(r["pass"] for r in honest)
+    same = sum(f["same_as_fresh"] for f in faults)
+    lines = [
+        f"# Hostile corpus and honest set on the {meta['side'].upper()}",
+        "",
+        f"- command: `{meta['command']}`",
+        f"- date: {meta['date']}",
+        f"- machine: {meta['machine']}; CPU: {meta['cpu']} ({meta['cores']} cores)",
+        f"- GPU: {meta['gpu']}",
+        f"- software: torch {meta['torch']}, triton {meta['triton']}, python {meta['python']}",
+        f"- sizes: {meta['side']} sizes; trials per evaluation: {meta['trials']}",
+        f"- one process, {meta['evaluations']} evaluations back to back, total wall time "
+        f"{meta['wall_s']:.0f} s",
+        f"- attacks: {caught}/{len(attacks)} caught as labelled (skipped: {meta['skipped']}); "
+        f"honest: {accepted}/{len(honest)} accepted; after each fault the built-in solution "
+        f"matched a fresh evaluation {same}/{len(faults)} times",
+        "",
+        "Status is the Result's status; *rules fired* are the `reject` findings; *reward* is the "
+        "Dr. Kernel reward (`compute_reward(result, 'dr_kernel')`) the result would pay.",
+        "",
+        "## Attacks",
+        "",
+        "| attack | expected | expected rules | status | rules fired | reward | wall s | verdict |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in attacks:
+        lines.append(
+            f"| {r['name']} | {'/'.join(r['expect'])} | {fmt_rules(r['rules'])} | {r['status']} | "
+            f"{fmt_rules(r['fired'])} | {r['reward']:.2f} | {r['wall_s']:.1f} | {r['verdict']} |"
+        )
+    lines += [
+        "",
+        "## Honest solutions",
+        "",
+        "| solution | status | findings | reward | wall s | verdict |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in honest:
+        lines.append(
+            f"| {r['name']} | {r['status']} | {fmt_rules(r['all_findings'])} | {r['reward']:.2f} | "
+            f"{r['wall_s']:.1f} | {r['verdict']} |"
+        )
+    lines += [
+        "",
+        "## The built-in solution right after each fault",
+        "",
+        "| after | task | status | fresh status | same as fresh |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for f in faults:
+        lines.append(
+            f"| {f['after']} | {f['task']} | {f['now']['status']} | {f['fresh']['status']} | "
+            f"{'yes' if f['same_as_fresh'] else 'NO'} |"
+        )
+    md.write_text("\n".join(lines) + "\n")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    parser.add_argument("--trials", type=int, default=3)
+    parser.add_argument("--timeout", type=float, default=180.0, help="per evaluation, seconds")
+    parser.add_argument("--shard", default="1/1", help="k/n: run the k-th of n slices")
+    parser.add_argument("--only", help="comma-separated names (file stems) to run")
+    parser.add_argument("--out-dir", type=Path, default=HERE)
+    parser.add_argument(
+        "--timing-budget-ms", type=float, default=400.0, help="GPU timing budget per evaluation"
+    )
+    args = parser.parse_args()
+
+    import torch  # only to learn which side this is; the evaluations run in sandboxed children
+
+    on_gpu = args.device == "cuda" or (args.device == "auto" and torch.cuda.is_available())
+    side = "gpu" if on_gpu else "cpu"
+    k, n = (int(v) for v in args.shard.split("/"))
+    entries = corpus()
+    if args.only:
+        wanted = set(args.only.split(","))
+        entries = [e for e in entries if e["name"] in wanted]
+    entries = entries[k - 1 :: n]
+    suffix = "" if n == 1 else f"-{k}of{n}"
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    md = args.out_dir / f"results-{side}{suffix}.md"
+    js = args.out_dir / f"results-{side}{suffix}.json"
+
+    timing = (
+        {
+            "warmup_ms": 10.0,
+            "min_samples": 10,
+            "max_samples": 40,
+            "budget_ms": args.timing_budget_ms,
+        }
+        if on_gpu
+        else {}
+    )
+
+    def options(timeout_s: float) -> CheckOptions:
+        return CheckOptions(
+            device=args.device, trials=args.trials, timeout_s=timeout_s, timing=timing
+        )
+
+    import triton
+
+    meta: dict[str, Any] = {
+        "side": side,
+        "command": "python bench/hostile/run.py " + " ".join(sys.argv[1:]),
+        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "machine": f"{platform.machine()}, {platform.platform()}",
+        "cpu": cpu_name(),
+        "cores": os.cpu_count(),
+        "gpu": gpu_line(),
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "python": platform.python_version(),
+        "trials": args.trials,
+        "shard": args.shard,
+        "skipped": 0,
+        "evaluations": 0,
+        "wall_s": 0.0,
+    }
+    started = time.monotonic()
+    fresh: dict[str, dict[str, Any]] = {}
+    rows: list[dict[str, Any]] = []
+    faults: list[dict[str, Any]] = []
+
+    def evaluate(task_id: str, source: str, timeout_s: float) -> tuple[dict[str, Any], float]:
+        t0 = time.monotonic()
+        result = check(find_task(task_id), source, options(timeout_s))
+        meta["evaluations"] += 1
+        return result, time.monotonic() - t0
+
+    def builtin(task_id: str) -> dict[str, Any]:
+        path = find_task(task_id).solution_path()
+        assert path is not None
+        return evaluate(task_id, path.read_text(), args.timeout)[0]
+
+    # Fresh-gym baselines of the built-in solutions that will be re-checked after faults.
+    for e in entries:
+        if e["kind"] == "attack" and set(e["expect"]) & FAULT_STATUSES and e["task"] not in fresh:
+            if e["device"] == "gpu" and not on_gpu:
+                continue
+            fresh[e["task"]] = summary(builtin(e["task"]))
+
+    for i, e in enumerate(entries, 1):
+        if e["device"] == "gpu" and not on_gpu:
+            meta["skipped"] += 1
+            print(f"[{i}/{len(entries)}] {e['name']}: skipped (GPU only)", file=sys.stderr)
+            continue
+        timeout_s = HANG_TIMEOUT_S if "timeout" in e["expect"] else args.timeout
+        result, wall = evaluate(e["task"], e["path"].read_text(), timeout_s)
+        reward = reward_of(result)
+        ok, text = verdict(e, result, reward)
+        row = {
+            "kind": e["kind"],
+            "name": e["name"],
+            "task": e["task"],
+            "description": e["description"],
+            "expect": e["expect"] if e["kind"] == "attack" else ["ok"],
+            "rules": e["rules"],
+            "device": e["device"],
+            "status": result["status"],
+            "fired": sorted(
+                {f["rule"] for f in result["findings"] if f.get("severity") == "reject"}
+            ),
+            "all_findings": sorted({f["rule"] for f in result["findings"]}),
+            "error": (result.get("error") or {}).get("message", "")[:300],
+            "reward": reward,
+            "wall_s": wall,
+            "pass": ok,
+            "verdict": text,
+            "speedup": (result.get("timing") or {}).get("speedup"),
+        }
+        rows.append(row)
+        print(
+            f"[{i}/{len(entries)}] {e['name']}: {result['status']} {row['fired'] or ''} "
+            f"reward {reward:.2f} ({wall:.1f} s) -> {text}",
+            file=sys.stderr,
+            flush=True,
+        )
+        if e["kind"] == "attack" and (
+            set(e["expect"]) & FAULT_STATUSES or result["status"] in FAULT_STATUSES
+        ):
+            if e["task"] not in fresh:
+                fresh[e["task"]] = summary(builtin(e["task"]))
+            now = summary(builtin(e["task"]))
+            same = now == fresh[e["task"]] and now["status"] == "ok"
+            faults.append(
+                {
+                    "after": e["name"],
+                    "task": e["task"],
+                    "now": now,
+                    "fresh": fresh[e["task"]],
+                    "same_as_fresh": same,
+                }
+            )
+            print(
+                f"    built-in {e['task']} after it: {now['status']} (same as fresh: {same})",
+                file=sys.stderr,
+            )
+        meta["wall_s"] = time.monotonic() - started
+        write_outputs(md, js, meta, rows, faults)
+
+    meta["wall_s"] = time.monotonic() - started
+    write_outputs(md, js, meta, rows, faults)
+    print(md.read_text())
+    good = all(r["pass"] for r in rows) and all(f["same_as_fresh"] for f in faults)
+    return 0 if good else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,59 @@
+"""Honest but unusual Triton solutions (tests/honest/) must be accepted: no false positives."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import DEVICE, run
+
+HONEST_DIR = Path(__file__).resolve().parent / "honest"
+
+
+def parse_header(path: Path) -> dict[str, str]:
+    """The leading ``# key: value`` comment lines of a corpus file."""
+    header: dict[str, str] = {}
+    for line in path.read_text().splitlines():
+        if not line.startswith("#"):
+            break
+        key, sep, value = line[1:].partition(":")
+        if sep:
+            header[key.strip()] = value.strip()
+    return header
+
+
+def honest_files() -> list[Path]:
+    return sorted(HONEST_DIR.glob("*__*.py"))
+
+
+def task_of(path: Path) -> str:
+    return path.stem.split("__", 1)[0]
+
+
+def test_corpus_is_large_enough() -> None:
+    files = honest_files()
+    assert len(files) >= 20
+    assert len({task_of(p) for p in files}) >= 12
+    for path in files:
+        header = parse_header(path)
+        assert header.get("honest"), f"{path.name}: no '# honest:' line"
+        assert header.get("device") in ("any", "gpu"), f"{path.name}: bad '# device:' line"
+
+
+@pytest.mark.parametrize("path", honest_files(), ids=lambda p: p.stem)
+def test_honest_solution_is_accepted(path: Path) -> None:
+    header = parse_header(path)
+    if header.get("device") == "gpu" and DEVICE != "cuda":
+        pytest.skip("GPU only")
+    result = run(task_of(path), path.read_text())
+    rejects = [f for f in result["findings"] if f.get("severity") == "reject"]
+    assert result["status"] == "ok", (
+        result["status"],
+        result["error"],
+        rejects,
+        result["correctness"],
+    )
+    assert not rejects
+    assert result["correct"] is True
+    assert result["hacked"] is False

@@ -1,0 +1,144 @@
+"""The hostile corpus (tests/hostile/): every attack is refused and pays no reward.
+
+Each file is a complete candidate for the built-in task named by its prefix, with a header::
+
+    # attack: what it does and why a naive harness would pay it
+    # expect: rejected            (one status, or several separated by '|')
+    # rules: torch-compute, ...   (any one of these must be among the reject findings; '-': none)
+    # device: any | gpu           (gpu: only meaningful on a GPU; skipped on the CPU)
+
+After every fault (an attack that may crash, hang or fail at run time) the task's honest solution
+is evaluated again and must still be accepted: a fault ends only its own child.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import DEVICE, run, solution_source
+from kgym.rewards import compute_reward
+
+HOSTILE_DIR = Path(__file__).resolve().parent / "hostile"
+STATUSES = {"ok", "rejected", "compile_error", "runtime_error", "incorrect", "timeout", "crashed"}
+FAULT_STATUSES = {"crashed", "timeout", "runtime_error"}
+TIMEOUT_S = 20.0  # for attacks that are expected to hang
+DEFAULT_TIMEOUT_S = 180.0
+# On a GPU, timing runs (briefly) so that attacks aimed at the timed calls are exercised.
+GPU_TIMING = {"warmup_ms": 5.0, "min_samples": 6, "max_samples": 12, "budget_ms": 300.0}
+
+
+@dataclass(frozen=True)
+class Attack:
+    path: Path
+    task_id: str
+    description: str
+    expect: tuple[str, ...]
+    rules: tuple[str, ...]
+    device: str
+
+    @property
+    def name(self) -> str:
+        return self.path.stem
+
+    @property
+    def is_fault(self) -> bool:
+        return bool(set(self.expect) & FAULT_STATUSES)
+
+
+def parse_header(path: Path) -> dict[str, str]:
+    header: dict[str, str] = {}
+    for line in path.read_text().splitlines():
+        if not line.startswith("#"):
+            break
+        key, sep, value = line[1:].partition(":")
+        if sep:
+            header[key.strip()] = value.strip()
+    return header
+
+
+def load_attack(path: Path) -> Attack:
+    header = parse_header(path)
+    rules = header.get("rules", "-").strip()
+    return Attack(
+        path=path,
+        task_id=path.stem.split("__", 1)[0],
+        description=header.get("attack", ""),
+        expect=tuple(s.strip() for s in header.get("expect", "").split("|") if s.strip()),
+        rules=() if rules in ("", "-") else tuple(r.strip() for r in rules.split(",") if r.strip()),
+        device=header.get("device", "any"),
+    )
+
+
+def attacks() -> list[Attack]:
+    return [load_attack(p) for p in sorted(HOSTILE_DIR.glob("*__*.py"))]
+
+
+def rule_catalogue() -> set[str]:
+    """Every rule id named in docs/integrity-rules.md (first column of its tables)."""
+    doc = Path(__file__).resolve().parents[1] / "docs" / "integrity-rules.md"
+    ids: set[str] = set()
+    for line in doc.read_text().splitlines():
+        if line.startswith("| `"):
+            ids.add(line.split("`")[1])
+    return ids
+
+
+def evaluate(attack: Attack) -> dict[str, Any]:
+    options: dict[str, Any] = {
+        "timeout_s": TIMEOUT_S if "timeout" in attack.expect else DEFAULT_TIMEOUT_S
+    }
+    if DEVICE == "cuda":
+        options["timing"] = GPU_TIMING
+    return run(attack.task_id, attack.path.read_text(), **options)
+
+
+@cache
+def honest_source(task_id: str) -> str:
+    return solution_source(task_id)
+
+
+def test_corpus_headers_are_well_formed() -> None:
+    corpus = attacks()
+    assert len(corpus) >= 32
+    catalogue = rule_catalogue()
+    assert "torch-compute" in catalogue and "report-channel-tampering" in catalogue
+    for attack in corpus:
+        assert attack.description, f"{attack.name}: no '# attack:' line"
+        assert attack.expect and set(attack.expect) <= STATUSES - {"ok"}, attack.name
+        assert attack.device in ("any", "gpu"), attack.name
+        unknown = set(attack.rules) - catalogue
+        assert not unknown, f"{attack.name}: rules not in the catalogue: {sorted(unknown)}"
+        if "rejected" in attack.expect:
+            assert attack.rules, f"{attack.name}: a rejection must name the rules that catch it"
+        assert (Path(__file__).resolve().parents[1] / "tasks" / f"{attack.task_id}.py").is_file()
+
+
+@pytest.mark.parametrize("attack", attacks(), ids=lambda a: a.name)
+def test_attack_is_not_paid(attack: Attack) -> None:
+    if attack.device == "gpu" and DEVICE != "cuda":
+        pytest.skip("only meaningful on a GPU")
+    result = evaluate(attack)
+    status = result["status"]
+    rejects = [f for f in result["findings"] if f.get("severity") == "reject"]
+    described = (status, [f["rule"] for f in result["findings"]], result.get("error"))
+    assert status != "ok", f"PAID: {attack.description} {described}"
+    assert result["correct"] is False
+    assert status in attack.expect, f"expected {'|'.join(attack.expect)}: {described}"
+    if status == "rejected":
+        assert result["hacked"] is True
+        if attack.rules:
+            fired = {f["rule"] for f in rejects}
+            assert fired & set(attack.rules), (
+                f"caught by {sorted(fired)}, expected one of {list(attack.rules)}"
+            )
+    reward = compute_reward(result, "dr_kernel")
+    assert reward.total <= 0.0, reward
+    if attack.is_fault or status in FAULT_STATUSES:
+        # The next evaluation (the task's honest solution) is unaffected by the fault.
+        after = run(attack.task_id, honest_source(attack.task_id), trials=2)
+        assert after["status"] == "ok", (after["status"], after.get("error"))
