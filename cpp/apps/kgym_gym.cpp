@@ -1,5 +1,6 @@
 // kgym-gym: the C++ gym executable. Subcommands: check (one candidate against one task),
-// extract (completion -> candidate code), feedback (Result JSON -> model-facing text).
+// extract (completion -> candidate code), feedback (Result JSON -> model-facing text),
+// screen (static screen of candidate sources).
 #include <unistd.h>
 
 #include <cstdio>
@@ -8,12 +9,13 @@
 #include <iostream>
 #include <sstream>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "kgym/check/evaluate.hpp"
 #include "kgym/result/feedback.hpp"
+#include "kgym/screen/screen.hpp"
 #include "kgym/text/extract.hpp"
 
 namespace {
@@ -29,7 +31,8 @@ std::string read_text(const std::string& path) {
     return ss.str();
   }
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) throw std::runtime_error(fmt::format("{}: no such file", path));
+  if (!fs::is_regular_file(path, ec))
+    throw std::runtime_error(fmt::format("{}: no such file", path));
   if (fs::file_size(path, ec) > kMaxInputBytes) {
     throw std::runtime_error(fmt::format("{}: larger than {} bytes", path, kMaxInputBytes));
   }
@@ -68,7 +71,8 @@ int main(int argc, char** argv) {
   bool as_json = false, no_timing = false, no_profile = false;
   std::uint64_t seed = 0;
   check_cmd->add_option("task", task_path, "KernelBench-format task file")->required();
-  check_cmd->add_option("candidate", candidate_path, "candidate .py or raw completion ('-' = stdin)")
+  check_cmd
+      ->add_option("candidate", candidate_path, "candidate .py or raw completion ('-' = stdin)")
       ->required();
   check_cmd->add_option("--device", device, "auto, cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
@@ -90,7 +94,8 @@ int main(int argc, char** argv) {
 
   auto* extract_cmd = app.add_subcommand("extract", "Print the candidate code of a completion");
   std::string completion_path;
-  extract_cmd->add_option("completion", completion_path, "completion file ('-' = stdin)")->required();
+  extract_cmd->add_option("completion", completion_path, "completion file ('-' = stdin)")
+      ->required();
   extract_cmd->add_option("--rule", extract_rule, "auto, last_python_block, answer_tag or whole");
   extract_cmd->add_flag("--json", as_json, "print {ok, code, rule, error} as JSON");
 
@@ -98,7 +103,46 @@ int main(int argc, char** argv) {
   std::string result_path;
   feedback_cmd->add_option("result", result_path, "Result JSON file ('-' = stdin)")->required();
 
+  auto* screen_cmd =
+      app.add_subcommand("screen", "Static screen of candidate sources (findings by rule)");
+  std::vector<std::string> screen_paths;
+  screen_cmd->add_option("files", screen_paths, "candidate .py files ('-' = stdin)")->required();
+  screen_cmd->add_flag("--json", as_json, "print findings as JSON ({file: findings} for several)");
+
   CLI11_PARSE(app, argc, argv);
+
+  if (*screen_cmd) {
+    // Exit 0 when every file was screened (findings or not), 2 when one could not be read.
+    int rc = 0;
+    json all = json::object();
+    for (const auto& path : screen_paths) {
+      std::string source;
+      try {
+        source = read_text(path);
+      } catch (const std::exception& e) {
+        std::cerr << "kgym-gym: " << e.what() << "\n";
+        rc = 2;
+        continue;
+      }
+      const auto findings = kgym::screen::screen_candidate(source);
+      if (as_json) {
+        all[path] = kgym::screen::to_json(findings);
+        continue;
+      }
+      for (const auto& f : findings) {
+        std::cout << fmt::format("{}:{}: [{}] {}: {}\n", path, f.line, f.rule, f.severity,
+                                 f.detail);
+      }
+    }
+    if (as_json) {
+      if (screen_paths.size() == 1 && all.contains(screen_paths.front())) {
+        std::cout << all[screen_paths.front()].dump(2) << "\n";
+      } else {
+        std::cout << all.dump(2) << "\n";
+      }
+    }
+    return rc;
+  }
 
   try {
     if (*check_cmd) {
@@ -150,7 +194,8 @@ int main(int argc, char** argv) {
     }
     if (*feedback_cmd) {
       const auto j = json::parse(read_text(result_path), nullptr, false);
-      if (j.is_discarded() || !j.is_object()) throw std::runtime_error("the result is not a JSON object");
+      if (j.is_discarded() || !j.is_object())
+        throw std::runtime_error("the result is not a JSON object");
       std::cout << kgym::result::render_feedback(j) << "\n";
       return 0;
     }

@@ -1,0 +1,106 @@
+// forbidden-import: imports outside the allowlist (and torch / triton submodules that compile or
+// run non-Triton code, spawn processes or reach the network); functools caches (memoization).
+#include <array>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "kgym/screen/rules.hpp"
+
+namespace kgym::screen::rules {
+namespace {
+
+constexpr std::array<std::string_view, 12> kAllowedRoots = {
+    "torch",    "triton",      "math", "typing",      "functools", "itertools",
+    "operator", "dataclasses", "enum", "collections", "numbers",   "__future__"};
+
+// torch submodules that compile native code, run other kernels, spawn processes or reach the net.
+constexpr std::array<std::string_view, 18> kForbiddenTorch = {"torch.utils.cpp_extension",
+                                                              "torch.cuda.jiterator",
+                                                              "torch.hub",
+                                                              "torch.multiprocessing",
+                                                              "torch.distributed",
+                                                              "torch.package",
+                                                              "torch.utils.data",
+                                                              "torch.profiler",
+                                                              "torch.autograd.profiler",
+                                                              "torch.library",
+                                                              "torch._C",
+                                                              "torch._dynamo",
+                                                              "torch._inductor",
+                                                              "torch.compiler",
+                                                              "torch.jit",
+                                                              "torch.overrides",
+                                                              "torch.utils._python_dispatch",
+                                                              "torch.testing"};
+
+bool has_prefix(std::string_view q, std::string_view p) {
+  return q == p || (q.size() > p.size() && q.substr(0, p.size()) == p && q[p.size()] == '.');
+}
+
+}  // namespace
+
+bool forbidden_torch_module(std::string_view q) {
+  for (auto p : kForbiddenTorch) {
+    if (has_prefix(q, p)) return true;
+  }
+  return false;
+}
+
+void imports(Context& c) {
+  const Module& m = c.m;
+  for (const Import& imp : m.imports) {
+    if (imp.relative) {
+      c.add("forbidden-import", true, imp.line, "relative import");
+      continue;
+    }
+    const auto dot = imp.module.find('.');
+    const std::string_view root = std::string_view(imp.module).substr(0, dot);
+    bool allowed = false;
+    for (auto r : kAllowedRoots) allowed = allowed || root == r;
+    if (!allowed) {
+      c.add("forbidden-import", true, imp.line,
+            fmt::format("import of '{}' (allowed: torch, triton, math, typing, functools, "
+                        "itertools, operator, dataclasses, enum, collections, numbers)",
+                        imp.module));
+      continue;
+    }
+    std::vector<std::string> full{imp.module};
+    for (const auto& n : imp.names) full.push_back(imp.module + "." + n);
+    for (const auto& q : full) {
+      if (forbidden_torch_module(q)) {
+        c.add("forbidden-import", true, imp.line, fmt::format("import of '{}'", q));
+        break;
+      }
+    }
+    if (root == "functools" && !imp.from) continue;
+    if (root == "functools") {
+      for (const auto& n : imp.names) {
+        if (n == "lru_cache" || n == "cache" || n == "cached_property" || n == "*") {
+          c.add("memoization", true, imp.line,
+                fmt::format("functools.{} caches results between calls", n));
+        }
+      }
+    }
+  }
+  // functools.lru_cache / cache / cached_property used through any alias
+  const auto n = static_cast<std::uint32_t>(m.tokens.size());
+  for (std::uint32_t k = 0; k < n; ++k) {
+    if (!m.is_name(k) || m.is_op(k - 1, Op::kDot)) continue;
+    const std::uint32_t ce = m.chain_end(k, n);
+    const std::string q = m.qualify(k, ce - 1);
+    if (q == "functools.lru_cache" || q == "functools.cache" || q == "functools.cached_property") {
+      const int st = c.tok_stmt[k];
+      const bool import_stmt =
+          st >= 0 && (m.is_kw(m.stmts[static_cast<std::size_t>(st)].begin, "from") ||
+                      m.is_kw(m.stmts[static_cast<std::size_t>(st)].begin, "import"));
+      if (!import_stmt) {
+        c.add("memoization", true, m.tokens[k].line,
+              fmt::format("{} caches results between calls", q));
+      }
+    }
+    k = ce - 1;
+  }
+}
+
+}  // namespace kgym::screen::rules
