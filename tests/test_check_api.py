@@ -67,13 +67,24 @@ def test_completion_without_code_is_a_clear_error() -> None:
 
 
 def test_missing_model_new() -> None:
-    result = run("01_relu", "import torch\nclass Model(torch.nn.Module):\n    pass\n")
+    source = "import torch\nclass Model(torch.nn.Module):\n    pass\n"
+    # The static screen refuses it (no Triton kernel, and it names the reference class) ...
+    screened = run("01_relu", source)
+    assert screened["status"] == "rejected"
+    # ... and without the screen, the harness says what is missing.
+    result = run("01_relu", source, screen=False)
     assert result["status"] == "compile_error"
     assert "ModelNew" in result["error"]["message"]
 
 
 def test_syntax_error_points_at_line() -> None:
-    result = run("01_relu", "import torch\n\nclass ModelNew(:\n    pass\n")
+    source = "import torch\n\nclass ModelNew(:\n    pass\n"
+    result = run("01_relu", source)
+    assert result["status"] == "compile_error"
+    assert "line 3" in result["error"]["message"]
+    assert not result["hacked"]
+    # Python's own message, when the screen is off.
+    result = run("01_relu", source, screen=False)
     assert result["status"] == "compile_error"
     assert result["error"]["type"] == "SyntaxError"
     assert "line 3" in result["error"]["traceback"]

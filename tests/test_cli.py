@@ -66,10 +66,11 @@ def test_check_exit_codes_on_bad_usage(tmp_path: Path) -> None:
 
 def test_a_wrong_verdict_still_exits_zero(tmp_path: Path) -> None:
     cand = tmp_path / "cand.py"
-    cand.write_text(
-        "import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n"
-        "        return torch.zeros_like(x)\n"
+    wrong = solution_source("01_relu").replace(
+        "tl.where(x > 0.0, x, 0.0)", "tl.where(x > 0.0, x, 1.0)"
     )
+    assert wrong != solution_source("01_relu")
+    cand.write_text(wrong)
     out = sh(*KGYM, "check", "01_relu", str(cand), "--device", "cpu", "--json")
     assert out.returncode == 0
     assert json.loads(out.stdout)["status"] == "incorrect"

@@ -27,7 +27,8 @@ json parse_or_throw(const std::string& text, const char* what) {
 nb::dict extract(const std::string& completion, const std::string& rule) {
   const auto parsed = text::parse_extract_rule(rule);
   if (!parsed) {
-    throw std::invalid_argument("extract rule must be auto, last_python_block, answer_tag or whole");
+    throw std::invalid_argument(
+        "extract rule must be auto, last_python_block, answer_tag or whole");
   }
   const auto e = text::extract_candidate(completion, *parsed);
   nb::dict d;

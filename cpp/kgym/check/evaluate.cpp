@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include "kgym/result/status.hpp"
 #include "kgym/result/timing_stats.hpp"
 #include "kgym/sandbox/report_token.hpp"
+#include "kgym/screen/screen.hpp"
 
 namespace kgym::check {
 namespace fs = std::filesystem;
@@ -249,6 +251,35 @@ void add_measurement_findings(json& r) {
   }
 }
 
+json extraction_json(const text::Extraction& e) {
+  return {{"rule", e.rule_used}, {"ok", e.ok}, {"chars", e.code.size()}};
+}
+
+// The Result of a candidate the static screen refused: nothing ran, so nothing was measured.
+json screened_out(const CheckJob& job, const text::Extraction& extraction,
+                  const std::vector<screen::Finding>& findings) {
+  json r = base_result(job);
+  r["findings"] = screen::to_json(findings);
+  r["extraction"] = extraction_json(extraction);
+  const bool only_syntax =
+      std::all_of(findings.begin(), findings.end(), [](const screen::Finding& f) {
+        return f.severity != "reject" || f.rule == "syntax" || f.rule == "long-source";
+      });
+  if (only_syntax) {
+    // Not a hack: code that cannot be read is a compile error, reported as such.
+    const auto first = std::find_if(findings.begin(), findings.end(),
+                                    [](const auto& f) { return f.severity == "reject"; });
+    r["status"] = "compile_error";
+    r["error"] = error_object(
+        "screen", first->rule == "syntax" ? "SyntaxError" : "SourceTooLong",
+        first->line > 0 ? fmt::format("line {}: {}", first->line, first->detail) : first->detail);
+    return r;
+  }
+  r["status"] = "rejected";
+  r["hacked"] = true;
+  return r;
+}
+
 }  // namespace
 
 std::string default_python() {
@@ -409,6 +440,14 @@ json evaluate(const CheckJob& job, const PhaseCallback& on_phase) {
     return r;
   }
 
+  // The static screen: a candidate with a reject finding never runs.
+  json screen_findings = json::array();
+  if (job.screen) {
+    const auto findings = screen::screen_candidate(extraction.code);
+    screen_findings = screen::to_json(findings);
+    if (screen::has_reject(findings)) return screened_out(job, extraction, findings);
+  }
+
   const fs::path scratch =
       !job.scratch_dir.empty()
           ? fs::path(job.scratch_dir)
@@ -478,8 +517,8 @@ json evaluate(const CheckJob& job, const PhaseCallback& on_phase) {
   phase_times.erase("done");
 
   r = assemble_result(job, outcome, phase_times, spec.token);
-  r["extraction"] = {
-      {"rule", extraction.rule_used}, {"ok", true}, {"chars", extraction.code.size()}};
+  for (const auto& f : screen_findings) r["findings"].push_back(f);  // the screen's warnings
+  r["extraction"] = extraction_json(extraction);
   return r;
 }
 

@@ -74,7 +74,8 @@ std::string render_feedback(const json& r, const FeedbackOptions& options) {
       out += fmt::format("Correctness: {} of {} trials passed", passed, trials);
       if (correctness.contains("first_failed_trial") &&
           correctness["first_failed_trial"].is_number()) {
-        out += fmt::format(" (first failure: trial {})", correctness["first_failed_trial"].get<int>());
+        out +=
+            fmt::format(" (first failure: trial {})", correctness["first_failed_trial"].get<int>());
       }
       out += "\n";
       const auto mismatch = correctness.value("mismatch", json(nullptr));
@@ -93,9 +94,9 @@ std::string render_feedback(const json& r, const FeedbackOptions& options) {
     if (timing.value("available", false)) {
       const json ref = timing.value("reference", json::object());
       const json cand = timing.value("candidate", json::object());
-      out += fmt::format("Speedup over PyTorch eager: {:.2f}x (reference {:.4g} ms, yours {:.4g} ms)\n",
-                         number(timing, "speedup"), number(ref, "median_ms"),
-                         number(cand, "median_ms"));
+      out += fmt::format(
+          "Speedup over PyTorch eager: {:.2f}x (reference {:.4g} ms, yours {:.4g} ms)\n",
+          number(timing, "speedup"), number(ref, "median_ms"), number(cand, "median_ms"));
       if (timing.contains("speedup_vs_compile") && timing["speedup_vs_compile"].is_number()) {
         out += fmt::format("Speedup over torch.compile: {:.2f}x\n",
                            timing["speedup_vs_compile"].get<double>());

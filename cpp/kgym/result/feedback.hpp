@@ -8,9 +8,9 @@
 namespace kgym::result {
 
 struct FeedbackOptions {
-  int max_error_lines = 8;      // lines of traceback shown
-  size_t max_chars = 1500;      // hard cap on the whole text
-  int max_kernels = 3;          // kernels listed from the profile
+  int max_error_lines = 8;  // lines of traceback shown
+  size_t max_chars = 1500;  // hard cap on the whole text
+  int max_kernels = 3;      // kernels listed from the profile
 };
 
 std::string render_feedback(const nlohmann::json& result, const FeedbackOptions& options = {});

@@ -24,8 +24,8 @@ struct SampleSummary {
 };
 
 struct RatioEstimate {
-  double ratio = 0;          // median(numerator) / median(denominator)
-  double ci_low = 0;         // bootstrap percentile interval of the ratio of medians
+  double ratio = 0;   // median(numerator) / median(denominator)
+  double ci_low = 0;  // bootstrap percentile interval of the ratio of medians
   double ci_high = 0;
   double confidence = 0.95;
   int resamples = 0;

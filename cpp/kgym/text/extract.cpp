@@ -17,7 +17,7 @@ struct Block {
 bool is_python_info(std::string_view info) {
   // A bare fence counts as python; so do the usual spellings.
   static constexpr std::array<std::string_view, 5> kNames = {"", "python", "py", "python3",
-                                                              "triton"};
+                                                             "triton"};
   std::string lowered(info);
   std::transform(lowered.begin(), lowered.end(), lowered.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -102,7 +102,8 @@ std::optional<std::string_view> last_answer(std::string_view text) {
 
 bool looks_like_python_code(std::string_view text) {
   return text.find("class ModelNew") != std::string_view::npos ||
-         text.find("import ") != std::string_view::npos || text.find("def ") != std::string_view::npos;
+         text.find("import ") != std::string_view::npos ||
+         text.find("def ") != std::string_view::npos;
 }
 
 Extraction fail(std::string message) { return {false, {}, {}, std::move(message)}; }
@@ -147,10 +148,14 @@ std::optional<ExtractRule> parse_extract_rule(std::string_view name) {
 
 std::string_view extract_rule_name(ExtractRule rule) {
   switch (rule) {
-    case ExtractRule::kAuto: return "auto";
-    case ExtractRule::kLastPythonBlock: return "last_python_block";
-    case ExtractRule::kAnswerTag: return "answer_tag";
-    case ExtractRule::kWhole: return "whole";
+    case ExtractRule::kAuto:
+      return "auto";
+    case ExtractRule::kLastPythonBlock:
+      return "last_python_block";
+    case ExtractRule::kAnswerTag:
+      return "answer_tag";
+    case ExtractRule::kWhole:
+      return "whole";
   }
   return "auto";
 }
