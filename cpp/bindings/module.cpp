@@ -7,6 +7,7 @@ namespace kgym::bindings {
 void bind_check(nb::module_& m);
 void bind_channel(nb::module_& m);
 void bind_rl(nb::module_& m);
+void bind_screen(nb::module_& m);
 }  // namespace kgym::bindings
 
 NB_MODULE(_core, m) {
@@ -14,4 +15,5 @@ NB_MODULE(_core, m) {
   kgym::bindings::bind_check(m);
   kgym::bindings::bind_channel(m);
   kgym::bindings::bind_rl(m);
+  kgym::bindings::bind_screen(m);
 }

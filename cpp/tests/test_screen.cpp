@@ -246,6 +246,10 @@ TEST(ScreenDynamicCode, BuiltinsAndComputedNames) {
   expect_reject(candidate("f = f'{eval(\"1\")}'"), "dynamic-code");
   expect_reject(candidate("C = type('C', (object,), {})"), "dynamic-code");
   expect_reject("# -*- coding: utf-7 -*-\n" + candidate(""), "dynamic-code");
+  expect_reject(candidate("f = operator.methodcaller('relu')", "import operator\n"),
+                "dynamic-code");
+  expect_reject(candidate("f = mc('relu')", "from operator import methodcaller as mc\n"),
+                "dynamic-code");
   // a parameter named `input` is not the builtin
   std::string src = candidate("");
   src.replace(src.find("x: torch.Tensor)"), 16, "input: torch.Tensor)");

@@ -79,6 +79,12 @@ void dynamic_code(Context& c) {
       continue;
     }
     if (m.is_op(k - 1, Op::kDot) || param_tokens.count(k)) continue;
+    if (m.aliases.count(m.sv(k))) {
+      const std::string q = m.qualify(k, m.chain_end(k, n) - 1);
+      if (q == "operator.methodcaller" || q == "operator.attrgetter") {
+        c.add("dynamic-code", true, t.line, fmt::format("'{}' looks attributes up by string", q));
+      }
+    }
     if (k > 0 && (m.is_kw(k - 1, "def") || m.is_kw(k - 1, "class"))) continue;
     const auto name = m.sv(k);
     const bool kwarg = t.depth > 0 && m.is_op(k + 1, Op::kAssign) &&
