@@ -37,7 +37,9 @@ Context::Context(const Module& mod, std::vector<Finding>& out) : m(mod), out_(ou
   memo_.assign(m.tokens.size(), 0xFF);
   tok_func.assign(m.tokens.size(), -1);
   tok_stmt.assign(m.tokens.size(), -1);
+  import_stmt.assign(m.stmts.size(), 0);
   for (std::size_t s = 0; s < m.stmts.size(); ++s) {
+    import_stmt[s] = m.is_kw(m.stmts[s].begin, "import") || m.is_kw(m.stmts[s].begin, "from");
     for (std::uint32_t k = m.stmts[s].begin; k < m.stmts[s].end; ++k) {
       tok_func[k] = m.stmts[s].func;
       tok_stmt[k] = static_cast<int>(s);

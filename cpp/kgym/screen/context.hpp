@@ -62,8 +62,13 @@ class Context {
   std::unordered_map<std::string_view, int> self_class;  // self.X = CandidateClass(...)
   std::unordered_set<std::string_view> kernelish;        // kernels and names holding kernels
 
-  std::vector<int> tok_func;     // per token: the function whose statement holds it (-1: module)
-  std::vector<int> tok_stmt;     // per token: its statement (-1 for NEWLINE / INDENT / DEDENT)
+  std::vector<int> tok_func;      // per token: the function whose statement holds it (-1: module)
+  std::vector<int> tok_stmt;      // per token: its statement (-1 for NEWLINE / INDENT / DEDENT)
+  std::vector<char> import_stmt;  // per statement: an import / from-import
+  bool in_import(std::uint32_t tok) const {
+    const int s = tok_stmt[tok];
+    return s >= 0 && import_stmt[static_cast<std::size_t>(s)] != 0;
+  }
   std::vector<Scope> scopes;     // per function (nested defs share their outermost's scope)
   int scope_of(int func) const;  // outermost enclosing function of `func`
   int func_of_stmt(std::size_t stmt) const;

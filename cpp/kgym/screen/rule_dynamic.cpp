@@ -5,7 +5,7 @@
 
 #include <cctype>
 #include <string_view>
-#include <unordered_set>
+#include <vector>
 
 #include "kgym/screen/rules.hpp"
 
@@ -65,9 +65,9 @@ void coding_declaration(Context& c) {
 void dynamic_code(Context& c) {
   const Module& m = c.m;
   coding_declaration(c);
-  std::unordered_set<std::uint32_t> param_tokens;
+  std::vector<char> param_tokens(m.tokens.size(), 0);
   for (const auto& f : m.funcs) {
-    for (const auto& p : f.params) param_tokens.insert(p.name);
+    for (const auto& p : f.params) param_tokens[p.name] = 1;
   }
   const auto n = static_cast<std::uint32_t>(m.tokens.size());
   for (std::uint32_t k = 0; k < n; ++k) {
@@ -78,7 +78,7 @@ void dynamic_code(Context& c) {
             fmt::format("identifier '{}' is not ASCII (Python folds it with NFKC)", m.sv(k)));
       continue;
     }
-    if (m.is_op(k - 1, Op::kDot) || param_tokens.count(k)) continue;
+    if (m.is_op(k - 1, Op::kDot) || param_tokens[k]) continue;
     if (m.aliases.count(m.sv(k))) {
       const std::string q = m.qualify(k, m.chain_end(k, n) - 1);
       if (q == "operator.methodcaller" || q == "operator.attrgetter") {
@@ -90,11 +90,7 @@ void dynamic_code(Context& c) {
     const bool kwarg = t.depth > 0 && m.is_op(k + 1, Op::kAssign) &&
                        (m.is_op(k - 1, Op::kLPar) || m.is_op(k - 1, Op::kComma));
     if (kwarg) continue;
-    const int st = c.tok_stmt[k];
-    if (st >= 0) {
-      const Stmt& s = m.stmts[static_cast<std::size_t>(st)];
-      if (m.is_kw(s.begin, "import") || m.is_kw(s.begin, "from")) continue;
-    }
+    if (c.in_import(k)) continue;
     if (dynamic_builtin(name)) {
       if (!always_dynamic(name) && c.bound_by_definition.count(name)) continue;
       c.add("dynamic-code", true, t.line,

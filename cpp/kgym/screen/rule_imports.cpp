@@ -86,15 +86,11 @@ void imports(Context& c) {
   // functools.lru_cache / cache / cached_property used through any alias
   const auto n = static_cast<std::uint32_t>(m.tokens.size());
   for (std::uint32_t k = 0; k < n; ++k) {
-    if (!m.is_name(k) || m.is_op(k - 1, Op::kDot)) continue;
+    if (!m.is_name(k) || !m.alias_root[k] || m.is_op(k - 1, Op::kDot)) continue;
     const std::uint32_t ce = m.chain_end(k, n);
     const std::string q = m.qualify(k, ce - 1);
     if (q == "functools.lru_cache" || q == "functools.cache" || q == "functools.cached_property") {
-      const int st = c.tok_stmt[k];
-      const bool import_stmt =
-          st >= 0 && (m.is_kw(m.stmts[static_cast<std::size_t>(st)].begin, "from") ||
-                      m.is_kw(m.stmts[static_cast<std::size_t>(st)].begin, "import"));
-      if (!import_stmt) {
+      if (!c.in_import(k)) {
         c.add("memoization", true, m.tokens[k].line,
               fmt::format("{} caches results between calls", q));
       }

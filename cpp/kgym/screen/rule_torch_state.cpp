@@ -123,11 +123,7 @@ void torch_state(Context& c) {
       }
       continue;
     }
-    const int st = c.tok_stmt[k];
-    if (st >= 0) {
-      const Stmt& s = m.stmts[static_cast<std::size_t>(st)];
-      if (m.is_kw(s.begin, "import") || m.is_kw(s.begin, "from")) continue;
-    }
+    if (c.in_import(k)) continue;
     const std::uint32_t ce = m.chain_end(k, n);
     const std::string q = m.qualify(k, ce - 1);
     const bool call = m.is_op(ce, Op::kLPar);

@@ -23,6 +23,13 @@ class Builder {
     definitions();
     imports();
     assignment_aliases();
+    m_.alias_root.assign(m_.tokens.size(), 0);
+    for (std::size_t k = 0; k < m_.tokens.size(); ++k) {
+      if (m_.tokens[k].kind == Tok::kName &&
+          m_.aliases.count(m_.sv(static_cast<std::uint32_t>(k)))) {
+        m_.alias_root[k] = 1;
+      }
+    }
     kernels();
   }
 
@@ -432,6 +439,7 @@ std::uint32_t Module::chain_end(std::uint32_t root, std::uint32_t limit) const {
 
 std::string Module::qualify(std::uint32_t root, std::uint32_t last) const {
   if (!is_name(root)) return {};
+  if (root < alias_root.size() && !alias_root[root]) return {};
   auto it = aliases.find(sv(root));
   if (it == aliases.end()) return {};
   std::string q = it->second;

@@ -75,6 +75,7 @@ struct Module {
   std::unordered_map<std::string_view, int> top_funcs;    // module-level functions by name
   std::unordered_map<std::string_view, int> top_classes;  // module-level classes by name
   std::unordered_set<std::string_view> kernels;           // names bound to Triton kernels
+  std::vector<std::uint8_t> alias_root;  // per token: 1 when a Name resolves through `aliases`
   bool ok = true;
   int error_line = 0;
   std::string error;

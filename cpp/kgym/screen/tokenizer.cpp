@@ -1,7 +1,7 @@
 #include "kgym/screen/tokenizer.hpp"
 
-#include <array>
 #include <cstddef>
+#include <initializer_list>
 
 namespace kgym::screen {
 namespace {
@@ -10,18 +10,33 @@ constexpr std::size_t kMaxBrackets = 200;  // CPython: "too many nested parenthe
 constexpr std::size_t kMaxIndents = 100;   // CPython: "too many levels of indentation"
 constexpr int kMaxFStringNesting = 32;
 
-constexpr std::array<std::string_view, 35> kKeywords = {
-    "False", "None",     "True",  "and",    "as",   "assert", "async",  "await",    "break",
-    "class", "continue", "def",   "del",    "elif", "else",   "except", "finally",  "for",
-    "from",  "global",   "if",    "import", "in",   "is",     "lambda", "nonlocal", "not",
-    "or",    "pass",     "raise", "return", "try",  "while",  "with",   "yield"};
-
-bool is_keyword(std::string_view s) {
-  if (s.size() < 2 || s.size() > 8) return false;
-  for (auto k : kKeywords) {
-    if (k == s) return true;
+bool any_of(std::string_view s, std::initializer_list<std::string_view> words) {
+  for (auto w : words) {
+    if (w == s) return true;
   }
   return false;
+}
+
+// Python's hard keywords, by length (soft keywords such as `match` are names).
+bool is_keyword(std::string_view s) {
+  switch (s.size()) {
+    case 2:
+      return any_of(s, {"as", "if", "in", "is", "or"});
+    case 3:
+      return any_of(s, {"and", "def", "del", "for", "not", "try"});
+    case 4:
+      return any_of(s, {"None", "True", "elif", "else", "from", "pass", "with"});
+    case 5:
+      return any_of(s, {"False", "async", "await", "break", "class", "raise", "while", "yield"});
+    case 6:
+      return any_of(s, {"assert", "except", "global", "import", "lambda", "return"});
+    case 7:
+      return s == "finally";
+    case 8:
+      return s == "continue" || s == "nonlocal";
+    default:
+      return false;
+  }
 }
 
 inline bool ident_start(unsigned char c) {
@@ -250,6 +265,7 @@ class Lexer {
     const char c = s_[i_];
     if (c == ' ' || c == '\t' || c == '\f') {
       ++i_;
+      while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\f')) ++i_;
       return true;
     }
     if (c == '#') {
