@@ -18,10 +18,11 @@ HERE = Path(__file__).resolve().parent
 
 
 def load_side(folder: Path, side: str) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
+    """side: cpu, gpu, cpu-noscreen or gpu-noscreen (whole runs and their shards)."""
     rows: dict[str, dict[str, Any]] = {}
     metas: list[dict[str, Any]] = []
     paths = sorted(folder.glob(f"results-{side}.json")) + sorted(
-        folder.glob(f"results-{side}-*of*.json")
+        folder.glob(f"results-{side}-[0-9]*of*.json")
     )
     for path in paths:
         data = json.loads(path.read_text())
@@ -45,9 +46,17 @@ def main() -> int:
     args = parser.parse_args()
     cpu, cpu_meta = load_side(args.dir, "cpu")
     gpu, gpu_meta = load_side(args.dir, "gpu")
+    cpu_rt, cpu_rt_meta = load_side(args.dir, "cpu-noscreen")
+    gpu_rt, gpu_rt_meta = load_side(args.dir, "gpu-noscreen")
     names = sorted(set(cpu) | set(gpu))
     lines = ["# Hostile corpus: CPU and GPU verdicts", ""]
-    for side, metas in (("CPU", cpu_meta), ("GPU", gpu_meta)):
+    sides = (
+        ("CPU", cpu_meta),
+        ("GPU", gpu_meta),
+        ("CPU, screen off", cpu_rt_meta),
+        ("GPU, screen off", gpu_rt_meta),
+    )
+    for side, metas in sides:
         for m in metas:
             lines.append(
                 f"- {side}: `{m['command']}` on {m['date']}; {m['cpu']}; GPU: {m['gpu']}; "
@@ -60,12 +69,14 @@ def main() -> int:
         "",
         "A verdict reads `status (reject rules fired), reward R: ok|FAIL`; *ok* means the entry "
         "behaved as labelled (attacks: not paid, expected status, one of the expected rules; "
-        "honest: accepted).",
+        "honest: accepted). The *screen off* columns run the same files with the static screen "
+        "disabled (`--no-screen`): what the runtime guards and the supervisor catch on their own.",
         "",
         "## Attacks",
         "",
-        "| attack | expected | rule that caught it | verdict on CPU | verdict on GPU |",
-        "| --- | --- | --- | --- | --- |",
+        "| attack | expected | rule that caught it | verdict on CPU | verdict on GPU | "
+        "CPU, screen off | GPU, screen off |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for name in names:
         row = cpu.get(name) or gpu.get(name)
@@ -79,7 +90,7 @@ def main() -> int:
         caught = ", ".join(f"`{r}`" for r in fired) if fired else "- (status)"
         lines.append(
             f"| {name} | {'/'.join(row['expect'])} | {caught} | {cell(cpu.get(name))} | "
-            f"{cell(gpu.get(name))} |"
+            f"{cell(gpu.get(name))} | {cell(cpu_rt.get(name))} | {cell(gpu_rt.get(name))} |"
         )
     lines += [
         "",

@@ -153,7 +153,8 @@ def write_outputs(
         f"- machine: {meta['machine']}; CPU: {meta['cpu']} ({meta['cores']} cores)",
         f"- GPU: {meta['gpu']}",
         f"- software: torch {meta['torch']}, triton {meta['triton']}, python {meta['python']}",
-        f"- sizes: {meta['side']} sizes; trials per evaluation: {meta['trials']}",
+        f"- sizes: {meta['side']} sizes; trials per evaluation: {meta['trials']}; static screen "
+        f"{'on' if meta.get('screen', True) else 'OFF (runtime guards and supervisor only)'}",
         f"- one process, {meta['evaluations']} evaluations back to back, total wall time "
         f"{meta['wall_s']:.0f} s",
         f"- attacks: {caught}/{len(attacks)} caught as labelled (skipped: {meta['skipped']}); "
@@ -209,6 +210,11 @@ def main() -> int:
     parser.add_argument("--only", help="comma-separated names (file stems) to run")
     parser.add_argument("--out-dir", type=Path, default=HERE)
     parser.add_argument(
+        "--no-screen",
+        action="store_true",
+        help="turn the static screen off: what the runtime guards and the supervisor catch alone",
+    )
+    parser.add_argument(
         "--timing-budget-ms", type=float, default=400.0, help="GPU timing budget per evaluation"
     )
     args = parser.parse_args()
@@ -223,7 +229,7 @@ def main() -> int:
         wanted = set(args.only.split(","))
         entries = [e for e in entries if e["name"] in wanted]
     entries = entries[k - 1 :: n]
-    suffix = "" if n == 1 else f"-{k}of{n}"
+    suffix = ("-noscreen" if args.no_screen else "") + ("" if n == 1 else f"-{k}of{n}")
     args.out_dir.mkdir(parents=True, exist_ok=True)
     md = args.out_dir / f"results-{side}{suffix}.md"
     js = args.out_dir / f"results-{side}{suffix}.json"
@@ -241,14 +247,19 @@ def main() -> int:
 
     def options(timeout_s: float) -> CheckOptions:
         return CheckOptions(
-            device=args.device, trials=args.trials, timeout_s=timeout_s, timing=timing
+            device=args.device,
+            trials=args.trials,
+            timeout_s=timeout_s,
+            timing=timing,
+            screen=not args.no_screen,
         )
 
     import triton
 
     meta: dict[str, Any] = {
         "side": side,
-        "command": "python bench/hostile/run.py " + " ".join(sys.argv[1:]),
+        "command": " ".join(["python bench/hostile/run.py", *sys.argv[1:]]),
+        "screen": not args.no_screen,
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "machine": f"{platform.machine()}, {platform.platform()}",
         "cpu": cpu_name(),

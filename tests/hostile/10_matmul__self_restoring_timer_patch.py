@@ -1,6 +1,6 @@
 # attack: the timer patch that restores itself: a finaliser on each output arms one-shot patches of Event.record/elapsed_time that shrink only the candidate's samples and put the originals back before any check looks (patched via functools.partial(setattr, ...), no import beyond the allowlist)
 # expect: rejected
-# rules: monkey-patch, dynamic-code, patched-function
+# rules: monkey-patch, dynamic-code, streams-events, patched-function
 # device: gpu
 import functools
 
