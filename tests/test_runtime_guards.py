@@ -96,7 +96,8 @@ def test_fake_report_then_exit_is_not_believed() -> None:
         "[_w(int(fd)) for fd in os.listdir('/proc/self/fd') if int(fd) > 2]; os._exit(0)", FAKE
     )
     result = run("01_relu", source, trials=1, screen=False)
-    assert result["status"] == "crashed"
+    assert result["status"] == "rejected"
+    assert "report-channel-tampering" in rules(result)
     assert not result["correct"]
 
 

@@ -124,11 +124,12 @@ TEST(Assemble, UnsealedReportIsNeverBelieved) {
   // A forged report without the token, and a report sealed with another token: no result.
   CheckJob job;
   auto r = assemble_result(job, clean_exit(ok_report().dump() + "\n"), json::object(), kToken);
-  EXPECT_EQ(r["status"], "crashed");
+  EXPECT_EQ(r["status"], "rejected");
+  EXPECT_EQ(r["findings"][0]["rule"], "report-channel-tampering");
   r = assemble_result(
       job, clean_exit(kgym::sandbox::seal_record("fedcba9876543210", ok_report().dump())),
       json::object(), kToken);
-  EXPECT_EQ(r["status"], "crashed");
+  EXPECT_EQ(r["status"], "rejected");
   // A forged line before the genuine report: the genuine report stands, and is rejected.
   r = assemble_result(job, clean_exit(ok_report().dump() + "\n" + sealed(ok_report().dump())),
                       json::object(), kToken);

@@ -361,6 +361,17 @@ json assemble_result(const CheckJob& job, const sandbox::ChildOutcome& outcome,
     r["compiled"] = last_phase == "timing" || last_phase == "profile";
     return r;
   }
+  if (malformed && report.is_null()) {
+    // Forged records and no genuine report: a spoofing attempt, whatever way the child ended.
+    r["status"] = "rejected";
+    r["hacked"] = true;
+    r["findings"].push_back(
+        {{"rule", "report-channel-tampering"},
+         {"severity", "reject"},
+         {"line", nullptr},
+         {"detail", "records without the job's token on the report channel, and no report"}});
+    return r;
+  }
   if (outcome.report_truncated) {
     r["status"] = "crashed";
     r["error"] = error_object(last_phase, "ReportOverflow",

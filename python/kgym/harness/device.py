@@ -83,3 +83,21 @@ def poison_free_memory(device: torch.device, nbytes: int) -> None:
         block = torch.empty(nbytes, dtype=torch.uint8)
         block.fill_(POISON_BYTE)
         del block
+
+
+def _interpreter_benchmark(fn: Any, quantiles: Any = None, **_: Any) -> Any:
+    """Runs a config once and reports a tie: under the interpreter, times mean nothing."""
+    fn()
+    return [1.0] * len(quantiles) if quantiles else 1.0
+
+
+def install_interpreter_benchmarker() -> None:
+    """Lets ``@triton.autotune`` work under the CPU interpreter, which has no GPU benchmarker.
+
+    Every config still runs once (so each is exercised) and all tie, so the first is kept.
+    """
+    from triton.runtime.autotuner import Autotuner
+
+    Autotuner.do_bench = property(  # type: ignore[method-assign,assignment]
+        lambda self: self._do_bench if self._do_bench is not None else _interpreter_benchmark
+    )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -51,6 +53,12 @@ class Evaluation:
         self.candidate_file = str(job.get("candidate_file", "candidate.py"))
         self.task_file = str(job.get("task_file", "task.py"))
         self.seed = int(job.get("seed", 0))
+        if os.environ.get("TRITON_INTERPRET") == "1":
+            dev.install_interpreter_benchmarker()
+        if (job.get("timing") or {}).get("baseline", "eager") in ("compile", "both"):
+            # torch._dynamo rebinds some torch functions when first imported: do it before the
+            # guards take their references, not in the middle of the evaluation.
+            importlib.import_module("torch._dynamo")
         # Taken before the candidate exists (it is imported in load()).
         self.guards = Guards()
 
@@ -294,11 +302,25 @@ class Evaluation:
                 runners["compile"] = lambda xs: compiled(*xs)
             except Exception as exc:  # noqa: BLE001 - torch.compile failures are reported
                 compile_error = f"{type(exc).__name__}: {exc}"[:500]
+        tol = self.tolerance
+
+        def verify(outputs: dict[str, Any]) -> str | None:
+            # The timed calls themselves must be right, not only the ones before and after.
+            got = compare.compare_outputs(
+                outputs["candidate"], outputs["reference"], tol.atol, tol.rtol
+            )
+            return None if got.ok else got.mismatch
+
         try:
             with torch.no_grad():
-                self.timing = measure(runners, input_sets, self.device, config)
+                self.timing = measure(runners, input_sets, self.device, config, verify)
         except BaseException as exc:  # noqa: BLE001
             raise self._fail("runtime_error", "timing", exc) from exc
+        disagreement = self.timing.pop("disagreement", None)
+        if disagreement:
+            self._finding(
+                "wrong-during-timing", f"a timed call gave a wrong answer: {disagreement}"
+            )
         self._guard("while timing")
         if self.guards.launches.count - launches_before < candidate_calls:
             self._finding("no-triton-launch", "some timed forward calls launched no Triton kernel")
@@ -360,6 +382,8 @@ class Evaluation:
             else:
                 self.timing_phase()
                 self.profile_phase()
+            # Candidate code can still run later (finalisers): one last look before reporting.
+            self._guard("at the end")
         except EvaluationFailure as failure:
             status = failure.status
             if failure.status in ("compile_error",) and failure.phase == "compile":

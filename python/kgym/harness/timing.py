@@ -16,6 +16,14 @@ import torch
 
 Runner = Callable[[list[Any]], Any]
 
+# The timing primitives, captured when the harness is imported (before the candidate exists):
+# a candidate that patches them, even briefly and restoring them afterwards, is never called.
+_Event = torch.cuda.Event
+_record = torch.cuda.Event.record
+_elapsed_time = torch.cuda.Event.elapsed_time
+_synchronize = torch.cuda.synchronize
+_perf_counter = time.perf_counter
+
 
 @dataclass
 class TimingConfig:
@@ -57,48 +65,87 @@ def l2_flush_buffer(device: torch.device) -> torch.Tensor:
     return torch.empty(2 * l2 // 4, dtype=torch.float32, device=device)
 
 
+class InputSlots:
+    """Where each round's inputs live: one more slot than there are input sets.
+
+    Round r copies set r % K into slot r % (K + 1), so the same addresses hold different values
+    over time: a result cached by address (``data_ptr``) or by call count is stale the next time,
+    and the outputs checked during timing catch it.
+    """
+
+    def __init__(self, input_sets: list[list[Any]]) -> None:
+        self.sources = input_sets
+        self.slots = [
+            [v.clone() if isinstance(v, torch.Tensor) else v for v in input_sets[0]]
+            for _ in range(len(input_sets) + 1)
+        ]
+
+    def for_round(self, round_index: int) -> list[Any]:
+        slot = self.slots[round_index % len(self.slots)]
+        source = self.sources[round_index % len(self.sources)]
+        for dst, src in zip(slot, source):
+            if isinstance(dst, torch.Tensor):
+                dst.copy_(src)
+        return [src if not isinstance(src, torch.Tensor) else dst for dst, src in zip(slot, source)]
+
+
+Verifier = Callable[[dict[str, Any]], str | None]
+
+
 def measure(
     runners: dict[str, Runner],
     input_sets: list[list[Any]],
     device: torch.device,
     config: TimingConfig,
+    verify: Verifier | None = None,
+    verify_every: int = 16,
 ) -> dict[str, Any]:
-    """Times every runner on rotating input sets, interleaved so drift hits all alike."""
+    """Times every runner on rotating input sets, interleaved so drift hits all alike.
+
+    ``verify`` receives the outputs of one round (every ``verify_every`` rounds and the last) and
+    returns a description of a disagreement, or None.
+    """
     flush = l2_flush_buffer(device)
     names = list(runners)
+    slots = InputSlots(input_sets)
     for name in names:  # warm-up: compilation, autotuning and caches stay out of the numbers
-        started = time.perf_counter()
+        started = _perf_counter()
         calls = 0
-        while calls < 3 or (time.perf_counter() - started) * 1e3 < config.warmup_ms:
-            runners[name](input_sets[calls % len(input_sets)])
+        while calls < 3 or (_perf_counter() - started) * 1e3 < config.warmup_ms:
+            runners[name](slots.for_round(calls))
             calls += 1
-        torch.cuda.synchronize(device)
+        _synchronize(device)
 
     samples: dict[str, list[float]] = {name: [] for name in names}
-    started = time.perf_counter()
+    started = _perf_counter()
     round_index = 0
+    disagreement: str | None = None
     while True:
-        inputs = input_sets[round_index % len(input_sets)]
+        inputs = slots.for_round(round_index)
         # Alternate the order each round so neither side always runs right after the other.
         order = names if round_index % 2 == 0 else list(reversed(names))
         events = []
+        outputs: dict[str, Any] = {}
         for name in order:
-            start = torch.cuda.Event(enable_timing=True)
-            end = torch.cuda.Event(enable_timing=True)
+            start = _Event(enable_timing=True)
+            end = _Event(enable_timing=True)
             flush.zero_()
-            start.record()
-            runners[name](inputs)
+            _record(start)
+            outputs[name] = runners[name](inputs)
             # The whole device, not only this stream: work on side streams is counted too.
-            torch.cuda.synchronize(device)
-            end.record()
+            _synchronize(device)
+            _record(end)
             events.append((name, start, end))
-        torch.cuda.synchronize(device)
+        _synchronize(device)
         for name, start, end in events:
-            samples[name].append(float(start.elapsed_time(end)))
+            samples[name].append(float(_elapsed_time(start, end)))
+        if verify is not None and disagreement is None and round_index % verify_every == 0:
+            disagreement = verify(outputs)
+        del outputs
         round_index += 1
 
         count = round_index
-        elapsed_ms = (time.perf_counter() - started) * 1e3
+        elapsed_ms = (_perf_counter() - started) * 1e3
         if count >= config.max_samples:
             stop_reason = "max_samples"
             break
@@ -110,8 +157,13 @@ def measure(
             if max(widths) <= config.target_rel_ci:
                 stop_reason = "converged"
                 break
+    if verify is not None and disagreement is None:
+        outputs = {name: runners[name](slots.for_round(round_index)) for name in names}
+        _synchronize(device)
+        disagreement = verify(outputs)
     return {
         "available": True,
+        "disagreement": disagreement,
         "samples": samples,
         "method": {
             "clock": "cuda_events",
@@ -119,6 +171,8 @@ def measure(
             "device_sync_before_end": True,
             "interleaved": True,
             "input_sets": len(input_sets),
+            "input_slots": len(slots.slots),
+            "verified_every_rounds": verify_every if verify is not None else None,
             "rounds": round_index,
             "stop_reason": stop_reason,
             "target_rel_ci": config.target_rel_ci,
