@@ -1,6 +1,6 @@
 # attack: the call counter lives on the device (a non-persistent buffer bumped by tl.atomic_add inside the kernel) so no Python state changes; after 12 launches the kernel stops writing and torch.empty hands back a stale answer, in no time
 # expect: rejected
-# rules: wrong-after-timing
+# rules: wrong-after-timing, wrong-during-timing
 # device: gpu
 import torch
 import torch.nn as nn

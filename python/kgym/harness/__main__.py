@@ -12,7 +12,10 @@ from pathlib import Path
 def main(argv: list[str]) -> int:
     job_path = Path(argv[1] if len(argv) > 1 else "job.json").resolve()
     job = json.loads(job_path.read_text())
-    # First of all, before any candidate code can exist: take the channel and its token.
+    # Triton reads TRITON_INTERPRET when it is imported, so the device is decided before that.
+    import torch
+
+    # Before any candidate code can exist: take the channel and its token.
     from kgym.harness.channel import REPORT_FD, TOKEN_FD, ReportChannel
 
     channel = ReportChannel(
@@ -20,8 +23,6 @@ def main(argv: list[str]) -> int:
         TOKEN_FD,
         str(job.get("candidate_file", "candidate.py")),
     )
-    # Triton reads TRITON_INTERPRET when it is imported, so the device is decided before that.
-    import torch
 
     if job.get("device") == "cpu" or (
         job.get("device") == "auto" and not torch.cuda.is_available()

@@ -18,6 +18,9 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+import torch.profiler  # noqa: F401  (imported here so that the references below are the real ones)
+import torch.testing  # noqa: F401
+import triton.testing  # noqa: F401
 
 Finding = dict[str, Any]
 WATCHED_SIGNALS = [
@@ -204,7 +207,9 @@ class Guards:
     def __init__(self) -> None:
         self.launches = LaunchCounter()
         self.launches.install()
-        self.critical = {name: _resolve(name) for name in CRITICAL}
+        # Only what exists in this build is watched (a module imported later must not look like
+        # a replacement of something that was not there).
+        self.critical = {name: ref for name in CRITICAL if (ref := _resolve(name)) is not None}
         self.harness_modules = {
             name: (module, dict(vars(module)))
             for name, module in sys.modules.items()
