@@ -67,8 +67,7 @@ def lint(path: Path, sizes: str, device: torch.device) -> dict[str, Any]:
         # A constant a candidate could hard-code: the mean output for other inputs.
         other = model(*inputs(SEEDS[1]))
         consts = [
-            torch.full_like(o, float(p.double().mean()))
-            for o, p in zip(outs, _flat_tensors(other))
+            torch.full_like(o, float(p.double().mean())) for o, p in zip(outs, _flat_tensors(other))
         ]
         if _passes(consts, outs, tol.atol, tol.rtol):
             note("constant-output-passes", "a constant output (learnt from other inputs) passes")
