@@ -9,8 +9,8 @@
 #include <iostream>
 #include <sstream>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "kgym/check/evaluate.hpp"
@@ -31,7 +31,8 @@ std::string read_text(const std::string& path) {
     return ss.str();
   }
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) throw std::runtime_error(fmt::format("{}: no such file", path));
+  if (!fs::is_regular_file(path, ec))
+    throw std::runtime_error(fmt::format("{}: no such file", path));
   if (fs::file_size(path, ec) > kMaxInputBytes) {
     throw std::runtime_error(fmt::format("{}: larger than {} bytes", path, kMaxInputBytes));
   }
@@ -70,7 +71,8 @@ int main(int argc, char** argv) {
   bool as_json = false, no_timing = false, no_profile = false;
   std::uint64_t seed = 0;
   check_cmd->add_option("task", task_path, "KernelBench-format task file")->required();
-  check_cmd->add_option("candidate", candidate_path, "candidate .py or raw completion ('-' = stdin)")
+  check_cmd
+      ->add_option("candidate", candidate_path, "candidate .py or raw completion ('-' = stdin)")
       ->required();
   check_cmd->add_option("--device", device, "auto, cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
@@ -92,7 +94,8 @@ int main(int argc, char** argv) {
 
   auto* extract_cmd = app.add_subcommand("extract", "Print the candidate code of a completion");
   std::string completion_path;
-  extract_cmd->add_option("completion", completion_path, "completion file ('-' = stdin)")->required();
+  extract_cmd->add_option("completion", completion_path, "completion file ('-' = stdin)")
+      ->required();
   extract_cmd->add_option("--rule", extract_rule, "auto, last_python_block, answer_tag or whole");
   extract_cmd->add_flag("--json", as_json, "print {ok, code, rule, error} as JSON");
 
@@ -191,7 +194,8 @@ int main(int argc, char** argv) {
     }
     if (*feedback_cmd) {
       const auto j = json::parse(read_text(result_path), nullptr, false);
-      if (j.is_discarded() || !j.is_object()) throw std::runtime_error("the result is not a JSON object");
+      if (j.is_discarded() || !j.is_object())
+        throw std::runtime_error("the result is not a JSON object");
       std::cout << kgym::result::render_feedback(j) << "\n";
       return 0;
     }
