@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,16 +52,18 @@ def run_demo(
     items = collect(root or builtin_dir(), only)
     total = len(items)
     done = 0
+    progress_lock = threading.Lock()
 
     def one(item: DemoItem) -> dict[str, Any]:
         nonlocal done
         result = check(item.task, read_source(item.candidate), options)
-        done += 1
-        print(
-            f"[{done}/{total}] {item.task.id} {item.kind}: {result['status']}",
-            file=sys.stderr,
-            flush=True,
-        )
+        with progress_lock:  # evaluations finish on several threads
+            done += 1
+            print(
+                f"[{done}/{total}] {item.task.id} {item.kind}: {result['status']}",
+                file=sys.stderr,
+                flush=True,
+            )
         return result
 
     print(f"kgym demo: {total} evaluations, {jobs} at a time", file=sys.stderr, flush=True)

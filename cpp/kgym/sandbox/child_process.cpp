@@ -180,7 +180,10 @@ ChildOutcome run_child(const ChildSpec& spec, const LineCallback& on_line) {
   std::vector<char*> envp;
   for (auto& e : env_strings) envp.push_back(e.data());
   envp.push_back(nullptr);
-  const rlim_t nproc_limit = static_cast<rlim_t>(count_own_processes() + spec.limits.max_processes);
+  // RLIMIT_NPROC does not bind root, so the /proc scan it needs is skipped there.
+  const rlim_t nproc_limit =
+      getuid() == 0 ? RLIM_INFINITY
+                    : static_cast<rlim_t>(count_own_processes() + spec.limits.max_processes);
 
   Pipe report, out_pipe, err_pipe, setup, token;
   const bool pipes_ok = make_pipe(report) && make_pipe(out_pipe) && make_pipe(err_pipe) &&
