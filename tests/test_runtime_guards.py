@@ -48,6 +48,18 @@ CASES = {
         "patched-function",
     ),
     "patch_tensor_eq": (at_forward("torch.Tensor.__eq__ = lambda a, b: True"), "patched-function"),
+    # A wrapper made the way torch._dynamo makes its own, but around another function.
+    "patch_manual_seed_dynamo_style": (
+        at_forward("torch.manual_seed = torch._disable_dynamo(lambda seed: None)"),
+        "patched-function",
+    ),
+    "patch_manual_seed_wraps_original": (
+        at_forward(
+            "torch.manual_seed = functools.wraps(torch.manual_seed)(lambda seed: None)",
+            "import functools",
+        ),
+        "patched-function",
+    ),
     "global_threads": (at_forward("torch.set_num_threads(1)"), "global-state"),
     "global_deterministic": (
         at_forward("torch.use_deterministic_algorithms(True)"),
@@ -105,3 +117,31 @@ def test_honest_solution_raises_no_guard() -> None:
     result = run("01_relu", BASE, trials=2)
     assert result["status"] == "ok"
     assert result["findings"] == []
+
+
+def test_importing_torch_dynamo_is_not_a_patch() -> None:
+    # On a GPU the profiler imports torch._dynamo, which rebinds torch.manual_seed to its own
+    # wrapper of the same function; that must not read as the candidate patching it.
+    source = at_forward("import torch._dynamo")
+    result = run("01_relu", source, trials=2, screen=False)
+    assert result["status"] == "ok", (result["findings"], result["error"])
+
+
+def test_write_outside_the_job_directory_is_refused(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    target = tmp_path_factory.mktemp("outside") / "poisoned-cache-entry.json"
+    source = f"with open({str(target)!r}, 'w') as _f:\n    _f.write('{{}}')\n" + BASE
+    result = run("01_relu", source, trials=1, screen=False)
+    if not result["sandbox"]["writes_confined"]:
+        pytest.skip(result["sandbox"]["writes_note"])
+    assert not target.exists()
+    assert result["status"] == "rejected", (result["status"], result["error"])
+    assert "write-outside-jobdir" in rules(result)
+    assert result["hacked"] is True
+
+
+def test_writes_inside_the_job_directory_are_allowed() -> None:
+    source = "with open('scratch.txt', 'w') as _f:\n    _f.write('ok')\n" + BASE
+    result = run("01_relu", source, trials=1, screen=False)
+    assert result["status"] == "ok", (result["findings"], result["error"])

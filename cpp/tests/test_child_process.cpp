@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -112,4 +114,34 @@ TEST(ChildProcess, BadWorkdirIsAStartError) {
   const auto out = run_child(spec);
   EXPECT_FALSE(out.started);
   EXPECT_NE(out.start_error.find("chdir"), std::string::npos);
+}
+
+TEST(ChildProcess, WritesAreConfinedToTheJobDirectory) {
+  char dir[] = "/tmp/kgym-fence-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string outside = std::string(dir) + "-outside";
+  auto spec = shell("echo in > inside && echo ok-inside; echo dev > /dev/null && echo ok-dev; "
+                    "echo out > " +
+                    outside + " 2>/dev/null || echo denied-outside; mkdir /tmp/kgym-fence-dir " +
+                    "2>/dev/null || echo denied-mkdir");
+  spec.workdir = dir;
+  const auto out = run_child(spec);
+  std::remove((std::string(dir) + "/inside").c_str());
+  const bool leaked = std::remove(outside.c_str()) == 0;
+  ::rmdir("/tmp/kgym-fence-dir");
+  ::rmdir(dir);
+  if (!out.writes_confined) GTEST_SKIP() << out.writes_note;
+  EXPECT_FALSE(leaked);
+  EXPECT_EQ(out.stdout_tail, "ok-inside\nok-dev\ndenied-outside\ndenied-mkdir\n");
+  EXPECT_TRUE(out.writes_note.empty());
+}
+
+TEST(ChildProcess, WriteFenceCanBeTurnedOff) {
+  auto spec = shell("echo x > /tmp/kgym-fence-off && echo written");
+  spec.workdir = "/var";
+  spec.limits.confine_writes = false;
+  const auto out = run_child(spec);
+  std::remove("/tmp/kgym-fence-off");
+  EXPECT_FALSE(out.writes_confined);
+  EXPECT_EQ(out.stdout_tail, "written\n");
 }

@@ -1,6 +1,6 @@
 # attack: drops a file into the shared temp directory (a poisoned "Triton cache" entry for later candidates) with open(); correct kernel otherwise
 # expect: rejected
-# rules: dynamic-code, forbidden-import
+# rules: dynamic-code, forbidden-import, write-outside-jobdir
 # device: any
 import torch
 import torch.nn as nn

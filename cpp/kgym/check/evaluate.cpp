@@ -307,6 +307,8 @@ json assemble_result(const CheckJob& job, const sandbox::ChildOutcome& outcome,
   r["sandbox"] = {
       {"network_isolated", outcome.network_isolated},
       {"network_note", outcome.network_note},
+      {"writes_confined", outcome.writes_confined},
+      {"writes_note", outcome.writes_note},
       {"exit_code", outcome.exited ? json(outcome.exit_code) : json(nullptr)},
       {"signal", outcome.signal != 0 ? json(sandbox::signal_name(outcome.signal)) : json(nullptr)},
       {"timed_out", outcome.timed_out},
@@ -501,6 +503,12 @@ json evaluate(const CheckJob& job, const PhaseCallback& on_phase) {
                "job.json"};
   spec.env = child_environment(job, workdir);
   spec.workdir = workdir.string();
+  if (!job.triton_cache_dir.empty()) {
+    // A cache shared between jobs must exist before the fence is drawn around it.
+    std::error_code ec;
+    fs::create_directories(job.triton_cache_dir, ec);
+    spec.writable_paths.push_back(job.triton_cache_dir);
+  }
   spec.limits.wall_seconds = job.timeout_seconds;
   spec.token = sandbox::make_report_token();
 

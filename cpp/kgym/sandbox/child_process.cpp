@@ -19,6 +19,8 @@
 
 #include <fmt/format.h>
 
+#include "kgym/sandbox/write_fence.hpp"
+
 namespace kgym::sandbox {
 namespace {
 
@@ -101,7 +103,7 @@ std::uint64_t count_own_processes() {
 // Runs in the forked child: only async-signal-safe calls until execve.
 [[noreturn]] void exec_child(const ChildSpec& spec, char* const* argv, char* const* envp,
                              int report_write, int out_write, int err_write, int setup_write,
-                             int token_read, rlim_t nproc_limit) {
+                             int token_read, rlim_t nproc_limit, const WriteFence& fence) {
   auto die = [&](const char* what) { die_in_child(setup_write, what); };
 
   setpgid(0, 0);  // its own process group, so the whole group can be killed at once
@@ -110,6 +112,9 @@ std::uint64_t count_own_processes() {
   char net = kNetShared;
   if (spec.limits.isolate_network && unshare(CLONE_NEWNET) == 0) net = kNetIsolated;
   if (::write(setup_write, &net, 1) != 1) _exit(127);
+  const char fenced =
+      static_cast<char>(spec.limits.confine_writes ? apply_fence(fence) : FenceStatus::kOff);
+  if (::write(setup_write, &fenced, 1) != 1) _exit(127);
 
   // Move every descriptor we hand over out of the way first (any of them could sit on 0..3),
   // then put them in place; dup2 clears close-on-exec on the targets.
@@ -185,6 +190,13 @@ ChildOutcome run_child(const ChildSpec& spec, const LineCallback& on_line) {
       getuid() == 0 ? RLIM_INFINITY
                     : static_cast<rlim_t>(count_own_processes() + spec.limits.max_processes);
 
+  WriteFence fence;
+  if (spec.limits.confine_writes) {
+    std::vector<std::string> writable{spec.workdir};
+    writable.insert(writable.end(), spec.writable_paths.begin(), spec.writable_paths.end());
+    prepare_fence(fence, writable, {"/dev"});
+  }
+
   Pipe report, out_pipe, err_pipe, setup, token;
   const bool pipes_ok = make_pipe(report) && make_pipe(out_pipe) && make_pipe(err_pipe) &&
                         make_pipe(setup) && (spec.token.empty() || make_pipe(token));
@@ -214,7 +226,7 @@ ChildOutcome run_child(const ChildSpec& spec, const LineCallback& on_line) {
   }
   if (pid == 0) {
     exec_child(spec, argv.data(), envp.data(), report.write, out_pipe.write, err_pipe.write,
-               setup.write, token.read, nproc_limit);
+               setup.write, token.read, nproc_limit, fence);
   }
   setpgid(pid, pid);  // also from this side, so that a kill of the group cannot race the child
   close_fd(report.write);
@@ -223,7 +235,8 @@ ChildOutcome run_child(const ChildSpec& spec, const LineCallback& on_line) {
   close_fd(setup.write);
   close_fd(token.read);
 
-  // The setup pipe reports network isolation and, on failure, why exec did not happen.
+  // The setup pipe reports network isolation, the write fence and, on failure, why exec did
+  // not happen.
   std::string setup_bytes;
   {
     char buf[256];
@@ -236,8 +249,12 @@ ChildOutcome run_child(const ChildSpec& spec, const LineCallback& on_line) {
   if (spec.limits.isolate_network && !out.network_isolated) {
     out.network_note = "no network namespace could be created (needs CAP_SYS_ADMIN)";
   }
-  if (setup_bytes.size() > 1 && setup_bytes[1] == 'E') {
-    out.start_error = setup_bytes.substr(2);
+  const auto fenced = setup_bytes.size() > 1 ? static_cast<FenceStatus>(setup_bytes[1])
+                                              : FenceStatus::kFailed;
+  out.writes_confined = fenced == FenceStatus::kFenced;
+  if (spec.limits.confine_writes) out.writes_note = fence_note(fenced);
+  if (setup_bytes.size() > 2 && setup_bytes[2] == 'E') {
+    out.start_error = setup_bytes.substr(3);
   }
 
   for (int fd : {report.read, out_pipe.read, err_pipe.read}) {

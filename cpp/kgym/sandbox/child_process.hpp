@@ -20,12 +20,14 @@ struct Limits {
   std::uint64_t max_report_bytes = 32ull << 20;   // the report channel's cap
   std::uint64_t output_tail_bytes = 16ull << 10;  // how much of stdout/stderr is kept
   bool isolate_network = true;                    // a fresh network namespace, when allowed
+  bool confine_writes = true;                     // Landlock write fence (write_fence.hpp)
 };
 
 struct ChildSpec {
   std::vector<std::string> argv;                         // argv[0] is an absolute path
   std::vector<std::pair<std::string, std::string>> env;  // the whole environment
-  std::string workdir;
+  std::string workdir;                     // writable; so is everything in writable_paths
+  std::vector<std::string> writable_paths;  // e.g. a Triton cache shared between jobs
   Limits limits;
   std::string token;  // when set, readable by the child on kTokenFd (report_token.hpp)
 };
@@ -42,6 +44,8 @@ struct ChildOutcome {
   int signal = 0;
   bool network_isolated = false;
   std::string network_note;  // why isolation was not possible, when it was asked for
+  bool writes_confined = false;
+  std::string writes_note;  // why writes were not confined, when that was asked for
   std::string report;        // everything written to the report channel
   bool report_truncated = false;
   std::string stdout_tail;

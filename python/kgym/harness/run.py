@@ -35,6 +35,21 @@ def output_bytes(output: Any) -> int:
     return sum(t.numel() * t.element_size() for t in compare.tensors_of(compare.flatten(output)))
 
 
+def _denied_path_outside(exc: BaseException | None, workdir: Path) -> str | None:
+    """The path of a refused write outside the job directory, found in the exception chain."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        filename = getattr(exc, "filename", None)
+        if isinstance(exc, PermissionError) and isinstance(filename, (str, bytes)):
+            path = Path(os.fsdecode(filename))
+            resolved = (workdir / path) if not path.is_absolute() else path
+            if not resolved.resolve().is_relative_to(workdir.resolve()):
+                return str(resolved)
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
 class Evaluation:
     """Holds the state of one evaluation; each phase is a method."""
 
@@ -71,6 +86,11 @@ class Evaluation:
         self.durations[name] = (time.perf_counter() - started) * 1e3
 
     def _fail(self, status: str, phase: str, exc: BaseException) -> EvaluationFailure:
+        denied = _denied_path_outside(exc, self.workdir)
+        if denied is not None:
+            # The supervisor's write fence said no: the candidate tried to leave its directory.
+            self._finding("write-outside-jobdir", f"the candidate tried to write {denied}")
+            return EvaluationFailure("rejected", phase, exc, "an integrity check failed")
         return EvaluationFailure(status, phase, exc)
 
     def _guard(self, when: str) -> None:
