@@ -4,6 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-bench/gpu_suite}
-python3 -m pip install -q --no-build-isolation --no-deps -C build-dir=/tmp/kgym-build . 2>&1 | tail -20
+bash scripts/device_build.sh
 python3 -c "import torch, triton; print(torch.__version__, triton.__version__, torch.cuda.get_device_name())"
 PYTHONUNBUFFERED=1 python3 bench/gpu_suite/run.py --out "$out/results.md" --json "$out/results.json" "${@:2}"

@@ -70,10 +70,18 @@ FenceStatus apply_fence(const WriteFence& fence) {
   bool ok = true;
   for (int fd : fence.writable_dirs) ok = ok && add_rule(rs, fd, rights);
   // Device nodes (/dev/null, /dev/nvidia*) are opened read-write by CUDA and Python; nothing
-  // may be created or removed there.
+  // may be created or removed there. The same rights on the child's own /proc entries.
   const std::uint64_t device_rights =
       LANDLOCK_ACCESS_FS_WRITE_FILE | (abi >= 3 ? kTruncate : 0);
   for (int fd : fence.device_dirs) ok = ok && add_rule(rs, fd, device_rights);
+  // The CUDA driver writes to files of its own process under /proc (cuInit fails with error
+  // 304 otherwise). Opened here, in the child, so that the rule names the child's own
+  // /proc/<pid> and not the supervisor's.
+  const int own_proc = ::open("/proc/self", O_PATH | O_CLOEXEC);
+  if (own_proc >= 0) {
+    ok = ok && add_rule(rs, own_proc, device_rights);
+    ::close(own_proc);
+  }
   ok = ok && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
        syscall(SYS_landlock_restrict_self, rs, 0) == 0;
   ::close(rs);

@@ -1,0 +1,85 @@
+// The service's persistence layer: jobs, the result cache and reference timings in one SQLite
+// file, so that a restarted service can queue again what the last process left unfinished
+// (docs/service-api.md, "Caching and persistence").
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kgym::service {
+
+struct StoredJob {
+  std::string id;
+  std::string status;  // queued | running | done | cancelled | failed
+  int priority = 0;
+  std::string task_id;
+  std::string request_json;  // the request as accepted (normalised JSON text)
+  std::string cache_key;     // hex sha256, may be empty
+  std::string result_json;   // the full job answer once finished (empty before)
+  int attempts = 0;          // how many times it was started
+  bool cached = false;
+  double created_at = 0, started_at = 0, finished_at = 0;  // unix seconds, 0 = not yet
+  std::uint64_t seq = 0;                                   // arrival order, assigned by insert()
+};
+
+// One connection guarded by a mutex: every method may be called from any thread. SQL failures
+// throw std::runtime_error naming the operation and SQLite's message; a call that names a job
+// the store does not hold (mark_running, finish) throws std::runtime_error too, and finish()
+// with a status that is not a final one throws std::invalid_argument.
+class JobStore {
+ public:
+  // The schema version this code writes (PRAGMA user_version); a file with a newer one is refused.
+  static constexpr int kSchemaVersion = 1;
+
+  // ":memory:" is allowed. Creates the schema if the file has none; WAL mode, synchronous=NORMAL,
+  // busy_timeout 5000 ms.
+  explicit JobStore(const std::string& path);
+  ~JobStore();
+  JobStore(const JobStore&) = delete;
+  JobStore& operator=(const JobStore&) = delete;
+
+  // Assigns job.seq. A duplicate id or a status outside the five names throws.
+  void insert(StoredJob& job);
+  // One transaction: all or none. Each job's seq is assigned only if the whole batch commits.
+  void insert_many(std::vector<StoredJob>& jobs);
+  // status=running, started_at=now, attempts+=1.
+  void mark_running(const std::string& id, double now);
+  // status must be done, cancelled or failed; sets result_json and finished_at=now. Overwrites
+  // whatever state the job had: the service, not the store, decides which final state wins.
+  void finish(const std::string& id, const std::string& status, const std::string& result_json,
+              double now);
+  std::optional<StoredJob> get(const std::string& id) const;
+  // Jobs that were queued or running when the last process died: running ones go back to queued
+  // (attempts kept, started_at cleared). Returned in (priority desc, seq asc) order. Called once
+  // at start-up.
+  std::vector<StoredJob> recover_unfinished();
+
+  // Result cache: the finished job answer (JSON text) by cache key.
+  std::optional<std::string> cached_result(const std::string& key) const;
+  void put_cached_result(const std::string& key, const std::string& result_json, double now);
+
+  // Reference timings per (task hash, device, software) with when they were measured.
+  struct ReferenceTiming {
+    double median_ms = 0;
+    int samples = 0;
+    double measured_at = 0;
+  };
+  std::optional<ReferenceTiming> reference_timing(const std::string& key) const;
+  void put_reference_timing(const std::string& key, const ReferenceTiming& t);
+
+  // Every status name is present, with 0 where no job has it, so metrics series stay stable.
+  std::map<std::string, std::uint64_t> counts_by_status() const;
+  // Finished (done, cancelled, failed) jobs with finished_at < `before` are deleted (keeps the
+  // file bounded); returns how many. Cache entries and reference timings are kept.
+  std::uint64_t prune_finished(double before);
+
+ private:
+  struct Impl;  // keeps <sqlite3.h> out of this header
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kgym::service
