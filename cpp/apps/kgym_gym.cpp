@@ -11,7 +11,9 @@
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
+
 #include <nlohmann/json.hpp>
+#include "kgym_gym_serve.hpp"
 
 #include "kgym/check/evaluate.hpp"
 #include "kgym/result/feedback.hpp"
@@ -109,7 +111,20 @@ int main(int argc, char** argv) {
   screen_cmd->add_option("files", screen_paths, "candidate .py files ('-' = stdin)")->required();
   screen_cmd->add_flag("--json", as_json, "print findings as JSON ({file: findings} for several)");
 
+  ServeOptions serve_options;
+  auto* serve_cmd = add_serve_command(app, serve_options);
+  auto* openapi_cmd = add_openapi_command(app);
+
   CLI11_PARSE(app, argc, argv);
+  if (*openapi_cmd) return run_openapi();
+  if (*serve_cmd) {
+    try {
+      return run_serve(serve_options);
+    } catch (const std::exception& e) {
+      std::cerr << "kgym-gym serve: " << e.what() << "\n";
+      return 2;
+    }
+  }
 
   if (*screen_cmd) {
     // Exit 0 when every file was screened (findings or not), 2 when one could not be read.

@@ -60,6 +60,10 @@ std::vector<std::pair<std::string, std::string>> child_environment(const CheckJo
   env.emplace_back("TRITON_CACHE_DIR", job.triton_cache_dir.empty() ? (workdir / ".triton").string()
                                                                     : job.triton_cache_dir);
   if (job.device == "cpu") env.emplace_back("TRITON_INTERPRET", "1");
+  if (!job.visible_devices.empty()) {
+    std::erase_if(env, [](const auto& kv) { return kv.first == "CUDA_VISIBLE_DEVICES"; });
+    env.emplace_back("CUDA_VISIBLE_DEVICES", job.visible_devices);
+  }
   return env;
 }
 
@@ -73,7 +77,7 @@ void write_file(const fs::path& path, const std::string& data) {
 json harness_job(const CheckJob& job) {
   json j = job_to_json(job);
   for (const char* key : {"task_source", "candidate", "extract", "python", "scratch_dir",
-                          "triton_cache_dir", "timeout_s", "screen"}) {
+                          "triton_cache_dir", "timeout_s", "screen", "visible_devices"}) {
     j.erase(key);
   }
   j["task_file"] = "task.py";
@@ -443,7 +447,8 @@ json assemble_result(const CheckJob& job, const sandbox::ChildOutcome& outcome,
   return r;
 }
 
-json evaluate(const CheckJob& job, const PhaseCallback& on_phase) {
+json evaluate(const CheckJob& job, const PhaseCallback& on_phase, const Launcher& launch,
+              const std::function<void(int pgid)>& on_started) {
   const auto extraction = text::extract_candidate(job.candidate_text, job.extract_rule);
   if (!extraction.ok) {
     json r = base_result(job);
@@ -529,7 +534,9 @@ json evaluate(const CheckJob& job, const PhaseCallback& on_phase) {
     current_phase = record.value("phase", "?");
     if (on_phase) on_phase(current_phase);
   };
-  const auto outcome = sandbox::run_child(spec, on_line);
+  if (on_started)
+    spec.on_started = [&on_started](pid_t pgid) { on_started(static_cast<int>(pgid)); };
+  const auto outcome = launch ? launch(spec, on_line) : sandbox::run_child(spec, on_line);
   phase_times[current_phase] =
       phase_times.value(current_phase, 0.0) +
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - mark).count();

@@ -15,7 +15,14 @@ namespace kgym::check {
 // Progress: called with the harness' phase names ("load", "correctness", ...) as they start.
 using PhaseCallback = std::function<void(const std::string& phase)>;
 
-nlohmann::json evaluate(const CheckJob& job, const PhaseCallback& on_phase = {});
+// Starts the harness child and collects its outcome: run_child (a fresh exec per job) by
+// default, or a warm fork server's run (sandbox/fork_server.hpp).
+using Launcher =
+    std::function<sandbox::ChildOutcome(const sandbox::ChildSpec&, const sandbox::LineCallback&)>;
+
+nlohmann::json evaluate(const CheckJob& job, const PhaseCallback& on_phase = {},
+                        const Launcher& launch = {},
+                        const std::function<void(int pgid)>& on_started = {});
 
 // Turns the child's report and its process outcome into a Result. Exposed for tests: everything
 // the child says is treated as untrusted input and validated here.

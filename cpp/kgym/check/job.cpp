@@ -42,7 +42,7 @@ CheckJob job_from_json(const nlohmann::json& j) {
   reject_unknown(j,
                  {"task_id", "task_source", "candidate", "extract", "device", "sizes", "trials",
                   "seed", "atol", "rtol", "timing", "profile", "screen", "timeout_s", "python",
-                  "scratch_dir", "triton_cache_dir"},
+                  "scratch_dir", "triton_cache_dir", "timing_lock", "visible_devices"},
                  "");
   CheckJob job;
   job.task_id = get<std::string>(j, "task_id", "", "task");
@@ -105,6 +105,8 @@ CheckJob job_from_json(const nlohmann::json& j) {
   job.python = get<std::string>(j, "python", "", "");
   job.scratch_dir = get<std::string>(j, "scratch_dir", "", "");
   job.triton_cache_dir = get<std::string>(j, "triton_cache_dir", "", "");
+  job.timing_lock = get<std::string>(j, "timing_lock", "", "");
+  job.visible_devices = get<std::string>(j, "visible_devices", "", "");
   return job;
 }
 
@@ -135,6 +137,8 @@ nlohmann::json job_to_json(const CheckJob& job) {
       {"python", job.python},
       {"scratch_dir", job.scratch_dir},
       {"triton_cache_dir", job.triton_cache_dir},
+      {"timing_lock", job.timing_lock},
+      {"visible_devices", job.visible_devices},
   };
   return j;
 }

@@ -39,6 +39,10 @@ struct CheckJob {
   std::string python;            // the interpreter that has kgym, torch and triton installed
   std::string scratch_dir;       // where the job directory is made; empty = $TMPDIR or /tmp
   std::string triton_cache_dir;  // empty = a private cache inside the job directory
+  // A file the harness holds an exclusive flock on while it times and profiles, so that jobs
+  // sharing a GPU never measure at the same time (empty = no lock).
+  std::string timing_lock;
+  std::string visible_devices;  // CUDA_VISIBLE_DEVICES for the child; empty = inherited
 };
 
 // Parses and validates a job from JSON (the form the service and bindings use). Throws

@@ -2,6 +2,8 @@
 // it reported. A crash, hang, fork bomb or output flood in the child ends only the child.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -26,10 +28,12 @@ struct Limits {
 struct ChildSpec {
   std::vector<std::string> argv;                         // argv[0] is an absolute path
   std::vector<std::pair<std::string, std::string>> env;  // the whole environment
-  std::string workdir;                     // writable; so is everything in writable_paths
+  std::string workdir;                      // writable; so is everything in writable_paths
   std::vector<std::string> writable_paths;  // e.g. a Triton cache shared between jobs
   Limits limits;
   std::string token;  // when set, readable by the child on kTokenFd (report_token.hpp)
+  // Called in the supervisor once the child's process group exists (to cancel it from outside).
+  std::function<void(pid_t pgid)> on_started;
 };
 
 // The child writes newline-separated records to the report channel (fd 3 in the child).
@@ -46,7 +50,7 @@ struct ChildOutcome {
   std::string network_note;  // why isolation was not possible, when it was asked for
   bool writes_confined = false;
   std::string writes_note;  // why writes were not confined, when that was asked for
-  std::string report;        // everything written to the report channel
+  std::string report;       // everything written to the report channel
   bool report_truncated = false;
   std::string stdout_tail;
   std::string stderr_tail;

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import importlib
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -74,10 +77,28 @@ class Evaluation:
             # torch._dynamo rebinds some torch functions when first imported: do it before the
             # guards take their references, not in the middle of the evaluation.
             importlib.import_module("torch._dynamo")
+        # The service's per-GPU timing lock, opened before the candidate exists (read-only: the
+        # write fence allows that, and flock needs no more).
+        lock_path = str(job.get("timing_lock") or "")
+        self.timing_lock_fd = os.open(lock_path, os.O_RDONLY | os.O_CLOEXEC) if lock_path else -1
         # Taken before the candidate exists (it is imported in load()).
         self.guards = Guards()
 
     # -- helpers -------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _exclusive_device(self) -> Iterator[None]:
+        """Holds the GPU's timing lock: other jobs may compile and check, but not measure."""
+        if self.timing_lock_fd < 0 or self.device.type != "cuda":
+            yield
+            return
+        started = time.perf_counter()
+        fcntl.flock(self.timing_lock_fd, fcntl.LOCK_EX)
+        self.durations["timing_lock_wait"] = (time.perf_counter() - started) * 1e3
+        try:
+            yield
+        finally:
+            fcntl.flock(self.timing_lock_fd, fcntl.LOCK_UN)
+
     def _phase(self, name: str) -> float:
         self.channel.phase(name)
         return time.perf_counter()
@@ -400,8 +421,9 @@ class Evaluation:
             elif self._rejected():
                 pass  # not measured: a rejected candidate earns nothing for speed
             else:
-                self.timing_phase()
-                self.profile_phase()
+                with self._exclusive_device():
+                    self.timing_phase()
+                    self.profile_phase()
             # Candidate code can still run later (finalisers): one last look before reporting.
             self._guard("at the end")
         except EvaluationFailure as failure:

@@ -1,0 +1,248 @@
+#include "kgym_gym_serve.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "kgym/check/evaluate.hpp"
+#include "kgym/service/http_server.hpp"
+#include "kgym/service/job_service.hpp"
+#include "kgym/service/job_store.hpp"
+#include "kgym/service/openapi.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace kgym::service;
+
+CLI::App* add_serve_command(CLI::App& app, ServeOptions& o) {
+  auto* cmd = app.add_subcommand("serve", "Run the gym as an HTTP service (docs/service-api.md)");
+  cmd->add_option("--host", o.host, "address to listen on; non-loopback needs --token")
+      ->capture_default_str();
+  cmd->add_option("--port", o.port, "TCP port (0: any free port)")->capture_default_str();
+  cmd->add_option("--port-file", o.port_file, "write the bound port here once listening");
+  cmd->add_option("--token", o.token, "Bearer token clients must send (default: $KGYM_TOKEN)");
+  cmd->add_option("--gpus", o.gpus, "auto | none (CPU mode) | all | a list such as 0,1")
+      ->capture_default_str();
+  cmd->add_option("--workers-per-gpu", o.workers_per_gpu,
+                  "concurrent jobs per GPU (compilation overlaps; timing is exclusive)")
+      ->capture_default_str();
+  cmd->add_option("--cpu-workers", o.cpu_workers, "concurrent jobs in CPU mode (0: one per core)")
+      ->capture_default_str();
+  cmd->add_option("--state-dir", o.state_dir,
+                  "where the database and lock files live (default: ~/.local/state/kgym)");
+  cmd->add_option("--db", o.db, "SQLite file (default: STATE_DIR/kgym-gym.sqlite3)");
+  cmd->add_option("--tasks", o.task_dirs, "task directories (default: the built-in suite)");
+  cmd->add_option("--max-queue", o.max_queue, "unfinished jobs accepted at once (then 429)")
+      ->capture_default_str();
+  cmd->add_option("--max-body", o.max_body, "largest request body in bytes (then 413)")
+      ->capture_default_str();
+  cmd->add_option("--python", o.python, "interpreter with kgym, torch and triton installed");
+  cmd->add_flag("!--no-fork-server", o.fork_server,
+                "start a fresh Python per job instead of forking warm workers");
+  cmd->add_flag("--no-cache", o.no_cache, "never answer from the result cache");
+  return cmd;
+}
+
+CLI::App* add_openapi_command(CLI::App& app) {
+  return app.add_subcommand("openapi", "Print the service's OpenAPI document (JSON)");
+}
+
+int run_openapi() {
+  std::cout << openapi_document().dump(2) << "\n";
+  return 0;
+}
+
+namespace {
+
+std::string capture(const std::string& command) {
+  std::string out;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return out;
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
+  ::pclose(pipe);
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// GPUs the NVIDIA driver lists, read from /proc: no CUDA call in the supervisor.
+int driver_gpu_count() {
+  std::error_code ec;
+  int n = 0;
+  for (const auto& e : fs::directory_iterator("/proc/driver/nvidia/gpus", ec)) {
+    (void)e;
+    ++n;
+  }
+  return ec ? 0 : n;
+}
+
+std::vector<int> pick_gpus(const std::string& spec) {
+  std::vector<int> ids;
+  if (spec == "none") return ids;
+  const int count = driver_gpu_count();
+  if (spec == "auto" || spec == "all") {
+    for (int i = 0; i < count; ++i) ids.push_back(i);
+    if (spec == "all" && ids.empty()) throw std::runtime_error("--gpus all: no NVIDIA GPU found");
+    return ids;
+  }
+  std::stringstream list(spec);
+  std::string item;
+  while (std::getline(list, item, ',')) {
+    int id = -1;
+    try {
+      id = std::stoi(item);
+    } catch (const std::exception&) {
+      throw std::runtime_error(fmt::format("--gpus: '{}' is not a GPU index", item));
+    }
+    if (id < 0 || id >= count) {
+      throw std::runtime_error(fmt::format("--gpus: GPU {} does not exist ({} found)", id, count));
+    }
+    ids.push_back(id);
+  }
+  return ids;
+}
+
+}  // namespace
+
+int run_serve(const ServeOptions& o) {
+  // Signals are taken by one thread (sigwait) so that every other thread runs undisturbed.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+
+  const std::string python = o.python.empty() ? kgym::check::default_python() : o.python;
+  std::string token = o.token;
+  if (token.empty() && std::getenv("KGYM_TOKEN") != nullptr) token = std::getenv("KGYM_TOKEN");
+  if (!is_loopback(o.host) && token.empty()) {
+    std::cerr << "kgym-gym serve: binding to " << o.host
+              << " (not loopback) needs --token or $KGYM_TOKEN\n";
+    return 2;
+  }
+  std::string state_dir = o.state_dir;
+  if (state_dir.empty()) {
+    const char* home = std::getenv("HOME");
+    state_dir = fmt::format("{}/.local/state/kgym", home != nullptr ? home : "/tmp");
+  }
+  fs::create_directories(state_dir);
+  const std::string db = o.db.empty() ? state_dir + "/kgym-gym.sqlite3" : o.db;
+
+  TaskSuite suite;
+  std::vector<std::string> dirs = o.task_dirs;
+  if (dirs.empty()) {
+    dirs.push_back(capture(shell_quote(python) +
+                           " -c 'import kgym.tasks as t; print(t.builtin_dir())' 2>/dev/null"));
+  }
+  for (const auto& d : dirs) suite.load_dir(d);
+
+  const auto gpus = pick_gpus(o.gpus);
+  const std::string device = gpus.empty() ? "cpu" : "cuda";
+  const std::string versions =
+      capture(shell_quote(python) +
+              " -c 'import json, platform, torch, triton, kgym; print(json.dumps({\"torch\": "
+              "torch.__version__, \"triton\": triton.__version__, \"python\": "
+              "platform.python_version(), \"kgym\": kgym.__version__}))' 2>/dev/null");
+  std::string gpu_names;
+  if (!gpus.empty()) {
+    gpu_names = capture(
+        "nvidia-smi --query-gpu=name,driver_version --format=csv,noheader "
+        "2>/dev/null");
+  }
+
+  ServiceConfig config;
+  config.defaults.device = device;
+  config.defaults.python = python;
+  config.max_queue = o.max_queue;
+  config.cache = !o.no_cache;
+  config.environment = fmt::format("{}|{}|{}", device, versions, gpu_names);
+  auto add_workers = [&](int count, const std::string& label, const std::string& visible,
+                         const std::string& lock) {
+    for (int i = 0; i < count; ++i) {
+      WorkerSlot slot;
+      slot.device = device;
+      slot.visible_devices = visible;
+      slot.timing_lock = lock;
+      slot.label = label;
+      config.workers.push_back(std::move(slot));
+    }
+  };
+  if (gpus.empty()) {
+    const int n = o.cpu_workers > 0
+                      ? o.cpu_workers
+                      : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    add_workers(n, "cpu", "", "");
+  } else {
+    for (int id : gpus) {
+      const auto lock = fmt::format("{}/gpu{}.timing.lock", state_dir, id);
+      std::ofstream{lock, std::ios::app};  // the harness opens it read-only and flocks it
+      add_workers(std::max(1, o.workers_per_gpu), fmt::format("gpu{}", id), std::to_string(id),
+                  lock);
+    }
+  }
+
+  JobStore store(db);
+  JobService service(config, std::move(suite), store);
+  service.start();
+
+  HttpConfig http;
+  http.host = o.host;
+  http.port = static_cast<std::uint16_t>(o.port);
+  http.token = token;
+  http.max_body_bytes = o.max_body;
+  http.openapi_json = openapi_document().dump(2);
+  HttpServer server(http, service);
+  try {
+    server.bind();
+  } catch (const std::exception& e) {
+    std::cerr << "kgym-gym serve: " << e.what() << "\n";
+    service.stop();
+    return 2;
+  }
+  const auto url = fmt::format("http://{}:{}", o.host, server.bound_port());
+  if (!o.port_file.empty()) {
+    const auto tmp = o.port_file + ".tmp";
+    std::ofstream(tmp) << server.bound_port() << "\n";
+    fs::rename(tmp, o.port_file);
+  }
+  std::cout << json{{"event", "listening"},
+                    {"url", url},
+                    {"port", server.bound_port()},
+                    {"device", device},
+                    {"workers", config.workers.size()},
+                    {"db", db}}
+                   .dump()
+            << std::endl;
+  std::cerr << fmt::format("kgym-gym: serving {} on {} with {} workers; state in {}\n", device, url,
+                           config.workers.size(), db);
+
+  std::thread signal_thread([&] {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    std::cerr << "kgym-gym: stopping (signal " << sig << ")\n";
+    server.stop();
+  });
+  server.serve();
+  service.stop();
+  if (signal_thread.joinable()) {
+    // serve() only returns after stop(), which only the signal thread calls.
+    signal_thread.join();
+  }
+  return 0;
+}

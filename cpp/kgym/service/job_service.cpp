@@ -1,0 +1,449 @@
+#include "kgym/service/job_service.hpp"
+
+#include <signal.h>
+
+#include <chrono>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "kgym/result/feedback.hpp"
+#include "kgym/reward/reward.hpp"
+#include "kgym/reward/spec.hpp"
+#include "kgym/service/api_error.hpp"
+
+namespace kgym::service {
+
+using nlohmann::json;
+
+namespace {
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+bool finished_status(const std::string& status) {
+  return status == "done" || status == "cancelled" || status == "failed";
+}
+
+// Verdicts that depend on the candidate alone; a timeout, crash or infra error may be the
+// machine's fault, so those are evaluated afresh next time.
+bool cacheable(const json& result) {
+  const auto status = result.value("status", "");
+  return status == "ok" || status == "incorrect" || status == "compile_error" ||
+         status == "runtime_error" || status == "rejected";
+}
+
+json error_json(const std::string& code, const std::string& message) {
+  return {{"code", code}, {"message", message}};
+}
+
+const std::map<std::string, std::pair<std::string, std::string>> kHelp = {
+    {"kgym_requests_total", {"evaluation requests accepted, by how they were answered", ""}},
+    {"kgym_jobs_finished_total", {"jobs finished, by job status and Result status", ""}},
+    {"kgym_cache_hits_total", {"requests answered from the result cache", ""}},
+    {"kgym_cache_misses_total", {"requests that needed an evaluation", ""}},
+    {"kgym_worker_restarts_total", {"fork servers restarted after dying", ""}},
+    {"kgym_queue_depth", {"jobs waiting for a worker", ""}},
+    {"kgym_jobs_running", {"jobs being evaluated", ""}},
+    {"kgym_jobs", {"jobs in the store, by status", ""}},
+    {"kgym_phase_seconds", {"wall time of evaluation phases, measured by the supervisor", ""}},
+    {"kgym_queue_wait_seconds", {"time from acceptance to the start of evaluation", ""}},
+    {"kgym_http_requests_total", {"HTTP requests answered, by status code", ""}},
+};
+
+}  // namespace
+
+JobService::JobService(ServiceConfig config, TaskSuite suite, JobStore& store)
+    : config_(std::move(config)), suite_(std::move(suite)), store_(store) {}
+
+JobService::~JobService() { stop(); }
+
+std::string JobService::new_id() {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  return fmt::format("j-{:x}-{:012x}", ++id_counter_, rng() & 0xffffffffffffULL);
+}
+
+void JobService::start() {
+  {
+    std::lock_guard lock(mu_);
+    for (auto& stored : store_.recover_unfinished()) {
+      auto live = std::make_shared<Live>();
+      live->stored = stored;
+      try {
+        live->request = parse_eval_request(json::parse(stored.request_json), suite_,
+                                           config_.defaults, config_.limits);
+      } catch (const std::exception& e) {
+        // A request that no longer parses (a task removed from the suite) ends clearly.
+        live->answer = finished_answer(*live, json(nullptr), "failed",
+                                       error_json("not_recoverable", e.what()));
+        store_.finish(stored.id, "failed", live->answer.dump(), now_seconds());
+        continue;
+      }
+      enqueue_locked(live);
+      metrics_.count("kgym_requests_total", "answer=\"recovered\"");
+    }
+  }
+  for (std::size_t i = 0; i < config_.workers.size(); ++i) {
+    threads_.emplace_back([this, i] { worker_loop(i); });
+  }
+}
+
+void JobService::stop() {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_ && threads_.empty()) return;
+    stopping_ = true;
+    for (auto& [id, live] : live_) {
+      if (live->pgid > 0) ::kill(-live->pgid, SIGKILL);
+    }
+  }
+  queue_cv_.notify_all();
+  done_cv_.notify_all();
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+  threads_.clear();
+}
+
+void JobService::enqueue_locked(const std::shared_ptr<Live>& live) {
+  live_[live->stored.id] = live;
+  queue_.push({live->stored.priority, live->stored.seq, live->stored.id});
+  queue_cv_.notify_one();
+}
+
+std::shared_ptr<JobService::Live> JobService::accept(const json& body,
+                                                     std::vector<StoredJob>& to_insert) {
+  auto live = std::make_shared<Live>();
+  live->request = parse_eval_request(body, suite_, config_.defaults, config_.limits);
+  auto& s = live->stored;
+  s.id = new_id();
+  s.status = "queued";
+  s.priority = live->request.priority;
+  s.task_id = live->request.job.task_id;
+  s.request_json = body.dump();
+  s.created_at = now_seconds();
+  if (config_.cache) {
+    s.cache_key = cache_key(live->request, config_.environment);
+    if (const auto hit = store_.cached_result(s.cache_key)) {
+      const json result = json::parse(*hit, nullptr, false);
+      if (!result.is_discarded()) {
+        s.cached = true;
+        s.status = "done";
+        s.started_at = s.finished_at = s.created_at;
+        live->answer = finished_answer(*live, result, "done", json(nullptr));
+        s.result_json = live->answer.dump();
+        metrics_.count("kgym_cache_hits_total");
+      }
+    }
+    if (!s.cached) metrics_.count("kgym_cache_misses_total");
+  }
+  to_insert.push_back(s);
+  return live;
+}
+
+json JobService::submit(const json& body, double wait_s) {
+  std::vector<StoredJob> rows;
+  auto live = accept(body, rows);
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) throw ApiError(503, "unavailable", "the service is shutting down");
+    if (!live->stored.cached && live_.size() >= config_.max_queue) {
+      throw ApiError(429, "queue_full",
+                     fmt::format("{} jobs are unfinished (the limit is {}); retry later",
+                                 live_.size(), config_.max_queue));
+    }
+    store_.insert(rows[0]);
+    live->stored.seq = rows[0].seq;
+    if (!live->stored.cached) enqueue_locked(live);
+  }
+  metrics_.count("kgym_requests_total",
+                 live->stored.cached ? "answer=\"cached\"" : "answer=\"queued\"");
+  return wait_for(live, wait_s);
+}
+
+json JobService::submit_batch(const json& body, double wait_s) {
+  if (!body.is_object() || !body.contains("requests") || !body["requests"].is_array()) {
+    throw ApiError(400, "bad_request", "requests: a JSON array of evaluation requests is required");
+  }
+  for (const auto& [key, _] : body.items()) {
+    if (key != "requests") throw ApiError(400, "bad_request", key + ": unknown field");
+  }
+  const auto& requests = body["requests"];
+  if (requests.empty() || requests.size() > config_.max_batch) {
+    throw ApiError(400, "bad_request",
+                   fmt::format("requests: between 1 and {} requests", config_.max_batch));
+  }
+  std::vector<StoredJob> rows;
+  std::vector<std::shared_ptr<Live>> lives;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    try {
+      lives.push_back(accept(requests[i], rows));
+    } catch (const ApiError& e) {
+      throw ApiError(e.status, e.code, fmt::format("requests[{}].{}", i, e.what()));
+    }
+  }
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) throw ApiError(503, "unavailable", "the service is shutting down");
+    std::size_t fresh = 0;
+    for (const auto& l : lives) fresh += l->stored.cached ? 0 : 1;
+    if (live_.size() + fresh > config_.max_queue) {
+      throw ApiError(429, "queue_full",
+                     fmt::format("{} jobs are unfinished and the batch adds {} (the limit is {})",
+                                 live_.size(), fresh, config_.max_queue));
+    }
+    store_.insert_many(rows);  // all or none
+    for (std::size_t i = 0; i < lives.size(); ++i) {
+      lives[i]->stored.seq = rows[i].seq;
+      if (!lives[i]->stored.cached) enqueue_locked(lives[i]);
+    }
+  }
+  for (const auto& l : lives) {
+    metrics_.count("kgym_requests_total",
+                   l->stored.cached ? "answer=\"cached\"" : "answer=\"queued\"");
+  }
+  json jobs = json::array();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
+  for (const auto& l : lives) {
+    const double left =
+        std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
+    jobs.push_back(wait_for(l, std::max(0.0, left)));
+  }
+  return {{"jobs", jobs}};
+}
+
+json JobService::wait_for(const std::shared_ptr<Live>& live, double wait_s) {
+  std::unique_lock lock(mu_);
+  if (wait_s > 0) {
+    done_cv_.wait_for(lock, std::chrono::duration<double>(wait_s),
+                      [&] { return finished_status(live->stored.status) || stopping_; });
+  }
+  return answer_of(*live);
+}
+
+json JobService::get(const std::string& id, double wait_s) {
+  std::shared_ptr<Live> live;
+  {
+    std::lock_guard lock(mu_);
+    const auto it = live_.find(id);
+    if (it != live_.end()) live = it->second;
+  }
+  if (live) return wait_for(live, wait_s);
+  const auto stored = store_.get(id);
+  if (!stored) throw ApiError(404, "not_found", fmt::format("no job with id '{}'", id));
+  if (!stored->result_json.empty()) return json::parse(stored->result_json);
+  // Unfinished in the store but not live: this process has not (yet) re-queued it.
+  return {{"id", stored->id},
+          {"status", stored->status},
+          {"task_id", stored->task_id},
+          {"priority", stored->priority},
+          {"attempts", stored->attempts}};
+}
+
+json JobService::cancel(const std::string& id) {
+  {
+    std::lock_guard lock(mu_);
+    const auto it = live_.find(id);
+    if (it != live_.end()) {
+      auto& live = *it->second;
+      live.cancel_requested = true;
+      if (live.stored.status == "queued") {
+        // It never runs: the worker that pops it skips it.
+        live.stored.status = "cancelled";
+        live.stored.finished_at = now_seconds();
+        live.answer = finished_answer(live, json(nullptr), "cancelled", json(nullptr));
+        store_.finish(id, "cancelled", live.answer.dump(), live.stored.finished_at);
+        metrics_.count("kgym_jobs_finished_total", "status=\"cancelled\",result=\"none\"");
+        auto answer = live.answer;
+        live_.erase(it);
+        done_cv_.notify_all();
+        return answer;
+      }
+      if (live.pgid > 0) ::kill(-live.pgid, SIGKILL);
+    }
+  }
+  return get(id, 30.0);  // a running job ends within moments of the kill
+}
+
+json JobService::answer_of(const Live& live) const {
+  if (!live.answer.is_null()) return live.answer;
+  const auto& s = live.stored;
+  return {{"id", s.id},
+          {"status", s.status},
+          {"task_id", s.task_id},
+          {"priority", s.priority},
+          {"cached", s.cached},
+          {"attempts", s.attempts},
+          {"created_at", s.created_at},
+          {"started_at", s.started_at > 0 ? json(s.started_at) : json(nullptr)},
+          {"finished_at", nullptr}};
+}
+
+json JobService::finished_answer(const Live& live, const json& result, const std::string& status,
+                                 const json& error) const {
+  json answer = answer_of(Live{live.stored, {}, json(nullptr), 0, false});
+  answer["status"] = status;
+  answer["finished_at"] = live.stored.finished_at > 0 ? live.stored.finished_at : now_seconds();
+  answer["result"] = result;
+  answer["reward"] = nullptr;
+  answer["reward_detail"] = nullptr;
+  answer["feedback"] = result.is_object() ? json(result::render_feedback(result)) : json(nullptr);
+  answer["request"] = live.request.normalized;
+  if (!error.is_null()) answer["error"] = error;
+  if (result.is_object() && !live.request.reward_spec.is_null()) {
+    const auto spec = reward::parse_reward_spec(live.request.reward_spec);
+    const auto r = reward::compute_reward(spec, result);
+    json terms = json::object();
+    for (const auto& [k, v] : r.terms) terms[k] = v;
+    json metrics = json::object();
+    for (const auto& [k, v] : r.metrics) metrics[k] = v;
+    answer["reward"] = r.valid ? json(r.total) : json(nullptr);
+    answer["reward_detail"] = {{"kind", spec.kind()},
+                               {"valid", r.valid},
+                               {"reason", r.reason},
+                               {"terms", terms},
+                               {"metrics", metrics}};
+  }
+  return answer;
+}
+
+void JobService::worker_loop(std::size_t index) {
+  check::Launcher launcher;
+  if (config_.workers[index].make_launcher) launcher = config_.workers[index].make_launcher();
+  for (;;) {
+    std::shared_ptr<Live> live;
+    {
+      std::unique_lock lock(mu_);
+      queue_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      const auto entry = queue_.top();
+      queue_.pop();
+      const auto it = live_.find(entry.id);
+      if (it == live_.end() || it->second->cancel_requested) continue;
+      live = it->second;
+      live->stored.status = "running";
+      live->stored.started_at = now_seconds();
+      ++live->stored.attempts;
+      ++running_;
+    }
+    metrics_.observe("kgym_queue_wait_seconds", "",
+                     live->stored.started_at - live->stored.created_at);
+    try {
+      store_.mark_running(live->stored.id, live->stored.started_at);
+    } catch (const std::exception&) {
+      // The store is the record, not the scheduler: an evaluation still runs and is answered.
+    }
+    run_one(index, live, launcher);
+  }
+}
+
+void JobService::run_one(std::size_t index, const std::shared_ptr<Live>& live,
+                         const check::Launcher& launcher) {
+  const auto& slot = config_.workers[index];
+  check::CheckJob job = live->request.job;
+  job.visible_devices = slot.visible_devices;
+  job.timing_lock = slot.timing_lock;
+  json result;
+  json error = nullptr;
+  std::string status = "done";
+  try {
+    result = check::evaluate(job, {}, launcher, [this, live](int pgid) {
+      std::lock_guard lock(mu_);
+      live->pgid = pgid;
+      if (live->cancel_requested || stopping_) ::kill(-pgid, SIGKILL);
+    });
+  } catch (const std::exception& e) {
+    status = "failed";
+    error = error_json("internal", fmt::format("the evaluation could not run: {}", e.what()));
+    result = nullptr;
+  }
+  bool stopping;
+  {
+    std::lock_guard lock(mu_);
+    stopping = stopping_;
+    if (live->cancel_requested) status = "cancelled";
+  }
+  if (stopping && status != "cancelled") {
+    // Killed by the shutdown: left `running` in the store, so that the next start re-runs it.
+    std::lock_guard lock(mu_);
+    --running_;
+    return;
+  }
+  if (result.is_object()) {
+    const auto& durations = result.value("durations_ms", json::object());
+    for (const auto& [phase, ms] : durations.items()) {
+      if (ms.is_number() && !phase.starts_with("harness_") && phase != "total") {
+        metrics_.observe("kgym_phase_seconds", fmt::format("phase=\"{}\"", phase),
+                         ms.get<double>() / 1e3);
+      }
+    }
+    if (durations.contains("total") && durations["total"].is_number()) {
+      metrics_.observe("kgym_phase_seconds", "phase=\"total\"",
+                       durations["total"].get<double>() / 1e3);
+    }
+  }
+  if (status == "done" && config_.cache && cacheable(result) && !live->stored.cache_key.empty()) {
+    try {
+      store_.put_cached_result(live->stored.cache_key, result.dump(), now_seconds());
+    } catch (const std::exception&) {
+      // A cache that cannot be written costs speed, not correctness.
+    }
+  }
+  metrics_.count(
+      "kgym_jobs_finished_total",
+      fmt::format("status=\"{}\",result=\"{}\"", status,
+                  result.is_object() ? result.value("status", "none") : std::string("none")));
+  std::lock_guard lock(mu_);
+  live->stored.status = status;
+  live->stored.finished_at = now_seconds();
+  live->answer = finished_answer(*live, result, status, error);
+  try {
+    store_.finish(live->stored.id, status, live->answer.dump(), live->stored.finished_at);
+  } catch (const std::exception&) {
+    // Answered to waiters all the same; the store's error is logged by the caller's metrics.
+  }
+  live_.erase(live->stored.id);
+  --running_;
+  done_cv_.notify_all();
+}
+
+json JobService::tasks() const {
+  json list = json::array();
+  for (const auto& [id, t] : suite_.tasks()) {
+    list.push_back({{"id", id}, {"source_sha256", t.sha256}});
+  }
+  return {{"tasks", list}};
+}
+
+json JobService::health() const {
+  std::lock_guard lock(mu_);
+  json devices = json::array();
+  for (const auto& w : config_.workers) devices.push_back(w.label);
+  return {{"status", stopping_ ? "stopping" : "ok"},
+          {"workers", config_.workers.size()},
+          {"queue_depth", queue_.size()},
+          {"running", running_},
+          {"devices", devices}};
+}
+
+std::string JobService::metrics_text() const {
+  auto& m = const_cast<Metrics&>(metrics_);
+  {
+    std::lock_guard lock(mu_);
+    m.set_gauge("kgym_queue_depth", "", static_cast<double>(live_.size() - running_));
+    m.set_gauge("kgym_jobs_running", "", static_cast<double>(running_));
+  }
+  for (const auto& [status, n] : store_.counts_by_status()) {
+    m.set_gauge("kgym_jobs", fmt::format("status=\"{}\"", status), static_cast<double>(n));
+  }
+  for (const auto& w : config_.workers) {
+    if (w.restarts) {
+      m.set_gauge("kgym_worker_restarts_total", fmt::format("worker=\"{}\"", w.label),
+                  static_cast<double>(w.restarts()));
+    }
+  }
+  return metrics_.render(kHelp);
+}
+
+}  // namespace kgym::service

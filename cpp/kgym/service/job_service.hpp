@@ -1,0 +1,117 @@
+// The gym's scheduler: accepts evaluation requests, answers from the result cache when it can,
+// queues the rest by priority, runs them on worker threads (several per device, so that one
+// job's Triton compilation overlaps another's GPU work; the harness serialises timing per GPU
+// with a lock file), persists every job in SQLite and re-queues what a crash left unfinished.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <queue>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kgym/check/evaluate.hpp"
+#include "kgym/service/job_store.hpp"
+#include "kgym/service/metrics.hpp"
+#include "kgym/service/request.hpp"
+#include "kgym/service/task_suite.hpp"
+
+namespace kgym::service {
+
+// One worker thread: the device it evaluates on and how it starts harness children.
+struct WorkerSlot {
+  std::string device = "cpu";   // cpu | cuda
+  std::string visible_devices;  // CUDA_VISIBLE_DEVICES of its children ("" on a CPU)
+  std::string timing_lock;      // the per-GPU lock file ("" on a CPU)
+  std::string label;            // "cpu" or "gpu0", for /healthz and metrics
+  // Makes the launcher of this worker (a fork server per worker), or empty for exec per job.
+  std::function<check::Launcher()> make_launcher;
+  std::function<int()> restarts;  // the launcher's restart count, for metrics (may be empty)
+};
+
+struct ServiceConfig {
+  std::vector<WorkerSlot> workers;
+  RequestDefaults defaults;
+  RequestLimits limits;
+  std::size_t max_queue = 10000;  // unfinished jobs accepted at once; beyond, 429
+  std::size_t max_batch = 1024;
+  std::string environment;  // device and software fingerprint, part of cache keys
+  bool cache = true;
+};
+
+class JobService {
+ public:
+  JobService(ServiceConfig config, TaskSuite suite, JobStore& store);
+  ~JobService();
+  JobService(const JobService&) = delete;
+  JobService& operator=(const JobService&) = delete;
+
+  // Re-queues what the last process left unfinished, then starts the workers.
+  void start();
+  // Stops taking work; running children are killed, their jobs stay `running` in the store and
+  // are re-run by the next start().
+  void stop();
+
+  // Each returns the job answer (docs/service-api.md); they throw ApiError for bad requests.
+  nlohmann::json submit(const nlohmann::json& body, double wait_s);
+  nlohmann::json submit_batch(const nlohmann::json& body, double wait_s);
+  nlohmann::json get(const std::string& id, double wait_s);
+  nlohmann::json cancel(const std::string& id);
+  nlohmann::json tasks() const;
+  nlohmann::json health() const;
+  std::string metrics_text() const;
+  Metrics& metrics() { return metrics_; }
+
+ private:
+  struct Live {
+    StoredJob stored;
+    EvalRequest request;
+    nlohmann::json answer;  // set once finished
+    int pgid = 0;
+    bool cancel_requested = false;
+  };
+  struct QueueEntry {
+    int priority;
+    std::uint64_t seq;
+    std::string id;
+    bool operator<(const QueueEntry& o) const {
+      return priority != o.priority ? priority < o.priority : seq > o.seq;
+    }
+  };
+
+  std::shared_ptr<Live> accept(const nlohmann::json& body, std::vector<StoredJob>& to_insert);
+  void enqueue_locked(const std::shared_ptr<Live>& live);
+  nlohmann::json wait_for(const std::shared_ptr<Live>& live, double wait_s);
+  nlohmann::json answer_of(const Live& live) const;
+  nlohmann::json finished_answer(const Live& live, const nlohmann::json& result,
+                                 const std::string& status, const nlohmann::json& error) const;
+  void worker_loop(std::size_t index);
+  void run_one(std::size_t index, const std::shared_ptr<Live>& live,
+               const check::Launcher& launcher);
+  std::string new_id();
+
+  ServiceConfig config_;
+  TaskSuite suite_;
+  JobStore& store_;
+  Metrics metrics_;
+
+  mutable std::mutex mu_;
+  std::condition_variable queue_cv_;
+  std::condition_variable done_cv_;
+  std::priority_queue<QueueEntry> queue_;
+  std::map<std::string, std::shared_ptr<Live>> live_;  // queued and running jobs
+  std::size_t running_ = 0;
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+  std::atomic<std::uint64_t> id_counter_{0};
+};
+
+}  // namespace kgym::service

@@ -1,0 +1,178 @@
+#include "kgym/service/openapi.hpp"
+
+namespace kgym::service {
+
+using nlohmann::json;
+
+namespace {
+
+json ref(const char* name) { return {{"$ref", std::string("#/components/schemas/") + name}}; }
+
+json json_content(const json& schema) { return {{"application/json", {{"schema", schema}}}}; }
+
+json error_responses(std::initializer_list<const char*> codes) {
+  json out = json::object();
+  for (const char* code : codes) {
+    out[code] = {{"description", "error"}, {"content", json_content(ref("Error"))}};
+  }
+  return out;
+}
+
+json merged(json a, const json& b) {
+  a.update(b);
+  return a;
+}
+
+json wait_parameter() {
+  return {{"name", "wait"},
+          {"in", "query"},
+          {"required", false},
+          {"description", "seconds to hold the answer for the job(s) to finish (at most 600)"},
+          {"schema", {{"type", "number"}, {"minimum", 0}}}};
+}
+
+}  // namespace
+
+json openapi_document() {
+  json schemas = {
+      {"Error",
+       {{"type", "object"},
+        {"required", {"error"}},
+        {"properties",
+         {{"error",
+           {{"type", "object"},
+            {"required", {"code", "message"}},
+            {"properties",
+             {{"code", {{"type", "string"}}}, {"message", {{"type", "string"}}}}}}}}}}},
+      {"Options",
+       {{"type", "object"},
+        {"additionalProperties", false},
+        {"properties",
+         {{"trials", {{"type", "integer"}, {"minimum", 1}, {"default", 5}}},
+          {"device", {{"enum", {"auto", "cpu", "cuda"}}}},
+          {"sizes", {{"enum", {"auto", "cpu", "gpu"}}}},
+          {"seed", {{"type", "integer"}, {"minimum", 0}}},
+          {"timing_budget_ms", {{"type", "number"}, {"minimum", 100}, {"maximum", 120000}}},
+          {"baseline", {{"enum", {"eager", "compile", "both", "none"}}}},
+          {"profile", {{"type", "boolean"}}},
+          {"timeout_s", {{"type", "number"}, {"minimum", 1}}},
+          {"priority", {{"type", "integer"}, {"minimum", -1000}, {"maximum", 1000}}},
+          {"screen", {{"type", "boolean"}}}}}}},
+      {"EvaluateRequest",
+       {{"type", "object"},
+        {"additionalProperties", false},
+        {"required", {"task", "candidate"}},
+        {"properties",
+         {{"task",
+           {{"type", "object"},
+            {"additionalProperties", false},
+            {"properties", {{"id", {{"type", "string"}}}, {"source", {{"type", "string"}}}}}}},
+          {"candidate",
+           {{"type", "object"},
+            {"additionalProperties", false},
+            {"properties",
+             {{"source", {{"type", "string"}}}, {"completion", {{"type", "string"}}}}}}},
+          {"options", ref("Options")},
+          {"reward",
+           {{"description", "a built-in reward spec name or a spec object (docs/rl-maths.md)"},
+            {"oneOf", {{{"type", "string"}}, {{"type", "object"}}}}}}}}}},
+      {"Job",
+       {{"type", "object"},
+        {"required", {"id", "status"}},
+        {"properties",
+         {{"id", {{"type", "string"}}},
+          {"status", {{"enum", {"queued", "running", "done", "cancelled", "failed"}}}},
+          {"task_id", {{"type", "string"}}},
+          {"priority", {{"type", "integer"}}},
+          {"cached", {{"type", "boolean"}}},
+          {"attempts", {{"type", "integer"}}},
+          {"created_at", {{"type", "number"}}},
+          {"started_at", {{"type", {"number", "null"}}}},
+          {"finished_at", {{"type", {"number", "null"}}}},
+          {"result", {{"description", "the Result (docs/result-schema.md)"}}},
+          {"reward", {{"type", {"number", "null"}}}},
+          {"reward_detail", {{"type", {"object", "null"}}}},
+          {"feedback", {{"type", {"string", "null"}}}},
+          {"request", {{"type", "object"}}},
+          {"error", {{"type", "object"}}}}}}},
+  };
+  json paths = {
+      {"/v1/evaluate",
+       {{"post",
+         {{"summary", "Queue one evaluation"},
+          {"parameters", {wait_parameter()}},
+          {"requestBody", {{"required", true}, {"content", json_content(ref("EvaluateRequest"))}}},
+          {"responses",
+           merged(json{{"200",
+                        {{"description", "finished job"}, {"content", json_content(ref("Job"))}}},
+                       {"202",
+                        {{"description", "queued or running job"},
+                         {"content", json_content(ref("Job"))}}}},
+                  error_responses({"400", "401", "404", "413", "429"}))}}}}},
+      {"/v1/evaluate:batch",
+       {{"post",
+         {{"summary", "Queue several evaluations, all or none"},
+          {"parameters", {wait_parameter()}},
+          {"requestBody",
+           {{"required", true},
+            {"content", json_content({{"type", "object"},
+                                      {"required", {"requests"}},
+                                      {"properties",
+                                       {{"requests",
+                                         {{"type", "array"},
+                                          {"maxItems", 1024},
+                                          {"items", ref("EvaluateRequest")}}}}}})}}},
+          {"responses",
+           merged(
+               json{{"200",
+                     {{"description", "all finished"},
+                      {"content",
+                       json_content({{"type", "object"},
+                                     {"properties",
+                                      {{"jobs", {{"type", "array"}, {"items", ref("Job")}}}}}})}}},
+                    {"202", {{"description", "some not finished yet"}}}},
+               error_responses({"400", "401", "404", "413", "429"}))}}}}},
+      {"/v1/jobs/{id}",
+       {{"parameters",
+         {{{"name", "id"}, {"in", "path"}, {"required", true}, {"schema", {{"type", "string"}}}}}},
+        {"get",
+         {{"summary", "A job"},
+          {"parameters", {wait_parameter()}},
+          {"responses",
+           merged(
+               json{{"200", {{"description", "the job"}, {"content", json_content(ref("Job"))}}}},
+               error_responses({"401", "404"}))}}},
+        {"delete",
+         {{"summary", "Cancel a job"},
+          {"responses",
+           merged(
+               json{{"200", {{"description", "the job"}, {"content", json_content(ref("Job"))}}}},
+               error_responses({"401", "404"}))}}}}},
+      {"/v1/tasks",
+       {{"get",
+         {{"summary", "The loaded task suite"},
+          {"responses", {{"200", {{"description", "tasks"}}}}}}}}},
+      {"/healthz",
+       {{"get",
+         {{"summary", "Liveness and load"}, {"responses", {{"200", {{"description", "ok"}}}}}}}}},
+      {"/metrics",
+       {{"get",
+         {{"summary", "Prometheus metrics"},
+          {"responses", {{"200", {{"description", "text/plain; version=0.0.4"}}}}}}}}},
+      {"/openapi.json",
+       {{"get",
+         {{"summary", "This document"}, {"responses", {{"200", {{"description", "ok"}}}}}}}}},
+  };
+  return {{"openapi", "3.1.0"},
+          {"info",
+           {{"title", "kgym gym service"},
+            {"version", "1"},
+            {"description", "Evaluates Triton kernel candidates; see docs/service-api.md"}}},
+          {"components",
+           {{"schemas", schemas},
+            {"securitySchemes", {{"bearer", {{"type", "http"}, {"scheme", "bearer"}}}}}}},
+          {"security", json::array({json::object(), {{"bearer", json::array()}}})},
+          {"paths", paths}};
+}
+
+}  // namespace kgym::service
