@@ -1,0 +1,178 @@
+"""The gym service end to end: a real `kgym-gym serve` (CPU mode) answering over HTTP."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from service_util import Gym, call
+
+from conftest import ROOT, solution_source
+
+RELU = solution_source("01_relu")
+HANG = RELU.replace(
+    "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n",
+    "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n        while True: pass\n",
+    1,
+)
+WRONG = (ROOT / "tasks" / "wrong").glob("*.py")
+
+
+def request(source: str, task: str = "01_relu", **options: object) -> dict:
+    options.setdefault("trials", 2)
+    return {"task": {"id": task}, "candidate": {"source": source}, "options": options}
+
+
+@pytest.fixture()
+def gym(tmp_path: Path) -> Iterator[Gym]:
+    g = Gym(tmp_path, ["--cpu-workers", "2"]).start()
+    yield g
+    g.stop()
+
+
+def test_evaluate_reward_feedback_and_cache(gym: Gym) -> None:
+    body = dict(request(RELU), reward="dr_kernel")
+    status, job, _ = call(gym.url + "/v1/evaluate?wait=120", "POST", body)
+    assert status == 200, job
+    assert job["status"] == "done" and job["result"]["status"] == "ok"
+    assert job["cached"] is False and job["attempts"] == 1
+    assert job["reward"] == pytest.approx(1.0)  # correct, no timing on a CPU
+    assert job["reward_detail"]["kind"] == "dr_kernel"
+    assert isinstance(job["feedback"], str) and job["feedback"]
+    status, again, _ = call(gym.url + "/v1/evaluate?wait=120", "POST", body)
+    assert status == 200 and again["cached"] is True and again["id"] != job["id"]
+    assert again["result"] == job["result"]
+    status, fetched, _ = call(gym.url + f"/v1/jobs/{job['id']}")
+    assert status == 200 and fetched["result"] == job["result"]
+    _, metrics, _ = call(gym.url + "/metrics")
+    assert "kgym_cache_hits_total 1" in metrics
+    assert 'kgym_phase_seconds_bucket{phase="correctness"' in metrics
+
+
+def test_verdicts_through_the_service(gym: Gym) -> None:
+    wrong = next(p for p in sorted(WRONG) if p.name.startswith("01_relu"))
+    attack = (ROOT / "tests" / "hostile" / "01_relu__torch_fallback_direct.py").read_text()
+    status, out, _ = call(
+        gym.url + "/v1/evaluate:batch?wait=120",
+        "POST",
+        {"requests": [request(RELU, seed=3), request(wrong.read_text()), request(attack)]},
+    )
+    assert status == 200, out
+    verdicts = [j["result"]["status"] for j in out["jobs"]]
+    assert verdicts == ["ok", "incorrect", "rejected"]
+    assert out["jobs"][2]["result"]["hacked"] is True
+
+
+def test_batch_is_all_or_none(gym: Gym) -> None:
+    status, err, _ = call(
+        gym.url + "/v1/evaluate:batch",
+        "POST",
+        {"requests": [request(RELU), {"task": {"id": "01_relu"}, "candidate": {}}]},
+    )
+    assert status == 400 and err["error"]["message"].startswith("requests[1].")
+    _, metrics, _ = call(gym.url + "/metrics")
+    assert "kgym_requests_total" not in metrics  # nothing was accepted
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "code", "status"),
+    [
+        ("POST", "/v1/evaluate", {"task": {"id": "01_relu"}}, "bad_request", 400),
+        ("POST", "/v1/evaluate", dict(request(RELU), extra=1), "bad_request", 400),
+        ("POST", "/v1/evaluate", request(RELU, trials=0), "bad_request", 400),
+        ("POST", "/v1/evaluate", request(RELU, task="no_such_task"), "unknown_task", 404),
+        ("POST", "/v1/evaluate", b"{not json", "bad_request", 400),
+        ("GET", "/v1/jobs/j-missing", None, "not_found", 404),
+        ("GET", "/v1/nothing", None, "not_found", 404),
+        ("PUT", "/v1/tasks", None, "method_not_allowed", 405),
+        ("GET", "/v1/jobs/x?wait=soon", None, "bad_request", 400),
+    ],
+)
+def test_clear_json_errors(
+    gym: Gym, method: str, path: str, body: object, code: str, status: int
+) -> None:
+    raw = body if isinstance(body, bytes) else None
+    got, err, _ = call(gym.url + path, method, None if raw else body, raw=raw)
+    assert got == status, err
+    assert err["error"]["code"] == code and err["error"]["message"]
+
+
+def test_payload_limit_and_queue_limit(tmp_path: Path) -> None:
+    g = Gym(tmp_path, ["--cpu-workers", "1", "--max-queue", "1", "--max-body", "65536"]).start()
+    try:
+        status, err, _ = call(g.url + "/v1/evaluate", "POST", request("#" * 70000))
+        assert status == 413 and err["error"]["code"] == "payload_too_large"
+        status, hung, _ = call(
+            g.url + "/v1/evaluate", "POST", request(HANG, screen=False, timeout_s=60)
+        )
+        assert status == 202
+        status, err, headers = call(g.url + "/v1/evaluate", "POST", request(RELU))
+        assert status == 429 and err["error"]["code"] == "queue_full"
+        assert int(headers["Retry-After"]) > 0
+        # Cancelling the running job kills its child and frees the queue.
+        started = time.monotonic()
+        status, cancelled, _ = call(g.url + f"/v1/jobs/{hung['id']}", "DELETE")
+        assert status == 200 and cancelled["status"] == "cancelled"
+        assert time.monotonic() - started < 20
+        status, job, _ = call(g.url + "/v1/evaluate?wait=120", "POST", request(RELU))
+        assert status == 200 and job["result"]["status"] == "ok"
+    finally:
+        g.stop()
+
+
+def test_non_loopback_needs_a_token(tmp_path: Path) -> None:
+    refused = subprocess.run(
+        ["kgym-gym", "serve", "--host", "0.0.0.0", "--port", "0", "--gpus", "none"]
+        + ["--state-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert refused.returncode == 2 and "--token" in refused.stderr
+    g = Gym(tmp_path, ["--host", "0.0.0.0", "--token", "s3cret"]).start()
+    try:
+        assert call(g.url + "/healthz")[0] == 200  # liveness needs no token
+        status, err, _ = call(g.url + "/v1/tasks")
+        assert status == 401 and err["error"]["code"] == "unauthorized"
+        assert call(g.url + "/v1/tasks", token="wrong")[0] == 401
+        status, tasks, _ = call(g.url + "/v1/tasks", token="s3cret")
+        assert status == 200 and len(tasks["tasks"]) >= 18
+    finally:
+        g.stop()
+
+
+def test_a_killed_service_loses_nothing(tmp_path: Path) -> None:
+    g = Gym(tmp_path, ["--cpu-workers", "1"]).start()
+    status, jobs, _ = call(
+        g.url + "/v1/evaluate:batch",
+        "POST",
+        {"requests": [request(RELU, seed=s) for s in range(3)]},
+    )
+    assert status == 202
+    for _ in range(200):  # wait until the first job runs, then kill -9 the whole service
+        if call(g.url + f"/v1/jobs/{jobs['jobs'][0]['id']}")[1]["status"] == "running":
+            break
+        time.sleep(0.05)
+    g.stop(signal.SIGKILL)
+    g.start()
+    try:
+        for job in jobs["jobs"]:
+            status, done, _ = call(g.url + f"/v1/jobs/{job['id']}?wait=120")
+            assert status == 200 and done["status"] == "done", done
+            assert done["result"]["status"] == "ok"
+        first = call(g.url + f"/v1/jobs/{jobs['jobs'][0]['id']}")[1]
+        assert first["attempts"] == 2  # started before the kill, re-run after it
+    finally:
+        g.stop()
+
+
+def test_openapi_document_matches_docs(gym: Gym) -> None:
+    status, served, _ = call(gym.url + "/openapi.json")
+    assert status == 200
+    assert served == json.loads((ROOT / "docs" / "openapi.json").read_text())
+    assert set(served["paths"]) >= {"/v1/evaluate", "/v1/evaluate:batch", "/v1/jobs/{id}"}
