@@ -176,3 +176,25 @@ def test_openapi_document_matches_docs(gym: Gym) -> None:
     assert status == 200
     assert served == json.loads((ROOT / "docs" / "openapi.json").read_text())
     assert set(served["paths"]) >= {"/v1/evaluate", "/v1/evaluate:batch", "/v1/jobs/{id}"}
+
+
+def test_kgym_check_through_the_server(gym: Gym, capsys: pytest.CaptureFixture[str]) -> None:
+    from kgym.cli import main
+
+    solution = ROOT / "tasks" / "solutions" / "01_relu.py"
+    rc = main(["check", "01_relu", str(solution), "--server", gym.url, "--trials", "2", "--json"])
+    assert rc == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["status"] == "ok" and result["task_id"] == "01_relu"
+
+
+def test_python_client_against_the_real_service(gym: Gym) -> None:
+    from kgym.client import Client, GymError
+
+    with Client(gym.url) as client:
+        job = client.evaluate("01_relu", RELU, options={"trials": 2}, wait=120)
+        assert job["status"] == "done" and job["result"]["status"] == "ok"
+        assert {t["id"] for t in client.tasks()} >= {"01_relu", "18_attention"}
+        with pytest.raises(GymError) as err:
+            client.evaluate("no_such_task", RELU)
+        assert err.value.status == 404 and err.value.code == "unknown_task"

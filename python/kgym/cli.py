@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,16 @@ def _add_check_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
+SERVER_HELP = """\
+with --server (or KGYM_SERVER) the check runs on a gym service (kgym-gym serve) instead of here:
+a task file is sent as its source, anything else as a task id the service knows; a .py candidate
+is sent as source, anything else as a raw completion the service extracts with the auto rule
+(--extract must then be auto or whole). The options map to the service's: --device, --sizes,
+--trials, --seed; --timeout -> timeout_s; --baseline -> baseline (--no-timing -> "none");
+--no-profile -> profile false. The output is the same Result, table and feedback.
+--server "" forces the local check when KGYM_SERVER is set."""
+
+
 def _options(args: argparse.Namespace, extract: str = "auto") -> Any:
     from kgym.check import CheckOptions
 
@@ -50,7 +61,92 @@ def _options(args: argparse.Namespace, extract: str = "auto") -> Any:
     )
 
 
+def _service_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The check options as the service's "options" object (docs/service-api.md)."""
+    if args.trials < 1:
+        raise SystemExit("kgym: --trials must be at least 1")
+    timeout: float = args.timeout
+    return {
+        "device": args.device,
+        "sizes": args.sizes,
+        "trials": args.trials,
+        "seed": args.seed,
+        "timeout_s": int(timeout) if float(timeout).is_integer() else timeout,
+        "baseline": "none" if args.no_timing else args.baseline,
+        "profile": not args.no_profile,
+    }
+
+
+def _check_on_server(args: argparse.Namespace) -> int:
+    from kgym.check import read_source
+    from kgym.client import TERMINAL, Client, GymError
+    from kgym.report_table import render, result_row
+
+    task_path = Path(args.task)
+    task: str | dict[str, str] = (
+        {"source": read_source(task_path), "id": task_path.stem}
+        if task_path.is_file()
+        else args.task
+    )
+    candidate_path = Path(args.candidate)
+    candidate = sys.stdin.read() if args.candidate == "-" else read_source(candidate_path)
+    extract = args.extract or ("whole" if candidate_path.suffix == ".py" else "auto")
+    if extract not in ("auto", "whole"):
+        raise SystemExit(
+            f"kgym: --extract {extract} is not available with --server (auto or whole)"
+        )
+    show = (
+        (lambda line: print(f"  ... {line}", file=sys.stderr, flush=True))
+        if not args.json
+        else (lambda line: None)
+    )
+    try:
+        with Client(args.server, token=args.token) as gym:
+            job = gym.evaluate(
+                task,
+                candidate,
+                options=_service_options(args),
+                completion=extract == "auto",
+                wait=600,
+            )
+            if job.get("status") not in TERMINAL:
+                show(f"job {job.get('id')} {job.get('status')} on {args.server}")
+                try:
+                    job = gym.result(job["id"])
+                except KeyboardInterrupt:
+                    try:
+                        gym.cancel(job["id"])
+                    except GymError:
+                        pass
+                    raise
+    except GymError as exc:
+        print(f"kgym: {exc}", file=sys.stderr)
+        return 2
+    if job.get("status") != "done" or not isinstance(job.get("result"), dict):
+        error = job.get("error") or {}
+        detail = f": {error.get('message')} ({error.get('code')})" if error else ""
+        print(f"kgym: job {job.get('id')} {job.get('status')}{detail}", file=sys.stderr)
+        return 1
+    result = job["result"]
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        label = job.get("task_id") or (task["id"] if isinstance(task, dict) else task)
+        print(render([{"task": label, **result_row(candidate_path.name, result)}]))
+        print()
+        if isinstance(job.get("feedback"), str):
+            print(job["feedback"])
+        else:
+            from kgym.check import feedback
+
+            print(feedback(result))
+    return 0
+
+
 def cmd_check(args: argparse.Namespace) -> int:
+    if args.server:
+        return _check_on_server(args)
+
     from kgym.check import check, feedback, read_source
     from kgym.report_table import render, result_row
     from kgym.tasks import find_task
@@ -160,7 +256,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"kgym {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("check", help="check one candidate against one task")
+    p = sub.add_parser(
+        "check",
+        help="check one candidate against one task",
+        epilog=SERVER_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("task", help="a KernelBench-format task file, or a built-in task id")
     p.add_argument("candidate", help="a .py file defining ModelNew, a raw completion, or '-'")
     p.add_argument(
@@ -169,6 +270,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="how to find the code in a completion (default: whole for .py files)",
     )
     _add_check_options(p)
+    p.add_argument(
+        "--server",
+        default=os.environ.get("KGYM_SERVER") or None,
+        metavar="URL",
+        help="check on this gym service instead of locally (default: env KGYM_SERVER)",
+    )
+    p.add_argument(
+        "--token", help="bearer token for --server (default: env KGYM_TOKEN)", default=None
+    )
     p.set_defaults(func=cmd_check)
 
     tasks = sub.add_parser("tasks", help="task suites")
