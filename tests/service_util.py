@@ -16,6 +16,11 @@ from pathlib import Path
 from typing import Any
 
 
+def gym_exe() -> str:
+    """The `kgym-gym` installed beside this interpreter (a venv need not be on PATH)."""
+    return shutil.which("kgym-gym") or str(Path(sys.executable).parent / "kgym-gym")
+
+
 @dataclass
 class Gym:
     """One `kgym-gym serve` process on a free loopback port."""
@@ -30,7 +35,7 @@ class Gym:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self, timeout: float = 60.0) -> Gym:
-        exe = shutil.which("kgym-gym") or str(Path(sys.executable).parent / "kgym-gym")
+        exe = gym_exe()
         port_file = self.state_dir / "port"
         port_file.unlink(missing_ok=True)
         env = dict(os.environ, KGYM_PYTHON=sys.executable)

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from service_util import Gym, call
+from service_util import Gym, call, gym_exe
 
 from conftest import ROOT, solution_source
 
@@ -127,7 +127,7 @@ def test_payload_limit_and_queue_limit(tmp_path: Path) -> None:
 
 def test_non_loopback_needs_a_token(tmp_path: Path) -> None:
     refused = subprocess.run(
-        ["kgym-gym", "serve", "--host", "0.0.0.0", "--port", "0", "--gpus", "none"]
+        [gym_exe(), "serve", "--host", "0.0.0.0", "--port", "0", "--gpus", "none"]
         + ["--state-dir", str(tmp_path)],
         capture_output=True,
         text=True,

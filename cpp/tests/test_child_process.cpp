@@ -120,10 +120,11 @@ TEST(ChildProcess, WritesAreConfinedToTheJobDirectory) {
   char dir[] = "/tmp/kgym-fence-XXXXXX";
   ASSERT_NE(::mkdtemp(dir), nullptr);
   const std::string outside = std::string(dir) + "-outside";
-  auto spec = shell("echo in > inside && echo ok-inside; echo dev > /dev/null && echo ok-dev; "
-                    "echo out > " +
-                    outside + " 2>/dev/null || echo denied-outside; mkdir /tmp/kgym-fence-dir " +
-                    "2>/dev/null || echo denied-mkdir");
+  auto spec = shell(
+      "echo in > inside && echo ok-inside; echo dev > /dev/null && echo ok-dev; "
+      "echo out > " +
+      outside + " 2>/dev/null || echo denied-outside; mkdir /tmp/kgym-fence-dir " +
+      "2>/dev/null || echo denied-mkdir");
   spec.workdir = dir;
   const auto out = run_child(spec);
   std::remove((std::string(dir) + "/inside").c_str());

@@ -447,6 +447,15 @@ json assemble_result(const CheckJob& job, const sandbox::ChildOutcome& outcome,
   return r;
 }
 
+std::optional<json> settle_before_running(const CheckJob& job) {
+  const auto extraction = text::extract_candidate(job.candidate_text, job.extract_rule);
+  if (!extraction.ok) return evaluate(job);  // returns at once: nothing runs
+  if (job.screen && screen::has_reject(screen::screen_candidate(extraction.code))) {
+    return evaluate(job);
+  }
+  return std::nullopt;
+}
+
 json evaluate(const CheckJob& job, const PhaseCallback& on_phase, const Launcher& launch,
               const std::function<void(int pgid)>& on_started) {
   const auto extraction = text::extract_candidate(job.candidate_text, job.extract_rule);

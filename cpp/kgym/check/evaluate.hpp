@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -23,6 +24,11 @@ using Launcher =
 nlohmann::json evaluate(const CheckJob& job, const PhaseCallback& on_phase = {},
                         const Launcher& launch = {},
                         const std::function<void(int pgid)>& on_started = {});
+
+// The Result of a candidate that cannot run (extraction failed or the static screen rejected
+// it), computed in microseconds without a child; nullopt when the candidate must be run. The
+// service answers these at once instead of queueing them behind real evaluations.
+std::optional<nlohmann::json> settle_before_running(const CheckJob& job);
 
 // Turns the child's report and its process outcome into a Result. Exposed for tests: everything
 // the child says is treated as untrusted input and validated here.

@@ -71,8 +71,7 @@ FenceStatus apply_fence(const WriteFence& fence) {
   for (int fd : fence.writable_dirs) ok = ok && add_rule(rs, fd, rights);
   // Device nodes (/dev/null, /dev/nvidia*) are opened read-write by CUDA and Python; nothing
   // may be created or removed there. The same rights on the child's own /proc entries.
-  const std::uint64_t device_rights =
-      LANDLOCK_ACCESS_FS_WRITE_FILE | (abi >= 3 ? kTruncate : 0);
+  const std::uint64_t device_rights = LANDLOCK_ACCESS_FS_WRITE_FILE | (abi >= 3 ? kTruncate : 0);
   for (int fd : fence.device_dirs) ok = ok && add_rule(rs, fd, device_rights);
   // The CUDA driver writes to files of its own process under /proc (cuInit fails with error
   // 304 otherwise). Opened here, in the child, so that the rule names the child's own

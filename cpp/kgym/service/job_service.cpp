@@ -138,6 +138,17 @@ std::shared_ptr<JobService::Live> JobService::accept(const json& body,
     }
     if (!s.cached) metrics_.count("kgym_cache_misses_total");
   }
+  if (!s.cached) {
+    // A candidate the screen rejects (or with no code in it) is answered now, not queued.
+    if (auto settled = check::settle_before_running(live->request.job)) {
+      s.status = "done";
+      s.started_at = s.finished_at = s.created_at;
+      live->answer = finished_answer(*live, *settled, "done", json(nullptr));
+      s.result_json = live->answer.dump();
+      metrics_.count("kgym_jobs_finished_total",
+                     fmt::format("status=\"done\",result=\"{}\"", settled->value("status", "")));
+    }
+  }
   to_insert.push_back(s);
   return live;
 }
@@ -145,20 +156,22 @@ std::shared_ptr<JobService::Live> JobService::accept(const json& body,
 json JobService::submit(const json& body, double wait_s) {
   std::vector<StoredJob> rows;
   auto live = accept(body, rows);
+  const bool finished = live->stored.status == "done";
   {
     std::lock_guard lock(mu_);
     if (stopping_) throw ApiError(503, "unavailable", "the service is shutting down");
-    if (!live->stored.cached && live_.size() >= config_.max_queue) {
+    if (!finished && live_.size() >= config_.max_queue) {
       throw ApiError(429, "queue_full",
                      fmt::format("{} jobs are unfinished (the limit is {}); retry later",
                                  live_.size(), config_.max_queue));
     }
     store_.insert(rows[0]);
     live->stored.seq = rows[0].seq;
-    if (!live->stored.cached) enqueue_locked(live);
+    if (!finished) enqueue_locked(live);
   }
-  metrics_.count("kgym_requests_total",
-                 live->stored.cached ? "answer=\"cached\"" : "answer=\"queued\"");
+  metrics_.count("kgym_requests_total", live->stored.cached ? "answer=\"cached\""
+                                        : finished          ? "answer=\"settled\""
+                                                            : "answer=\"queued\"");
   return wait_for(live, wait_s);
 }
 
@@ -187,7 +200,7 @@ json JobService::submit_batch(const json& body, double wait_s) {
     std::lock_guard lock(mu_);
     if (stopping_) throw ApiError(503, "unavailable", "the service is shutting down");
     std::size_t fresh = 0;
-    for (const auto& l : lives) fresh += l->stored.cached ? 0 : 1;
+    for (const auto& l : lives) fresh += l->stored.status == "done" ? 0 : 1;
     if (live_.size() + fresh > config_.max_queue) {
       throw ApiError(429, "queue_full",
                      fmt::format("{} jobs are unfinished and the batch adds {} (the limit is {})",
@@ -196,12 +209,13 @@ json JobService::submit_batch(const json& body, double wait_s) {
     store_.insert_many(rows);  // all or none
     for (std::size_t i = 0; i < lives.size(); ++i) {
       lives[i]->stored.seq = rows[i].seq;
-      if (!lives[i]->stored.cached) enqueue_locked(lives[i]);
+      if (lives[i]->stored.status != "done") enqueue_locked(lives[i]);
     }
   }
   for (const auto& l : lives) {
-    metrics_.count("kgym_requests_total",
-                   l->stored.cached ? "answer=\"cached\"" : "answer=\"queued\"");
+    metrics_.count("kgym_requests_total", l->stored.cached             ? "answer=\"cached\""
+                                          : l->stored.status == "done" ? "answer=\"settled\""
+                                                                       : "answer=\"queued\"");
   }
   json jobs = json::array();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);

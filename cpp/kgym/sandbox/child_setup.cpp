@@ -1,0 +1,250 @@
+#include "kgym/sandbox/child_setup.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "kgym/sandbox/report_token.hpp"
+
+namespace kgym::sandbox::detail {
+namespace {
+
+std::uint64_t count_own_processes() {
+  // Threads count against RLIMIT_NPROC; approximate with the number of tasks of this uid.
+  std::uint64_t n = 0;
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return 0;
+  const auto uid = getuid();
+  while (dirent* entry = readdir(proc)) {
+    if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
+    const std::string status = fmt::format("/proc/{}/status", entry->d_name);
+    FILE* f = std::fopen(status.c_str(), "r");
+    if (f == nullptr) continue;
+    char line[256];
+    unsigned long owner = ~0ul;
+    unsigned long threads = 1;
+    while (std::fgets(line, sizeof line, f) != nullptr) {
+      std::sscanf(line, "Uid: %lu", &owner);
+      std::sscanf(line, "Threads: %lu", &threads);
+    }
+    std::fclose(f);
+    if (owner == uid) n += threads;
+  }
+  closedir(proc);
+  return n;
+}
+
+}  // namespace
+
+void close_between(unsigned first, unsigned last) {
+  if (first > last) return;
+  if (syscall(SYS_close_range, first, last, 0) != 0) {
+    for (unsigned fd = first; fd <= last && fd < 65536; ++fd) ::close(static_cast<int>(fd));
+  }
+}
+
+bool make_pipe(Pipe& p) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return false;
+  p.read = fds[0];
+  p.write = fds[1];
+  return true;
+}
+
+void close_fd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+void close_pipe(Pipe& p) {
+  close_fd(p.read);
+  close_fd(p.write);
+}
+
+void Tail::append(const char* bytes, size_t n) {
+  total += n;
+  data.append(bytes, n);
+  if (data.size() > cap * 2) data.erase(0, data.size() - cap);
+}
+
+std::string Tail::finish() {
+  if (data.size() > cap) data.erase(0, data.size() - cap);
+  return data;
+}
+
+rlim_t nproc_limit_for(const Limits& limits) {
+  return getuid() == 0 ? RLIM_INFINITY
+                       : static_cast<rlim_t>(count_own_processes() + limits.max_processes);
+}
+
+void die_in_child(int setup_fd, const char* what) {
+  const int err = errno;
+  char msg[160];
+  const int len = std::snprintf(msg, sizeof msg, "E%s: %s", what, std::strerror(err));
+  if (len > 0) {
+    [[maybe_unused]] auto ignored = ::write(setup_fd, msg, static_cast<size_t>(len));
+  }
+  _exit(127);
+}
+
+int sandbox_child(const Limits& limits, const char* workdir, rlim_t nproc_limit,
+                  const WriteFence& fence, const ChildEnds& ends, pid_t expected_parent) {
+  int setup_write = ends.setup;
+  auto die = [&](const char* what) { die_in_child(setup_write, what); };
+
+  setpgid(0, 0);  // its own process group, so the whole group can be killed at once
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // A parent that died before prctl would never send the signal.
+  if (expected_parent != 0 && getppid() != expected_parent) _exit(127);
+
+  char net = kNetShared;
+  if (limits.isolate_network && unshare(CLONE_NEWNET) == 0) net = kNetIsolated;
+  if (::write(setup_write, &net, 1) != 1) _exit(127);
+  const char fenced =
+      static_cast<char>(limits.confine_writes ? apply_fence(fence) : FenceStatus::kOff);
+  if (::write(setup_write, &fenced, 1) != 1) _exit(127);
+
+  // Move every descriptor we hand over out of the way first (any of them could sit on 0..4),
+  // then put them in place; dup2 clears close-on-exec on the targets.
+  const int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  const int report_fd = fcntl(ends.report, F_DUPFD_CLOEXEC, 16);
+  const int out_fd = fcntl(ends.out, F_DUPFD_CLOEXEC, 16);
+  const int err_fd = fcntl(ends.err, F_DUPFD_CLOEXEC, 16);
+  const int setup_fd = fcntl(setup_write, F_DUPFD_CLOEXEC, 16);
+  const int token_fd = ends.token >= 0 ? fcntl(ends.token, F_DUPFD_CLOEXEC, 16) : -1;
+  if (devnull < 0 || report_fd < 0 || out_fd < 0 || err_fd < 0 || setup_fd < 0 ||
+      (ends.token >= 0 && token_fd < 0)) {
+    die("fcntl");
+  }
+  setup_write = setup_fd;
+  if (dup2(devnull, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0 ||
+      dup2(report_fd, kReportFd) < 0 || (token_fd >= 0 && dup2(token_fd, kTokenFd) < 0)) {
+    die("dup2");
+  }
+  // Nothing else the parent had open reaches the candidate; the setup pipe stays open (close on
+  // exec) until the caller is done.
+  close_between(static_cast<unsigned>(token_fd >= 0 ? kTokenFd : kReportFd) + 1,
+                static_cast<unsigned>(setup_fd) - 1);
+  close_between(static_cast<unsigned>(setup_fd) + 1, ~0u);
+
+  if (::chdir(workdir) != 0) die("chdir");
+
+  const rlimit no_core{0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);
+  const rlimit fsize{limits.max_file_bytes, limits.max_file_bytes};
+  if (setrlimit(RLIMIT_FSIZE, &fsize) != 0) die("RLIMIT_FSIZE");
+  const rlimit nproc{nproc_limit, nproc_limit};
+  setrlimit(RLIMIT_NPROC, &nproc);  // ignored for root; see docs/sandbox.md
+  if (limits.max_address_space_bytes > 0) {
+    const rlimit as{limits.max_address_space_bytes, limits.max_address_space_bytes};
+    if (setrlimit(RLIMIT_AS, &as) != 0) die("RLIMIT_AS");
+  }
+  return setup_fd;
+}
+
+void read_setup(const std::string& setup_bytes, const Limits& limits, ChildOutcome& out) {
+  out.network_isolated = !setup_bytes.empty() && setup_bytes[0] == kNetIsolated;
+  if (limits.isolate_network && !out.network_isolated) {
+    out.network_note = "no network namespace could be created (needs CAP_SYS_ADMIN)";
+  }
+  const auto fenced =
+      setup_bytes.size() > 1 ? static_cast<FenceStatus>(setup_bytes[1]) : FenceStatus::kFailed;
+  out.writes_confined = fenced == FenceStatus::kFenced;
+  if (limits.confine_writes) out.writes_note = fence_note(fenced);
+  if (setup_bytes.size() > 2 && setup_bytes[2] == 'E') {
+    out.start_error = setup_bytes.substr(3);
+  }
+}
+
+ChildStreams::ChildStreams(int report_read, int out_read, int err_read, const Limits& limits,
+                           const LineCallback& on_line, ChildOutcome& out)
+    : fds_{report_read, out_read, err_read},
+      limits_(limits),
+      on_line_(on_line),
+      out_(out),
+      out_tail_{{}, 0, limits.output_tail_bytes},
+      err_tail_{{}, 0, limits.output_tail_bytes},
+      buf_(65536) {
+  for (int fd : fds_) {
+    if (fd >= 0) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+  }
+}
+
+ChildStreams::~ChildStreams() {
+  for (int& fd : fds_) close_fd(fd);
+}
+
+bool ChildStreams::any_open() const {
+  return std::any_of(fds_.begin(), fds_.end(), [](int fd) { return fd >= 0; });
+}
+
+void ChildStreams::add_poll_fds(std::vector<pollfd>& pfds) {
+  for (int fd : fds_) {
+    if (fd >= 0) pfds.push_back({fd, POLLIN, 0});
+  }
+}
+
+bool ChildStreams::service(const std::vector<pollfd>& pfds, size_t first) {
+  bool overflow = false;
+  for (size_t k = first; k < pfds.size(); ++k) {
+    if ((pfds[k].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+    const auto which =
+        static_cast<size_t>(std::find(fds_.begin(), fds_.end(), pfds[k].fd) - fds_.begin());
+    if (which >= fds_.size()) continue;
+    int& fd = fds_[which];
+    const ssize_t n = ::read(fd, buf_.data(), buf_.size());
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+      close_fd(fd);
+      continue;
+    }
+    if (n < 0) continue;
+    const auto len = static_cast<size_t>(n);
+    switch (which) {
+      case 0:
+        if (out_.report.size() + len > limits_.max_report_bytes) {
+          out_.report_truncated = true;
+          overflow = true;
+          close_fd(fd);
+          break;
+        }
+        out_.report.append(buf_.data(), len);
+        if (on_line_) {
+          pending_line_.append(buf_.data(), len);
+          size_t newline;
+          while ((newline = pending_line_.find('\n')) != std::string::npos) {
+            on_line_(pending_line_.substr(0, newline));
+            pending_line_.erase(0, newline + 1);
+          }
+        }
+        break;
+      case 1:
+        out_tail_.append(buf_.data(), len);
+        break;
+      default:
+        err_tail_.append(buf_.data(), len);
+        break;
+    }
+  }
+  return overflow;
+}
+
+void ChildStreams::finish() {
+  for (int& fd : fds_) close_fd(fd);
+  out_.stdout_tail = out_tail_.finish();
+  out_.stderr_tail = err_tail_.finish();
+  out_.stdout_bytes = out_tail_.total;
+  out_.stderr_bytes = err_tail_.total;
+}
+
+}  // namespace kgym::sandbox::detail

@@ -1,0 +1,112 @@
+// The pieces of a sandboxed evaluation shared by the two ways of starting the child: run_child
+// (fork + exec of a fresh interpreter) and ForkServer (fork of a warm interpreter). Both must give
+// the child exactly the same confinement and the supervisor exactly the same view of it, so the
+// child-side set-up, the setup-pipe protocol and the reading of the output streams live here once.
+// Internal to kgym::sandbox: callers use child_process.hpp or fork_server.hpp.
+#pragma once
+
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kgym/sandbox/child_process.hpp"
+#include "kgym/sandbox/write_fence.hpp"
+
+namespace kgym::sandbox::detail {
+
+// The first byte the child writes into the setup pipe: whether it has its own network namespace.
+inline constexpr char kNetIsolated = 'N';
+inline constexpr char kNetShared = 'S';
+
+struct Pipe {
+  int read = -1;
+  int write = -1;
+};
+
+// A close-on-exec pipe.
+bool make_pipe(Pipe& p);
+void close_fd(int& fd);
+void close_pipe(Pipe& p);
+
+// Closes every descriptor in [first, last] (close_range, or one by one where it is missing).
+// Async-signal-safe.
+void close_between(unsigned first, unsigned last);
+
+// Keeps the last `cap` bytes of a stream plus a running total.
+struct Tail {
+  std::string data;
+  std::uint64_t total = 0;
+  std::uint64_t cap = 0;
+  void append(const char* bytes, size_t n);
+  std::string finish();
+};
+
+// RLIMIT_NPROC for the child: the processes (threads) this uid already has plus the headroom in
+// `limits`; RLIM_INFINITY for root, which the limit does not bind (and the /proc scan is skipped).
+rlim_t nproc_limit_for(const Limits& limits);
+
+// The child's ends of the pipes, numbered as in the process that forks. token may be -1.
+struct ChildEnds {
+  int report = -1;
+  int out = -1;
+  int err = -1;
+  int setup = -1;
+  int token = -1;
+};
+
+// Tells the supervisor through the setup pipe why the child could not start ("E<what>: <errno
+// text>"), then _exits with 127. Async-signal-safe.
+[[noreturn]] void die_in_child(int setup_fd, const char* what);
+
+// Runs in the freshly forked child, before the candidate's interpreter runs: its own process
+// group, SIGKILL when the parent dies (and an immediate exit when `expected_parent` is not 0 and
+// is no longer the parent), a network namespace and the write fence (each reported as one byte on
+// the setup pipe), stdin /dev/null, stdout, stderr, the report channel on kReportFd and the token
+// on kTokenFd, nothing else open but the setup pipe, the working directory and the rlimits.
+// Returns the setup pipe's new (close-on-exec) descriptor: the caller closes it, or exec does, to
+// tell the supervisor that the set-up is complete. On failure it calls die_in_child. Only
+// async-signal-safe calls: the process that forked may have had other threads.
+int sandbox_child(const Limits& limits, const char* workdir, rlim_t nproc_limit,
+                  const WriteFence& fence, const ChildEnds& ends, pid_t expected_parent);
+
+// Fills network_isolated/network_note, writes_confined/writes_note and start_error from what
+// sandbox_child (and die_in_child) wrote into the setup pipe.
+void read_setup(const std::string& setup_bytes, const Limits& limits, ChildOutcome& out);
+
+// The supervisor's side of the child's report channel, stdout and stderr: non-blocking reads into
+// the report (with its cap and the line callback) and the bounded tails.
+class ChildStreams {
+ public:
+  ChildStreams(int report_read, int out_read, int err_read, const Limits& limits,
+               const LineCallback& on_line, ChildOutcome& out);
+  ~ChildStreams();
+  ChildStreams(const ChildStreams&) = delete;
+  ChildStreams& operator=(const ChildStreams&) = delete;
+
+  bool any_open() const;
+  // Appends a POLLIN entry for each stream still open.
+  void add_poll_fds(std::vector<pollfd>& pfds);
+  // Reads every stream that `pfds` (as filled by add_poll_fds, from index `first`) reports
+  // ready. Returns true when the report channel just went over its cap: the caller kills the
+  // child (a flood on the report channel is a protocol error).
+  bool service(const std::vector<pollfd>& pfds, size_t first);
+  // Closes the streams and moves the tails and byte counts into the outcome.
+  void finish();
+
+ private:
+  std::array<int, 3> fds_;
+  const Limits& limits_;
+  const LineCallback& on_line_;
+  ChildOutcome& out_;
+  Tail out_tail_;
+  Tail err_tail_;
+  std::string pending_line_;
+  std::vector<char> buf_;
+};
+
+}  // namespace kgym::sandbox::detail

@@ -1,0 +1,335 @@
+// The fork server against run_child: the same outcome for the same job, whichever launched it.
+// Tests that need the real server (kgym.harness.forkserver) use the interpreter in
+// $KGYM_FORKSERVER_PYTHON, else the project's .venv, and are skipped when it cannot serve.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "kgym/check/evaluate.hpp"
+#include "kgym/check/job.hpp"
+#include "kgym/sandbox/child_process.hpp"
+#include "kgym/sandbox/fork_server.hpp"
+#include "kgym/sandbox/report_token.hpp"
+
+namespace fs = std::filesystem;
+using kgym::sandbox::ChildOutcome;
+using kgym::sandbox::ChildSpec;
+using kgym::sandbox::ForkServer;
+using nlohmann::json;
+
+namespace {
+
+std::string test_python() {
+  if (const char* p = std::getenv("KGYM_FORKSERVER_PYTHON"); p != nullptr && *p != '\0') return p;
+  return KGYM_SOURCE_DIR "/.venv/bin/python";
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "kgym-fs-test-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) != nullptr) path = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+// A job directory as check::evaluate writes it: task.py, candidate.py and the harness' job.json.
+struct Job {
+  TempDir dir;
+  kgym::check::CheckJob job;
+  ChildSpec spec;
+};
+
+std::unique_ptr<Job> make_job(const std::string& candidate, double seconds = 120.0) {
+  auto j = std::make_unique<Job>();
+  j->job =
+      kgym::check::job_from_json({{"task_id", "01_relu"},
+                                  {"task_source", read_file(KGYM_SOURCE_DIR "/tasks/01_relu.py")},
+                                  {"candidate", candidate},
+                                  {"device", "cpu"},
+                                  {"trials", 2},
+                                  {"timing", {{"enabled", false}}},
+                                  {"profile", false}});
+  json harness = kgym::check::job_to_json(j->job);
+  for (const char* key : {"task_source", "candidate", "extract", "python", "scratch_dir",
+                          "triton_cache_dir", "timeout_s", "screen", "visible_devices"}) {
+    harness.erase(key);
+  }
+  harness["task_file"] = "task.py";
+  harness["candidate_file"] = "candidate.py";
+  harness["report_fd"] = kgym::sandbox::kReportFd;
+  const auto& d = j->dir.path;
+  std::ofstream(d / "task.py") << j->job.task_source;
+  std::ofstream(d / "candidate.py") << candidate;
+  std::ofstream(d / "job.json") << harness.dump();
+
+  auto& spec = j->spec;
+  spec.argv = {test_python(), "-I", "-X", "faulthandler", "-m", "kgym.harness", "job.json"};
+  spec.env = {{"PATH", "/usr/local/bin:/usr/bin:/bin"},
+              {"HOME", d.string()},
+              {"TMPDIR", d.string()},
+              {"PYTHONDONTWRITEBYTECODE", "1"},
+              {"PYTHONUNBUFFERED", "1"},
+              {"TRITON_CACHE_DIR", (d / ".triton").string()},
+              {"TRITON_INTERPRET", "1"}};
+  spec.workdir = d.string();
+  spec.limits.wall_seconds = seconds;
+  spec.token = kgym::sandbox::make_report_token();
+  return j;
+}
+
+json result_of(const Job& j, const ChildOutcome& outcome) {
+  return kgym::check::assemble_result(j.job, outcome, json::object(), j.spec.token);
+}
+
+// Processes of the group that are still alive (zombies left to a non-reaping init do not count).
+int live_in_group(pid_t pgid) {
+  int n = 0;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const auto name = entry.path().filename().string();
+    if (name.empty() || name[0] < '0' || name[0] > '9') continue;
+    const std::string stat = read_file(entry.path() / "stat");
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    char state = 0;
+    int ppid = 0;
+    int group = 0;
+    if (std::sscanf(stat.c_str() + close + 1, " %c %d %d", &state, &ppid, &group) == 3 &&
+        group == pgid && state != 'Z') {
+      ++n;
+    }
+  }
+  return n;
+}
+
+std::string solution() { return read_file(KGYM_SOURCE_DIR "/tasks/solutions/01_relu.py"); }
+
+// What a candidate prints about its own process at import, then it leaves.
+constexpr const char* kIntrospect = R"(
+import json, os, sys, tempfile
+print(json.dumps({
+    "env": dict(os.environ),
+    "fds": sorted(os.listdir("/proc/self/fd")),
+    "cwd": os.getcwd(),
+    "own_group": os.getpgid(0) == os.getpid(),
+    "argv": sys.argv,
+    "path": sys.path,
+    "flags": list(sys.flags),
+    "tempdir": tempfile.gettempdir(),
+    "expanduser": os.path.expanduser("~"),
+}), flush=True)
+os._exit(0)
+)";
+
+class ForkServerHarness : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    home_ = std::make_unique<TempDir>();
+    server_ = std::make_unique<ForkServer>(
+        std::vector<std::string>{test_python(), "-I", "-X", "faulthandler", "-m",
+                                 "kgym.harness.forkserver"},
+        std::vector<std::pair<std::string, std::string>>{{"PATH", "/usr/local/bin:/usr/bin:/bin"},
+                                                         {"HOME", home_->path.string()},
+                                                         {"TMPDIR", home_->path.string()},
+                                                         {"PYTHONDONTWRITEBYTECODE", "1"},
+                                                         {"TRITON_INTERPRET", "1"}});
+    start_error_ = server_->start();
+  }
+  static void TearDownTestSuite() {
+    server_.reset();
+    home_.reset();
+  }
+  void SetUp() override {
+    if (!start_error_.empty()) GTEST_SKIP() << "no fork server: " << start_error_;
+  }
+  static std::unique_ptr<TempDir> home_;
+  static std::unique_ptr<ForkServer> server_;
+  static std::string start_error_;
+};
+std::unique_ptr<TempDir> ForkServerHarness::home_;
+std::unique_ptr<ForkServer> ForkServerHarness::server_;
+std::string ForkServerHarness::start_error_;
+
+}  // namespace
+
+TEST(ForkServer, OnlyRunsTheHarness) {
+  ForkServer server({"/nonexistent/python3"}, {});
+  ChildSpec spec;
+  spec.argv = {"/bin/sh", "-c", "true"};
+  spec.workdir = "/tmp";
+  const auto out = server.run(spec);
+  EXPECT_FALSE(out.started);
+  EXPECT_NE(out.start_error.find("-m kgym.harness"), std::string::npos) << out.start_error;
+  spec.argv = {"/other/python3", "-I", "-m", "kgym.harness", "job.json"};
+  const auto other = server.run(spec);
+  EXPECT_FALSE(other.started);
+  EXPECT_NE(other.start_error.find("runs `/nonexistent/python3`"), std::string::npos)
+      << other.start_error;
+  EXPECT_EQ(server.server_pid(), -1);  // refused before anything was started
+}
+
+TEST(ForkServer, ServerThatCannotStartIsAStartError) {
+  ForkServer server({"/bin/sh", "-c", "echo import failed >&2; exit 3"}, {});
+  ChildSpec spec;
+  spec.argv = {"/bin/sh", "-m", "kgym.harness", "job.json"};
+  spec.workdir = "/tmp";
+  const auto out = server.run(spec);
+  EXPECT_FALSE(out.started);
+  EXPECT_NE(out.start_error.find("exited with code 3"), std::string::npos) << out.start_error;
+  EXPECT_NE(out.start_error.find("import failed"), std::string::npos) << out.start_error;
+  // Each run tries again: a second attempt is a restart.
+  const auto again = server.run(spec);
+  EXPECT_FALSE(again.started);
+  EXPECT_EQ(server.restarts(), 1);
+}
+
+TEST(ForkServer, MissingServerProgramIsAStartError) {
+  ForkServer server({"/nonexistent/python3", "-m", "kgym.harness.forkserver"}, {});
+  EXPECT_NE(server.start().find("exited with code 127"), std::string::npos);
+}
+
+TEST_F(ForkServerHarness, SameResultAsRunChild) {
+  const std::string correct = solution();
+  std::string incorrect = correct;
+  incorrect.replace(incorrect.find("tl.where(x > 0.0, x, 0.0)"), 25, "tl.where(x > 0.0, x, 1.0)");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"correct", correct},
+      {"incorrect", incorrect},
+      {"segfault", "import ctypes\nctypes.string_at(0)\n"},
+      {"os_exit", "import os\nos._exit(3)\n"},
+      {"raises", "raise RuntimeError('no model here')\n"},
+  };
+  const pid_t server_pid = server_->server_pid();
+  for (const auto& [name, candidate] : cases) {
+    SCOPED_TRACE(name);
+    std::vector<std::string> exec_lines, fork_lines;
+    const auto a = make_job(candidate);
+    const auto exec_outcome = kgym::sandbox::run_child(
+        a->spec, [&](const std::string& line) { exec_lines.push_back(line); });
+    const auto b = make_job(candidate);
+    const auto fork_outcome =
+        server_->run(b->spec, [&](const std::string& line) { fork_lines.push_back(line); });
+    EXPECT_EQ(fork_lines.size(), exec_lines.size());  // the same records, each sealed
+    ASSERT_TRUE(fork_outcome.started) << fork_outcome.start_error;
+    EXPECT_EQ(fork_outcome.exited, exec_outcome.exited);
+    EXPECT_EQ(fork_outcome.exit_code, exec_outcome.exit_code);
+    EXPECT_EQ(fork_outcome.signal, exec_outcome.signal);
+    EXPECT_EQ(fork_outcome.network_isolated, exec_outcome.network_isolated);
+    EXPECT_EQ(fork_outcome.writes_confined, exec_outcome.writes_confined);
+    const json ra = result_of(*a, exec_outcome);
+    const json rb = result_of(*b, fork_outcome);
+    for (const char* key : {"status", "compiled", "correct", "hacked", "findings", "correctness"}) {
+      EXPECT_EQ(rb[key], ra[key]) << key << "\nexec: " << ra.dump() << "\nfork: " << rb.dump();
+    }
+    EXPECT_EQ(rb["error"].is_null(), ra["error"].is_null());
+    if (ra["error"].is_object() && rb["error"].is_object()) {
+      EXPECT_EQ(rb["error"]["type"], ra["error"]["type"]);
+      EXPECT_EQ(rb["error"]["phase"], ra["error"]["phase"]);
+    }
+  }
+  EXPECT_EQ(server_->server_pid(), server_pid);  // crashes end the job child, not the server
+  EXPECT_EQ(server_->restarts(), 0);
+}
+
+TEST_F(ForkServerHarness, ProcessLooksLikeAnExecdChild) {
+  const auto a = make_job(kIntrospect);
+  const auto exec_outcome = kgym::sandbox::run_child(a->spec);
+  const auto b = make_job(kIntrospect);
+  const auto fork_outcome = server_->run(b->spec);
+  ASSERT_TRUE(fork_outcome.started) << fork_outcome.start_error;
+  const json ea = json::parse(exec_outcome.stdout_tail, nullptr, false);
+  const json eb = json::parse(fork_outcome.stdout_tail, nullptr, false);
+  ASSERT_TRUE(ea.is_object()) << exec_outcome.stdout_tail << exec_outcome.stderr_tail;
+  ASSERT_TRUE(eb.is_object()) << fork_outcome.stdout_tail << fork_outcome.stderr_tail;
+  // Everything but the job directory's name is the same.
+  auto normalise = [](const json& e, const fs::path& dir) {
+    std::string text = e.dump();
+    for (size_t p; (p = text.find(dir.string())) != std::string::npos;) {
+      text.replace(p, dir.string().size(), "<job>");
+    }
+    return json::parse(text);
+  };
+  const json na = normalise(ea, a->dir.path);
+  const json nb = normalise(eb, b->dir.path);
+  for (const char* key :
+       {"env", "fds", "cwd", "own_group", "argv", "path", "flags", "tempdir", "expanduser"}) {
+    EXPECT_EQ(nb[key], na[key]) << key;
+  }
+  EXPECT_EQ(nb["env"]["HOME"], "<job>");
+  EXPECT_EQ(nb["env"]["TMPDIR"], "<job>");
+  EXPECT_EQ(nb["own_group"], true);
+  // 0-4 are the job's (stdin, stdout, stderr, report, token); the token was read and closed by
+  // the harness before the candidate was imported, and the report channel moved; one more is
+  // listdir's own.
+  EXPECT_EQ(nb["fds"].size(), na["fds"].size());
+}
+
+TEST_F(ForkServerHarness, HangIsKilledAtTheDeadline) {
+  const auto j = make_job("import time\ntime.sleep(60)\n", 3.0);
+  pid_t group = -1;
+  j->spec.on_started = [&](pid_t pgid) { group = pgid; };
+  const auto out = server_->run(j->spec);
+  EXPECT_TRUE(out.started) << out.start_error;
+  EXPECT_TRUE(out.timed_out);
+  EXPECT_EQ(out.signal, SIGKILL);
+  EXPECT_LT(out.wall_ms, 8000);
+  ASSERT_GT(group, 0);
+  EXPECT_EQ(live_in_group(group), 0);  // nothing of the job is left
+  EXPECT_EQ(result_of(*j, out)["status"], "timeout");
+  const auto next = server_->run(make_job("import os\nos._exit(0)\n")->spec);
+  EXPECT_TRUE(next.started) << next.start_error;
+  EXPECT_EQ(server_->restarts(), 0);
+}
+
+TEST_F(ForkServerHarness, KilledServerFailsTheJobAndIsRestarted) {
+  // The candidate and a child of its own both sleep: neither may outlive the server.
+  const auto j = make_job(
+      "import os, subprocess, time\nsubprocess.Popen(['sleep', '60'])\ntime.sleep(60)\n", 60.0);
+  pid_t group = -1;
+  std::atomic<pid_t> victim{-1};
+  j->spec.on_started = [&](pid_t pgid) { group = pgid; };
+  const int restarts = server_->restarts();
+  victim = server_->server_pid();
+  std::thread killer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    ::kill(victim.load(), SIGKILL);
+  });
+  const auto out = server_->run(j->spec);
+  killer.join();
+  EXPECT_FALSE(out.started);
+  EXPECT_NE(out.start_error.find("fork server died during the job"), std::string::npos)
+      << out.start_error;
+  EXPECT_NE(out.start_error.find("SIGKILL"), std::string::npos) << out.start_error;
+  EXPECT_LT(out.wall_ms, 10000);
+  ASSERT_GT(group, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(live_in_group(group), 0);  // the job's whole group is gone
+  EXPECT_EQ(result_of(*j, out)["status"], "infra_error");
+
+  const auto next = make_job(solution());
+  const auto again = server_->run(next->spec);
+  ASSERT_TRUE(again.started) << again.start_error;
+  EXPECT_EQ(result_of(*next, again)["status"], "ok");
+  EXPECT_EQ(server_->restarts(), restarts + 1);
+  EXPECT_NE(server_->server_pid(), victim.load());
+}

@@ -1,0 +1,139 @@
+"""The fork server: a warm interpreter that forks one sandboxed harness child per job.
+
+The C++ supervisor (``kgym::sandbox::ForkServer``) starts it as
+``python -I -X faulthandler -m kgym.harness.forkserver`` with the control socket on descriptor 3
+and the environment the imports need (``TRITON_INTERPRET=1`` for CPU jobs: triton is imported
+here, once). It imports what every evaluation imports, then hands over to
+``_core.forkserver_serve``, which loops in C++: for each job it forks, and the child applies the
+same sandbox as an exec'd harness child (process group, network namespace, write fence, rlimits,
+descriptors 0-4 only) and takes the job's environment and directory before it returns here. The
+child then runs the harness exactly as ``python -m kgym.harness job.json`` would.
+
+The server never runs a candidate and never initialises CUDA (a forked child could not use it):
+nothing here calls into torch.cuda, ``torch.cuda.is_available()`` included.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import sys
+import traceback
+from typing import Any, NoReturn
+
+from kgym import _core
+
+CONTROL_FD = 3
+
+
+def warm_up() -> None:
+    """Imports everything an evaluation imports before it reads the candidate."""
+    import torch  # noqa: F401
+    import torch.profiler  # noqa: F401
+    import torch.testing  # noqa: F401
+    import triton  # noqa: F401
+    import triton.language  # noqa: F401
+    import triton.testing  # noqa: F401
+
+    from kgym.harness import (  # noqa: F401
+        __main__,
+        channel,
+        compare,
+        device,
+        errors,
+        guards,
+        loader,
+        profiling,
+        run,
+        timing,
+    )
+
+
+def _refresh_environment_snapshots() -> None:
+    """Values the imports computed from the server's environment, recomputed from the job's.
+
+    A fresh interpreter computes them from the job's environment; without this a job would see
+    the server's HOME or TMPDIR in them.
+    """
+    tempfile = sys.modules.get("tempfile")
+    if tempfile is not None:
+        tempfile.tempdir = None
+    knobs = sys.modules.get("triton.knobs")
+    home = getattr(type(getattr(knobs, "cache", None)), "__dict__", {}).get("home_dir")
+    if home is not None and hasattr(home, "default"):
+        home.default = os.path.expanduser("~/")  # TRITON_HOME's default: ~ at import time
+
+
+# PEP 538's coercion targets: a fresh interpreter in the C locale sets LC_CTYPE to one of them.
+_COERCION_TARGETS = ("C.UTF-8", "C.utf8", "UTF-8")
+
+
+def _job_environment(job_env: dict[str, str], server_env: dict[str, str]) -> dict[str, str]:
+    """The environment a fresh interpreter started with job_env would have: job_env plus the
+    LC_CTYPE that PEP 538 adds when the locale is C or POSIX (the server's start-up added the same
+    to its own, which shows that coercion is on and which target this machine has)."""
+    target = server_env.get("LC_CTYPE")
+    if target not in _COERCION_TARGETS or job_env.get("LC_ALL"):
+        return job_env
+    ctype = job_env.get("LC_CTYPE") or job_env.get("LANG") or "C"
+    if ctype in ("C", "POSIX"):
+        job_env = {**job_env, "LC_CTYPE": target}
+    return job_env
+
+
+def _exit_code(exc: SystemExit) -> int:
+    """What the interpreter would exit with for this SystemExit."""
+    if exc.code is None:
+        return 0
+    if isinstance(exc.code, int):
+        return exc.code
+    print(exc.code, file=sys.stderr)
+    return 1
+
+
+def run_job(job: dict[str, Any]) -> NoReturn:
+    """In the job child (already sandboxed): become ``python -m kgym.harness ARGS`` and run."""
+    # The C environment is the job's already; os.environ is the server's snapshot until here.
+    env: dict[str, str] = {}
+    for key, value in job["env"]:
+        env.setdefault(os.fsdecode(key), os.fsdecode(value))  # the first of duplicates, as exec
+    env = _job_environment(env, dict(os.environ))
+    os.environ.clear()
+    os.environ.update(env)
+    _refresh_environment_snapshots()
+    from kgym.harness import __main__ as entry
+
+    sys.argv = [entry.__file__, *job["args"]]
+    code = 1
+    try:
+        entry.main(sys.argv)  # ends with os._exit(0) after its report
+        code = 0
+    except SystemExit as exc:
+        code = _exit_code(exc)
+    except BaseException:  # noqa: BLE001 - reported as the interpreter would, then exit 1
+        traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001 - a closed stream must not change the exit code
+                pass
+    os._exit(code)
+
+
+def serve(control_fd: int = CONTROL_FD) -> int:
+    warm_up()
+    # Nothing buffered here may be written again by every child.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # The children then share the server's objects copy-on-write: no collection touches them.
+    gc.collect()
+    gc.freeze()
+    job = _core.forkserver_serve(control_fd)
+    if job is None:
+        return 0  # the supervisor has gone
+    run_job(job)
+
+
+if __name__ == "__main__":
+    sys.exit(serve())

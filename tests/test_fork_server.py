@@ -1,0 +1,288 @@
+"""The fork server against run_child: the same Result, the same process, the same limits."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import DEVICE, solution_source
+from kgym import _core
+from kgym.tasks import find_task
+
+pytestmark = pytest.mark.skipif(
+    not hasattr(_core, "ForkServer"), reason="kgym._core was built without the fork server"
+)
+
+SERVER_ARGV = [sys.executable, "-I", "-X", "faulthandler", "-m", "kgym.harness.forkserver"]
+HARNESS_ARGV = [sys.executable, "-I", "-X", "faulthandler", "-m", "kgym.harness", "job.json"]
+PASSED_THROUGH = ("PATH", "LD_LIBRARY_PATH", "LANG", "LC_ALL")
+PASSED_PREFIXES = ("CUDA_", "NVIDIA_", "TRITON_", "CUBLAS_")
+
+
+def base_environment() -> list[tuple[str, str]]:
+    """The machine's GPU and toolchain variables, as check::evaluate passes them on."""
+    return [
+        (k, v)
+        for k, v in os.environ.items()
+        if (k in PASSED_THROUGH or k.startswith(PASSED_PREFIXES))
+        and k not in ("TRITON_INTERPRET", "TRITON_CACHE_DIR")
+    ]
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[Any]:
+    with tempfile.TemporaryDirectory(prefix="kgym-fs-home-") as home:
+        env = [*base_environment(), ("HOME", home), ("TMPDIR", home)]
+        env.append(("PYTHONDONTWRITEBYTECODE", "1"))
+        if DEVICE == "cpu":
+            env.append(("TRITON_INTERPRET", "1"))  # fixed when the server imports triton
+        fs = _core.ForkServer(SERVER_ARGV, env)
+        error = fs.start()
+        assert error == "", error
+        yield fs
+        del fs
+
+
+def make_job(tmp: Path, candidate: str, timeout_s: float = 120.0) -> tuple[str, dict[str, Any]]:
+    """A job directory as check::evaluate writes it; returns (CheckJob JSON, ChildSpec dict)."""
+    task = find_task("01_relu")
+    workdir = Path(tempfile.mkdtemp(prefix="job-", dir=tmp))
+    (workdir / "task.py").write_text(task.source)
+    (workdir / "candidate.py").write_text(candidate)
+    harness_job = {
+        "task_id": task.id,
+        "device": DEVICE,
+        "sizes": "auto",
+        "trials": 2,
+        "seed": 0,
+        "atol": None,
+        "rtol": None,
+        "timing": {"enabled": False},
+        "profile": False,
+        "task_file": "task.py",
+        "candidate_file": "candidate.py",
+        "report_fd": 3,
+    }
+    (workdir / "job.json").write_text(json.dumps(harness_job))
+    check_job = {
+        "task_id": task.id,
+        "task_source": task.source,
+        "candidate": candidate,
+        "device": DEVICE,
+        "timeout_s": timeout_s,
+    }
+    env = [*base_environment(), ("HOME", str(workdir)), ("TMPDIR", str(workdir))]
+    env += [("PYTHONDONTWRITEBYTECODE", "1"), ("PYTHONUNBUFFERED", "1")]
+    env.append(("TRITON_CACHE_DIR", str(workdir / ".triton")))
+    if DEVICE == "cpu":
+        env.append(("TRITON_INTERPRET", "1"))
+    spec = {
+        "argv": HARNESS_ARGV,
+        "env": env,
+        "workdir": str(workdir),
+        "token": os.urandom(32).hex(),
+        "limits": {"wall_seconds": timeout_s},
+    }
+    return json.dumps(check_job), spec
+
+
+def run_both(tmp: Path, server: Any, candidate: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(through run_child, through the fork server): each {'outcome': ..., 'result': ...}."""
+    out = []
+    for launcher in (None, server):
+        job, spec = make_job(tmp, candidate)
+        r = _core.sandbox_run_harness(job, spec, launcher)
+        out.append({"outcome": r["outcome"], "result": json.loads(r["result"])})
+    return out[0], out[1]
+
+
+def incorrect_source() -> str:
+    src = solution_source("01_relu")
+    assert "tl.where(x > 0.0, x, 0.0)" in src
+    return src.replace("tl.where(x > 0.0, x, 0.0)", "tl.where(x > 0.0, x, 1.0)")
+
+
+CANDIDATES = {
+    "correct": lambda: solution_source("01_relu"),
+    "incorrect": incorrect_source,
+    "segfault": lambda: "import ctypes\nctypes.string_at(0)\n",
+    "os_exit": lambda: "import os\nos._exit(3)\n",
+    "raises": lambda: "raise RuntimeError('no model here')\n",
+}
+EXPECTED = {
+    "correct": "ok",
+    "incorrect": "incorrect",
+    "segfault": "crashed",
+    "os_exit": "crashed",
+    "raises": "compile_error",
+}
+
+
+@pytest.mark.parametrize("name", list(CANDIDATES))
+def test_same_result_as_run_child(tmp_path: Path, server: Any, name: str) -> None:
+    exec_run, fork_run = run_both(tmp_path, server, CANDIDATES[name]())
+    a, b = exec_run["result"], fork_run["result"]
+    assert fork_run["outcome"]["started"], fork_run["outcome"]["start_error"]
+    assert b["status"] == a["status"] == EXPECTED[name], (a, b)
+    for key in ("compiled", "correct", "hacked", "findings", "correctness"):
+        assert b[key] == a[key], key
+    assert (a["error"] is None) == (b["error"] is None)
+    if a["error"] is not None:
+        assert (b["error"]["phase"], b["error"]["type"]) == (
+            a["error"]["phase"],
+            a["error"]["type"],
+        )
+    for key in ("exit_code", "signal", "network_isolated", "writes_confined", "timed_out"):
+        assert b["sandbox"][key] == a["sandbox"][key], key
+
+
+def test_server_survives_candidate_crashes(tmp_path: Path, server: Any) -> None:
+    pid, restarts = server.server_pid, server.restarts
+    for name in ("segfault", "os_exit"):
+        _, spec = make_job(tmp_path, CANDIDATES[name]())
+        outcome = server.run(spec)
+        assert outcome["started"] and not (outcome["exited"] and outcome["exit_code"] == 0)
+    assert (server.server_pid, server.restarts) == (pid, restarts)
+    _, spec = make_job(tmp_path, solution_source("01_relu"))
+    assert server.run(spec)["exit_code"] == 0
+
+
+def live_in_group(pgid: int) -> list[int]:
+    """Processes of the group still alive (zombies of a non-reaping init do not count)."""
+    live = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            live.append(int(entry.name))
+    return live
+
+
+def test_hung_candidate_is_killed_at_the_deadline(tmp_path: Path, server: Any) -> None:
+    job, spec = make_job(tmp_path, "import time\ntime.sleep(60)\n", timeout_s=3.0)
+    pid = server.server_pid
+    started = time.monotonic()
+    r = _core.sandbox_run_harness(job, spec, server)
+    assert time.monotonic() - started < 10
+    outcome, result = r["outcome"], json.loads(r["result"])
+    assert outcome["timed_out"] and outcome["signal"] == signal.SIGKILL
+    assert result["status"] == "timeout"
+    assert server.server_pid == pid
+
+
+def test_killed_server_fails_the_job_and_is_restarted(tmp_path: Path, server: Any) -> None:
+    # The candidate (which writes its process group where the test can read it) and a child of
+    # its own both sleep: neither may outlive the server.
+    candidate = (
+        "import os, subprocess, time\n"
+        "open('group', 'w').write(str(os.getpgid(0)))\n"
+        "subprocess.Popen(['sleep', '60'])\n"
+        "time.sleep(60)\n"
+    )
+    job, spec = make_job(tmp_path, candidate, timeout_s=60.0)
+    victim, restarts = server.server_pid, server.restarts
+    killer = threading.Timer(3.0, os.kill, (victim, signal.SIGKILL))
+    killer.start()
+    started = time.monotonic()
+    try:
+        r = _core.sandbox_run_harness(job, spec, server)
+    finally:
+        killer.cancel()
+    assert time.monotonic() - started < 15
+    outcome, result = r["outcome"], json.loads(r["result"])
+    assert not outcome["started"]
+    assert "fork server died during the job" in outcome["start_error"], outcome["start_error"]
+    assert "SIGKILL" in outcome["start_error"]
+    assert result["status"] == "infra_error"
+    group_file = Path(spec["workdir"]) / "group"
+    assert group_file.exists(), outcome
+    time.sleep(0.2)
+    assert live_in_group(int(group_file.read_text())) == []
+
+    job, spec = make_job(tmp_path, solution_source("01_relu"))
+    after = _core.sandbox_run_harness(job, spec, server)
+    assert json.loads(after["result"])["status"] == "ok", after
+    assert server.restarts == restarts + 1
+    assert server.server_pid not in (victim, -1)
+
+
+INTROSPECT = """
+import json, os, sys, tempfile
+print(json.dumps({
+    "env": dict(os.environ),
+    "fds": sorted(os.listdir("/proc/self/fd")),
+    "cwd": os.getcwd(),
+    "own_group": os.getpgid(0) == os.getpid(),
+    "argv": sys.argv,
+    "path": sys.path,
+    "flags": list(sys.flags),
+    "tempdir": tempfile.gettempdir(),
+    "home": os.path.expanduser("~"),
+    "limits": {name: __import__("resource").getrlimit(getattr(__import__("resource"), name))
+               for name in ("RLIMIT_FSIZE", "RLIMIT_CORE", "RLIMIT_AS")},
+    "no_new_privs": [l for l in open("/proc/self/status") if l.startswith("NoNewPrivs")],
+}), flush=True)
+os._exit(0)
+"""
+
+
+def test_environment_and_descriptors_match_run_child(tmp_path: Path, server: Any) -> None:
+    seen = []
+    for launcher in (None, server):
+        job, spec = make_job(tmp_path, INTROSPECT)
+        r = _core.sandbox_run_harness(job, spec, launcher)
+        stdout = r["outcome"]["stdout_tail"]
+        seen.append(json.loads(stdout.replace(spec["workdir"], "<job>")))
+    exec_view, fork_view = seen
+    assert fork_view == exec_view
+    assert fork_view["env"]["HOME"] == fork_view["env"]["TMPDIR"] == "<job>"
+    assert fork_view["cwd"] == fork_view["tempdir"] == fork_view["home"] == "<job>"
+    assert fork_view["own_group"]
+    # stdin, stdout, stderr, and listdir's own descriptor: the harness has taken the report
+    # channel off fd 3 and closed the token's fd 4 before the candidate was imported.
+    assert len(fork_view["fds"]) <= 6, fork_view["fds"]
+
+
+FLOOD = """
+import os
+# The harness keeps its report channel on a high descriptor: write garbage into it.
+channel = max(int(fd) for fd in os.listdir("/proc/self/fd"))
+chunk = b"x" * 65536
+while True:
+    os.write(channel, chunk)
+"""
+
+
+def test_report_flood_is_cut_as_by_run_child(tmp_path: Path, server: Any) -> None:
+    seen = []
+    for launcher in (None, server):
+        job, spec = make_job(tmp_path, FLOOD, timeout_s=60.0)
+        spec["limits"]["max_report_bytes"] = 1 << 20
+        r = _core.sandbox_run_harness(job, spec, launcher)
+        seen.append((r["outcome"], json.loads(r["result"])))
+    (exec_outcome, exec_result), (fork_outcome, fork_result) = seen
+    assert exec_outcome["report_truncated"] and fork_outcome["report_truncated"]
+    assert fork_outcome["signal"] == exec_outcome["signal"] == signal.SIGKILL
+    assert not fork_outcome["timed_out"]
+    assert fork_result["status"] == exec_result["status"]
+
+
+def test_not_the_harness_is_refused(server: Any) -> None:
+    outcome = server.run({"argv": ["/bin/sh", "-c", "true"], "workdir": "/tmp"})
+    assert not outcome["started"]
+    assert "kgym.harness" in outcome["start_error"]
