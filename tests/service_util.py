@@ -94,3 +94,33 @@ def call(
         return status, json.loads(text), headers
     except json.JSONDecodeError:
         return status, text, headers
+
+
+def descendants(pid: int) -> list[tuple[int, str]]:
+    """(pid, command line) of every process below `pid`, read from /proc, parents first."""
+    found: list[tuple[int, str]] = []
+    frontier = [pid]
+    while frontier:
+        parent = frontier.pop(0)
+        for task in Path(f"/proc/{parent}/task").glob("*"):
+            try:
+                children = (task / "children").read_text().split()
+            except OSError:
+                continue
+            for child in map(int, children):
+                try:
+                    raw = Path(f"/proc/{child}/cmdline").read_bytes()
+                except OSError:
+                    continue
+                found.append((child, raw.replace(b"\0", b" ").decode(errors="replace").strip()))
+                frontier.append(child)
+    return found
+
+
+def wait_for_status(url: str, job_id: str, status: str, timeout: float = 60.0) -> None:
+    """Polls a job until it reaches `status` (e.g. running)."""
+    deadline = time.monotonic() + timeout
+    while call(f"{url}/v1/jobs/{job_id}")[1]["status"] != status:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"job {job_id} never reached {status}")
+        time.sleep(0.05)

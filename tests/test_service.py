@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import time
@@ -10,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from service_util import Gym, call, gym_exe
+from service_util import Gym, call, descendants, gym_exe, wait_for_status
 
 from conftest import ROOT, solution_source
 
@@ -167,6 +168,58 @@ def test_a_killed_service_loses_nothing(tmp_path: Path) -> None:
             assert done["result"]["status"] == "ok"
         first = call(g.url + f"/v1/jobs/{jobs['jobs'][0]['id']}")[1]
         assert first["attempts"] == 2  # started before the kill, re-run after it
+    finally:
+        g.stop()
+
+
+def fork_server_of(g: Gym) -> tuple[int, list[int]]:
+    """The gym's fork server and the job children it has forked."""
+    assert g.proc is not None
+    procs = descendants(g.proc.pid)
+    below = {pid for pid, _ in descendants(procs[0][0])} if procs else set()
+    server = [p for p, cmd in procs if "kgym.harness.forkserver" in cmd and p not in below]
+    assert len(server) == 1, procs
+    children = [pid for pid, _ in descendants(server[0])]
+    return server[0], children
+
+
+def test_faults_of_the_fork_server_and_its_children(tmp_path: Path) -> None:
+    """kill -9 of a job child, then of the fork server, during a batch: each job ends with a
+    result or a clear error, later jobs run normally and the restart shows in /metrics."""
+    g = Gym(tmp_path, ["--cpu-workers", "1", "--no-cache"]).start()
+    try:
+        status, batch, _ = call(
+            g.url + "/v1/evaluate:batch",
+            "POST",
+            {"requests": [request(HANG, timeout_s=60)] * 2 + [request(RELU)]},
+        )
+        assert status == 202
+        first, second, last = (job["id"] for job in batch["jobs"])
+        wait_for_status(g.url, first, "running")
+        time.sleep(1.0)  # the child is forked and running the candidate's endless loop
+        server, children = fork_server_of(g)
+        assert children, "no job child under the fork server"
+        os.kill(children[0], signal.SIGKILL)
+        status, killed_child, _ = call(g.url + f"/v1/jobs/{first}?wait=60")
+        assert status == 200 and killed_child["status"] == "done"
+        assert killed_child["result"]["status"] not in ("ok", "incorrect")
+        assert killed_child["result"]["error"]["message"]
+        assert killed_child["reward"] in (None, 0.0, -1.0) or killed_child["reward"] <= 0
+
+        wait_for_status(g.url, second, "running")
+        time.sleep(1.0)
+        assert fork_server_of(g)[0] == server  # a dead job child does not cost the server
+        os.kill(server, signal.SIGKILL)
+        status, killed_server, _ = call(g.url + f"/v1/jobs/{second}?wait=60")
+        assert status == 200 and killed_server["status"] == "done"
+        assert killed_server["result"]["status"] == "infra_error"
+        assert "fork server" in killed_server["result"]["error"]["message"]
+
+        status, after, _ = call(g.url + f"/v1/jobs/{last}?wait=120")
+        assert status == 200 and after["result"]["status"] == "ok"
+        assert fork_server_of(g)[0] != server
+        _, metrics, _ = call(g.url + "/metrics")
+        assert 'kgym_worker_restarts_total{worker="cpu"} 1' in metrics
     finally:
         g.stop()
 

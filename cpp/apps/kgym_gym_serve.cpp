@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kgym/check/evaluate.hpp"
+#include "kgym/sandbox/fork_server.hpp"
 #include "kgym/service/http_server.hpp"
 #include "kgym/service/job_service.hpp"
 #include "kgym/service/job_store.hpp"
@@ -180,6 +181,35 @@ int run_serve(const ServeOptions& o) {
       slot.visible_devices = visible;
       slot.timing_lock = lock;
       slot.label = label;
+      if (o.fork_server) {
+        // One warm server per worker (a server runs one job at a time), started with the
+        // environment of this worker's jobs so that its imports are theirs (TRITON_INTERPRET on
+        // a CPU, the GPU it may see). Its HOME is private: jobs get their own directories.
+        kgym::check::CheckJob probe;
+        probe.device = device;
+        probe.visible_devices = visible;
+        const auto home = fmt::format("{}/forkserver/{}-{}", state_dir, label, i);
+        fs::create_directories(home);
+        auto server = std::make_shared<kgym::sandbox::ForkServer>(
+            std::vector<std::string>{python, "-I", "-X", "faulthandler", "-m",
+                                     "kgym.harness.forkserver"},
+            kgym::check::child_environment(probe, home));
+        slot.make_launcher = [server, label]() -> kgym::check::Launcher {
+          // Warmed by the worker's own thread, so that the first job does not pay for it.
+          if (auto why = server->start(); !why.empty()) {
+            std::cerr << fmt::format(
+                "kgym-gym: {}: the fork server did not start ({}); this worker starts a fresh "
+                "Python per job instead\n",
+                label, why);
+            return {};
+          }
+          return [server](const kgym::sandbox::ChildSpec& spec,
+                          const kgym::sandbox::LineCallback& on_line) {
+            return server->run(spec, on_line);
+          };
+        };
+        slot.restarts = [server] { return server->restarts(); };
+      }
       config.workers.push_back(std::move(slot));
     }
   };
@@ -226,6 +256,7 @@ int run_serve(const ServeOptions& o) {
                     {"port", server.bound_port()},
                     {"device", device},
                     {"workers", config.workers.size()},
+                    {"fork_server", o.fork_server},
                     {"db", db}}
                    .dump()
             << std::endl;

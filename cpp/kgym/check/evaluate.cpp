@@ -43,30 +43,6 @@ bool passes_environment_filter(std::string_view name) {
   return false;
 }
 
-std::vector<std::pair<std::string, std::string>> child_environment(const CheckJob& job,
-                                                                   const fs::path& workdir) {
-  std::vector<std::pair<std::string, std::string>> env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    std::string_view entry(*e);
-    const auto eq = entry.find('=');
-    if (eq == std::string_view::npos) continue;
-    const auto name = entry.substr(0, eq);
-    if (passes_environment_filter(name)) env.emplace_back(name, entry.substr(eq + 1));
-  }
-  env.emplace_back("HOME", workdir.string());
-  env.emplace_back("TMPDIR", workdir.string());
-  env.emplace_back("PYTHONDONTWRITEBYTECODE", "1");
-  env.emplace_back("PYTHONUNBUFFERED", "1");
-  env.emplace_back("TRITON_CACHE_DIR", job.triton_cache_dir.empty() ? (workdir / ".triton").string()
-                                                                    : job.triton_cache_dir);
-  if (job.device == "cpu") env.emplace_back("TRITON_INTERPRET", "1");
-  if (!job.visible_devices.empty()) {
-    std::erase_if(env, [](const auto& kv) { return kv.first == "CUDA_VISIBLE_DEVICES"; });
-    env.emplace_back("CUDA_VISIBLE_DEVICES", job.visible_devices);
-  }
-  return env;
-}
-
 void write_file(const fs::path& path, const std::string& data) {
   std::ofstream out(path, std::ios::binary);
   out << data;
@@ -285,6 +261,31 @@ json screened_out(const CheckJob& job, const text::Extraction& extraction,
 }
 
 }  // namespace
+
+std::vector<std::pair<std::string, std::string>> child_environment(const CheckJob& job,
+                                                                   const std::string& home) {
+  std::vector<std::pair<std::string, std::string>> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string_view entry(*e);
+    const auto eq = entry.find('=');
+    if (eq == std::string_view::npos) continue;
+    const auto name = entry.substr(0, eq);
+    if (passes_environment_filter(name)) env.emplace_back(name, entry.substr(eq + 1));
+  }
+  env.emplace_back("HOME", home);
+  env.emplace_back("TMPDIR", home);
+  env.emplace_back("PYTHONDONTWRITEBYTECODE", "1");
+  env.emplace_back("PYTHONUNBUFFERED", "1");
+  env.emplace_back("TRITON_CACHE_DIR", job.triton_cache_dir.empty()
+                                           ? (fs::path(home) / ".triton").string()
+                                           : job.triton_cache_dir);
+  if (job.device == "cpu") env.emplace_back("TRITON_INTERPRET", "1");
+  if (!job.visible_devices.empty()) {
+    std::erase_if(env, [](const auto& kv) { return kv.first == "CUDA_VISIBLE_DEVICES"; });
+    env.emplace_back("CUDA_VISIBLE_DEVICES", job.visible_devices);
+  }
+  return env;
+}
 
 std::string default_python() {
   if (const char* env = std::getenv("KGYM_PYTHON"); env != nullptr && *env != '\0') return env;
@@ -515,7 +516,7 @@ json evaluate(const CheckJob& job, const PhaseCallback& on_phase, const Launcher
                "-m",
                "kgym.harness",
                "job.json"};
-  spec.env = child_environment(job, workdir);
+  spec.env = child_environment(job, workdir.string());
   spec.workdir = workdir.string();
   if (!job.triton_cache_dir.empty()) {
     // A cache shared between jobs must exist before the fence is drawn around it.

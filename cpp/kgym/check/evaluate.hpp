@@ -5,6 +5,8 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -24,6 +26,12 @@ using Launcher =
 nlohmann::json evaluate(const CheckJob& job, const PhaseCallback& on_phase = {},
                         const Launcher& launch = {},
                         const std::function<void(int pgid)>& on_started = {});
+
+// The environment a job child gets (the machine's GPU and toolchain variables, everything else
+// scrubbed), with `home` as HOME, TMPDIR and the default Triton cache. A fork server that serves
+// this job's device is started with it: the imports it makes are those of the job child.
+std::vector<std::pair<std::string, std::string>> child_environment(const CheckJob& job,
+                                                                   const std::string& home);
 
 // The Result of a candidate that cannot run (extraction failed or the static screen rejected
 // it), computed in microseconds without a child; nullopt when the candidate must be run. The
