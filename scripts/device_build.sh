@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Builds and installs kgym on a GPU machine that has torch, triton, nanobind, scikit-build-core,
-# Boost/fmt/CLI11/nlohmann headers but no network and no SQLite headers. The SQLite headers come
-# from a Debian package carried in .debs/ (`cd .debs && apt-get download libsqlite3-dev`) and
-# unpacked into a private prefix; the runtime library is the machine's own libsqlite3.so.0.
+# Boost/fmt/CLI11/nlohmann headers but no network and no SQLite or OpenSSL headers. The headers
+# come from Debian packages carried in .debs/ (`cd .debs && apt-get download libsqlite3-dev
+# libssl-dev`) unpacked into a private prefix; the runtime libraries are the machine's own
+# (libsqlite3.so.0, libcrypto.so.3: both keep their ABI across these versions).
+#
+#   KGYM_WHEEL_DIR=DIR   also leave the built wheel in DIR (to install it again elsewhere
+#                        with `pip install --no-deps DIR/kgym-*.whl`, without rebuilding).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 prefix=/tmp/kgym-sysroot
@@ -10,9 +14,25 @@ defines=()
 if ! [[ -e /usr/include/sqlite3.h ]]; then
   for deb in .debs/libsqlite3-dev_*.deb; do dpkg -x "$deb" "$prefix"; done
   lib=$(ldconfig -p | awk '/libsqlite3.so.0 /{print $NF; exit}')
-  defines=(-C "cmake.define.SQLite3_INCLUDE_DIR=$prefix/usr/include"
-           -C "cmake.define.SQLite3_LIBRARY=$lib")
+  defines+=(-C "cmake.define.SQLite3_INCLUDE_DIR=$prefix/usr/include"
+            -C "cmake.define.SQLite3_LIBRARY=$lib")
 fi
-python3 -m pip install -q --no-build-isolation --no-deps -C build-dir=/tmp/kgym-build \
-  "${defines[@]}" . 2>&1 | tail -20
+if ! [[ -e /usr/include/openssl/evp.h ]]; then
+  for deb in .debs/libssl-dev_*.deb; do dpkg -x "$deb" "$prefix"; done
+  lib=$(ldconfig -p | awk '/libcrypto.so.3 /{print $NF; exit}')
+  # Debian puts opensslconf.h/configuration.h under the multiarch include directory.
+  cp -rn "$prefix"/usr/include/x86_64-linux-gnu/openssl/. "$prefix/usr/include/openssl/" || true
+  defines+=(-C "cmake.define.OPENSSL_INCLUDE_DIR=$prefix/usr/include"
+            -C "cmake.define.OPENSSL_CRYPTO_LIBRARY=$lib"
+            -C "cmake.define.OPENSSL_ROOT_DIR=$prefix/usr")
+fi
+if [[ -n "${KGYM_WHEEL_DIR:-}" ]]; then
+  mkdir -p "$KGYM_WHEEL_DIR"
+  python3 -m pip wheel -q --no-build-isolation --no-deps -C build-dir=/tmp/kgym-build \
+    "${defines[@]}" -w "$KGYM_WHEEL_DIR" . 2>&1 | tail -20
+  python3 -m pip install -q --no-deps --force-reinstall "$KGYM_WHEEL_DIR"/kgym-*.whl 2>&1 | tail -5
+else
+  python3 -m pip install -q --no-build-isolation --no-deps -C build-dir=/tmp/kgym-build \
+    "${defines[@]}" . 2>&1 | tail -20
+fi
 python3 -c "import kgym._core, torch, triton; print('kgym built;', torch.__version__, triton.__version__)"

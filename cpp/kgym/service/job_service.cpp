@@ -11,6 +11,7 @@
 #include "kgym/reward/reward.hpp"
 #include "kgym/reward/spec.hpp"
 #include "kgym/service/api_error.hpp"
+#include "kgym/service/reference_drift.hpp"
 
 namespace kgym::service {
 
@@ -44,6 +45,8 @@ const std::map<std::string, std::pair<std::string, std::string>> kHelp = {
     {"kgym_cache_hits_total", {"requests answered from the result cache", ""}},
     {"kgym_cache_misses_total", {"requests that needed an evaluation", ""}},
     {"kgym_worker_restarts_total", {"fork servers restarted after dying", ""}},
+    {"kgym_reference_checks_total",
+     {"measured reference medians compared with the stored one, by whether they drifted", ""}},
     {"kgym_queue_depth", {"jobs waiting for a worker", ""}},
     {"kgym_jobs_running", {"jobs being evaluated", ""}},
     {"kgym_jobs", {"jobs in the store, by status", ""}},
@@ -352,6 +355,30 @@ void JobService::worker_loop(std::size_t index) {
   }
 }
 
+void JobService::check_reference_drift(const WorkerSlot& slot, const Live& live, json& result) {
+  const auto& timing = result.value("timing", json::object());
+  if (!timing.value("available", false) || !timing.contains("reference")) return;
+  const auto& reference = timing["reference"];
+  if (!reference.is_object() || !reference.value("median_ms", json()).is_number()) return;
+  const double measured = reference["median_ms"].get<double>();
+  const int samples = reference.value("samples", 0);
+  if (!(measured > 0)) return;
+  const auto key = reference_key(config_.environment, slot.label, live.request.job.task_source,
+                                 live.request.normalized.value("options", json::object()));
+  try {
+    if (auto stored = store_.reference_timing(key)) {
+      auto check = reference_check(*stored, measured, config_.reference_drift_tolerance);
+      metrics_.count(
+          "kgym_reference_checks_total",
+          fmt::format("drifted=\"{}\"", check["drifted"].get<bool>() ? "true" : "false"));
+      result["timing"]["reference_check"] = std::move(check);
+    }
+    store_.put_reference_timing(key, {measured, samples, now_seconds()});
+  } catch (const std::exception&) {
+    // The check is advice; a store that cannot be read or written leaves the result as it is.
+  }
+}
+
 void JobService::run_one(std::size_t index, const std::shared_ptr<Live>& live,
                          const check::Launcher& launcher) {
   const auto& slot = config_.workers[index];
@@ -397,6 +424,7 @@ void JobService::run_one(std::size_t index, const std::shared_ptr<Live>& live,
                        durations["total"].get<double>() / 1e3);
     }
   }
+  if (status == "done" && result.is_object()) check_reference_drift(slot, *live, result);
   if (status == "done" && config_.cache && cacheable(result) && !live->stored.cache_key.empty()) {
     try {
       store_.put_cached_result(live->stored.cache_key, result.dump(), now_seconds());

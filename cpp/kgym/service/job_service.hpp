@@ -45,6 +45,10 @@ struct ServiceConfig {
   std::size_t max_batch = 1024;
   std::string environment;  // device and software fingerprint, part of cache keys
   bool cache = true;
+  // A measured reference median further than this (relative) from the last one measured for the
+  // same task, device and software is flagged: the GPU's clocks, a neighbour or the software
+  // changed under the measurement (docs/service-api.md, "Reference drift").
+  double reference_drift_tolerance = 0.10;
 };
 
 class JobService {
@@ -96,6 +100,9 @@ class JobService {
   void worker_loop(std::size_t index);
   void run_one(std::size_t index, const std::shared_ptr<Live>& live,
                const check::Launcher& launcher);
+  // Compares the reference median of a measured result with the stored one for its task and
+  // device, adds timing.reference_check to the result, and stores the new measurement.
+  void check_reference_drift(const WorkerSlot& slot, const Live& live, nlohmann::json& result);
   std::string new_id();
 
   ServiceConfig config_;

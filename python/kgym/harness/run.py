@@ -87,7 +87,7 @@ class Evaluation:
     # -- helpers -------------------------------------------------------------------------------
     @contextlib.contextmanager
     def _exclusive_device(self) -> Iterator[None]:
-        """Holds the GPU's timing lock: other jobs may compile and check, but not measure."""
+        """Holds the GPU's timing lock: other jobs may compile, check and profile, not measure."""
         if self.timing_lock_fd < 0 or self.device.type != "cuda":
             yield
             return
@@ -423,7 +423,9 @@ class Evaluation:
             else:
                 with self._exclusive_device():
                     self.timing_phase()
-                    self.profile_phase()
+                # Outside the lock: profiling measures which kernels run, not how long, and its
+                # few calls are light next to the seconds the profiler takes to set itself up.
+                self.profile_phase()
             # Candidate code can still run later (finalisers): one last look before reporting.
             self._guard("at the end")
         except EvaluationFailure as failure:
