@@ -27,6 +27,7 @@ class Gym:
 
     state_dir: Path
     args: list[str] = field(default_factory=list)
+    gpus: str = "none"  # CPU mode unless a GPU benchmark asks for one
     proc: subprocess.Popen[bytes] | None = None
     port: int = 0
 
@@ -41,7 +42,7 @@ class Gym:
         env = dict(os.environ, KGYM_PYTHON=sys.executable)
         self.proc = subprocess.Popen(
             [exe, "serve", "--port", "0", "--port-file", str(port_file)]
-            + ["--state-dir", str(self.state_dir), "--gpus", "none"]
+            + ["--state-dir", str(self.state_dir), "--gpus", self.gpus]
             + self.args,
             stdout=subprocess.DEVNULL,
             stderr=open(self.state_dir / "serve.log", "ab"),  # noqa: SIM115 - owned by the child

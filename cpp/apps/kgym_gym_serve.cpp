@@ -81,7 +81,8 @@ std::string shell_quote(const std::string& s) {
   return q + "'";
 }
 
-// GPUs the NVIDIA driver lists, read from /proc: no CUDA call in the supervisor.
+// GPUs the NVIDIA driver lists, read from /proc (or, in containers that do not show that
+// folder, from nvidia-smi): no CUDA call in the supervisor.
 int driver_gpu_count() {
   std::error_code ec;
   int n = 0;
@@ -89,7 +90,13 @@ int driver_gpu_count() {
     (void)e;
     ++n;
   }
-  return ec ? 0 : n;
+  if (!ec && n > 0) return n;
+  const auto listed = capture("nvidia-smi -L 2>/dev/null | grep -c '^GPU '");
+  try {
+    return listed.empty() ? 0 : std::stoi(listed);
+  } catch (const std::exception&) {
+    return 0;
+  }
 }
 
 std::vector<int> pick_gpus(const std::string& spec) {

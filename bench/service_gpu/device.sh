@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Runs parts of the service benchmark on a GPU machine: builds kgym (leaving its wheel in the
+# output folder) or installs a wheel carried in .whl/ from an earlier build, then
+# `run.py PARTS`. Results go to $OUT when set (the device machine's output folder), else here.
+#   bash bench/service_gpu/device.sh latency precision faults
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+out=${OUT:-bench/service_gpu}
+if ls .whl/kgym-*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-deps --force-reinstall .whl/kgym-*.whl 2>&1 | tail -3
+else
+  KGYM_WHEEL_DIR="$out/wheel" bash scripts/device_build.sh
+fi
+python3 -c "import torch, triton; print(torch.__version__, triton.__version__, torch.cuda.get_device_name())"
+set -o pipefail
+PYTHONUNBUFFERED=1 python3 bench/service_gpu/run.py "$@" --out-dir "$out" 2>&1 | tee "$out/log.txt"

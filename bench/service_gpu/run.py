@@ -1,0 +1,540 @@
+"""The gym service on a GPU: throughput against process-per-evaluation, latency by phase,
+timing precision across runs and restarts, and faults during a batch.
+
+Each part writes ``PART.json`` into --out-dir; ``report`` turns them into ``results.md``,
+``results.json`` and ``throughput.png``/``precision.png`` there.
+
+    python bench/service_gpu/run.py throughput --out-dir bench/service_gpu
+    python bench/service_gpu/run.py latency precision faults --out-dir bench/service_gpu
+    python bench/service_gpu/run.py report --out-dir bench/service_gpu
+
+throughput: one mixed set of candidates (correct, incorrect, compile errors, crashes, hangs,
+screen rejections) over the built-in suite, evaluated twice side by side in one run: by the
+service (warm fork servers, several jobs per GPU, timing windows exclusive) and by a
+process-per-evaluation baseline (``kgym-gym check`` per candidate: a fresh Python that imports
+torch and triton, one at a time on the GPU) with the same options.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from service_util import Gym, call, descendants, gym_exe  # noqa: E402
+
+SOLUTIONS = ROOT / "tasks" / "solutions"
+HONEST = [
+    "06_softmax__online_looped",
+    "08_layer_norm__stats_then_apply",
+    "09_rms_norm__rsqrt_reshape",
+    "11_batched_matmul__ieee_3d_grid",
+    "14_conv2d_relu_maxpool__direct_conv_then_pool",
+    "16_cross_entropy__chunked_online_lse",
+    "17_transpose__strided_3d_grid_lambda",
+    "18_attention__stats_then_output",
+]
+HANG_TIMEOUT_S = 10.0
+TIMEOUT_S = 120.0
+
+WRONG_OUTPUT = """
+
+_Right = ModelNew
+
+
+class ModelNew(_Right):  # the kernels run, the answer is off by a scale
+    def forward(self, *args):
+        return super().forward(*args) * 1.5
+"""
+RAISES = """
+
+_Fine = ModelNew
+
+
+class ModelNew(_Fine):  # crashes in Python after building the module
+    def forward(self, *args):
+        raise RuntimeError("index bookkeeping went wrong")
+"""
+ILLEGAL_ACCESS = """
+
+@triton.jit
+def _stray_store(p):
+    tl.store(p + (1 << 40), 1.0)
+
+
+_Fine = ModelNew
+
+
+class ModelNew(_Fine):  # a kernel that writes far outside its buffer: CUDA illegal address
+    def forward(self, *args):
+        probe = torch.empty(1, device=args[0].device)
+        _stray_store[(1,)](probe)
+        return super().forward(*args)
+"""
+HANGS = """
+
+_Fine = ModelNew
+
+
+class ModelNew(_Fine):  # never returns
+    def forward(self, *args):
+        while True:
+            pass
+"""
+
+
+def task_of(path: Path) -> str:
+    return path.stem.split("__")[0]
+
+
+def build_mix(folder: Path) -> list[dict[str, Any]]:
+    """The candidates: (kind, task, file, timeout); written into `folder`."""
+    solutions = sorted(SOLUTIONS.glob("*.py"))
+    mix: list[dict[str, Any]] = []
+
+    def add(kind: str, task: str, source: str, timeout: float = TIMEOUT_S) -> None:
+        path = folder / f"{len(mix):02d}_{kind}_{task}.py"
+        path.write_text(source)
+        mix.append({"kind": kind, "task": task, "file": str(path), "timeout_s": timeout})
+
+    for p in solutions:
+        add("correct", task_of(p), p.read_text())
+    for name in HONEST:
+        add("correct", task_of(Path(name)), (ROOT / "tests" / "honest" / f"{name}.py").read_text())
+    for p in sorted((ROOT / "tasks" / "wrong").glob("*.py")):
+        kind = "compile_error" if "syntax" in p.stem or "undefined" in p.stem else "incorrect"
+        add(kind, task_of(p), p.read_text())
+    for p in solutions[:6]:
+        add("incorrect", task_of(p), p.read_text() + WRONG_OUTPUT)
+    for p in solutions[2:10]:  # an unknown Triton builtin: fails when the kernel is compiled
+        src = p.read_text()
+        if "tl.load(" in src:
+            add("compile_error", task_of(p), src.replace("tl.load(", "tl.lod(", 1))
+    for p in solutions[4:8]:
+        add("crash", task_of(p), p.read_text() + RAISES)
+    for p in solutions[8:12]:
+        add("crash", task_of(p), p.read_text() + ILLEGAL_ACCESS)
+    for p in solutions[12:16]:
+        add("hang", task_of(p), p.read_text() + HANGS, HANG_TIMEOUT_S)
+    hostile = sorted((ROOT / "tests" / "hostile").glob("*.py"))
+    for p in [h for h in hostile if "forbidden-import" in h.read_text()][:4]:
+        add("screen_reject", task_of(p), p.read_text())
+    return mix
+
+
+def options_for(entry: dict[str, Any], seed: int) -> dict[str, Any]:
+    # The service's defaults are the CLI's: only the seed, the time limit and profiling are set.
+    return {"seed": seed, "timeout_s": entry["timeout_s"], "profile": False}
+
+
+def run_baseline(mix: list[dict[str, Any]], seed: int, log: Any) -> list[dict[str, Any]]:
+    """A fresh `kgym-gym check` (and so a fresh harness Python) per candidate, one at a time."""
+    rows = []
+    for i, entry in enumerate(mix):
+        started = time.perf_counter()
+        proc = subprocess.run(
+            [gym_exe(), "check", str(ROOT / "tasks" / f"{entry['task']}.py"), entry["file"]]
+            + ["--json", "--no-profile", "--seed", str(seed)]
+            + ["--timeout", str(entry["timeout_s"])],
+            capture_output=True,
+            text=True,
+            timeout=entry["timeout_s"] + 120,
+        )
+        wall = time.perf_counter() - started
+        try:
+            result = json.loads(proc.stdout)
+        except json.JSONDecodeError:
+            result = {"status": "no_result", "stderr": proc.stderr[-500:]}
+        rows.append({"status": result.get("status"), "wall_s": wall, "result": slim(result)})
+        print(f"baseline {i + 1}/{len(mix)} {entry['kind']:<13} {result.get('status')}", file=log)
+    return rows
+
+
+def slim(result: dict[str, Any]) -> dict[str, Any]:
+    timing = result.get("timing") or {}
+    return {
+        "status": result.get("status"),
+        "speedup": timing.get("speedup"),
+        "durations_ms": result.get("durations_ms"),
+        "error": (result.get("error") or {}).get("message", "")[:300] or None,
+        "findings": [f.get("rule") for f in result.get("findings") or []],
+    }
+
+
+def run_service(
+    mix: list[dict[str, Any]], seed: int, workers: int, state: Path, log: Any
+) -> tuple[list[dict[str, Any]], float, str]:
+    gym = start_gym(state, workers, "--no-cache")
+    try:
+        # Ready means the fork servers have imported torch and triton: what a running gym is.
+        wait_ready(gym)
+        started = time.perf_counter()
+        body = {
+            "requests": [
+                {
+                    "task": {"id": e["task"]},
+                    "candidate": {"source": Path(e["file"]).read_text()},
+                    "options": options_for(e, seed),
+                }
+                for e in mix
+            ]
+        }
+        status, batch, _ = call(gym.url + "/v1/evaluate:batch", "POST", body)
+        assert status in (200, 202), batch
+        rows = []
+        for i, job in enumerate(batch["jobs"]):
+            _, done, _ = call(gym.url + f"/v1/jobs/{job['id']}?wait=600", timeout=700)
+            result = done.get("result") or {}
+            rows.append({"status": result.get("status"), "job": done.get("status")})
+            rows[-1]["finished_at"] = done.get("finished_at")
+            rows[-1]["result"] = slim(result)
+            print(
+                f"service {i + 1}/{len(mix)} {mix[i]['kind']:<13} {result.get('status')}", file=log
+            )
+        wall = time.perf_counter() - started
+        _, metrics, _ = call(gym.url + "/metrics")
+        return rows, wall, str(metrics)
+    finally:
+        gym.stop()
+
+
+GPUS = "all"  # --gpus; "none" smoke-tests the script on a CPU machine
+
+
+def start_gym(state: Path, workers: int, *extra: str) -> Gym:
+    args = ["--workers-per-gpu", str(workers), "--cpu-workers", str(workers), *extra]
+    return Gym(state, args, gpus=GPUS).start()
+
+
+def wait_ready(gym: Gym, timeout: float = 180.0) -> None:
+    """Waits until every worker's fork server has finished its imports (its CPU goes quiet)."""
+    assert gym.proc is not None
+    deadline = time.monotonic() + timeout
+    last = -1.0
+    while time.monotonic() < deadline:
+        total = 0.0
+        for pid, _ in descendants(gym.proc.pid):
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                total += int(fields[11]) + int(fields[12])
+            except (OSError, IndexError, ValueError):
+                continue
+        if total == last and total > 0:
+            return
+        last = total
+        time.sleep(1.0)
+
+
+def part_throughput(args: argparse.Namespace, log: Any) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="kgym-tp-") as tmp:
+        folder = Path(tmp) / "candidates"
+        folder.mkdir()
+        mix = build_mix(folder)
+        if args.limit:
+            mix = mix[:: max(1, len(mix) // args.limit)][: args.limit]
+        print(f"throughput: {len(mix)} candidates", file=log)
+        service_rows, service_wall, metrics = run_service(
+            mix, args.seed, args.workers, Path(tmp), log
+        )
+        baseline_started = time.perf_counter()
+        baseline_rows = run_baseline(mix, args.seed, log)
+        baseline_wall = time.perf_counter() - baseline_started
+    agree = sum(
+        s["status"] == b["status"] for s, b in zip(service_rows, baseline_rows, strict=True)
+    )
+    return {
+        "candidates": len(mix),
+        "mix": {k: sum(e["kind"] == k for e in mix) for k in sorted({e["kind"] for e in mix})},
+        "workers_per_gpu": args.workers,
+        "options": "defaults (5 trials, timing budget 4 s, target CI 1%), profile off, "
+        f"timeout {TIMEOUT_S:.0f} s ({HANG_TIMEOUT_S:.0f} s for the hangs)",
+        "service": {"wall_s": service_wall, "per_min": 60 * len(mix) / service_wall},
+        "baseline": {"wall_s": baseline_wall, "per_min": 60 * len(mix) / baseline_wall},
+        "ratio": baseline_wall / service_wall,
+        "verdicts_agree": agree,
+        "rows": [
+            {**e, "service": s, "baseline": b}
+            for e, s, b in zip(mix, service_rows, baseline_rows, strict=True)
+        ],
+        "service_metrics": [ln for ln in metrics.splitlines() if "_total" in ln][:60],
+    }
+
+
+def part_latency(args: argparse.Namespace, log: Any) -> dict[str, Any]:
+    source = (SOLUTIONS / "06_softmax.py").read_text()
+    with tempfile.TemporaryDirectory(prefix="kgym-lat-") as tmp:
+        gym = start_gym(Path(tmp), args.workers)
+        try:
+            wait_ready(gym)
+            runs = []
+            for i in range(6):  # the first stores the reference timing; five more are measured
+                body = {"task": {"id": "06_softmax"}, "candidate": {"source": source}}
+                body["options"] = {"seed": 100 + i}
+                started = time.perf_counter()
+                status, job, _ = call(gym.url + "/v1/evaluate?wait=300", "POST", body, timeout=400)
+                round_trip = time.perf_counter() - started
+                assert status == 200, job
+                result = job["result"]
+                assert result["status"] == "ok", result.get("error")
+                runs.append(
+                    {
+                        "round_trip_s": round_trip,
+                        "queue_wait_s": job["started_at"] - job["created_at"],
+                        "status": result["status"],
+                        "durations_ms": result["durations_ms"],
+                        "reference_check": (result.get("timing") or {}).get("reference_check"),
+                    }
+                )
+                print(f"latency {i}: {round_trip:.2f} s {result['status']}", file=log)
+        finally:
+            gym.stop()
+    measured = runs[1:]
+    phases = sorted({k for r in measured for k in r["durations_ms"]})
+    return {
+        "candidate": "tasks/solutions/06_softmax.py (default options: profile on)",
+        "runs": runs,
+        "median_ms": {
+            p: statistics.median(r["durations_ms"].get(p, 0.0) for r in measured) for p in phases
+        },
+        "round_trip_median_s": statistics.median(r["round_trip_s"] for r in measured),
+        "queue_wait_median_s": statistics.median(r["queue_wait_s"] for r in measured),
+    }
+
+
+NAIVE = r"""
+import importlib.util, json, sys, torch
+def load(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod); return mod
+task, cand = load(sys.argv[1], "task"), load(sys.argv[2], "cand")
+init = task.get_init_inputs()
+ref = task.Model(*init).cuda().eval()
+new = cand.ModelNew(*init).cuda().eval()
+new.load_state_dict(ref.state_dict(), strict=False)
+xs = [x.cuda() if isinstance(x, torch.Tensor) else x for x in task.get_inputs()]
+def mean_ms(fn, calls=100):
+    for _ in range(10): fn(*xs)
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(calls):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record(); fn(*xs); b.record(); b.synchronize(); times.append(a.elapsed_time(b))
+    return sum(times) / len(times)
+with torch.no_grad():
+    print(json.dumps([mean_ms(ref) / mean_ms(new) for _ in range(10)]))
+"""
+
+
+def cv(xs: list[float]) -> float:
+    return statistics.pstdev(xs) / statistics.mean(xs) if len(xs) > 1 else 0.0
+
+
+def part_precision(args: argparse.Namespace, log: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for task in args.precision_tasks.split(","):
+        source = (SOLUTIONS / f"{task}.py").read_text()
+        runs: list[list[float]] = []
+        for restart in range(3):
+            with tempfile.TemporaryDirectory(prefix="kgym-prec-") as tmp:
+                gym = start_gym(Path(tmp), args.workers, "--no-cache")
+                try:
+                    wait_ready(gym)
+                    body = {"task": {"id": task}, "candidate": {"source": source}}
+                    body["options"] = {"seed": 7, "profile": False}
+                    status, batch, _ = call(
+                        gym.url + "/v1/evaluate:batch?wait=600",
+                        "POST",
+                        {"requests": [body] * 10},
+                        timeout=700,
+                    )
+                    assert status == 200, batch
+                    speedups = [j["result"]["timing"]["speedup"] for j in batch["jobs"]]
+                finally:
+                    gym.stop()
+            runs.append(speedups)
+            print(f"precision {task} restart {restart}: cv {cv(speedups):.4f}", file=log)
+        naive_runs: list[list[float]] = []
+        with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+            f.write(NAIVE)
+        for _ in range(3):
+            proc = subprocess.run(
+                [
+                    sys.executable,
+                    f.name,
+                    str(ROOT / "tasks" / f"{task}.py"),
+                    str(SOLUTIONS / f"{task}.py"),
+                ],
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
+            naive_runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+        os.unlink(f.name)
+        means = [statistics.mean(r) for r in runs]
+        naive_means = [statistics.mean(r) for r in naive_runs]
+        out[task] = {
+            "kgym": {
+                "speedups": runs,
+                "cv_within_run": [cv(r) for r in runs],
+                "cv_across_restarts": cv(means),
+                "cv_all": cv([s for r in runs for s in r]),
+            },
+            "naive": {
+                "speedups": naive_runs,
+                "cv_within_run": [cv(r) for r in naive_runs],
+                "cv_across_restarts": cv(naive_means),
+                "cv_all": cv([s for r in naive_runs for s in r]),
+            },
+        }
+    return out
+
+
+def part_faults(args: argparse.Namespace, log: Any) -> dict[str, Any]:
+    """kill -9 of a job child, of a fork server and of the whole service during one batch."""
+    solutions = sorted(SOLUTIONS.glob("*.py"))
+    with tempfile.TemporaryDirectory(prefix="kgym-faults-") as tmp:
+        gym = start_gym(Path(tmp), 2, "--no-cache")
+        wait_ready(gym)
+        hang = solutions[0].read_text() + HANGS
+        reqs = [{"task": {"id": "01_relu"}, "candidate": {"source": hang}}] * 2
+        reqs = [dict(r, options={"timeout_s": 60, "seed": i}) for i, r in enumerate(reqs)]
+        reqs += [
+            {"task": {"id": task_of(p)}, "candidate": {"source": p.read_text()}}
+            for p in solutions[:10]
+        ]
+        status, batch, _ = call(gym.url + "/v1/evaluate:batch", "POST", {"requests": reqs})
+        assert status == 202, batch
+        ids = [j["id"] for j in batch["jobs"]]
+        events = []
+
+        def running_children() -> list[tuple[int, int]]:
+            assert gym.proc is not None
+            pairs = []
+            for pid, cmd in descendants(gym.proc.pid):
+                if "kgym.harness.forkserver" in cmd:
+                    kids = [c for c, _ in descendants(pid)]
+                    if kids and Path(f"/proc/{pid}/status").exists():
+                        pairs.append((pid, kids[0]))
+            # A server's job child has the same command line: keep servers, not children.
+            kids = {k for _, k in pairs}
+            return [(s, k) for s, k in pairs if s not in kids]
+
+        time.sleep(8.0)
+        pairs = running_children()
+        server, child = pairs[0]
+        os.kill(child, signal.SIGKILL)
+        events.append(f"kill -9 job child {child} (server {server})")
+        time.sleep(3.0)
+        pairs = running_children()
+        server, child = pairs[0]
+        os.kill(server, signal.SIGKILL)
+        events.append(f"kill -9 fork server {server}")
+        time.sleep(3.0)
+        _, before_kill, _ = call(gym.url + "/metrics")
+        gym.stop(signal.SIGKILL)
+        events.append("kill -9 kgym-gym serve")
+        gym.start()
+        wait_ready(gym)
+        jobs = []
+        try:
+            for job_id in ids:
+                _, done, _ = call(gym.url + f"/v1/jobs/{job_id}?wait=600", timeout=700)
+                result = done.get("result") or {}
+                jobs.append(
+                    {
+                        "id": job_id,
+                        "job_status": done.get("status"),
+                        "attempts": done.get("attempts"),
+                        "result_status": result.get("status"),
+                        "error": (result.get("error") or {}).get("message", "")[:200] or None,
+                    }
+                )
+            _, metrics, _ = call(gym.url + "/metrics")
+        finally:
+            gym.stop()
+    lost = [j for j in jobs if j["job_status"] not in ("done", "failed", "cancelled")]
+    return {
+        "events": events,
+        "jobs": jobs,
+        "lost": len(lost),
+        "restarts_metric": [ln for ln in str(before_kill).splitlines() if "restarts_total{" in ln],
+        "restarts_metric_after_restart": [
+            ln for ln in str(metrics).splitlines() if "restarts_total{" in ln
+        ],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument(
+        "parts", nargs="+", choices=["throughput", "latency", "precision", "faults", "report"]
+    )
+    p.add_argument("--out-dir", type=Path, default=Path(__file__).parent)
+    p.add_argument("--workers", type=int, default=8, help="--workers-per-gpu of the service")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--precision-tasks", default="06_softmax")
+    p.add_argument("--gpus", default="all", help="the service's --gpus (none: a CPU smoke test)")
+    p.add_argument("--limit", type=int, default=0, help="throughput: only this many candidates")
+    p.add_argument("--json", action="store_true", help="print each part's JSON")
+    args = p.parse_args(argv)
+    global GPUS
+    GPUS = args.gpus
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    parts = {"throughput": part_throughput, "latency": part_latency}
+    parts |= {"precision": part_precision, "faults": part_faults}
+    for name in args.parts:
+        if name == "report":
+            from report import write_report  # noqa: PLC0415 - beside this file
+
+            write_report(args.out_dir)
+            continue
+        started = time.perf_counter()
+        data = parts[name](args, sys.stderr)
+        data["meta"] = meta(argv, time.perf_counter() - started)
+        (args.out_dir / f"{name}.json").write_text(json.dumps(data, indent=1))
+        if args.json:
+            print(json.dumps(data))
+        print(f"{name}: done in {data['meta']['seconds']:.0f} s", file=sys.stderr)
+    return 0
+
+
+def meta(argv: list[str] | None, seconds: float) -> dict[str, Any]:
+    try:
+        gpu = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    except OSError:
+        gpu = "no GPU (CPU smoke test)"
+    import torch  # noqa: PLC0415
+    import triton  # noqa: PLC0415
+
+    return {
+        "command": "python bench/service_gpu/run.py " + " ".join(argv or sys.argv[1:]),
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "gpu": gpu,
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "seconds": seconds,
+    }
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).parent))
+    raise SystemExit(main())
