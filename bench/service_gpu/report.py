@@ -83,23 +83,25 @@ def precision_md(p: dict[str, Any]) -> list[str]:
         "## Timing precision",
         "",
         f"- run: {meta_line(p['meta'])}",
-        "- kgym: one candidate evaluated 10 times in one gym (one batch, `--no-cache`), and the "
-        "gym started 3 times; speedup = median(reference) / median(candidate), interleaved, "
-        "L2 flushed, device synchronised",
+        "- kgym: the task's solution evaluated 10 times in one gym (one batch, `--no-cache`, so "
+        "up to WORKERS evaluations at once, timing windows exclusive), and the gym started 3 "
+        "times; speedup = median(reference) / median(candidate), interleaved, L2 flushed, "
+        "device synchronised",
         "- naive: 100 calls each, mean of per-call CUDA events, no L2 flush, reference and "
         "candidate timed one after the other; 10 times in a process, 3 processes",
         "",
         "| candidate | method | mean speedup | CV within runs (max) | CV across restarts |",
         "| --- | --- | --- | --- | --- |",
     ]
-    for task, d in p.items():
-        if task == "meta":
+    for name, d in p.items():
+        if name == "meta":
             continue
         for method in ("kgym", "naive"):
             x = d[method]
             flat = [s for r in x["speedups"] for s in r]
+            label = name if method == "kgym" else d["task"]
             lines.append(
-                f"| {task} | {method} | {sum(flat) / len(flat):.3f} | "
+                f"| {label} | {method} | {sum(flat) / len(flat):.3f} | "
                 f"{max(x['cv_within_run']) * 100:.2f}% | {x['cv_across_restarts'] * 100:.2f}% |"
             )
     lines += ["", "![precision](precision.png)", ""]

@@ -342,14 +342,62 @@ def cv(xs: list[float]) -> float:
     return statistics.pstdev(xs) / statistics.mean(xs) if len(xs) > 1 else 0.0
 
 
+def timing_detail(result: dict[str, Any]) -> dict[str, Any]:
+    t = result.get("timing") or {}
+    method = t.get("method") or {}
+    return {
+        "speedup": t.get("speedup"),
+        "speedup_ci": t.get("speedup_ci"),
+        "reference_ms": (t.get("reference") or {}).get("median_ms"),
+        "candidate_ms": (t.get("candidate") or {}).get("median_ms"),
+        "rounds": method.get("rounds"),
+        "stop_reason": method.get("stop_reason"),
+        "lock_wait_ms": (result.get("durations_ms") or {}).get("timing_lock_wait"),
+    }
+
+
+def naive_speedups(task: str) -> list[list[float]]:
+    """3 fresh processes, each timing 10 times the naive way."""
+    runs = []
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+        f.write(NAIVE)
+    try:
+        for _ in range(3):
+            proc = subprocess.run(
+                [sys.executable, f.name]
+                + [str(ROOT / "tasks" / f"{task}.py"), str(SOLUTIONS / f"{task}.py")],
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
+            runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    finally:
+        os.unlink(f.name)
+    return runs
+
+
+def spread(runs: list[list[float]]) -> dict[str, Any]:
+    return {
+        "speedups": runs,
+        "cv_within_run": [cv(r) for r in runs],
+        "cv_across_restarts": cv([statistics.mean(r) for r in runs]),
+        "cv_all": cv([s for r in runs for s in r]),
+    }
+
+
 def part_precision(args: argparse.Namespace, log: Any) -> dict[str, Any]:
+    """For each TASK:WORKERS in --precision: 10 evaluations of the task's solution in one gym
+    (one batch, so up to WORKERS at once), the gym started 3 times; then the naive timing."""
     out: dict[str, Any] = {}
-    for task in args.precision_tasks.split(","):
+    naive: dict[str, list[list[float]]] = {}
+    for item in args.precision.split(","):
+        task, workers = item.split(":")
         source = (SOLUTIONS / f"{task}.py").read_text()
         runs: list[list[float]] = []
+        details: list[list[dict[str, Any]]] = []
         for restart in range(3):
             with tempfile.TemporaryDirectory(prefix="kgym-prec-") as tmp:
-                gym = start_gym(Path(tmp), args.workers, "--no-cache")
+                gym = start_gym(Path(tmp), int(workers), "--no-cache")
                 try:
                     wait_ready(gym)
                     body = {"task": {"id": task}, "candidate": {"source": source}}
@@ -361,43 +409,18 @@ def part_precision(args: argparse.Namespace, log: Any) -> dict[str, Any]:
                         timeout=700,
                     )
                     assert status == 200, batch
-                    speedups = [j["result"]["timing"]["speedup"] for j in batch["jobs"]]
+                    details.append([timing_detail(j["result"]) for j in batch["jobs"]])
                 finally:
                     gym.stop()
-            runs.append(speedups)
-            print(f"precision {task} restart {restart}: cv {cv(speedups):.4f}", file=log)
-        naive_runs: list[list[float]] = []
-        with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
-            f.write(NAIVE)
-        for _ in range(3):
-            proc = subprocess.run(
-                [
-                    sys.executable,
-                    f.name,
-                    str(ROOT / "tasks" / f"{task}.py"),
-                    str(SOLUTIONS / f"{task}.py"),
-                ],
-                capture_output=True,
-                text=True,
-                timeout=600,
-            )
-            naive_runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
-        os.unlink(f.name)
-        means = [statistics.mean(r) for r in runs]
-        naive_means = [statistics.mean(r) for r in naive_runs]
-        out[task] = {
-            "kgym": {
-                "speedups": runs,
-                "cv_within_run": [cv(r) for r in runs],
-                "cv_across_restarts": cv(means),
-                "cv_all": cv([s for r in runs for s in r]),
-            },
-            "naive": {
-                "speedups": naive_runs,
-                "cv_within_run": [cv(r) for r in naive_runs],
-                "cv_across_restarts": cv(naive_means),
-                "cv_all": cv([s for r in naive_runs for s in r]),
-            },
+            runs.append([d["speedup"] for d in details[-1]])
+            print(f"precision {item} restart {restart}: cv {cv(runs[-1]):.4f}", file=log)
+        if task not in naive:
+            naive[task] = naive_speedups(task)
+        out[f"{task}, {workers} workers"] = {
+            "task": task,
+            "workers_per_gpu": int(workers),
+            "kgym": {**spread(runs), "evaluations": details},
+            "naive": spread(naive[task]),
         }
     return out
 
@@ -485,7 +508,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out-dir", type=Path, default=Path(__file__).parent)
     p.add_argument("--workers", type=int, default=8, help="--workers-per-gpu of the service")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--precision-tasks", default="06_softmax")
+    p.add_argument(
+        "--precision",
+        default="06_softmax:8,06_softmax:1,10_matmul:8",
+        help="TASK:WORKERS_PER_GPU,... evaluated for precision",
+    )
     p.add_argument("--gpus", default="all", help="the service's --gpus (none: a CPU smoke test)")
     p.add_argument("--limit", type=int, default=0, help="throughput: only this many candidates")
     p.add_argument("--json", action="store_true", help="print each part's JSON")

@@ -228,7 +228,10 @@ int run_serve(const ServeOptions& o) {
   } else {
     for (int id : gpus) {
       const auto lock = fmt::format("{}/gpu{}.timing.lock", state_dir, id);
-      std::ofstream{lock, std::ios::app};  // the harness opens it read-only and flocks it
+      // The harness opens both read-only and flocks them: the lock (shared while a job uses the
+      // GPU, exclusive while it times) and its gate (see python/kgym/harness/run.py).
+      std::ofstream{lock, std::ios::app};
+      std::ofstream{lock + ".gate", std::ios::app};
       add_workers(std::max(1, o.workers_per_gpu), fmt::format("gpu{}", id), std::to_string(id),
                   lock);
     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -17,14 +18,20 @@ def _device_time_us(event: Any) -> float:
 
 
 def profile_kernels(
-    run: Callable[[], Any], triton_names: set[str], device: torch.device, calls: int = 3
+    run: Callable[[], Any],
+    triton_names: set[str],
+    device: torch.device,
+    calls: int = 3,
+    gpu_lock: Callable[[], contextlib.AbstractContextManager[Any]] = contextlib.nullcontext,
 ) -> dict[str, Any]:
-    """Profiles ``calls`` calls and attributes each CUDA kernel to Triton or not by name."""
+    """Profiles ``calls`` calls and attributes each CUDA kernel to Triton or not by name.
+
+    ``gpu_lock`` is held around the calls (the service's shared GPU lock)."""
     from torch.autograd import DeviceType
     from torch.profiler import ProfilerActivity, profile
 
     torch.cuda.synchronize(device)
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+    with profile(activities=[ProfilerActivity.CUDA]) as prof, gpu_lock():
         for _ in range(calls):
             run()
         torch.cuda.synchronize(device)

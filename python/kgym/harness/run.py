@@ -81,23 +81,51 @@ class Evaluation:
         # write fence allows that, and flock needs no more).
         lock_path = str(job.get("timing_lock") or "")
         self.timing_lock_fd = os.open(lock_path, os.O_RDONLY | os.O_CLOEXEC) if lock_path else -1
+        # Its gate (a second lock beside it) gives a waiting timer precedence over new sharers.
+        gate = lock_path + ".gate"
+        self.gate_fd = (
+            os.open(gate, os.O_RDONLY | os.O_CLOEXEC) if lock_path and os.path.exists(gate) else -1
+        )
         # Taken before the candidate exists (it is imported in load()).
         self.guards = Guards()
 
     # -- helpers -------------------------------------------------------------------------------
     @contextlib.contextmanager
-    def _exclusive_device(self) -> Iterator[None]:
-        """Holds the GPU's timing lock: other jobs may compile, check and profile, not measure."""
-        if self.timing_lock_fd < 0 or self.device.type != "cuda":
+    def _gpu_lock(self, exclusive: bool) -> Iterator[None]:
+        """The service's per-GPU lock: a readers-writer lock on one file, behind a gate.
+
+        Every phase that puts work on the GPU holds it shared, so that jobs check and compile
+        side by side; timing holds it exclusively, so that no other job's kernels run inside a
+        timing window. A job that wants it exclusively holds the gate while it waits, which
+        stops new sharers from coming in ahead of it (flock alone would let them starve it).
+        """
+        if self.timing_lock_fd < 0:
             yield
             return
         started = time.perf_counter()
-        fcntl.flock(self.timing_lock_fd, fcntl.LOCK_EX)
-        self.durations["timing_lock_wait"] = (time.perf_counter() - started) * 1e3
+        if self.gate_fd >= 0:
+            fcntl.flock(self.gate_fd, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(self.timing_lock_fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        finally:
+            if self.gate_fd >= 0:
+                fcntl.flock(self.gate_fd, fcntl.LOCK_UN)
+        key = "timing_lock_wait" if exclusive else "gpu_lock_wait"
+        self.durations[key] = self.durations.get(key, 0.0) + (time.perf_counter() - started) * 1e3
         try:
             yield
         finally:
             fcntl.flock(self.timing_lock_fd, fcntl.LOCK_UN)
+
+    def _exclusive_device(self) -> contextlib.AbstractContextManager[None]:
+        """Only this job uses the GPU: for timing."""
+        if self.device.type != "cuda":
+            return contextlib.nullcontext()
+        return self._gpu_lock(exclusive=True)
+
+    def _shared_device(self) -> contextlib.AbstractContextManager[None]:
+        """Other jobs may use the GPU too, but none is timing."""
+        return self._gpu_lock(exclusive=False)
 
     def _phase(self, name: str) -> float:
         self.channel.phase(name)
@@ -397,8 +425,13 @@ class Evaluation:
         inputs = self._inputs(self.seed + 11 * INPUT_SEED_STRIDE)
         try:
             with torch.no_grad():
+                # Shared only around the profiled calls: the profiler's own set-up (seconds of
+                # CPU) need not keep a timer waiting.
                 self.profile = profile_kernels(
-                    lambda: self.model(*inputs), self.triton_names, self.device
+                    lambda: self.model(*inputs),
+                    self.triton_names,
+                    self.device,
+                    gpu_lock=self._shared_device,
                 )
         except BaseException as exc:  # noqa: BLE001
             raise self._fail("runtime_error", "profile", exc) from exc
@@ -412,9 +445,10 @@ class Evaluation:
         status = "ok"
         error = None
         try:
-            self.load()
-            self.init()
-            self.correctness_phase()
+            with self._shared_device():  # module import, weights and checks touch the GPU
+                self.load()
+                self.init()
+                self.correctness_phase()
             assert self.correctness is not None
             if self.correctness["passed"] < self.correctness["trials"]:
                 status = "incorrect"
@@ -423,8 +457,6 @@ class Evaluation:
             else:
                 with self._exclusive_device():
                     self.timing_phase()
-                # Outside the lock: profiling measures which kernels run, not how long, and its
-                # few calls are light next to the seconds the profiler takes to set itself up.
                 self.profile_phase()
             # Candidate code can still run later (finalisers): one last look before reporting.
             self._guard("at the end")
