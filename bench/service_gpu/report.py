@@ -28,7 +28,8 @@ def throughput_md(t: dict[str, Any]) -> list[str]:
         "## Throughput: service against process-per-evaluation",
         "",
         f"- run: {meta_line(t['meta'])}",
-        f"- {t['candidates']} candidates: {t['mix']}; options: {t['options']}",
+        f"- {t['candidates']} candidates in a seeded random order: {t['mix']}; "
+        f"options: {t['options']}",
         f"- service: `kgym-gym serve --gpus all --workers-per-gpu {t['workers_per_gpu']}` "
         "(warm fork servers, compilation overlapped, timing windows exclusive on the GPU), "
         "one batch",

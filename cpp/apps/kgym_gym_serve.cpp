@@ -180,12 +180,20 @@ int run_serve(const ServeOptions& o) {
   config.max_queue = o.max_queue;
   config.cache = !o.no_cache;
   config.environment = fmt::format("{}|{}|{}", device, versions, gpu_names);
+  // The machine's cores shared out between the jobs that run at once, so that eight jobs with
+  // torch's default (a thread per core each) do not oversubscribe the CPU by eight.
+  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int concurrent = gpus.empty()
+                             ? (o.cpu_workers > 0 ? o.cpu_workers : cores)
+                             : static_cast<int>(gpus.size()) * std::max(1, o.workers_per_gpu);
+  const int threads_per_job = std::max(1, cores / std::max(1, concurrent));
   auto add_workers = [&](int count, const std::string& label, const std::string& visible,
                          const std::string& lock) {
     for (int i = 0; i < count; ++i) {
       WorkerSlot slot;
       slot.device = device;
       slot.visible_devices = visible;
+      slot.cpu_threads = threads_per_job;
       slot.timing_lock = lock;
       slot.label = label;
       if (o.fork_server) {
@@ -195,6 +203,7 @@ int run_serve(const ServeOptions& o) {
         kgym::check::CheckJob probe;
         probe.device = device;
         probe.visible_devices = visible;
+        probe.cpu_threads = threads_per_job;
         const auto home = fmt::format("{}/forkserver/{}-{}", state_dir, label, i);
         fs::create_directories(home);
         auto server = std::make_shared<kgym::sandbox::ForkServer>(

@@ -280,6 +280,10 @@ std::vector<std::pair<std::string, std::string>> child_environment(const CheckJo
                                            ? (fs::path(home) / ".triton").string()
                                            : job.triton_cache_dir);
   if (job.device == "cpu") env.emplace_back("TRITON_INTERPRET", "1");
+  if (job.cpu_threads > 0) {
+    env.emplace_back("OMP_NUM_THREADS", std::to_string(job.cpu_threads));
+    env.emplace_back("MKL_NUM_THREADS", std::to_string(job.cpu_threads));
+  }
   if (!job.visible_devices.empty()) {
     std::erase_if(env, [](const auto& kv) { return kv.first == "CUDA_VISIBLE_DEVICES"; });
     env.emplace_back("CUDA_VISIBLE_DEVICES", job.visible_devices);

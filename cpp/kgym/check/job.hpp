@@ -39,10 +39,14 @@ struct CheckJob {
   std::string python;            // the interpreter that has kgym, torch and triton installed
   std::string scratch_dir;       // where the job directory is made; empty = $TMPDIR or /tmp
   std::string triton_cache_dir;  // empty = a private cache inside the job directory
-  // A file the harness holds an exclusive flock on while it times and profiles, so that jobs
-  // sharing a GPU never measure at the same time (empty = no lock).
+  // The per-GPU lock file of the service: the harness holds it shared while it puts work on the
+  // GPU and exclusively while it times, so that no other job's kernels run inside a timing
+  // window (a ".gate" file beside it orders the waiters; empty = no lock).
   std::string timing_lock;
   std::string visible_devices;  // CUDA_VISIBLE_DEVICES for the child; empty = inherited
+  // CPU threads for torch/OpenMP in the child (OMP_NUM_THREADS), so that jobs sharing a machine
+  // do not oversubscribe its cores; 0 = the libraries' default (every core).
+  int cpu_threads = 0;
 };
 
 // Parses and validates a job from JSON (the form the service and bindings use). Throws

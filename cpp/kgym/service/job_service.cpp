@@ -384,6 +384,7 @@ void JobService::run_one(std::size_t index, const std::shared_ptr<Live>& live,
   const auto& slot = config_.workers[index];
   check::CheckJob job = live->request.job;
   job.visible_devices = slot.visible_devices;
+  job.cpu_threads = slot.cpu_threads;
   job.timing_lock = slot.timing_lock;
   json result;
   json error = nullptr;
