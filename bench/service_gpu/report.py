@@ -100,7 +100,7 @@ def precision_md(p: dict[str, Any]) -> list[str]:
         for method in ("kgym", "naive"):
             x = d[method]
             flat = [s for r in x["speedups"] for s in r]
-            label = name if method == "kgym" else d["task"]
+            label = name if method == "kgym" else d.get("task", name)
             lines.append(
                 f"| {label} | {method} | {sum(flat) / len(flat):.3f} | "
                 f"{max(x['cv_within_run']) * 100:.2f}% | {x['cv_across_restarts'] * 100:.2f}% |"
