@@ -496,3 +496,9 @@ def test_check_on_server_reports_failures(
     assert cli.main(["check", "nope", str(cand), "--server", url(fake)]) == 2
     err = capsys.readouterr().err
     assert "no task 'nope'" in err and "unknown_task" in err
+
+
+def test_client_is_reachable_from_the_package() -> None:
+    import kgym
+
+    assert kgym.Client is Client and kgym.AsyncClient is AsyncClient
