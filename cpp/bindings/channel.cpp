@@ -114,6 +114,11 @@ void channel_close() {
   auto& s = state();
   if (s.fd >= 0) ::close(s.fd);
   s.fd = -1;
+  // A process forked from the judge (a runner) calls this first: the token must not survive in
+  // memory that candidate code can read.
+  volatile char* bytes = s.token.data();
+  for (size_t i = 0; i < s.token.size(); ++i) bytes[i] = 0;
+  s.token.clear();
 }
 
 }  // namespace

@@ -195,11 +195,14 @@ json finding(const char* rule, const char* severity, std::string detail) {
 }
 
 // Checks on the measurements themselves, made here from the statistics computed here.
-void add_measurement_findings(json& r) {
+void add_measurement_findings(json& r, const CheckJob& job) {
+  // Under the hybrid policy torch compute beside the Triton kernels is allowed: a low Triton
+  // share is reported (rewards and rejection sampling use it) but is no hack by itself.
+  const bool strict = job.torch_compute == "strict";
   const json& profile = r["profile"];
   if (profile.value("available", false) && profile["triton_share"].is_number()) {
     const double pr = profile["triton_share"].get<double>();
-    if (pr < kRejectTritonShare) {
+    if (strict && pr < kRejectTritonShare) {
       r["findings"].push_back(finding(
           "low-triton-share", "reject",
           fmt::format("only {:.0f}% of the profiled CUDA kernel time is in the candidate's Triton "
@@ -229,6 +232,19 @@ void add_measurement_findings(json& r) {
       }
     }
   }
+}
+
+// The static screen's findings under the job's torch-compute policy: with hybrid, torch compute
+// in forward is allowed (the judge still requires Triton kernels that matter), so that rule
+// only warns.
+std::vector<screen::Finding> screen_under_policy(const CheckJob& job, const std::string& code) {
+  auto findings = screen::screen_candidate(code);
+  if (job.torch_compute == "hybrid") {
+    for (auto& f : findings) {
+      if (f.rule == "torch-compute" && f.severity == "reject") f.severity = "warn";
+    }
+  }
+  return findings;
 }
 
 json extraction_json(const text::Extraction& e) {
@@ -435,7 +451,8 @@ json assemble_result(const CheckJob& job, const sandbox::ChildOutcome& outcome,
   r["timing"] = timing_from_report(report.value("timing", json(nullptr)));
   r["profile"] = profile_from_report(report.value("profile", json(nullptr)));
 
-  add_measurement_findings(r);
+  if (report.contains("judge") && report["judge"].is_object()) r["judge"] = report["judge"];
+  add_measurement_findings(r, job);
 
   bool rejected = false;
   for (const auto& f : r["findings"]) {
@@ -455,7 +472,7 @@ json assemble_result(const CheckJob& job, const sandbox::ChildOutcome& outcome,
 std::optional<json> settle_before_running(const CheckJob& job) {
   const auto extraction = text::extract_candidate(job.candidate_text, job.extract_rule);
   if (!extraction.ok) return evaluate(job);  // returns at once: nothing runs
-  if (job.screen && screen::has_reject(screen::screen_candidate(extraction.code))) {
+  if (job.screen && screen::has_reject(screen_under_policy(job, extraction.code))) {
     return evaluate(job);
   }
   return std::nullopt;
@@ -475,7 +492,7 @@ json evaluate(const CheckJob& job, const PhaseCallback& on_phase, const Launcher
   // The static screen: a candidate with a reject finding never runs.
   json screen_findings = json::array();
   if (job.screen) {
-    const auto findings = screen::screen_candidate(extraction.code);
+    const auto findings = screen_under_policy(job, extraction.code);
     screen_findings = screen::to_json(findings);
     if (screen::has_reject(findings)) return screened_out(job, extraction, findings);
   }

@@ -39,10 +39,26 @@ double positive(double value, const std::string& field) {
 
 CheckJob job_from_json(const nlohmann::json& j) {
   if (!j.is_object()) throw std::invalid_argument("a job must be a JSON object");
-  reject_unknown(j,
-                 {"task_id", "task_source", "candidate", "extract", "device", "sizes", "trials",
-                  "seed", "atol", "rtol", "timing", "profile", "screen", "timeout_s", "python",
-                  "scratch_dir", "triton_cache_dir", "timing_lock", "visible_devices"},
+  reject_unknown(j, {"task_id",
+                     "task_source",
+                     "candidate",
+                     "extract",
+                     "device",
+                     "sizes",
+                     "trials",
+                     "seed",
+                     "atol",
+                     "rtol",
+                     "timing",
+                     "profile",
+                     "screen",
+                     "timeout_s",
+                     "python",
+                     "scratch_dir",
+                     "triton_cache_dir",
+                     "timing_lock",
+                     "visible_devices",
+                     "torch_compute"},
                  "");
   CheckJob job;
   job.task_id = get<std::string>(j, "task_id", "", "task");
@@ -77,7 +93,7 @@ CheckJob job_from_json(const nlohmann::json& j) {
     if (!t.is_object()) bad("timing", "must be an object");
     reject_unknown(t,
                    {"enabled", "warmup_ms", "min_samples", "max_samples", "budget_ms",
-                    "target_rel_ci", "input_sets", "baseline"},
+                    "target_rel_ci", "input_sets", "baseline", "batch_ms", "verify_fraction"},
                    "timing.");
     auto& o = job.timing;
     o.enabled = get<bool>(t, "enabled", "timing.", o.enabled);
@@ -94,6 +110,11 @@ CheckJob job_from_json(const nlohmann::json& j) {
                                "timing.target_rel_ci");
     o.input_sets = get<int>(t, "input_sets", "timing.", o.input_sets);
     if (o.input_sets < 1 || o.input_sets > 64) bad("timing.input_sets", "must be between 1 and 64");
+    o.batch_ms = positive(get<double>(t, "batch_ms", "timing.", o.batch_ms), "timing.batch_ms");
+    o.verify_fraction = get<double>(t, "verify_fraction", "timing.", o.verify_fraction);
+    if (!(o.verify_fraction > 0 && o.verify_fraction <= 1)) {
+      bad("timing.verify_fraction", "must be in (0, 1]");
+    }
     o.baseline = get<std::string>(t, "baseline", "timing.", o.baseline);
     if (o.baseline != "eager" && o.baseline != "compile" && o.baseline != "both") {
       bad("timing.baseline", "must be eager, compile or both");
@@ -101,6 +122,10 @@ CheckJob job_from_json(const nlohmann::json& j) {
   }
   job.profile = get<bool>(j, "profile", "", true);
   job.screen = get<bool>(j, "screen", "", true);
+  job.torch_compute = get<std::string>(j, "torch_compute", "", "strict");
+  if (job.torch_compute != "strict" && job.torch_compute != "hybrid") {
+    bad("torch_compute", "must be strict or hybrid");
+  }
   job.timeout_seconds = positive(get<double>(j, "timeout_s", "", 300.0), "timeout_s");
   job.python = get<std::string>(j, "python", "", "");
   job.scratch_dir = get<std::string>(j, "scratch_dir", "", "");
@@ -130,7 +155,10 @@ nlohmann::json job_to_json(const CheckJob& job) {
         {"budget_ms", job.timing.budget_ms},
         {"target_rel_ci", job.timing.target_rel_ci},
         {"input_sets", job.timing.input_sets},
+        {"batch_ms", job.timing.batch_ms},
+        {"verify_fraction", job.timing.verify_fraction},
         {"baseline", job.timing.baseline}}},
+      {"torch_compute", job.torch_compute},
       {"profile", job.profile},
       {"screen", job.screen},
       {"timeout_s", job.timeout_seconds},

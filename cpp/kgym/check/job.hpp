@@ -17,7 +17,9 @@ struct TimingOptions {
   int max_samples = 200;           // per function
   double budget_ms = 4000.0;       // wall-time budget for the sampling loop of one evaluation
   double target_rel_ci = 0.01;     // stop early once the median's 95% CI is this tight (relative)
-  int input_sets = 4;              // fresh input sets rotated through, so nothing can be memoised
+  int input_sets = 4;              // accepted for old jobs: every timed call gets fresh inputs
+  double batch_ms = 10.0;          // a timing sample lasts about this long (several calls)
+  double verify_fraction = 1.0;    // share of timed candidate calls whose outputs are checked
   std::string baseline = "eager";  // eager | compile | both
 };
 
@@ -35,6 +37,9 @@ struct CheckJob {
   TimingOptions timing;
   bool profile = true;
   bool screen = true;  // the static screen; off only for research on runtime guards
+  // strict: the work is done by Triton kernels (torch compute in forward is rejected);
+  // hybrid: torch compute is allowed beside Triton kernels that matter (docs/integrity-rules.md).
+  std::string torch_compute = "strict";
   double timeout_seconds = 300.0;
   std::string python;            // the interpreter that has kgym, torch and triton installed
   std::string scratch_dir;       // where the job directory is made; empty = $TMPDIR or /tmp

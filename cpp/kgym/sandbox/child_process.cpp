@@ -67,21 +67,13 @@ ChildOutcome run_child(const ChildSpec& spec, const LineCallback& on_line) {
     std::vector<std::string> writable{spec.workdir};
     writable.insert(writable.end(), spec.writable_paths.begin(), spec.writable_paths.end());
     prepare_fence(fence, writable, {"/dev"});
+    // The judge and its runners apply full fences of their own (kgym.harness.spawn).
+    fence.confine_existing = false;
   }
 
   Pipe report, out_pipe, err_pipe, setup, token;
-  const bool pipes_ok = make_pipe(report) && make_pipe(out_pipe) && make_pipe(err_pipe) &&
-                        make_pipe(setup) && (spec.token.empty() || make_pipe(token));
-  // The token is small: it fits the pipe's buffer, so it is written before the child exists.
-  const bool token_ok = pipes_ok && (spec.token.empty() ||
-                                     ::write(token.write, spec.token.data(), spec.token.size()) ==
-                                         static_cast<ssize_t>(spec.token.size()));
-  close_fd(token.write);
-  if (!pipes_ok || !token_ok) {
-    out.start_error = fmt::format("pipe: {}", std::strerror(errno));
-    for (Pipe* p : {&report, &out_pipe, &err_pipe, &setup, &token}) close_pipe(*p);
-    return out;
-  }
+  out.start_error = detail::open_job_pipes(report, out_pipe, err_pipe, setup, token, spec.token);
+  if (!out.start_error.empty()) return out;
 
   const auto start = Clock::now();
   const pid_t pid = fork();

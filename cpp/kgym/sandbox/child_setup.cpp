@@ -72,6 +72,20 @@ void close_pipe(Pipe& p) {
   close_fd(p.write);
 }
 
+std::string open_job_pipes(Pipe& report, Pipe& out, Pipe& err, Pipe& setup, Pipe& token,
+                           const std::string& token_value) {
+  const bool pipes_ok = make_pipe(report) && make_pipe(out) && make_pipe(err) && make_pipe(setup) &&
+                        (token_value.empty() || make_pipe(token));
+  const bool token_ok = pipes_ok && (token_value.empty() ||
+                                     ::write(token.write, token_value.data(), token_value.size()) ==
+                                         static_cast<ssize_t>(token_value.size()));
+  const int saved_errno = errno;
+  close_fd(token.write);
+  if (pipes_ok && token_ok) return {};
+  for (Pipe* p : {&report, &out, &err, &setup, &token}) close_pipe(*p);
+  return fmt::format("pipe: {}", std::strerror(saved_errno));
+}
+
 void Tail::append(const char* bytes, size_t n) {
   total += n;
   data.append(bytes, n);

@@ -33,6 +33,13 @@ bool make_pipe(Pipe& p);
 void close_fd(int& fd);
 void close_pipe(Pipe& p);
 
+// The pipes of one job (report, stdout, stderr, setup, and the token's when `token` is not
+// empty), for run_child and the fork server alike. The token is written at once: it is small
+// and fits the pipe's buffer, so it waits there for the child. Returns an empty string, or why
+// the pipes could not be made (then every one of them is closed).
+std::string open_job_pipes(Pipe& report, Pipe& out, Pipe& err, Pipe& setup, Pipe& token,
+                           const std::string& token_value);
+
 // Closes every descriptor in [first, last] (close_range, or one by one where it is missing).
 // Async-signal-safe.
 void close_between(unsigned first, unsigned last);

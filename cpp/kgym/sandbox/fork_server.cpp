@@ -395,20 +395,10 @@ ChildOutcome ForkServer::run_locked(const ChildSpec& spec, const LineCallback& o
     return out;
   }
 
-  Pipe report, out_pipe, err_pipe, setup, token;
-  const bool pipes_ok = detail::make_pipe(report) && detail::make_pipe(out_pipe) &&
-                        detail::make_pipe(err_pipe) && detail::make_pipe(setup) &&
-                        (spec.token.empty() || detail::make_pipe(token));
   // As with run_child: the token waits in its pipe; only the job child ever reads it.
-  const bool token_ok = pipes_ok && (spec.token.empty() ||
-                                     ::write(token.write, spec.token.data(), spec.token.size()) ==
-                                         static_cast<ssize_t>(spec.token.size()));
-  close_fd(token.write);
-  if (!pipes_ok || !token_ok) {
-    out.start_error = fmt::format("pipe: {}", std::strerror(errno));
-    for (Pipe* p : {&report, &out_pipe, &err_pipe, &setup, &token}) close_pipe(*p);
-    return out;
-  }
+  Pipe report, out_pipe, err_pipe, setup, token;
+  out.start_error = detail::open_job_pipes(report, out_pipe, err_pipe, setup, token, spec.token);
+  if (!out.start_error.empty()) return out;
 
   const auto start = Clock::now();
   std::array<int, kJobFds + 1> fds{report.write, out_pipe.write, err_pipe.write, setup.write,
@@ -638,6 +628,8 @@ void become_job(const JobRequest& request, const std::vector<int>& fds, pid_t se
     std::vector<std::string> writable{request.job.workdir};
     writable.insert(writable.end(), request.writable_paths.begin(), request.writable_paths.end());
     prepare_fence(fence, writable, {"/dev"});
+    // The judge and its runners apply full fences of their own (kgym.harness.spawn).
+    fence.confine_existing = false;
   }
   const detail::ChildEnds ends{fds[0], fds[1], fds[2], fds[3], request.token ? fds[4] : -1};
   const int setup_fd = detail::sandbox_child(request.limits, request.job.workdir.c_str(),

@@ -61,7 +61,8 @@ FenceStatus apply_fence(const WriteFence& fence) {
   const long abi =
       syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
   if (abi < 1) return FenceStatus::kUnsupported;
-  const std::uint64_t rights = write_rights(abi);
+  std::uint64_t rights = write_rights(abi);
+  if (!fence.confine_existing) rights &= ~(LANDLOCK_ACCESS_FS_WRITE_FILE | kTruncate);
   landlock_ruleset_attr attr{};
   attr.handled_access_fs = rights;
   const long ruleset = syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
@@ -71,7 +72,8 @@ FenceStatus apply_fence(const WriteFence& fence) {
   for (int fd : fence.writable_dirs) ok = ok && add_rule(rs, fd, rights);
   // Device nodes (/dev/null, /dev/nvidia*) are opened read-write by CUDA and Python; nothing
   // may be created or removed there. The same rights on the child's own /proc entries.
-  const std::uint64_t device_rights = LANDLOCK_ACCESS_FS_WRITE_FILE | (abi >= 3 ? kTruncate : 0);
+  const std::uint64_t device_rights =
+      (LANDLOCK_ACCESS_FS_WRITE_FILE | (abi >= 3 ? kTruncate : 0)) & rights;
   for (int fd : fence.device_dirs) ok = ok && add_rule(rs, fd, device_rights);
   // The CUDA driver writes to files of its own process under /proc (cuInit fails with error
   // 304 otherwise). Opened here, in the child, so that the rule names the child's own

@@ -21,6 +21,11 @@ enum class FenceStatus : char {
 struct WriteFence {
   std::vector<int> writable_dirs;  // O_PATH descriptors: full write access beneath each
   std::vector<int> device_dirs;    // O_PATH descriptors: existing files opened for writing only
+  // false: writes into existing files are not handled by this fence (only creating, removing,
+  // renaming and linking are). The job-level fence of a GPU job is so: its runners mount a
+  // procfs of their own PID namespace, which a fence made before that mount could not name, and
+  // the judge and every runner then stack a full fence of their own.
+  bool confine_existing = true;
   ~WriteFence();
 };
 

@@ -299,7 +299,12 @@ json JobService::answer_of(const Live& live) const {
 
 json JobService::finished_answer(const Live& live, const json& result, const std::string& status,
                                  const json& error) const {
-  json answer = answer_of(Live{live.stored, {}, json(nullptr), 0, false});
+  // answer_of reads only the stored part; a copy with a default request keeps it from using
+  // the live answer. (Built step by step: GCC 12 misreads the aggregate form as uninitialised.)
+  Live view;
+  view.stored = live.stored;
+  view.answer = json(nullptr);
+  json answer = answer_of(view);
   answer["status"] = status;
   answer["finished_at"] = live.stored.finished_at > 0 ? live.stored.finished_at : now_seconds();
   answer["result"] = result;
