@@ -27,6 +27,7 @@ class CheckOptions:
     timeout_s: float = 300.0
     profile: bool = True
     screen: bool = True  # the static screen; turn off only to study the runtime guards
+    torch_compute: str = "strict"  # strict | hybrid (docs/integrity-rules.md)
     timing: dict[str, Any] = field(default_factory=dict)
     python: str = ""  # the interpreter for harness children; default: this one
 
@@ -45,6 +46,7 @@ class CheckOptions:
             "timeout_s": self.timeout_s,
             "profile": self.profile,
             "screen": self.screen,
+            "torch_compute": self.torch_compute,
             "timing": self.timing or None,
             "python": self.python or sys.executable,
         }

@@ -29,6 +29,13 @@ def _add_check_options(p: argparse.ArgumentParser) -> None:
         default="eager",
         help="timing baseline: PyTorch eager, torch.compile, or both",
     )
+    p.add_argument(
+        "--torch-compute",
+        choices=["strict", "hybrid"],
+        default="strict",
+        help="strict: the work is done by Triton kernels; hybrid: torch compute is allowed "
+        "beside Triton kernels that matter (default strict)",
+    )
     p.add_argument("--no-profile", action="store_true", help="skip the profiler")
     p.add_argument("--no-timing", action="store_true", help="skip timing")
     p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -57,6 +64,7 @@ def _options(args: argparse.Namespace, extract: str = "auto") -> Any:
         extract=extract,
         timeout_s=args.timeout,
         profile=not args.no_profile,
+        torch_compute=args.torch_compute,
         timing={"enabled": not args.no_timing, "baseline": args.baseline},
     )
 

@@ -9,11 +9,21 @@ import traceback
 from pathlib import Path
 
 
+def gpu_visible() -> bool:
+    """An NVIDIA device node exists and CUDA_VISIBLE_DEVICES does not hide every GPU (asked
+    without initialising CUDA; a GPU that then fails to start is an infra error)."""
+    hidden = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if hidden is not None and hidden.strip() in ("", "-1"):
+        return False
+    return os.path.exists("/dev/nvidiactl") and any(
+        name.startswith("nvidia") and name[6:].isdigit() for name in os.listdir("/dev")
+    )
+
+
 def main(argv: list[str]) -> int:
     job_path = Path(argv[1] if len(argv) > 1 else "job.json").resolve()
     job = json.loads(job_path.read_text())
     # Triton reads TRITON_INTERPRET when it is imported, so the device is decided before that.
-    import torch
 
     # Before any candidate code can exist: take the channel and its token.
     from kgym.harness.channel import REPORT_FD, TOKEN_FD, ReportChannel
@@ -24,11 +34,29 @@ def main(argv: list[str]) -> int:
         str(job.get("candidate_file", "candidate.py")),
     )
 
-    if job.get("device") == "cpu" or (
-        job.get("device") == "auto" and not torch.cuda.is_available()
-    ):
+    # The judge forks its runners before it touches CUDA (a process forked after CUDA is
+    # initialised cannot use it), so whether a GPU is there is read off the device nodes.
+    requested = job.get("device", "auto")
+    visible = gpu_visible()
+    if requested == "cuda" and not visible:
+        channel.send(
+            {
+                "type": "report",
+                "status": "infra_error",
+                "error": {
+                    "phase": "load",
+                    "type": "EvaluationError",
+                    "message": "device cuda requested but no GPU is visible",
+                    "traceback": "",
+                },
+            }
+        )
+        channel.close()
+        os._exit(0)
+    job["_use_cuda"] = requested == "cuda" or (requested == "auto" and visible)
+    if not job["_use_cuda"]:
         os.environ["TRITON_INTERPRET"] = "1"
-    import triton  # noqa: F401  (imported before the candidate, with the right mode)
+    import triton  # noqa: F401  (imported before any model, with the right mode)
 
     from kgym.harness.run import Evaluation
 

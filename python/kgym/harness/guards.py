@@ -173,6 +173,11 @@ class LaunchCounter:
         self.count = 0
         self.names: dict[str, int] = {}
         self.installed: list[tuple[type, Callable[..., Any]]] = []
+        # The decoy check: while set, every launch of the kernel of this name ("*": any) has the
+        # elements it wrote overwritten with noise (kgym.harness.ablation).
+        self.ablate: str | None = None
+        self.ablated_launches = 0
+        self.depth = 0  # > 0 while a launch is in progress (torch calls inside are Triton's)
 
     def install(self) -> None:
         from triton.runtime.jit import JITFunction
@@ -196,7 +201,16 @@ class LaunchCounter:
             counter.count += 1
             name = getattr(getattr(fn_self, "fn", None), "__name__", "?")
             counter.names[name] = counter.names.get(name, 0) + 1
-            return original(fn_self, *args, **kwargs)
+            counter.depth += 1
+            try:
+                if counter.ablate is None or counter.ablate not in ("*", name):
+                    return original(fn_self, *args, **kwargs)
+                from kgym.harness.ablation import launch_with_noise
+
+                counter.ablated_launches += 1
+                return launch_with_noise(original, fn_self, args, kwargs)
+            finally:
+                counter.depth -= 1
 
         return run
 

@@ -1,11 +1,18 @@
-"""One evaluation, phase by phase: load, init, correctness, timing, profile."""
+"""The judge: one evaluation, phase by phase, without ever importing candidate code.
+
+The judge loads the task, generates every input (from seeds drawn from the OS, which no runner
+can predict), runs the reference, compares outputs, owns the clock and computes what the Result
+says. The candidate runs in a runner process of its own (``kgym.harness.runner``), confined
+(``kgym.harness.spawn``), and only ever sees inputs in shared memory and writes outputs there.
+"""
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import fcntl
-import importlib
 import os
+import secrets
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,17 +20,19 @@ from typing import Any
 
 import torch
 
+from kgym import _core
 from kgym.harness import compare, loader
 from kgym.harness import device as dev
+from kgym.harness.arena import Arena
 from kgym.harness.channel import ReportChannel
-from kgym.harness.errors import EvaluationFailure, JitRanges, error_record, is_triton_compile_error
-from kgym.harness.guards import Guards
-from kgym.harness.profiling import profile_kernels
-from kgym.harness.timing import TimingConfig, measure, measure_bandwidth
+from kgym.harness.errors import EvaluationFailure
+from kgym.harness.layout import SlotLayout, SlotViews
+from kgym.harness.spawn import RunnerGone, RunnerHandle, spawn
+from kgym.harness.timing import TimingConfig, measure_bandwidth, time_runners
 
-CANDIDATE_MODULE = "kgym_candidate"
 TASK_MODULE = "kgym_task"
-INPUT_SEED_STRIDE = 1_000_003
+MAX_ABLATED_KERNELS = 8
+POLICIES = ("strict", "hybrid")
 
 
 def to_device(values: list[Any], device: torch.device) -> list[Any]:
@@ -38,19 +47,20 @@ def output_bytes(output: Any) -> int:
     return sum(t.numel() * t.element_size() for t in compare.tensors_of(compare.flatten(output)))
 
 
-def _denied_path_outside(exc: BaseException | None, workdir: Path) -> str | None:
-    """The path of a refused write outside the job directory, found in the exception chain."""
-    seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        filename = getattr(exc, "filename", None)
-        if isinstance(exc, PermissionError) and isinstance(filename, (str, bytes)):
-            path = Path(os.fsdecode(filename))
-            resolved = (workdir / path) if not path.is_absolute() else path
-            if not resolved.resolve().is_relative_to(workdir.resolve()):
-                return str(resolved)
-        exc = exc.__cause__ or exc.__context__
-    return None
+def declared_functions(source: str) -> set[str]:
+    """Names of every function the candidate's source defines (read, never run): a profiled
+    kernel counts as the candidate's Triton kernel only under one of these names."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    return {
+        n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+
+
+def _finding(rule: str, detail: str, severity: str = "reject") -> dict[str, Any]:
+    return {"rule": rule, "severity": severity, "line": None, "detail": detail}
 
 
 class Evaluation:
@@ -67,38 +77,31 @@ class Evaluation:
         self.correctness: dict[str, Any] | None = None
         self.timing: dict[str, Any] = {"available": False, "reason": "not measured"}
         self.profile: dict[str, Any] = {"available": False, "reason": "not measured"}
-        self.jit = JitRanges([])
         self.candidate_file = str(job.get("candidate_file", "candidate.py"))
         self.task_file = str(job.get("task_file", "task.py"))
         self.seed = int(job.get("seed", 0))
+        self.policy = str(job.get("torch_compute", "strict"))
+        if self.policy not in POLICIES:
+            self.policy = "strict"
+        self.judge: dict[str, Any] = {"torch_compute": self.policy, "process": "separate"}
+        self.runners: dict[str, RunnerHandle] = {}
+        self.arenas: dict[str, Arena] = {}
+        self.views: dict[str, SlotViews] = {}
+        self.launched: list[str] = []
         if os.environ.get("TRITON_INTERPRET") == "1":
             dev.install_interpreter_benchmarker()
-        if (job.get("timing") or {}).get("baseline", "eager") in ("compile", "both"):
-            # torch._dynamo rebinds some torch functions when first imported: do it before the
-            # guards take their references, not in the middle of the evaluation.
-            importlib.import_module("torch._dynamo")
-        # The service's per-GPU timing lock, opened before the candidate exists (read-only: the
-        # write fence allows that, and flock needs no more).
         lock_path = str(job.get("timing_lock") or "")
         self.timing_lock_fd = os.open(lock_path, os.O_RDONLY | os.O_CLOEXEC) if lock_path else -1
-        # Its gate (a second lock beside it) gives a waiting timer precedence over new sharers.
         gate = lock_path + ".gate"
         self.gate_fd = (
             os.open(gate, os.O_RDONLY | os.O_CLOEXEC) if lock_path and os.path.exists(gate) else -1
         )
-        # Taken before the candidate exists (it is imported in load()).
-        self.guards = Guards()
 
-    # -- helpers -------------------------------------------------------------------------------
+    # -- the service's per-GPU lock ------------------------------------------------------------
     @contextlib.contextmanager
     def _gpu_lock(self, exclusive: bool) -> Iterator[None]:
-        """The service's per-GPU lock: a readers-writer lock on one file, behind a gate.
-
-        Every phase that puts work on the GPU holds it shared, so that jobs check and compile
-        side by side; timing holds it exclusively, so that no other job's kernels run inside a
-        timing window. A job that wants it exclusively holds the gate while it waits, which
-        stops new sharers from coming in ahead of it (flock alone would let them starve it).
-        """
+        """A readers-writer lock on one file, behind a gate: GPU phases share it, timing holds it
+        alone, and a waiting timer holds the gate so that new sharers cannot starve it."""
         if self.timing_lock_fd < 0:
             yield
             return
@@ -118,15 +121,14 @@ class Evaluation:
             fcntl.flock(self.timing_lock_fd, fcntl.LOCK_UN)
 
     def _exclusive_device(self) -> contextlib.AbstractContextManager[None]:
-        """Only this job uses the GPU: for timing."""
         if self.device.type != "cuda":
             return contextlib.nullcontext()
         return self._gpu_lock(exclusive=True)
 
     def _shared_device(self) -> contextlib.AbstractContextManager[None]:
-        """Other jobs may use the GPU too, but none is timing."""
         return self._gpu_lock(exclusive=False)
 
+    # -- helpers -------------------------------------------------------------------------------
     def _phase(self, name: str) -> float:
         self.channel.phase(name)
         return time.perf_counter()
@@ -134,70 +136,98 @@ class Evaluation:
     def _done(self, name: str, started: float) -> None:
         self.durations[name] = (time.perf_counter() - started) * 1e3
 
-    def _fail(self, status: str, phase: str, exc: BaseException) -> EvaluationFailure:
-        denied = _denied_path_outside(exc, self.workdir)
-        if denied is not None:
-            # The supervisor's write fence said no: the candidate tried to leave its directory.
-            self._finding("write-outside-jobdir", f"the candidate tried to write {denied}")
-            return EvaluationFailure("rejected", phase, exc, "an integrity check failed")
-        return EvaluationFailure(status, phase, exc)
-
-    def _guard(self, when: str) -> None:
-        self.findings.extend(self.guards.check(when))
+    def _finding(self, rule: str, detail: str, severity: str = "reject") -> None:
+        self.findings.append(_finding(rule, detail, severity))
 
     def _rejected(self) -> bool:
         return any(f.get("severity") == "reject" for f in self.findings)
 
-    def _call_candidate(self, model: Any, inputs: list[Any], phase: str) -> Any:
-        launches = self.guards.launches.count
-        try:
-            with torch.no_grad():
-                out = model(*inputs)
-            dev.synchronize(self.device)
-        except BaseException as exc:  # noqa: BLE001 - a candidate may raise anything
-            self._guard(f"in a failing forward call during {phase}")
-            if isinstance(exc, EvaluationFailure):
-                raise
-            status = (
-                "compile_error"
-                if is_triton_compile_error(exc, self.jit, self.candidate_file)
-                else "runtime_error"
-            )
-            raise self._fail(status, phase, exc) from exc
-        self._guard(f"in a forward call during {phase}")
-        if self.guards.launches.count == launches and "no-launch" not in self.guards.reported:
-            self.guards.reported.add("no-launch")
-            self._finding(
-                "no-triton-launch", f"a forward call during {phase} launched no Triton kernel"
-            )
-        self._stop_if_rejected(phase)
-        return out
-
     def _stop_if_rejected(self, phase: str) -> None:
-        # Stop at once: after tampering, nothing in this process may be relied on.
         if self._rejected():
             raise EvaluationFailure("rejected", phase, message="an integrity check failed")
 
-    def _inputs(self, trial_seed: int) -> list[Any]:
-        torch.manual_seed(trial_seed)
-        # Factories inside get_inputs() allocate on the evaluation device: generating GPU-sized
-        # inputs on the CPU and copying them over would dominate the evaluation's wall time.
+    def _inputs(self, seed: int) -> list[Any]:
+        torch.manual_seed(seed)
+        # Factories inside get_inputs() allocate on the evaluation device.
         with torch.device(self.device):
             inputs = list(self.task.get_inputs())
         return to_device(inputs, self.device)
 
+    @staticmethod
+    def _fresh_seed() -> int:
+        return secrets.randbits(62)
+
+    def _candidate_gone(self, gone: RunnerGone, phase: str) -> EvaluationFailure:
+        """The candidate's process died or misbehaved: what that means for the Result."""
+        runner = self.runners["candidate"]
+        if gone.protocol_error:
+            self._finding("runner-protocol", f"the candidate's process {gone.how}")
+            return EvaluationFailure("rejected", phase, message="an integrity check failed")
+        if runner.exit_code() == 86:  # kgym.harness.audit.AUDIT_EXIT_CODE
+            detail = gone.audit or "an audited operation"
+            self._finding("audit-hook", f"the candidate's process attempted {detail}")
+            return EvaluationFailure("rejected", phase, message="an integrity check failed")
+        return EvaluationFailure(
+            "crashed", phase, message=f"the candidate's process {gone.how} during {phase}"
+        )
+
+    def _ask(self, role: str, message: dict[str, Any], phase: str, **kw: Any) -> dict[str, Any]:
+        try:
+            return self.runners[role].request(message, **kw)
+        except RunnerGone as gone:
+            if role == "candidate":
+                raise self._candidate_gone(gone, phase) from gone
+            raise EvaluationFailure(
+                "infra_error", phase, message=f"the reference's process {gone.how}"
+            ) from gone
+
+    def _failed_reply(self, reply: dict[str, Any], phase: str) -> EvaluationFailure:
+        """A candidate runner's report of a failure (believed: it can only cost the candidate)."""
+        kind = reply.get("kind")
+        if kind == "exception":
+            error = reply.get("error") or {}
+            status = "compile_error" if reply.get("compile_error") else "runtime_error"
+            if phase == "load":
+                status = "compile_error"
+            failure = EvaluationFailure(status, phase, message=str(error.get("message", ""))[:2000])
+            failure.record = {  # type: ignore[attr-defined]
+                "phase": phase,
+                "type": str(error.get("type", "Error"))[:100],
+                "message": str(error.get("message", ""))[:2000],
+                "traceback": str(error.get("traceback", ""))[:6000],
+            }
+            return failure
+        if kind == "missing":
+            return EvaluationFailure(
+                "compile_error", phase, message="the candidate defines no class ModelNew"
+            )
+        return EvaluationFailure("incorrect", phase, message=str(reply.get("detail", ""))[:500])
+
+    def _take_findings(self, reply: dict[str, Any]) -> None:
+        for f in reply.get("findings") or []:
+            if isinstance(f, dict) and isinstance(f.get("rule"), str):
+                self.findings.append(
+                    _finding(
+                        str(f["rule"])[:60],
+                        str(f.get("detail", ""))[:500],
+                        "reject" if f.get("severity") == "reject" else "warn",
+                    )
+                )
+
     # -- phases --------------------------------------------------------------------------------
     def load(self) -> None:
+        """Loads the task and forks the runners (before this process touches CUDA)."""
         started = self._phase("load")
-        requested = self.job.get("device", "auto")
-        if requested == "cuda" and not torch.cuda.is_available():
-            raise EvaluationFailure(
-                "infra_error", "load", message="device cuda requested but no GPU is visible"
-            )
-        use_cuda = requested == "cuda" or (requested == "auto" and torch.cuda.is_available())
-        self.device = torch.device("cuda", torch.cuda.current_device()) if use_cuda else self.device
+        use_cuda = self.job.get("_use_cuda", False)
         sizes = self.job.get("sizes", "auto")
         self.sizes = ("gpu" if use_cuda else "cpu") if sizes == "auto" else sizes
+        self.runners["reference"] = spawn("reference", self.workdir, new_pid_namespace=False)
+        self.runners["candidate"] = spawn("candidate", self.workdir, new_pid_namespace=True)
+        # The judge's own write fence, now that the runners exist (each stacks its own).
+        applied, note = _core.confine_writes([str(self.workdir)], ["/dev", "/proc"])
+        self.judge["writes_confined"] = applied
+        if note:
+            self.judge["writes_note"] = note
         try:
             self.task = loader.load_module(self.workdir / self.task_file, TASK_MODULE)
             for attr in ("Model", "get_inputs", "get_init_inputs"):
@@ -209,50 +239,157 @@ class Evaluation:
             ) from exc
         self.size_overrides = loader.apply_sizes(self.task, self.sizes)
         self.tolerance = loader.tolerance_for(self.task, self.job.get("atol"), self.job.get("rtol"))
-        try:
-            self.candidate = loader.load_module(
-                self.workdir / self.candidate_file, CANDIDATE_MODULE
-            )
-        except BaseException as exc:  # noqa: BLE001
-            raise self._fail("compile_error", "load", exc) from exc
-        if not isinstance(getattr(self.candidate, "ModelNew", None), type):
-            raise EvaluationFailure(
-                "compile_error", "load", message="the candidate defines no class ModelNew"
-            )
-        self._guard("at import")
-        self._stop_if_rejected("load")
-        self.jit = loader.jit_line_ranges(self.candidate)
-        self.triton_names = set(loader.jit_functions(self.candidate))
+        candidate_source = (self.workdir / self.candidate_file).read_text(errors="replace")
+        self.declared = declared_functions(candidate_source)
+        if use_cuda:
+            self.device = torch.device("cuda", torch.cuda.current_device())
+            torch.cuda.set_device(self.device)
         self._done("load", started)
+
+    def _weights_arena(self) -> tuple[dict[str, Any] | None, list[int]]:
+        state = self.reference.state_dict() if isinstance(self.reference, torch.nn.Module) else {}
+        tensors = {k: v for k, v in state.items() if isinstance(v, torch.Tensor)}
+        if not tensors:
+            return None, []
+        offsets: dict[str, Any] = {}
+        offset = 0
+        for name, t in tensors.items():
+            offsets[name] = (offset, list(t.shape), str(t.dtype).removeprefix("torch."))
+            offset += (t.numel() * t.element_size() + 511) // 512 * 512
+        arena = Arena.create(offset, self.device)
+        for name, t in tensors.items():
+            start, shape, _ = offsets[name]
+            arena.view(start, tuple(shape), t.dtype).copy_(t.detach())
+        dev.synchronize(self.device)
+        self.arenas["weights"] = arena
+        assert arena.export is not None
+        export = {
+            "kind": arena.export.kind,
+            "nbytes": arena.export.nbytes,
+            "handle": arena.export.handle,
+        }
+        fds = [arena.export.fd] if arena.export.fd >= 0 else []
+        return {"export": export, "tensors": offsets}, fds
 
     def init(self) -> None:
         started = self._phase("init")
         torch.manual_seed(self.seed)
-        init_inputs = list(self.task.get_init_inputs())
+        self.init_inputs = list(self.task.get_init_inputs())
         try:
             torch.manual_seed(self.seed)
-            self.reference = self.task.Model(*init_inputs)
+            self.reference = self.task.Model(*self.init_inputs)
+            if isinstance(self.reference, torch.nn.Module):
+                self.reference = self.reference.to(self.device).eval()
         except BaseException as exc:  # noqa: BLE001
             raise EvaluationFailure(
                 "infra_error", "init", exc, f"the task's Model fails: {exc}"
             ) from exc
-        try:
-            torch.manual_seed(self.seed)
-            self.model = self.candidate.ModelNew(*init_inputs)
-            self.weights_copied = (
-                loader.sync_parameters(self.reference, self.model)
-                if isinstance(self.model, torch.nn.Module)
-                else False
-            )
-            self.reference = self.reference.to(self.device).eval()
-            if isinstance(self.model, torch.nn.Module):
-                self.model = self.model.to(self.device).eval()
-        except BaseException as exc:  # noqa: BLE001
-            raise self._fail("runtime_error", "init", exc) from exc
-        self._guard("in ModelNew.__init__")
+        torch.set_grad_enabled(False)
+        weights, fds = self._weights_arena()
+        protected = [str(Path(loader.__file__).resolve().parents[1] / "builtin_tasks")]
+        for role in ("reference", "candidate"):
+            source = self.task_file if role == "reference" else self.candidate_file
+            spec = {
+                "device": str(self.device),
+                "source_file": str((self.workdir / source).resolve()),
+                "seed": self.seed,
+                "init_inputs": self.init_inputs,
+                "sizes": self.sizes,
+                "weights": weights,
+                "audit": role == "candidate" and bool(self.job.get("audit", True)),
+                "protected": protected,
+            }
+            reply = self._ask(role, {"op": "setup"}, "load", payload=spec, fds=list(fds))
+            if not reply.get("ok"):
+                if role == "reference":
+                    raise EvaluationFailure(
+                        "infra_error",
+                        "init",
+                        message=f"the reference's runner failed: {str(reply)[:500]}",
+                    )
+                self._take_findings(reply)
+                self._stop_if_rejected("load")
+                error = reply.get("error") or {}
+                phase = "init" if error.get("phase") == "init" else "load"
+                raise self._failed_reply(reply, phase)
+            self._take_findings(reply)
+            if role == "candidate":
+                self.weights_copied = bool(reply.get("weights_copied"))
+                self.judge["candidate_sandbox"] = {
+                    **self.runners["candidate"].layers,
+                    **self.runners["candidate"].observed(),
+                }
+        if "weights" in self.arenas:
+            self.arenas.pop("weights").close()
         self._stop_if_rejected("init")
         self._done("init", started)
 
+    # -- slots ---------------------------------------------------------------------------------
+    def _layout(
+        self, role: str, sample_inputs: list[Any], sample_outputs: list[Any], slots: int
+    ) -> SlotViews:
+        layout = SlotLayout.build(sample_inputs, compare.flatten(sample_outputs), slots)
+        old = self.arenas.pop(role, None)
+        if old is not None:
+            self.views.pop(role, None)
+        arena = Arena.create(layout.slot_bytes * slots, self.device)
+        assert arena.export is not None
+        export = {
+            "kind": arena.export.kind,
+            "nbytes": arena.export.nbytes,
+            "handle": arena.export.handle.hex(),
+        }
+        fds = [arena.export.fd] if arena.export.fd >= 0 else []
+        reply = self._ask(
+            role, {"op": "layout", "export": export, "layout": layout.to_message()}, "load", fds=fds
+        )
+        if old is not None:
+            old.close()
+        if not reply.get("ok"):
+            raise EvaluationFailure("infra_error", "load", message=f"layout: {reply}")
+        self.arenas[role] = arena
+        views = SlotViews(arena, layout)
+        self.views[role] = views
+        return views
+
+    def _fill(self, views: SlotViews, k: int, inputs: list[Any]) -> None:
+        for dst, src in zip(views.inputs[k], inputs):
+            if isinstance(dst, torch.Tensor):
+                dst.copy_(src)
+            elif dst != src:
+                raise EvaluationFailure(
+                    "infra_error",
+                    "correctness",
+                    message="the task's non-tensor inputs vary between calls (not supported)",
+                )
+        for out in views.outputs[k]:
+            if out is not None:
+                out.view(torch.uint8).fill_(dev.POISON_BYTE)  # NaN in every float dtype
+
+    def _answer(self, views: SlotViews, k: int, reply: dict[str, Any]) -> list[Any]:
+        values = iter(reply.get("values") or [])
+        answer: list[Any] = []
+        for out in views.outputs[k]:
+            answer.append(out if out is not None else next(values, None))
+        return answer
+
+    def _reference(self, inputs: list[Any], phase: str) -> Any:
+        try:
+            out = self.reference(*clone_all(inputs))
+            dev.synchronize(self.device)
+            return out
+        except BaseException as exc:  # noqa: BLE001
+            raise EvaluationFailure(
+                "infra_error", phase, exc, f"the reference fails: {exc}"
+            ) from exc
+
+    def _call(self, role: str, slots: list[int], phase: str, **options: Any) -> dict[str, Any]:
+        reply = self._ask(role, {"op": "call", "slots": slots, **options}, phase)
+        self._take_findings(reply)
+        self._stop_if_rejected(phase)
+        return reply
+
+    # -- correctness ---------------------------------------------------------------------------
     def correctness_phase(self) -> None:
         started = self._phase("correctness")
         trials = int(self.job.get("trials", 5))
@@ -262,18 +399,23 @@ class Evaluation:
             "passed": 0,
             "atol": atol,
             "rtol": rtol,
-            "max_abs_error": None,  # over the trials that got as far as a value comparison
+            "max_abs_error": None,
             "max_rel_error": None,
             "first_failed_trial": None,
             "mismatch": None,
             "weights_copied": self.weights_copied,
             "sizes": self.sizes,
+            "input_seeds": "drawn from the OS for every call",
         }
         self.correctness = result
+        # The output layout comes from the reference on inputs the candidate never sees.
+        probe = self._inputs(self._fresh_seed())
+        expected_probe = self._reference(probe, "correctness")
+        views = self._layout("candidate", probe, expected_probe, 1)
+        del expected_probe
         for trial in range(trials):
-            trial_seed = self.seed + 1 + trial * INPUT_SEED_STRIDE
-            pristine = self._inputs(trial_seed)
-            mismatch = self._one_trial(trial, pristine, result)
+            pristine = self._inputs(self._fresh_seed())
+            mismatch = self._one_trial(trial, views, pristine, result)
             if mismatch is not None:
                 result["first_failed_trial"] = trial
                 result["mismatch"] = f"trial {trial}: {mismatch}"
@@ -281,61 +423,102 @@ class Evaluation:
             result["passed"] += 1
         self._done("correctness", started)
 
-    def _one_trial(self, trial: int, pristine: list[Any], result: dict[str, Any]) -> str | None:
+    def _candidate_call(
+        self, views: SlotViews, pristine: list[Any], phase: str, **options: Any
+    ) -> tuple[dict[str, Any], list[Any]]:
+        self._fill(views, 0, pristine)
+        dev.synchronize(self.device)
+        reply = self._call("candidate", [0], phase, **options)
+        return reply, self._answer(views, 0, reply)
+
+    def _one_trial(
+        self, trial: int, views: SlotViews, pristine: list[Any], result: dict[str, Any]
+    ) -> str | None:
         atol, rtol = self.tolerance.atol, self.tolerance.rtol
-        cand_inputs = clone_all(pristine)
-        # The candidate runs first, on freshly poisoned memory, so no earlier answer is there.
-        dev.poison_free_memory(self.device, 4 * sum(output_bytes(v) for v in pristine))
-        if self.compiled:
-            out = self._call_candidate(self.model, cand_inputs, "correctness")
-        else:
-            # The first call compiles the kernels: a phase of its own for timeouts and durations.
-            self.channel.phase("compile")
-            out = self._call_candidate(self.model, cand_inputs, "compile")
-            self.compiled = True
+        phase = "correctness"
+        if not self.compiled:
+            self.channel.phase("compile")  # the first call compiles the kernels
+            phase = "compile"
+        # The candidate runs first: no answer to these inputs exists anywhere yet.
+        reply, answer = self._candidate_call(views, pristine, phase, record=(trial == 0))
+        if not self.compiled:
+            self.compiled = reply.get("ok") is True or reply.get("kind") == "mismatch"
             self.channel.phase("correctness")
+        if not reply.get("ok"):
+            failure = self._failed_reply(reply, phase)
+            if failure.status == "incorrect":
+                return failure.message
+            raise failure
+        if trial == 0:
+            self._record_torch_use(reply)
         inputs_mutated = any(
-            isinstance(a, torch.Tensor) and not torch.equal(a, b)
-            for a, b in zip(cand_inputs, pristine)
+            isinstance(a, torch.Tensor) and not compare.bitwise_equal(a, b)
+            for a, b in zip(views.inputs[0], pristine)
         )
-        aliased = any(
-            compare.shares_storage(o, i)
-            for o in compare.tensors_of(compare.flatten(out))
-            for i in compare.tensors_of(cand_inputs)
-        )
-        dev.poison_free_memory(self.device, 4 * output_bytes(out))
-        try:
-            with torch.no_grad():
-                expected = self.reference(*clone_all(pristine))
-            dev.synchronize(self.device)
-        except BaseException as exc:  # noqa: BLE001
-            raise EvaluationFailure(
-                "infra_error", "correctness", exc, f"the reference fails: {exc}"
-            ) from exc
-        comparison = compare.compare_outputs(out, expected, atol, rtol)
+        expected = self._reference(pristine, "correctness")
+        comparison = compare.compare_outputs(answer, compare.flatten(expected), atol, rtol)
         if comparison.compared_values:
             result["max_abs_error"] = max(result["max_abs_error"] or 0.0, comparison.max_abs_error)
             result["max_rel_error"] = max(result["max_rel_error"] or 0.0, comparison.max_rel_error)
         self.findings.extend(comparison.findings)
-        if aliased:
-            self._finding("output-aliases-input", "an output shares memory with an input")
-            return "an output shares memory with an input"
         if inputs_mutated:
             self._finding("input-mutated", "the candidate modified its inputs")
             return "the candidate modified its inputs"
         if not comparison.ok:
             return comparison.mismatch
         if trial == 0:
-            # The same inputs must give the same answer: no state may leak between calls.
-            again = self._call_candidate(self.model, clone_all(pristine), "correctness")
-            repeat = compare.compare_outputs(again, out, atol, rtol)
+            first = [a.clone() if isinstance(a, torch.Tensor) else a for a in answer]
+            _, again = self._candidate_call(views, pristine, "correctness")
+            repeat = compare.compare_outputs(again, first, atol, rtol)
             if not repeat.ok:
                 return f"a second call on the same inputs gave another answer ({repeat.mismatch})"
         return None
 
-    def _finding(self, rule: str, detail: str, severity: str = "reject") -> None:
-        self.findings.append({"rule": rule, "severity": severity, "line": None, "detail": detail})
+    def _record_torch_use(self, reply: dict[str, Any]) -> None:
+        launches = int(reply.get("launches") or 0)
+        self.launched = [str(n)[:100] for n in (reply.get("launched") or [])][:64]
+        ops = reply.get("torch_ops") or {}
+        compute = [str(o)[:80] for o in (ops.get("compute") or [])][:64]
+        self.judge["torch_ops"] = compute
+        self.judge["triton_launches_first_call"] = launches
+        if launches == 0:
+            self._finding("no-triton-launch", "the forward call launched no Triton kernel")
+        if compute and self.policy == "strict":
+            self._finding(
+                "torch-compute",
+                "torch computes part of the answer (strict policy): " + ", ".join(compute[:10]),
+            )
 
+    # -- the decoy check -----------------------------------------------------------------------
+    def decoy_phase(self) -> None:
+        """Every Triton kernel the candidate launches must matter: with its written elements
+        replaced by noise, the answer must be wrong."""
+        started = self._phase("decoy")
+        views = self.views["candidate"]
+        atol, rtol = self.tolerance.atol, self.tolerance.rtol
+        verdicts: dict[str, bool] = {}
+        for name in self.launched[:MAX_ABLATED_KERNELS]:
+            pristine = self._inputs(self._fresh_seed())
+            self._fill(views, 0, pristine)
+            dev.synchronize(self.device)
+            reply = self._ask("candidate", {"op": "call", "slots": [0], "ablate": name}, "decoy")
+            if not reply.get("ok"):
+                verdicts[name] = True  # it failed without the kernel's output: it mattered
+                continue
+            expected = self._reference(pristine, "decoy")
+            answer = self._answer(views, 0, reply)
+            still_right = compare.compare_outputs(answer, compare.flatten(expected), atol, rtol).ok
+            verdicts[name] = not still_right
+            if still_right:
+                self._finding(
+                    "decoy-kernel",
+                    f"the answer stays right when the output of Triton kernel {name} is replaced "
+                    "with noise: its work is thrown away or recomputed",
+                )
+        self.judge["kernels_contribute"] = verdicts
+        self._done("decoy", started)
+
+    # -- timing --------------------------------------------------------------------------------
     def timing_phase(self) -> None:
         options = self.job.get("timing", {}) or {}
         if not options.get("enabled", True):
@@ -349,71 +532,24 @@ class Evaluation:
             return
         started = self._phase("timing")
         config = TimingConfig.from_job(options)
-        input_sets = [
-            self._inputs(self.seed + 7 + k * INPUT_SEED_STRIDE) for k in range(config.input_sets)
-        ]
-        candidate_calls = 0
-
-        def run_candidate(xs: list[Any]) -> Any:
-            nonlocal candidate_calls
-            candidate_calls += 1
-            return self.model(*xs)
-
-        runners = {"reference": lambda xs: self.reference(*xs), "candidate": run_candidate}
-        launches_before = self.guards.launches.count
-        baseline = options.get("baseline", "eager")
-        compile_error = None
-        if baseline in ("compile", "both"):
-            try:
-                compiled = torch.compile(self.reference)
-                with torch.no_grad():
-                    compiled(*input_sets[0])
-                runners["compile"] = lambda xs: compiled(*xs)
-            except Exception as exc:  # noqa: BLE001 - torch.compile failures are reported
-                compile_error = f"{type(exc).__name__}: {exc}"[:500]
-        tol = self.tolerance
-
-        def verify(outputs: dict[str, Any]) -> str | None:
-            # The timed calls themselves must be right, not only the ones before and after.
-            got = compare.compare_outputs(
-                outputs["candidate"], outputs["reference"], tol.atol, tol.rtol
-            )
-            return None if got.ok else got.mismatch
-
         try:
-            with torch.no_grad():
-                self.timing = measure(runners, input_sets, self.device, config, verify)
-        except BaseException as exc:  # noqa: BLE001
-            raise self._fail("runtime_error", "timing", exc) from exc
+            self.timing = time_runners(self, config, options.get("baseline", "eager"))
+        except RunnerGone as gone:
+            raise self._candidate_gone(gone, "timing") from gone
+        # The guards' checks, skipped inside timed calls, now.
+        self._call("candidate", [], "timing")
         disagreement = self.timing.pop("disagreement", None)
         if disagreement:
             self._finding(
                 "wrong-during-timing", f"a timed call gave a wrong answer: {disagreement}"
             )
-        self._guard("while timing")
-        if self.guards.launches.count - launches_before < candidate_calls:
-            self._finding("no-triton-launch", "some timed forward calls launched no Triton kernel")
-        if compile_error:
-            self.timing["samples"]["compile_error"] = compile_error
-        # For the speed-of-light check done by the supervisor: bytes that must move at least.
-        with torch.no_grad():
-            reference_out = self.reference(*input_sets[0])
-        self.timing["method"]["min_bytes"] = sum(output_bytes(v) for v in input_sets[0]) + (
-            output_bytes(reference_out)
-        )
-        del reference_out
+        busy = self.timing.pop("left_work", None)
+        if busy:
+            self._finding("work-after-return", busy)
         self.timing["method"]["copy_bandwidth_gbps"] = measure_bandwidth(self.device)
-        # Re-validate after timing: a candidate that is only right while being checked is caught.
-        check_inputs = self._inputs(self.seed + 99 * INPUT_SEED_STRIDE)
-        out = self._call_candidate(self.model, clone_all(check_inputs), "timing")
-        with torch.no_grad():
-            expected = self.reference(*clone_all(check_inputs))
-        if not compare.compare_outputs(out, expected, self.tolerance.atol, self.tolerance.rtol).ok:
-            self._finding(
-                "wrong-after-timing", "outputs became wrong after the timed calls (stale state)"
-            )
         self._done("timing", started)
 
+    # -- profile -------------------------------------------------------------------------------
     def profile_phase(self) -> None:
         if not self.job.get("profile", True):
             self.profile = {"available": False, "reason": "profiling disabled by the job"}
@@ -422,53 +558,101 @@ class Evaluation:
             self.profile = {"available": False, "reason": "no GPU: no CUDA kernels to profile"}
             return
         started = self._phase("profile")
-        inputs = self._inputs(self.seed + 11 * INPUT_SEED_STRIDE)
-        try:
-            with torch.no_grad():
-                # Shared only around the profiled calls: the profiler's own set-up (seconds of
-                # CPU) need not keep a timer waiting.
-                self.profile = profile_kernels(
-                    lambda: self.model(*inputs),
-                    self.triton_names,
-                    self.device,
-                    gpu_lock=self._shared_device,
-                )
-        except BaseException as exc:  # noqa: BLE001
-            raise self._fail("runtime_error", "profile", exc) from exc
-        self._guard("while profiling")
-        if not self.profile.get("kernels"):
-            self.profile = {"available": False, "reason": "the profiler recorded no CUDA kernels"}
+        views = self.views["candidate"]
+        calls = min(3, views.layout.slots)
+        batch = []
+        for k in range(calls):
+            pristine = self._inputs(self._fresh_seed())
+            self._fill(views, k, pristine)
+            batch.append((k, pristine))
+        dev.synchronize(self.device)
+        with self._shared_device():
+            reply = self._ask(
+                "candidate", {"op": "profile", "slots": [k for k, _ in batch]}, "profile"
+            )
+        if not reply.get("ok"):
+            raise self._failed_reply(reply, "profile")
+        # The profiled calls are checked like any other.
+        for k, pristine in batch:
+            expected = self._reference(pristine, "profile")
+            got = compare.compare_outputs(
+                self._answer(views, k, {"values": []}),
+                compare.flatten(expected),
+                self.tolerance.atol,
+                self.tolerance.rtol,
+            )
+            if not got.ok:
+                self._finding("wrong-during-profile", f"a profiled call was wrong: {got.mismatch}")
+                break
+        self.profile = self._checked_profile(reply.get("profile") or {}, calls)
         self._done("profile", started)
 
-    # -- the whole evaluation -------------------------------------------------------------------
+    def _checked_profile(self, reported: dict[str, Any], calls: int) -> dict[str, Any]:
+        """The runner's kernel list, with Triton decided here: a kernel counts as the
+        candidate's only under a function name its source defines, and the reported kernel time
+        per call must fit in the time this judge measured per call."""
+        kernels = []
+        total_ms = 0.0
+        for k in (reported.get("kernels") or [])[:500]:
+            if not isinstance(k, dict):
+                continue
+            name = str(k.get("name", "?"))[:200]
+            ms = float(k.get("total_ms") or 0.0)
+            if not (ms >= 0.0):
+                continue
+            total_ms += ms
+            kernels.append(
+                {
+                    "name": name,
+                    "triton": name in self.declared,
+                    "calls": int(k.get("calls") or 0),
+                    "total_ms": ms,
+                }
+            )
+        measured = (self.timing.get("samples") or {}).get("candidate") or []
+        if measured and calls > 0:
+            per_call_ms = sorted(measured)[len(measured) // 2]
+            if total_ms / calls > 1.5 * per_call_ms + 0.05:
+                self._finding(
+                    "profile-inconsistent",
+                    f"the profile claims {total_ms / calls:.4g} ms of kernels per call, the judge "
+                    f"measured {per_call_ms:.4g} ms per call",
+                )
+        if not kernels:
+            return {"available": False, "reason": "the profiler recorded no CUDA kernels"}
+        return {"available": True, "kernels": kernels, "calls_profiled": calls}
+
+    # -- the whole evaluation ------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
         status = "ok"
         error = None
         try:
-            with self._shared_device():  # module import, weights and checks touch the GPU
+            with self._shared_device():
                 self.load()
                 self.init()
                 self.correctness_phase()
             assert self.correctness is not None
             if self.correctness["passed"] < self.correctness["trials"]:
                 status = "incorrect"
-            elif self._rejected():
-                pass  # not measured: a rejected candidate earns nothing for speed
-            else:
-                with self._exclusive_device():
-                    self.timing_phase()
-                self.profile_phase()
-            # Candidate code can still run later (finalisers): one last look before reporting.
-            self._guard("at the end")
+            elif not self._rejected():
+                with self._shared_device():
+                    self.decoy_phase()
+                if not self._rejected():
+                    with self._exclusive_device():
+                        self.timing_phase()
+                    self.profile_phase()
         except EvaluationFailure as failure:
             status = failure.status
-            if failure.status in ("compile_error",) and failure.phase == "compile":
+            if failure.status == "compile_error" and failure.phase in ("compile", "load"):
                 self.compiled = False
-            keep = (self.candidate_file, self.task_file)
             if failure.status == "rejected":
-                error = None  # the findings say why
+                error = None
+            elif getattr(failure, "record", None):
+                error = failure.record  # type: ignore[attr-defined]
             elif failure.exc is not None:
-                error = error_record(failure.phase, failure.exc, keep)
+                from kgym.harness.errors import error_record
+
+                error = error_record(failure.phase, failure.exc, (self.task_file,))
                 if failure.message:
                     error["message"] = failure.message
             else:
@@ -478,6 +662,10 @@ class Evaluation:
                     "message": failure.message,
                     "traceback": "",
                 }
+        finally:
+            self.close()
+        if status == "ok" and self._rejected():
+            status = "rejected"
         return {
             "type": "report",
             "status": status,
@@ -490,4 +678,13 @@ class Evaluation:
             "error": error,
             "device": dev.device_info(self.device),
             "durations_ms": self.durations,
+            "judge": self.judge,
         }
+
+    def close(self) -> None:
+        for runner in self.runners.values():
+            runner.close()
+        self.views.clear()
+        for arena in self.arenas.values():
+            arena.close()
+        self.arenas.clear()

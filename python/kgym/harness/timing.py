@@ -1,20 +1,28 @@
-"""GPU timing: CUDA events, L2 flush, device-wide sync, interleaved rotation, adaptive stop.
+"""GPU timing from outside the candidate's process: the judge's clock around batches of calls.
 
-Only raw per-call samples leave this module; medians, spreads and confidence intervals are
-computed by the C++ supervisor, outside the candidate's process.
+Each sample is one batch: the judge writes fresh inputs (seeds from the OS) into B slots of the
+runner's shared memory, flushes the L2 from its own context, pauses the other runner (SIGSTOP),
+then reads its clock, asks the runner to call the model once per slot and synchronise, waits
+for the reply, runs a tiny canary kernel of its own and synchronises, and reads its clock again.
+The sample is that time over B. The reference's runner is timed by the very same method, in
+alternating order, so what the method adds is added to both. The candidate's outputs of every
+timed call (or of the share ``verify_fraction``) are compared with the reference's answer to the
+same fresh inputs; the candidate never sees an input twice, so no cache can win. Work the
+candidate leaves on the GPU after replying delays the canary, which is inside its sample, and is
+reported when the canary is slower after its batches than after the reference's.
+
+Only raw samples leave this module; medians, spreads and confidence intervals are computed by
+the C++ supervisor.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import torch
-
-Runner = Callable[[list[Any]], Any]
 
 # The timing primitives, captured when the harness is imported (before the candidate exists):
 # a candidate that patches them, even briefly and restoring them afterwards, is never called.
@@ -32,7 +40,10 @@ class TimingConfig:
     max_samples: int = 200
     budget_ms: float = 4000.0
     target_rel_ci: float = 0.01
-    input_sets: int = 4
+    input_sets: int = 4  # kept for old jobs: every call now gets inputs of its own
+    batch_ms: float = 10.0
+    max_batch: int = 256
+    verify_fraction: float = 1.0
 
     @classmethod
     def from_job(cls, job: dict[str, Any]) -> TimingConfig:
@@ -43,6 +54,9 @@ class TimingConfig:
             budget_ms=float(job.get("budget_ms", cls.budget_ms)),
             target_rel_ci=float(job.get("target_rel_ci", cls.target_rel_ci)),
             input_sets=int(job.get("input_sets", cls.input_sets)),
+            batch_ms=float(job.get("batch_ms", cls.batch_ms)),
+            max_batch=int(job.get("max_batch", cls.max_batch)),
+            verify_fraction=float(job.get("verify_fraction", cls.verify_fraction)),
         )
 
 
@@ -65,117 +79,175 @@ def l2_flush_buffer(device: torch.device) -> torch.Tensor:
     return torch.empty(2 * l2 // 4, dtype=torch.float32, device=device)
 
 
-class InputSlots:
-    """Where each round's inputs live: one more slot than there are input sets.
-
-    Round r copies set r % K into slot r % (K + 1), so the same addresses hold different values
-    over time: a result cached by address (``data_ptr``) or by call count is stale the next time,
-    and the outputs checked during timing catch it.
-    """
-
-    def __init__(self, input_sets: list[list[Any]]) -> None:
-        self.sources = input_sets
-        self.slots = [
-            [v.clone() if isinstance(v, torch.Tensor) else v for v in input_sets[0]]
-            for _ in range(len(input_sets) + 1)
-        ]
-
-    def for_round(self, round_index: int) -> list[Any]:
-        slot = self.slots[round_index % len(self.slots)]
-        source = self.sources[round_index % len(self.sources)]
-        for dst, src in zip(slot, source):
-            if isinstance(dst, torch.Tensor):
-                dst.copy_(src)
-        return [src if not isinstance(src, torch.Tensor) else dst for dst, src in zip(slot, source)]
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2] if ordered else 0.0
 
 
-Verifier = Callable[[dict[str, Any]], str | None]
+def time_runners(ev: Any, config: TimingConfig, baseline: str) -> dict[str, Any]:
+    """Times the reference's and the candidate's runners (and torch.compile of the reference
+    when asked) on fresh inputs, verifying the candidate's timed outputs. ``ev`` is the judge's
+    Evaluation (inputs, reference, runners, slots)."""
+    from kgym.harness import compare
 
-
-def measure(
-    runners: dict[str, Runner],
-    input_sets: list[list[Any]],
-    device: torch.device,
-    config: TimingConfig,
-    verify: Verifier | None = None,
-    verify_every: int = 16,
-) -> dict[str, Any]:
-    """Times every runner on rotating input sets, interleaved so drift hits all alike.
-
-    ``verify`` receives the outputs of one round (every ``verify_every`` rounds and the last) and
-    returns a description of a disagreement, or None.
-    """
+    device = ev.device
+    tol = ev.tolerance
+    probe = ev._inputs(ev._fresh_seed())
+    probe_out = ev._reference(probe, "timing")
+    slot_bytes = sum(t.numel() * t.element_size() for t in compare.tensors_of(probe)) + sum(
+        t.numel() * t.element_size() for t in compare.tensors_of(compare.flatten(probe_out))
+    )
+    free, _ = torch.cuda.mem_get_info(device)
+    # Each slot is held four times over: two arenas, the judge's pristine copy, the expected.
+    max_slots = max(1, min(config.max_batch, int(free * 0.6) // max(3 * slot_bytes, 1)))
+    views = {
+        "candidate": ev._layout("candidate", probe, probe_out, max_slots),
+        "reference": ev._layout("reference", probe, probe_out, max_slots),
+    }
+    del probe, probe_out
+    compile_error = None
+    series = ["reference", "candidate"]
+    if baseline in ("compile", "both"):
+        reply = ev._ask("reference", {"op": "compile"}, "timing")
+        if reply.get("ok"):
+            series.append("compile")
+        else:
+            compile_error = str(reply.get("detail") or reply.get("error") or "failed")[:500]
+    runner_of = {"reference": "reference", "candidate": "candidate", "compile": "reference"}
     flush = l2_flush_buffer(device)
-    names = list(runners)
-    slots = InputSlots(input_sets)
-    for name in names:  # warm-up: compilation, autotuning and caches stay out of the numbers
-        started = _perf_counter()
-        calls = 0
-        while calls < 3 or (_perf_counter() - started) * 1e3 < config.warmup_ms:
-            runners[name](slots.for_round(calls))
-            calls += 1
-        _synchronize(device)
+    canary = torch.zeros(1024, device=device)
 
-    samples: dict[str, list[float]] = {name: [] for name in names}
+    def batch(name: str, slots: list[int], verify: bool) -> tuple[float, float, str | None]:
+        role = runner_of[name]
+        view = views[role]
+        pristine = []
+        for k in slots:
+            inputs = ev._inputs(ev._fresh_seed())
+            ev._fill(view, k, inputs)
+            pristine.append(inputs)
+        flush.zero_()
+        _synchronize(device)
+        others = [h for r, h in ev.runners.items() if r != role]
+        for other in others:
+            other.pause()
+        try:
+            start = time.perf_counter_ns()
+            reply = ev.runners[role].request(
+                {
+                    "op": "call",
+                    "slots": slots,
+                    "timed": True,
+                    "variant": "compiled" if name == "compile" else "",
+                }
+            )
+            replied = time.perf_counter_ns()
+            canary.add_(1.0)
+            _synchronize(device)
+            end = time.perf_counter_ns()
+        finally:
+            for other in others:
+                other.resume()
+        if not reply.get("ok"):
+            if role == "candidate":
+                raise ev._failed_reply(reply, "timing")
+            raise RuntimeError(f"the reference's runner failed while timed: {str(reply)[:300]}")
+        ev._take_findings(reply)
+        problem = None
+        if verify:
+            for k, inputs in zip(slots, pristine):
+                expected = ev._reference(inputs, "timing")
+                got = compare.compare_outputs(
+                    ev._answer(view, k, reply), compare.flatten(expected), tol.atol, tol.rtol
+                )
+                if not got.ok:
+                    problem = got.mismatch
+                    break
+        per_call_ms = (end - start) / 1e6 / len(slots)
+        return per_call_ms, (end - replied) / 1e6, problem
+
+    # Warm-up (compilation, autotuning, caches) and the batch size: enough calls that a sample
+    # lasts ``batch_ms``, so the fixed cost of a round trip and a synchronisation is amortised.
+    # The per-call estimate is the marginal cost: a batch of n calls against a batch of one.
+    estimates: dict[str, float] = {}
+    warm = min(4, max_slots)
+    for name in series:
+        started = _perf_counter()
+        rounds = 0
+        single = multi = math.inf
+        while rounds < 3 or (_perf_counter() - started) * 1e3 < config.warmup_ms:
+            single = min(single, batch(name, [0], verify=False)[0])
+            multi = min(multi, batch(name, list(range(warm)), verify=False)[0] * warm)
+            rounds += 1
+        marginal = (multi - single) / (warm - 1) if warm > 1 else single
+        estimates[name] = max(marginal, single / 10, 1e-4)
+    slowest = max(estimates.values())
+    calls_per_sample = int(min(max_slots, max(1, math.ceil(config.batch_ms / max(slowest, 1e-6)))))
+    slots = list(range(calls_per_sample))
+    verify_every = max(1, round(1 / max(config.verify_fraction, 1e-6)))
+
+    samples: dict[str, list[float]] = {name: [] for name in series}
+    canaries: dict[str, list[float]] = {name: [] for name in series}
     started = _perf_counter()
     round_index = 0
     disagreement: str | None = None
+    stop_reason = "max_samples"
     while True:
-        inputs = slots.for_round(round_index)
-        # Alternate the order each round so neither side always runs right after the other.
-        order = names if round_index % 2 == 0 else list(reversed(names))
-        events = []
-        outputs: dict[str, Any] = {}
+        order = series if round_index % 2 == 0 else list(reversed(series))
         for name in order:
-            start = _Event(enable_timing=True)
-            end = _Event(enable_timing=True)
-            flush.zero_()
-            _record(start)
-            outputs[name] = runners[name](inputs)
-            # The whole device, not only this stream: work on side streams is counted too.
-            _synchronize(device)
-            _record(end)
-            events.append((name, start, end))
-        _synchronize(device)
-        for name, start, end in events:
-            samples[name].append(float(_elapsed_time(start, end)))
-        if verify is not None and disagreement is None and round_index % verify_every == 0:
-            disagreement = verify(outputs)
-        del outputs
+            verify = name == "candidate" and round_index % verify_every == 0
+            per_call, canary_ms, problem = batch(name, slots, verify)
+            samples[name].append(per_call)
+            canaries[name].append(canary_ms)
+            if problem and disagreement is None:
+                disagreement = problem
         round_index += 1
-
-        count = round_index
+        if disagreement is not None:
+            stop_reason = "wrong answer"
+            break
         elapsed_ms = (_perf_counter() - started) * 1e3
-        if count >= config.max_samples:
+        if round_index >= config.max_samples:
             stop_reason = "max_samples"
             break
-        if count >= config.min_samples and elapsed_ms >= config.budget_ms:
+        if round_index >= config.min_samples and elapsed_ms >= config.budget_ms:
             stop_reason = "budget"
             break
-        if count >= config.min_samples and count % 5 == 0:
-            widths = [median_ci_halfwidth(samples[name]) for name in names]
+        if round_index >= config.min_samples and round_index % 5 == 0:
+            widths = [median_ci_halfwidth(samples[name]) for name in series]
             if max(widths) <= config.target_rel_ci:
                 stop_reason = "converged"
                 break
-    if verify is not None and disagreement is None:
-        outputs = {name: runners[name](slots.for_round(round_index)) for name in names}
-        _synchronize(device)
-        disagreement = verify(outputs)
+    left_work = None
+    cand_canary = _median(canaries["candidate"])
+    ref_canary = _median(canaries["reference"])
+    if cand_canary > 3 * ref_canary + 0.2:
+        left_work = (
+            f"the GPU stayed busy after the candidate's calls returned (canary {cand_canary:.3g} "
+            f"ms against {ref_canary:.3g} ms after the reference's)"
+        )
+    if compile_error:
+        samples["compile_error"] = compile_error  # type: ignore[assignment]
     return {
         "available": True,
         "disagreement": disagreement,
+        "left_work": left_work,
         "samples": samples,
         "method": {
-            "clock": "cuda_events",
+            "clock": "judge_host_clock",
+            "calls_per_sample": calls_per_sample,
+            "fresh_inputs_every_call": True,
+            "verified_fraction": 1 / verify_every,
             "l2_flush_bytes": flush.numel() * 4,
-            "device_sync_before_end": True,
+            "l2_flush": "by the judge before each batch; no call reads inputs another touched",
+            "includes": "the runner's copy of outputs into shared memory, one device "
+            "synchronisation and a canary kernel per sample",
+            "canary_ms": {name: _median(v) for name, v in canaries.items()},
+            "other_runner_paused": True,
             "interleaved": True,
-            "input_sets": len(input_sets),
-            "input_slots": len(slots.slots),
-            "verified_every_rounds": verify_every if verify is not None else None,
             "rounds": round_index,
             "stop_reason": stop_reason,
             "target_rel_ci": config.target_rel_ci,
+            "min_bytes": slot_bytes,
+            "arena_slots": max_slots,
         },
     }
 

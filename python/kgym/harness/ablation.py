@@ -1,0 +1,70 @@
+"""The decoy check: does each Triton kernel's output matter to the answer?
+
+While a kernel is ablated, every launch of it runs as usual and then every element it wrote
+(any tensor argument whose bytes changed) is overwritten with noise. The judge compares the
+answer of an ablated call with the reference: if it is still right, the kernel's work was thrown
+away or recomputed by torch, and the kernel is a decoy. Honest kernels' outputs feed the answer,
+so noise in them makes it wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+_INT_VIEW = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+def _tensor_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[torch.Tensor]:
+    found: list[torch.Tensor] = []
+    seen: set[int] = set()
+    for value in (*args, *kwargs.values()):
+        if isinstance(value, torch.Tensor) and value.numel() > 0:
+            key = value.untyped_storage().data_ptr()
+            if key not in seen:
+                seen.add(key)
+                found.append(value)
+    return found
+
+
+def _whole_storage(t: torch.Tensor) -> torch.Tensor:
+    """The tensor's whole storage as bytes: a kernel may write past the view it was given."""
+    storage = t.untyped_storage()
+    return torch.empty(0, dtype=torch.uint8, device=t.device).set_(storage, 0, (storage.nbytes(),))
+
+
+def _noise_like(t: torch.Tensor) -> torch.Tensor:
+    if t.dtype.is_floating_point or t.dtype.is_complex:
+        return (torch.randn(t.shape, device=t.device, dtype=torch.float32) * 1e3 + 7.0).to(t.dtype)
+    if t.dtype == torch.bool:
+        return torch.randint(0, 2, t.shape, device=t.device).to(torch.bool)
+    return torch.randint(-100, 100, t.shape, device=t.device).to(t.dtype)
+
+
+def launch_with_noise(
+    launch: Callable[..., Any], fn_self: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
+    tensors = _tensor_args(args, kwargs)
+    before = [_whole_storage(t).clone() for t in tensors]
+    result = launch(fn_self, *args, **kwargs)
+    for t, old in zip(tensors, before):
+        raw = _whole_storage(t)
+        if t.is_cuda:
+            torch.cuda.synchronize(t.device)
+        changed_bytes = raw != old
+        if not bool(changed_bytes.any()):
+            continue
+        # Element granularity, in the tensor's own dtype, over the elements of its storage.
+        size = t.element_size()
+        whole = raw[: raw.numel() // size * size]
+        elements = whole.view(_INT_VIEW.get(size, torch.uint8))
+        changed = changed_bytes[: whole.numel()].view(-1, size).any(dim=1)
+        as_dtype = whole.view(t.dtype) if size in _INT_VIEW else None
+        if as_dtype is None:
+            elements[changed] = torch.randint_like(elements[changed], 0, 255)
+            continue
+        noise = _noise_like(as_dtype)
+        as_dtype[changed] = noise[changed]
+    return result

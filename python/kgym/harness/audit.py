@@ -1,0 +1,191 @@
+"""PEP 578 audit hooks in the candidate's runner: a second layer behind the process boundary.
+
+The judge does not need this to stay honest (nothing in the candidate's process is believed),
+but a candidate that reaches for new code (``exec``/``compile``), frames, the garbage collector,
+``__code__``, native code (ctypes), processes, signals or sockets is cheating or about to, and is
+stopped there: the hook ends the process at once with ``AUDIT_EXIT_CODE``, which the judge reads
+from ``waitpid`` (a channel the candidate cannot forge into a pass), after writing the event's
+name to the audit descriptor for the finding's detail.
+
+An event counts as the candidate's when, walking the stack from the event outwards and skipping
+the standard library and torch (which a candidate can call into to launder a request), the first
+frame met is the candidate's file. Triton's and kgym's own frames met first make it theirs:
+Triton compiles and ``exec``s its launchers while a candidate's forward is on the stack.
+Audit hooks cannot be removed once added (PEP 578), so a candidate cannot switch this off.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+from collections.abc import Callable
+from typing import Any
+
+AUDIT_EXIT_CODE = 86
+
+# Events a candidate never needs: each is a way to reach code, memory or processes the judge did
+# not give it.
+BLOCKED_EVENTS = frozenset(
+    {
+        "exec",
+        "compile",
+        "sys._getframe",
+        "sys._current_frames",
+        "sys._current_exceptions",
+        "sys.settrace",
+        "sys.setprofile",
+        "sys.addaudithook",
+        "gc.get_objects",
+        "gc.get_referrers",
+        "gc.get_referents",
+        "code.__new__",
+        "function.__new__",
+        "marshal.loads",
+        "marshal.load",
+        "ctypes.dlopen",
+        "ctypes.dlsym",
+        "ctypes.dlsym/handle",
+        "ctypes.cdata",
+        "ctypes.cdata/buffer",
+        "ctypes.addressof",
+        "ctypes.call_function",
+        "ctypes.string_at",
+        "ctypes.wstring_at",
+        "ctypes.get_errno",
+        "ctypes.set_errno",
+        "os.system",
+        "os.exec",
+        "os.posix_spawn",
+        "os.spawn",
+        "os.fork",
+        "os.forkpty",
+        "os.kill",
+        "os.killpg",
+        "os.putenv",
+        "os.unsetenv",
+        "subprocess.Popen",
+        "signal.pthread_kill",
+        "socket.__new__",
+        "socket.connect",
+        "socket.bind",
+        "socket.sendto",
+        "pty.spawn",
+        "mmap.__new__",
+        "sys.unraisablehook",
+        "sys.excepthook",
+        "cpython.PyInterpreterState_Clear",
+        "cpython.run_command",
+        "cpython.run_file",
+        "builtins.input",
+        "pickle.find_class",
+    }
+)
+# Attributes whose reading or writing (object.__getattr__ / __setattr__ events) reach code and
+# frames.
+BLOCKED_ATTRIBUTES = frozenset(
+    {"__code__", "gi_frame", "gi_code", "cr_frame", "cr_code", "ag_frame", "ag_code", "tb_frame"}
+)
+# Modules a candidate may not import (only modules not yet loaded raise the import event).
+BLOCKED_IMPORTS = frozenset(
+    {
+        "ctypes",
+        "subprocess",
+        "socket",
+        "multiprocessing",
+        "signal",
+        "pty",
+        "pickle",
+        "marshal",
+        "code",
+        "codeop",
+        "runpy",
+        "gc",
+        "resource",
+        "mmap",
+        "shutil",
+        "urllib",
+        "http",
+        "asyncio",
+        "concurrent",
+        "threading",
+        "_thread",
+        "kgym",
+        "importlib",
+        "zipimport",
+        "webbrowser",
+    }
+)
+
+
+def _prefixes() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(skipped, trusted): path prefixes of the stdlib and torch, and of triton and kgym."""
+    paths = sysconfig.get_paths()
+    skipped = {paths["stdlib"], paths["platstdlib"]}
+    trusted: set[str] = set()
+    import torch
+    import triton
+
+    import kgym
+
+    skipped.add(os.path.dirname(torch.__file__) + os.sep)
+    trusted.add(os.path.dirname(triton.__file__) + os.sep)
+    trusted.add(os.path.dirname(kgym.__file__) + os.sep)
+    return tuple(sorted(skipped)), tuple(sorted(trusted))
+
+
+def install(candidate_file: str, report_fd: int, protected: list[str]) -> None:
+    """Adds the hook. ``protected``: path prefixes no one in this process may open."""
+    skipped, trusted = _prefixes()
+    candidate_file = os.path.realpath(candidate_file)
+    get_frame: Callable[[int], Any] = sys._getframe
+    exit_now = os._exit
+    write = os.write
+    busy = [False]
+
+    def candidate_origin() -> bool:
+        frame = get_frame(2)
+        while frame is not None:
+            filename = frame.f_code.co_filename
+            if filename == candidate_file:
+                return True
+            if filename.startswith(trusted):
+                return False
+            frame = frame.f_back
+        return False
+
+    def stop(event: str, detail: str) -> None:
+        try:
+            write(report_fd, f"{event}: {detail}"[:500].encode(errors="replace") + b"\n")
+        finally:
+            exit_now(AUDIT_EXIT_CODE)
+
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        if busy[0]:
+            return
+        busy[0] = True
+        try:
+            if event == "open":
+                path = args[0]
+                if isinstance(path, (str, bytes)):
+                    real = os.path.realpath(os.fsdecode(path))
+                    if real.startswith(tuple(protected)):
+                        stop(event, f"opened {real}")
+                return
+            if event in ("object.__getattr__", "object.__setattr__", "object.__delattr__"):
+                target, name = args[0], args[1]
+                sets_type = event != "object.__getattr__" and isinstance(target, type)
+                if (name in BLOCKED_ATTRIBUTES or sets_type) and candidate_origin():
+                    stop(event, f"{name} of {type(target).__name__}")
+                return
+            if event == "import":
+                name = str(args[0])
+                if name.split(".")[0] in BLOCKED_IMPORTS and candidate_origin():
+                    stop(event, name)
+                return
+            if event in BLOCKED_EVENTS and candidate_origin():
+                stop(event, repr(args)[:200])
+        finally:
+            busy[0] = False
+
+    sys.addaudithook(hook)

@@ -1,0 +1,137 @@
+"""Where each call's inputs and outputs sit in an arena: fixed slots of the same layout.
+
+Slot ``k`` holds one call's tensor inputs and its tensor outputs, each contiguous, at
+``k * slot_bytes + offset``. Non-tensor inputs are fixed for the layout (the judge checks that
+every input set agrees on them); non-tensor outputs travel in the runner's reply.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from kgym.harness.arena import Arena, aligned
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def dtype_from(name: str) -> torch.dtype:
+    value = getattr(torch, name, None)
+    if not isinstance(value, torch.dtype):
+        raise ValueError(f"unknown dtype {name!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    shape: tuple[int, ...]
+    dtype: str
+    offset: int
+
+    @property
+    def nbytes(self) -> int:
+        numel = 1
+        for d in self.shape:
+            numel *= d
+        return numel * torch.empty((), dtype=dtype_from(self.dtype)).element_size()
+
+
+@dataclass
+class SlotLayout:
+    """One slot's layout. ``inputs`` entries are a TensorSpec or ("value", v)."""
+
+    inputs: list[Any]
+    outputs: list[TensorSpec | None]  # None: a non-tensor output
+    slot_bytes: int
+    slots: int = 1
+    output_values: int = field(default=0)
+
+    @classmethod
+    def build(cls, sample_inputs: list[Any], sample_outputs: list[Any], slots: int) -> SlotLayout:
+        offset = 0
+        inputs: list[Any] = []
+        for value in sample_inputs:
+            if isinstance(value, torch.Tensor):
+                spec = TensorSpec(tuple(value.shape), dtype_name(value.dtype), offset)
+                offset += aligned(max(spec.nbytes, 1))
+                inputs.append(spec)
+            else:
+                inputs.append(("value", value))
+        outputs: list[TensorSpec | None] = []
+        for value in sample_outputs:
+            if isinstance(value, torch.Tensor):
+                spec = TensorSpec(tuple(value.shape), dtype_name(value.dtype), offset)
+                offset += aligned(max(spec.nbytes, 1))
+                outputs.append(spec)
+            else:
+                outputs.append(None)
+        return cls(inputs, outputs, aligned(max(offset, 1)), slots)
+
+    @property
+    def input_bytes(self) -> int:
+        return sum(s.nbytes for s in self.inputs if isinstance(s, TensorSpec))
+
+    @property
+    def output_bytes(self) -> int:
+        return sum(s.nbytes for s in self.outputs if s is not None)
+
+    def to_message(self) -> dict[str, Any]:
+        return {
+            "inputs": [
+                {"shape": list(s.shape), "dtype": s.dtype, "offset": s.offset}
+                if isinstance(s, TensorSpec)
+                else {"value": s[1]}
+                for s in self.inputs
+            ],
+            "outputs": [
+                None
+                if s is None
+                else {"shape": list(s.shape), "dtype": s.dtype, "offset": s.offset}
+                for s in self.outputs
+            ],
+            "slot_bytes": self.slot_bytes,
+            "slots": self.slots,
+        }
+
+    @classmethod
+    def from_message(cls, msg: dict[str, Any]) -> SlotLayout:
+        inputs: list[Any] = [
+            TensorSpec(tuple(s["shape"]), s["dtype"], int(s["offset"]))
+            if "shape" in s
+            else ("value", s["value"])
+            for s in msg["inputs"]
+        ]
+        outputs: list[TensorSpec | None] = [
+            None if s is None else TensorSpec(tuple(s["shape"]), s["dtype"], int(s["offset"]))
+            for s in msg["outputs"]
+        ]
+        return cls(inputs, outputs, int(msg["slot_bytes"]), int(msg["slots"]))
+
+
+class SlotViews:
+    """The tensors of every slot, as views into an arena (made once, reused for every call)."""
+
+    def __init__(self, arena: Arena, layout: SlotLayout) -> None:
+        self.layout = layout
+        self.inputs: list[list[Any]] = []
+        self.outputs: list[list[torch.Tensor | None]] = []
+        for k in range(layout.slots):
+            base = k * layout.slot_bytes
+            self.inputs.append(
+                [
+                    arena.view(base + s.offset, s.shape, dtype_from(s.dtype))
+                    if isinstance(s, TensorSpec)
+                    else s[1]
+                    for s in layout.inputs
+                ]
+            )
+            self.outputs.append(
+                [
+                    None if s is None else arena.view(base + s.offset, s.shape, dtype_from(s.dtype))
+                    for s in layout.outputs
+                ]
+            )

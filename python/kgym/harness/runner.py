@@ -1,0 +1,295 @@
+"""A runner: the process that imports one model (the candidate's, or the task's reference) and
+calls it on inputs the judge put in shared memory, writing the outputs back there.
+
+The judge forks two runners before it touches CUDA: the reference's (trusted code, run exactly
+as the candidate's is, so that both are timed by the same method) and the candidate's. A runner
+answers the judge's messages (``kgym.harness.protocol``) and nothing it says is believed
+unverified: its outputs are compared by the judge, its timing is the judge's clock, and a report
+that it failed can only cost the candidate. Everything here runs in the same process as candidate
+code and may be tampered with; that is why the judge does the judging.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import traceback
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from kgym.harness import compare, loader, protocol
+from kgym.harness.arena import Arena, ArenaExport
+from kgym.harness.errors import JitRanges, error_record, is_triton_compile_error
+from kgym.harness.layout import SlotLayout, SlotViews, dtype_from
+
+CANDIDATE_MODULE = "kgym_candidate"
+TASK_MODULE = "kgym_task"
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+class Runner:
+    def __init__(self, sock: socket.socket, role: str) -> None:
+        self.sock = sock
+        self.role = role
+        self.device = torch.device("cpu")
+        self.model: Any = None
+        self.views: SlotViews | None = None
+        self.arena: Arena | None = None
+        self.guards: Any = None
+        self.module: Any = None
+        self.source_file = ""
+        self.jit = JitRanges([])
+        self.triton_names: set[str] = set()
+        self.compiled: Any = None
+
+    # -- messages ------------------------------------------------------------------------------
+    def serve(self) -> None:
+        while True:
+            try:
+                message, payload, fds = protocol.recv_trusted(self.sock)
+            except (protocol.ProtocolError, OSError):
+                return  # the judge has gone
+            op = message.get("op")
+            if op == "exit":
+                protocol.send(self.sock, {"ok": True})
+                return
+            try:
+                reply = getattr(self, f"op_{op}")(message, payload, fds)
+            except _Failure as failure:
+                reply = failure.reply
+            except BaseException as exc:  # noqa: BLE001 - a model may raise anything
+                reply = self._exception_reply(exc, str(op))
+            # The guards' checks take time: not inside a timed call (the judge's clock is
+            # running), but at the next message that is not one.
+            if self.guards is not None and reply.get("ok") is not None and not message.get("timed"):
+                reply.setdefault("findings", []).extend(self.guards.check(f"during {op}"))
+            protocol.send(self.sock, reply)
+
+    def _exception_reply(self, exc: BaseException, phase: str) -> dict[str, Any]:
+        keep = (self.source_file.rsplit("/", 1)[-1] or "candidate.py",)
+        return {
+            "ok": False,
+            "kind": "exception",
+            "compile_error": is_triton_compile_error(exc, self.jit, keep[0]),
+            "error": error_record(phase, exc, keep),
+        }
+
+    # -- set-up --------------------------------------------------------------------------------
+    def op_setup(self, message: dict[str, Any], payload: Any, fds: list[int]) -> dict[str, Any]:
+        spec = payload
+        torch.set_grad_enabled(False)  # before the guards take their snapshot of torch's state
+        self.device = torch.device(spec["device"])
+        if self.device.type == "cuda":
+            torch.cuda.set_device(self.device)
+            torch.empty(1, device=self.device)  # the CUDA context, now
+        self.source_file = spec["source_file"]
+        if self.role == "candidate":
+            from kgym.harness.guards import Guards
+
+            self.guards = Guards()  # its references are taken before the candidate exists
+            if spec.get("audit"):
+                from kgym.harness import audit
+                from kgym.harness.spawn import audit_fd_in_runner
+
+                audit.install(self.source_file, audit_fd_in_runner(), spec.get("protected", []))
+        try:
+            name = CANDIDATE_MODULE if self.role == "candidate" else TASK_MODULE
+            self.module = loader.load_module(Path(self.source_file), name)
+        except BaseException as exc:  # noqa: BLE001
+            raise _Failure(self._exception_reply(exc, "load")) from exc
+        if self.role == "reference":
+            loader.apply_sizes(self.module, spec.get("sizes", "gpu"))
+        class_name = "ModelNew" if self.role == "candidate" else "Model"
+        cls = getattr(self.module, class_name, None)
+        if not isinstance(cls, type):
+            return {"ok": False, "kind": "missing", "detail": f"no class {class_name}"}
+        self.jit = loader.jit_line_ranges(self.module)
+        self.triton_names = set(loader.jit_functions(self.module))
+        try:
+            torch.manual_seed(int(spec["seed"]))
+            self.model = cls(*spec["init_inputs"])
+        except BaseException as exc:  # noqa: BLE001
+            raise _Failure(self._exception_reply(exc, "init")) from exc
+        weights_copied = False
+        if spec.get("weights") is not None and isinstance(self.model, torch.nn.Module):
+            weights_copied = self._load_weights(spec["weights"], fds)
+        else:
+            for fd in fds:
+                os.close(fd)
+        if isinstance(self.model, torch.nn.Module):
+            self.model = self.model.to(self.device).eval()
+        return {
+            "ok": True,
+            "weights_copied": weights_copied,
+            "triton_functions": sorted(self.triton_names),
+        }
+
+    def _load_weights(self, weights: dict[str, Any], fds: list[int]) -> bool:
+        export = ArenaExport(**{**weights["export"], "fd": fds[0] if fds else -1})
+        arena = Arena.attach(export, self.device)
+        try:
+            state = {
+                name: arena.view(offset, tuple(shape), dtype_from(dtype)).clone()
+                for name, (offset, shape, dtype) in weights["tensors"].items()
+            }
+            own = self.model.state_dict()
+            if not state or own.keys() != state.keys():
+                return False
+            if any(tuple(own[k].shape) != tuple(state[k].shape) for k in state):
+                return False
+            self.model.load_state_dict({k: v.to(own[k].device) for k, v in state.items()})
+            return True
+        finally:
+            _sync(self.device)
+            arena.close()
+
+    def op_layout(self, message: dict[str, Any], payload: Any, fds: list[int]) -> dict[str, Any]:
+        if self.arena is not None:
+            self.views = None
+            self.arena.close()
+        raw = message["export"]
+        export = ArenaExport(
+            raw["kind"], int(raw["nbytes"]), bytes.fromhex(raw["handle"]), fds[0] if fds else -1
+        )
+        self.arena = Arena.attach(export, self.device)
+        self.views = SlotViews(self.arena, SlotLayout.from_message(message["layout"]))
+        return {"ok": True}
+
+    # -- calls ---------------------------------------------------------------------------------
+    def _store(self, output: Any, k: int, values: list[Any]) -> str | None:
+        assert self.views is not None
+        got = compare.flatten(output)
+        specs = self.views.layout.outputs
+        dests = self.views.outputs[k]
+        if len(got) != len(specs):
+            return f"expected {len(specs)} output(s), got {len(got)}"
+        for index, (value, spec, dest) in enumerate(zip(got, specs, dests)):
+            where = f"output {index}" if len(specs) > 1 else "output"
+            if spec is None:
+                if isinstance(value, torch.Tensor) or not isinstance(value, (int, float, bool)):
+                    return f"{where}: expected a number, got {type(value).__name__}"
+                values.append(value)
+                continue
+            if not isinstance(value, torch.Tensor):
+                return f"{where}: expected a tensor, got {type(value).__name__}"
+            if type(value) is not torch.Tensor:
+                return f"{where}: a tensor subclass ({type(value).__name__}) is not accepted"
+            if tuple(value.shape) != spec.shape:
+                return f"{where}: shape {tuple(value.shape)}, expected {spec.shape}"
+            if value.dtype != dtype_from(spec.dtype):
+                return f"{where}: dtype {value.dtype}, expected {dtype_from(spec.dtype)}"
+            if value.device != self.device:
+                return f"{where}: on {value.device}, expected {self.device}"
+            assert dest is not None
+            dest.copy_(value)
+        return None
+
+    def op_call(self, message: dict[str, Any], payload: Any, fds: list[int]) -> dict[str, Any]:
+        """Calls the model once per slot in ``slots``, outputs into the slots, then synchronises.
+
+        ``record``: also report the torch operators called and the Triton launches.
+        ``ablate``: the Triton kernel (or "*") whose written elements are replaced with noise.
+        """
+        assert self.views is not None
+        slots = [int(k) for k in message["slots"]]
+        record = bool(message.get("record"))
+        ablate = message.get("ablate")
+        model = self.compiled if message.get("variant") == "compiled" else self.model
+        counter = self.guards.launches if self.guards is not None else None
+        launches = counter.count if counter is not None else 0
+        values: list[Any] = []
+        recorder = None
+        if record:
+            from kgym.harness.torch_ops import TorchOpRecorder
+
+            recorder = TorchOpRecorder(lambda: counter is not None and counter.depth > 0)
+        if counter is not None:
+            counter.ablate = ablate
+        try:
+            for k in slots:
+                if recorder is not None:
+                    with recorder:
+                        out = model(*self.views.inputs[k])
+                else:
+                    out = model(*self.views.inputs[k])
+                problem = self._store(out, k, values)
+                del out
+                if problem is not None:
+                    return {"ok": False, "kind": "mismatch", "detail": problem}
+            _sync(self.device)
+        finally:
+            if counter is not None:
+                counter.ablate = None
+        reply: dict[str, Any] = {"ok": True, "values": values}
+        if counter is not None:
+            reply["launches"] = counter.count - launches
+            reply["launched"] = sorted(counter.names)
+        if recorder is not None:
+            reply["torch_ops"] = recorder.summary()
+        return reply
+
+    def op_compile(self, message: dict[str, Any], payload: Any, fds: list[int]) -> dict[str, Any]:
+        """The reference's runner only: torch.compile of the model, for the compile baseline."""
+        if self.role != "reference" or self.views is None:
+            return {"ok": False, "kind": "refused", "detail": "compile is for the reference"}
+        try:
+            compiled = torch.compile(self.model)
+            values: list[Any] = []
+            problem = self._store(compiled(*self.views.inputs[0]), 0, values)
+            _sync(self.device)
+        except Exception as exc:  # noqa: BLE001 - torch.compile failures are reported
+            return {"ok": False, "kind": "compile", "detail": f"{type(exc).__name__}: {exc}"[:500]}
+        if problem is not None:
+            return {"ok": False, "kind": "compile", "detail": problem}
+        self.compiled = compiled
+        return {"ok": True}
+
+    def op_profile(self, message: dict[str, Any], payload: Any, fds: list[int]) -> dict[str, Any]:
+        """The CUDA kernels of calls on ``slots``, from torch.profiler (the candidate's report:
+        the judge cross-checks it against its own clock)."""
+        from kgym.harness.profiling import profile_kernels
+
+        assert self.views is not None
+        slots = [int(k) for k in message["slots"]]
+        values: list[Any] = []
+        outputs: list[tuple[int, Any]] = []
+
+        def run() -> None:  # the outputs are copied out after the profiler has stopped
+            k = slots[len(outputs) % len(slots)]
+            outputs.append((k, self.model(*self.views.inputs[k])))  # type: ignore[union-attr]
+
+        profile = profile_kernels(run, self.triton_names, self.device, calls=len(slots))
+        for k, out in outputs:
+            problem = self._store(out, k, values)
+            if problem is not None:
+                return {"ok": False, "kind": "mismatch", "detail": problem}
+        _sync(self.device)
+        return {"ok": True, "profile": profile}
+
+
+class _Failure(Exception):
+    def __init__(self, reply: dict[str, Any]) -> None:
+        super().__init__(reply.get("kind", "failure"))
+        self.reply = reply
+
+
+def runner_main(sock: socket.socket, role: str) -> None:
+    """The body of a runner process (after its confinement); never returns."""
+    code = 0
+    try:
+        Runner(sock, role).serve()
+    except BaseException:  # noqa: BLE001
+        traceback.print_exc()
+        code = 1
+    finally:
+        try:
+            sock.close()
+        except OSError:
+            pass
+    os._exit(code)

@@ -1,0 +1,295 @@
+"""The judge's side of a runner: forking it into its confinement, talking to it, watching it.
+
+Runners are forked from the judge before the judge touches CUDA (a process forked after CUDA is
+initialised cannot use it). The reference's runner is forked first; then the judge moves its
+next child into a new PID namespace and forks the candidate's, which is PID 1 there: it cannot
+name the judge or the reference's runner (so it cannot signal them), and everything it starts
+dies with it. What confinement each runner got is read by the judge from ``/proc/<pid>/status``,
+not taken from the runner's word.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kgym import _core
+from kgym.harness import protocol
+
+
+class RunnerGone(Exception):
+    """The runner died, or broke the protocol; ``audit`` holds what its audit hook reported."""
+
+    def __init__(self, how: str, audit: str = "", protocol_error: bool = False) -> None:
+        super().__init__(how)
+        self.how = how
+        self.audit = audit
+        self.protocol_error = protocol_error
+
+
+@dataclass
+class RunnerHandle:
+    role: str
+    pid: int
+    sock: socket.socket
+    audit_fd: int
+    directory: Path
+    layers: dict[str, Any] = field(default_factory=dict)
+    # The process to wait for: the runner itself, or the intermediate that waits for it in its
+    # place and exits with its status (128 + signal when it was killed).
+    reaper: int = 0
+    status: int | None = None
+    stopped: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.reaper:
+            self.reaper = self.pid
+
+    def request(
+        self, message: dict[str, Any], payload: Any = None, fds: list[int] | None = None
+    ) -> dict[str, Any]:
+        try:
+            protocol.send(self.sock, message, payload, fds)
+            return protocol.recv_untrusted(self.sock)
+        except protocol.PeerClosed as exc:
+            raise self._gone(str(exc)) from exc
+        except protocol.ProtocolError as exc:
+            raise self._gone(str(exc), protocol_error=self.alive()) from exc
+        except OSError as exc:
+            raise self._gone(str(exc)) from exc
+
+    def send_only(self, message: dict[str, Any]) -> None:
+        protocol.send(self.sock, message)
+
+    def receive(self) -> dict[str, Any]:
+        try:
+            return protocol.recv_untrusted(self.sock)
+        except protocol.PeerClosed as exc:
+            raise self._gone(str(exc)) from exc
+        except protocol.ProtocolError as exc:
+            raise self._gone(str(exc), protocol_error=self.alive()) from exc
+        except OSError as exc:
+            raise self._gone(str(exc)) from exc
+
+    def alive(self) -> bool:
+        if self.status is not None:
+            return False
+        pid, status = os.waitpid(self.reaper, os.WNOHANG)
+        if pid == 0:
+            return True
+        self.status = self._decode(status)
+        return False
+
+    def _decode(self, status: int) -> int:
+        """The runner's own wait status, also when an intermediate relayed it."""
+        if self.reaper == self.pid or not os.WIFEXITED(status):
+            return status
+        code = os.WEXITSTATUS(status)
+        if code >= 128:
+            return code - 128  # a wait status for "killed by signal code - 128"
+        return code << 8
+
+    def _gone(self, why: str, protocol_error: bool = False) -> RunnerGone:
+        if protocol_error:
+            self.kill()
+            return RunnerGone(f"broke the protocol ({why})", protocol_error=True)
+        deadline = time.monotonic() + 5.0
+        while self.alive() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        if self.alive():
+            self.kill()
+        return RunnerGone(self.describe_exit(), audit=self.audit_text())
+
+    def audit_text(self) -> str:
+        try:
+            os.set_blocking(self.audit_fd, False)
+            return os.read(self.audit_fd, 4096).decode(errors="replace").strip()
+        except (BlockingIOError, OSError):
+            return ""
+
+    def describe_exit(self) -> str:
+        if self.status is None:
+            return "is still running"
+        if os.WIFSIGNALED(self.status):
+            return f"was killed by {signal.Signals(os.WTERMSIG(self.status)).name}"
+        return f"exited with code {os.WEXITSTATUS(self.status)}"
+
+    def exit_code(self) -> int | None:
+        if self.status is None or not os.WIFEXITED(self.status):
+            return None
+        return os.WEXITSTATUS(self.status)
+
+    def pause(self) -> None:
+        """SIGSTOP: while the other runner is timed, this one launches nothing."""
+        if self.status is None and not self.stopped:
+            os.kill(self.pid, signal.SIGSTOP)
+            self.stopped = True
+
+    def resume(self) -> None:
+        if self.stopped and self.status is None:
+            os.kill(self.pid, signal.SIGCONT)
+        self.stopped = False
+
+    def kill(self) -> None:
+        if self.status is None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+                _, status = os.waitpid(self.reaper, 0)
+                self.status = self._decode(status)
+            except (ProcessLookupError, ChildProcessError):
+                self.status = 0
+
+    def close(self) -> None:
+        self.resume()
+        if self.alive():
+            try:
+                self.sock.settimeout(5.0)
+                self.request({"op": "exit"})
+            except (RunnerGone, OSError):
+                pass
+            self.kill()
+        self.sock.close()
+        os.close(self.audit_fd)
+
+    def observed(self) -> dict[str, Any]:
+        """The confinement seen from outside, in /proc/<pid>/status (read while it is alive)."""
+        fields: dict[str, str] = {}
+        try:
+            with open(f"/proc/{self.pid}/status") as f:
+                for line in f:
+                    key, _, value = line.partition(":")
+                    fields[key] = value.strip()
+        except OSError:
+            return {"observed": False}
+        nspid = fields.get("NSpid", "").split()
+        return {
+            "observed": True,
+            "capabilities_dropped": fields.get("CapEff") == "0000000000000000"
+            and fields.get("CapPrm") == "0000000000000000",
+            "no_new_privs": fields.get("NoNewPrivs") == "1",
+            "pid_namespace": len(nspid) > 1,
+        }
+
+
+def _close_all_but(keep: set[int]) -> None:
+    last = 0
+    for fd in sorted(keep):
+        if fd > last:
+            os.closerange(last, fd)
+        last = fd + 1
+    os.closerange(last, 65536)
+
+
+def _become_runner(
+    role: str, directory: Path, sock: socket.socket, audit_write: int, own_proc: bool = False
+) -> None:
+    """In the forked runner: confinement, then serve; never returns."""
+    try:
+        if own_proc:
+            _core.confine_private_proc()
+        keep = {0, 1, 2, sock.fileno(), audit_write}
+        _core.channel_close()  # the report channel and the token stay the judge's
+        _close_all_but(keep)
+        os.chdir(directory)
+        os.environ["HOME"] = str(directory)
+        os.environ["TMPDIR"] = str(directory)
+        os.environ["TRITON_CACHE_DIR"] = str(directory / "triton-cache")
+        os.environ["KGYM_AUDIT_FD"] = str(audit_write)
+        _core.confine_undumpable()
+        _core.confine_drop_capabilities()
+        _core.confine_writes([str(directory)], ["/dev"])
+        from kgym.harness.runner import runner_main
+
+        runner_main(sock, role)
+    finally:
+        os._exit(70)
+
+
+def _relay(
+    role: str,
+    directory: Path,
+    parent_sock: socket.socket,
+    child_sock: socket.socket,
+    audit_write: int,
+    pid_read: int,
+    pid_write: int,
+) -> None:
+    """The intermediate: enters a new PID namespace, forks the runner (PID 1 there), tells the
+    judge its pid, waits for it and exits with its status. It stays single-threaded (a process
+    that unshared CLONE_NEWPID cannot create threads) and dies with the judge, and the runner
+    dies with it (PR_SET_PDEATHSIG follows the parent thread, so it is set here and in the
+    runner, whose parents never have other threads)."""
+    code = 71
+    try:
+        parent_sock.close()
+        os.close(pid_read)
+        _core.confine_die_with_parent()
+        applied, note = _core.confine_new_pid_namespace()
+        runner = os.fork()
+        if runner == 0:
+            os.close(pid_write)
+            _core.confine_die_with_parent()
+            _become_runner(role, directory, child_sock, audit_write, own_proc=applied)
+        child_sock.close()
+        os.close(audit_write)
+        os.write(pid_write, f"{runner} {int(applied)} {note}".encode())
+        os.close(pid_write)
+        _, status = os.waitpid(runner, 0)
+        if os.WIFSIGNALED(status):
+            code = 128 + os.WTERMSIG(status)
+        else:
+            code = os.WEXITSTATUS(status)
+    finally:
+        os._exit(code)
+
+
+def spawn(role: str, workdir: Path, new_pid_namespace: bool) -> RunnerHandle:
+    """Forks a runner for ``role`` ("reference" or "candidate"), confined, serving requests.
+
+    With ``new_pid_namespace`` an intermediate child enters a new PID namespace and forks the
+    runner (PID 1 there): ``_relay``. The judge signals the runner by its pid and waits for it
+    through the intermediate.
+    """
+    directory = workdir / f"runner-{role}"
+    directory.mkdir(exist_ok=True)
+    (directory / "triton-cache").mkdir(exist_ok=True)
+    parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    audit_read, audit_write = os.pipe()
+    layers: dict[str, Any] = {}
+    if not new_pid_namespace:
+        pid = os.fork()
+        if pid == 0:
+            parent_sock.close()
+            _core.confine_die_with_parent()
+            _become_runner(role, directory, child_sock, audit_write)
+    else:
+        pid_read, pid_write = os.pipe()
+        middle = os.fork()
+        if middle == 0:
+            _relay(role, directory, parent_sock, child_sock, audit_write, pid_read, pid_write)
+        os.close(pid_write)
+        answer = os.read(pid_read, 4096).decode(errors="replace").split(" ", 2)
+        os.close(pid_read)
+        if not answer or not answer[0].isdigit():
+            os.waitpid(middle, 0)
+            raise RuntimeError("the candidate's runner could not be started")
+        layers["pid_namespace"] = len(answer) > 1 and answer[1] == "1"
+        if len(answer) > 2 and answer[2]:
+            layers["pid_namespace_note"] = answer[2]
+        child_sock.close()
+        os.close(audit_write)
+        return RunnerHandle(
+            role, int(answer[0]), parent_sock, audit_read, directory, layers, reaper=middle
+        )
+    child_sock.close()
+    os.close(audit_write)
+    return RunnerHandle(role, pid, parent_sock, audit_read, directory, layers)
+
+
+def audit_fd_in_runner() -> int:
+    return int(os.environ.get("KGYM_AUDIT_FD", "-1"))
