@@ -1,0 +1,134 @@
+"""Timing precision of the judge: the same honest solution evaluated again and again.
+
+Usage (on a GPU, after `pip install .`):
+    python bench/judge_precision/run.py --tasks 06_softmax 10_matmul --evaluations 10 \
+        --out bench/judge_precision/results.md --json bench/judge_precision/results.json
+
+Per task: the speedup of every evaluation (each a fresh judge process, so across evaluations is
+across restarts), their mean and coefficient of variation (CV), the mean relative half-width of
+each evaluation's own 95% CI (within a run), and, measured in the same run on the same GPU, the
+speedup that `triton.testing.do_bench` gives (L2 flush, events around each call, median) for
+the same reference and solution, for agreement.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import importlib.util
+import json
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from kgym.check import CheckOptions, check
+from kgym.tasks import find_task
+
+
+def do_bench_speedup(task_id: str) -> float | None:
+    """The speedup by triton.testing.do_bench, in this process (a trusted honest solution)."""
+    import torch
+    import triton.testing
+
+    task = find_task(task_id)
+    solution = task.solution_path()
+    if solution is None:
+        return None
+
+    def load(path: Path, name: str) -> Any:
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        return module
+
+    t = load(task.path, f"bench_task_{task_id}")
+    s = load(solution, f"bench_solution_{task_id}")
+    torch.manual_seed(0)
+    ref = t.Model(*t.get_init_inputs()).cuda().eval()
+    torch.manual_seed(0)
+    new = s.ModelNew(*t.get_init_inputs()).cuda().eval()
+    with torch.device("cuda"):
+        inputs = [x.cuda() if isinstance(x, torch.Tensor) else x for x in t.get_inputs()]
+    with torch.no_grad():
+        r = triton.testing.do_bench(lambda: ref(*inputs), rep=200)
+        c = triton.testing.do_bench(lambda: new(*inputs), rep=200)
+    return float(r / c)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", nargs="+", default=["06_softmax", "10_matmul"])
+    parser.add_argument("--evaluations", type=int, default=10)
+    parser.add_argument("--out", type=Path, default=Path(__file__).with_name("results.md"))
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args()
+    rows: list[dict[str, Any]] = []
+    for task_id in args.tasks:
+        task = find_task(task_id)
+        solution = task.solution_path()
+        assert solution is not None
+        source = solution.read_text()
+        speedups: list[float] = []
+        halfwidths: list[float] = []
+        methods: list[dict[str, Any]] = []
+        statuses: list[str] = []
+        for i in range(args.evaluations):
+            started = time.time()
+            r = check(task, source, CheckOptions(device="cuda", trials=2, profile=False))
+            statuses.append(r["status"])
+            t = r["timing"]
+            if t.get("available"):
+                speedups.append(t["speedup"])
+                lo, hi = t["speedup_ci"]
+                halfwidths.append((hi - lo) / 2 / t["speedup"])
+                methods.append(t.get("method", {}))
+            print(
+                f"{task_id} {i + 1}/{args.evaluations}: {r['status']} speedup "
+                f"{t.get('speedup')} ({time.time() - started:.1f} s)",
+                flush=True,
+            )
+        mean = statistics.fmean(speedups) if speedups else float("nan")
+        cv = statistics.pstdev(speedups) / mean if len(speedups) > 1 else float("nan")
+        rows.append(
+            {
+                "task": task_id,
+                "statuses": statuses,
+                "speedups": speedups,
+                "mean_speedup": mean,
+                "cv_across_evaluations": cv,
+                "mean_ci_halfwidth_within": statistics.fmean(halfwidths) if halfwidths else None,
+                "do_bench_speedup": do_bench_speedup(task_id),
+                "calls_per_sample": [m.get("calls_per_sample") for m in methods],
+                "rounds": [m.get("rounds") for m in methods],
+            }
+        )
+    import torch
+
+    header = (
+        f"# Judge timing precision\n\nCommand: `python bench/judge_precision/run.py --tasks "
+        f"{' '.join(args.tasks)} --evaluations {args.evaluations}`\n\nMachine: "
+        f"{torch.cuda.get_device_name()} ({platform.node()}), torch {torch.__version__}; date "
+        f"{dt.date.today().isoformat()}.\n\n"
+        "| task | evaluations ok | mean speedup | CV across evaluations | mean CI half-width "
+        "within one | do_bench speedup (same run) |\n|---|---|---|---|---|---|\n"
+    )
+    lines = [
+        f"| {r['task']} | {r['statuses'].count('ok')}/{len(r['statuses'])} | "
+        f"{r['mean_speedup']:.3f} | {100 * r['cv_across_evaluations']:.2f}% | "
+        f"{100 * (r['mean_ci_halfwidth_within'] or float('nan')):.2f}% | "
+        f"{r['do_bench_speedup'] or float('nan'):.3f} |"
+        for r in rows
+    ]
+    args.out.write_text(header + "\n".join(lines) + "\n")
+    print(header + "\n".join(lines))
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()

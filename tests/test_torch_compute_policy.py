@@ -1,0 +1,63 @@
+"""The torch-compute policy (issue #14): strict and hybrid, on a KernelBench level-2 style task.
+
+A cuBLAS GEMM with a Triton epilogue is accepted under hybrid and rejected under strict; pure
+PyTorch is rejected under both; a decoy kernel beside torch compute, and a Triton kernel whose
+output torch recomputes, are rejected under both (by the judge's ablation, `decoy-kernel`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import DEVICE
+from kgym.check import CheckOptions, check
+
+HERE = Path(__file__).resolve().parent / "hybrid"
+TASK = HERE / "76_gemm_add_relu_task.py"
+
+
+def evaluate(candidate: str, policy: str) -> dict[str, Any]:
+    options = CheckOptions(
+        device=DEVICE,
+        trials=2,
+        torch_compute=policy,
+        timing={"enabled": False} if DEVICE == "cuda" else {},
+    )
+    return check(TASK, (HERE / candidate).read_text(), options)
+
+
+def reject_rules(result: dict[str, Any]) -> set[str]:
+    return {f["rule"] for f in result["findings"] if f.get("severity") == "reject"}
+
+
+def test_gemm_with_triton_epilogue_is_hybrid_only() -> None:
+    hybrid = evaluate("hybrid_gemm_then_triton_epilogue.py", "hybrid")
+    assert hybrid["status"] == "ok", (hybrid["status"], hybrid["findings"], hybrid.get("error"))
+    assert hybrid["judge"]["torch_compute"] == "hybrid"
+    assert "linear" in hybrid["judge"]["torch_ops"]
+    assert hybrid["judge"]["kernels_contribute"] == {"bias_relu_kernel": True}
+    strict = evaluate("hybrid_gemm_then_triton_epilogue.py", "strict")
+    assert strict["status"] == "rejected"
+    assert "torch-compute" in reject_rules(strict)
+
+
+@pytest.mark.parametrize("policy", ["strict", "hybrid"])
+def test_pure_torch_is_rejected(policy: str) -> None:
+    result = evaluate("pure_torch.py", policy)
+    assert result["status"] == "rejected"
+    assert reject_rules(result) & {"no-triton-kernel", "no-triton-launch", "torch-compute"}
+
+
+@pytest.mark.parametrize("policy", ["strict", "hybrid"])
+@pytest.mark.parametrize("candidate", ["decoy_beside_torch.py", "triton_output_recomputed.py"])
+def test_decoys_are_rejected(candidate: str, policy: str) -> None:
+    result = evaluate(candidate, policy)
+    assert result["status"] == "rejected", (result["status"], result["findings"])
+    rules = reject_rules(result)
+    if policy == "hybrid":
+        assert "decoy-kernel" in rules
+    else:
+        assert rules & {"decoy-kernel", "torch-compute"}
