@@ -13,6 +13,7 @@ from kgym import _core
 from kgym.check import extract, feedback
 
 TOP_LEVEL = {
+    "judge",
     "schema",
     "task_id",
     "status",

@@ -97,9 +97,16 @@ CASES = {
 def test_runtime_guard(name: str) -> None:
     source, rule = CASES[name]
     result = run("01_relu", source, trials=2, screen=False)
-    assert result["status"] in ("rejected", "crashed"), (result["status"], result["error"])
+    # Since the judge split these guards run inside the candidate's runner, behind its audit
+    # hook and the judge's protocol checks, which may stop an attempt first; an attempt to use
+    # the report channel only fails the candidate itself (the runner has no channel).
+    allowed = ("rejected", "crashed", "runtime_error") if name == "send_on_channel" else None
+    assert result["status"] in (allowed or ("rejected", "crashed")), (
+        result["status"],
+        result["error"],
+    )
     if result["status"] == "rejected":
-        assert rule in rules(result), result["findings"]
+        assert {rule, "audit-hook", "runner-protocol"} & rules(result), result["findings"]
         assert result["hacked"] is True
 
 
@@ -109,7 +116,7 @@ def test_fake_report_then_exit_is_not_believed() -> None:
     )
     result = run("01_relu", source, trials=1, screen=False)
     assert result["status"] == "rejected"
-    assert "report-channel-tampering" in rules(result)
+    assert {"report-channel-tampering", "runner-protocol", "audit-hook"} & rules(result)
     assert not result["correct"]
 
 

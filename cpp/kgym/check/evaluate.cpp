@@ -92,6 +92,7 @@ json base_result(const CheckJob& job) {
       {"schema", result::kSchemaVersion},
       {"task_id", job.task_id},
       {"status", "infra_error"},
+      {"judge", nullptr},
       {"compiled", false},
       {"correct", false},
       {"hacked", false},
