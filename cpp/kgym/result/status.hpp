@@ -1,4 +1,4 @@
-// The verdicts a Result can carry (DESIGN.md, "Result").
+// The verdicts a Result can carry (docs/result-schema.md).
 #pragma once
 
 #include <optional>

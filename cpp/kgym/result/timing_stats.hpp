@@ -1,5 +1,5 @@
 // Timing statistics, computed by trusted code outside the candidate's process from the raw
-// per-iteration samples the harness reports (DESIGN.md, "Measuring a kernel honestly").
+// per-iteration samples the harness reports (docs/architecture.md, "Measuring").
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// Rewards: f(Result, reward spec) (DESIGN.md, "Contracts" and "RL maths"; docs/rl-maths.md).
+// Rewards: f(Result, reward spec) (docs/rl-maths.md).
 //
 // Honesty first: a result that is hacked, or whose status is "rejected", earns no positive term
 // at all (no correctness, compile or speed credit), only the spec's hack penalty.

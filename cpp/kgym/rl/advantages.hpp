@@ -1,4 +1,4 @@
-// Returns over turns and group-relative advantages (DESIGN.md, "RL maths"; docs/rl-maths.md).
+// Returns over turns and group-relative advantages (docs/rl-maths.md).
 //
 // The batch is flat: one entry per (trajectory, turn) sample, with the prompt (group) it answers,
 // the trajectory it belongs to and its turn index. Single-turn training passes no trajectory or

@@ -1,4 +1,4 @@
-// Rejection sampling and rollout/trainer mismatch correction (DESIGN.md, "RL maths").
+// Rejection sampling and rollout/trainer mismatch correction (docs/rl-maths.md).
 //
 // Profiling-based rejection sampling (PRS, Dr. Kernel): a correct sample is kept with probability
 // clip((PR - tau) / s, 0, 1); an incorrect one is always kept. Draws are counter-based: sample i

@@ -1,4 +1,4 @@
-// Reduces a model completion to candidate source code (DESIGN.md, "Candidate").
+// Reduces a model completion to candidate source code (docs/architecture.md, "One evaluation").
 #pragma once
 
 #include <optional>
