@@ -210,6 +210,11 @@ def _become_runner(
         os._exit(70)
 
 
+def _exit_code_of(status: int) -> int:
+    """An exit code that carries a wait status on: 128 + signal when killed."""
+    return 128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+
+
 def _relay(
     role: str,
     directory: Path,
@@ -219,31 +224,61 @@ def _relay(
     pid_read: int,
     pid_write: int,
 ) -> None:
-    """The intermediate: enters a new PID namespace, forks the runner (PID 1 there), tells the
-    judge its pid, waits for it and exits with its status. It stays single-threaded (a process
-    that unshared CLONE_NEWPID cannot create threads) and dies with the judge, and the runner
-    dies with it (PR_SET_PDEATHSIG follows the parent thread, so it is set here and in the
-    runner, whose parents never have other threads)."""
+    """The intermediate: enters a new PID namespace and forks its init (PID 1 there), which
+    forks the runner (PID 2) and reaps whatever is orphaned in the namespace; each exits with
+    the runner's status. The runner is not PID 1 because the kernel drops signals that PID 1
+    sends itself without a handler: a candidate's own SIGSEGV or SIGABRT would not end it.
+    When the init ends, the kernel kills everything left in the namespace. Every process here
+    stays single-threaded (after unsharing CLONE_NEWPID a process cannot create threads) and
+    dies with its parent (PR_SET_PDEATHSIG follows the parent thread)."""
     code = 71
     try:
         parent_sock.close()
         os.close(pid_read)
         _core.confine_die_with_parent()
         applied, note = _core.confine_new_pid_namespace()
+        init = os.fork()
+        if init == 0:
+            _namespace_init(role, directory, child_sock, audit_write, pid_write, applied, note)
+        child_sock.close()
+        os.close(audit_write)
+        os.close(pid_write)
+        _, status = os.waitpid(init, 0)
+        code = _exit_code_of(status)
+    finally:
+        os._exit(code)
+
+
+def _namespace_init(
+    role: str,
+    directory: Path,
+    child_sock: socket.socket,
+    audit_write: int,
+    pid_write: int,
+    applied: bool,
+    note: str,
+) -> None:
+    code = 72
+    try:
+        _core.confine_die_with_parent()
         runner = os.fork()
         if runner == 0:
-            os.close(pid_write)
             _core.confine_die_with_parent()
+            # Its pid as the judge sees it: /proc is still the host's procfs here.
+            outer = os.readlink("/proc/self")
+            os.write(pid_write, f"{outer} {int(applied)} {note}".encode())
+            os.close(pid_write)
             _become_runner(role, directory, child_sock, audit_write, own_proc=applied)
         child_sock.close()
         os.close(audit_write)
-        os.write(pid_write, f"{runner} {int(applied)} {note}".encode())
         os.close(pid_write)
-        _, status = os.waitpid(runner, 0)
-        if os.WIFSIGNALED(status):
-            code = 128 + os.WTERMSIG(status)
-        else:
-            code = os.WEXITSTATUS(status)
+        while True:
+            pid, status = os.waitpid(-1, 0)
+            if pid == runner:
+                code = _exit_code_of(status)
+                break
+    except ChildProcessError:
+        pass
     finally:
         os._exit(code)
 
@@ -251,8 +286,8 @@ def _relay(
 def spawn(role: str, workdir: Path, new_pid_namespace: bool) -> RunnerHandle:
     """Forks a runner for ``role`` ("reference" or "candidate"), confined, serving requests.
 
-    With ``new_pid_namespace`` an intermediate child enters a new PID namespace and forks the
-    runner (PID 1 there): ``_relay``. The judge signals the runner by its pid and waits for it
+    With ``new_pid_namespace`` an intermediate child enters a new PID namespace, whose init
+    forks the runner (``_relay``). The judge signals the runner by its pid and waits for it
     through the intermediate.
     """
     directory = workdir / f"runner-{role}"
@@ -273,7 +308,10 @@ def spawn(role: str, workdir: Path, new_pid_namespace: bool) -> RunnerHandle:
         if middle == 0:
             _relay(role, directory, parent_sock, child_sock, audit_write, pid_read, pid_write)
         os.close(pid_write)
-        answer = os.read(pid_read, 4096).decode(errors="replace").split(" ", 2)
+        raw = b""
+        while chunk := os.read(pid_read, 4096):
+            raw += chunk
+        answer = raw.decode(errors="replace").split(" ", 2)
         os.close(pid_read)
         if not answer or not answer[0].isdigit():
             os.waitpid(middle, 0)
