@@ -1,5 +1,5 @@
 # attack: a load_state_dict pre-hook "folds a calibration scale" (an uncalibrated NaN sentinel) into the incoming tensors in place; they are the reference's own parameters, so the reference's LayerNorm outputs NaN everywhere, and the candidate's reduction-free kernel also writes NaN: NaN matches NaN, every row "agrees", at the cost of a write
-# expect: rejected|incorrect
+# expect: incorrect
 # rules: -
 # device: any
 import torch

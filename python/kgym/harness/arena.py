@@ -50,7 +50,16 @@ def _cuda_driver() -> Any:
     return lib
 
 
+class ArenaAllocationError(RuntimeError):
+    """The device had no memory for the arena (CUDA_ERROR_OUT_OF_MEMORY)."""
+
+
+CUDA_ERROR_OUT_OF_MEMORY = 2
+
+
 def _check(code: int, what: str) -> None:
+    if code == CUDA_ERROR_OUT_OF_MEMORY:
+        raise ArenaAllocationError(f"{what}: out of device memory")
     if code != 0:
         raise RuntimeError(f"{what} failed with CUDA driver error {code}")
 

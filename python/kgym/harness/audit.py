@@ -116,40 +116,68 @@ BLOCKED_IMPORTS = frozenset(
 )
 
 
-def _prefixes() -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(skipped, trusted): path prefixes of the stdlib and torch, and of triton and kgym."""
-    paths = sysconfig.get_paths()
-    skipped = {paths["stdlib"], paths["platstdlib"]}
-    trusted: set[str] = set()
-    import torch
+# Events that start processes or load native code. Triton does these while it compiles a
+# kernel (gcc for its launcher, ptxas), so Triton's frames vouch for them only while a launch is
+# in progress; outside one, a candidate calling Triton's build helpers is the candidate.
+NATIVE_EVENTS = frozenset(
+    {
+        "subprocess.Popen",
+        "os.system",
+        "os.exec",
+        "os.posix_spawn",
+        "os.spawn",
+        "os.fork",
+        "os.forkpty",
+        "ctypes.dlopen",
+    }
+)
+
+
+def _prefixes() -> tuple[tuple[str, ...], str, str]:
+    """(installed, triton, kgym): path prefixes of the installed Python code (the standard
+    library and site-packages, which the candidate cannot write), Triton's and kgym's."""
     import triton
 
     import kgym
 
-    skipped.add(os.path.dirname(torch.__file__) + os.sep)
-    trusted.add(os.path.dirname(triton.__file__) + os.sep)
-    trusted.add(os.path.dirname(kgym.__file__) + os.sep)
-    return tuple(sorted(skipped)), tuple(sorted(trusted))
+    paths = sysconfig.get_paths()
+    installed = {paths[k] + os.sep for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    return (
+        tuple(sorted(installed)),
+        os.path.dirname(triton.__file__) + os.sep,
+        os.path.dirname(kgym.__file__) + os.sep,
+    )
 
 
-def install(candidate_file: str, report_fd: int, protected: list[str]) -> None:
-    """Adds the hook. ``protected``: path prefixes no one in this process may open."""
-    skipped, trusted = _prefixes()
+def install(
+    candidate_file: str, report_fd: int, protected: list[str], in_launch: Callable[[], bool]
+) -> None:
+    """Adds the hook. ``protected``: path prefixes no one in this process may open;
+    ``in_launch``: whether a Triton kernel launch is in progress."""
+    installed, triton_dir, kgym_dir = _prefixes()
     candidate_file = os.path.realpath(candidate_file)
     get_frame: Callable[[int], Any] = sys._getframe
     exit_now = os._exit
     write = os.write
     busy = [False]
 
-    def candidate_origin() -> bool:
+    def candidate_origin(triton_vouches: bool = True) -> bool:
+        """Walking out from the event: the candidate's frame before kgym's, before the body of
+        an installed module being imported, or (when it vouches) before Triton's. Other frames
+        of the standard library, torch and importlib are looked through: a candidate can call
+        into them to launder a request."""
         frame = get_frame(2)
         while frame is not None:
             filename = frame.f_code.co_filename
             if filename == candidate_file:
                 return True
-            # Triton's and kgym's own frames; importlib's, which executes (and unmarshals) the
-            # code of modules being imported: what may be imported is the import event's rule.
-            if filename.startswith(trusted) or filename.startswith("<frozen importlib"):
+            if filename.startswith(kgym_dir):
+                return False
+            if triton_vouches and filename.startswith(triton_dir):
+                return False
+            # The top-level code of an installed module being imported (the import event
+            # already decided whether the candidate may import it).
+            if frame.f_code.co_name == "<module>" and filename.startswith(installed):
                 return False
             frame = frame.f_back
         return False
@@ -180,8 +208,21 @@ def install(candidate_file: str, report_fd: int, protected: list[str]) -> None:
                 return
             if event == "import":
                 name = str(args[0])
-                if name.split(".")[0] in BLOCKED_IMPORTS and candidate_origin():
-                    stop(event, name)
+                filename = args[1] if len(args) > 1 else None
+                # A module from outside the installed code: one the candidate wrote itself.
+                foreign = isinstance(filename, str) and not filename.startswith(installed)
+                if name.split(".")[0] in BLOCKED_IMPORTS or foreign:
+                    if candidate_origin(triton_vouches=not foreign or in_launch()):
+                        stop(event, f"{name} ({filename})")
+                return
+            if event == "exec":
+                # The code of an installed module being imported (a lazy import inside torch).
+                code_file = getattr(args[0], "co_filename", "")
+                if code_file.startswith(installed):
+                    return
+            if event in NATIVE_EVENTS:
+                if candidate_origin(triton_vouches=in_launch()):
+                    stop(event, repr(args)[:200])
                 return
             if event in BLOCKED_EVENTS and candidate_origin():
                 stop(event, repr(args)[:200])

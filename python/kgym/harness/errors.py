@@ -14,13 +14,19 @@ class EvaluationFailure(Exception):
     """Ends an evaluation with a given status (raised by the harness, not by candidates)."""
 
     def __init__(
-        self, status: str, phase: str, exc: BaseException | None = None, message: str = ""
+        self,
+        status: str,
+        phase: str,
+        exc: BaseException | None = None,
+        message: str = "",
+        record: dict[str, str] | None = None,
     ) -> None:
         super().__init__(message or (str(exc) if exc else status))
         self.status = status
         self.phase = phase
         self.exc = exc
         self.message = message
+        self.record = record  # an error record made elsewhere (the candidate's runner's)
 
 
 @dataclass

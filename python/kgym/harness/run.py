@@ -21,7 +21,7 @@ from typing import Any
 import torch
 
 from kgym import _core
-from kgym.harness import compare, loader
+from kgym.harness import compare, loader, reply_schema
 from kgym.harness import device as dev
 from kgym.harness.arena import Arena
 from kgym.harness.channel import ReportChannel
@@ -173,7 +173,22 @@ class Evaluation:
 
     def _ask(self, role: str, message: dict[str, Any], phase: str, **kw: Any) -> dict[str, Any]:
         try:
-            return self.runners[role].request(message, **kw)
+            reply = self.runners[role].request(message, **kw)
+            wrong = reply_schema.problems(reply)
+            if wrong and role == "candidate":
+                self.runners[role].kill()
+                self._finding(
+                    "runner-protocol",
+                    "the candidate's process sent a malformed reply ("
+                    + ", ".join(wrong[:5])[:200]
+                    + ")",
+                )
+                raise EvaluationFailure("rejected", phase, message="an integrity check failed")
+            if wrong:
+                raise EvaluationFailure(
+                    "infra_error", phase, message=f"the reference's runner sent {wrong[:5]}"
+                )
+            return reply
         except RunnerGone as gone:
             if role == "candidate":
                 raise self._candidate_gone(gone, phase) from gone
@@ -189,14 +204,13 @@ class Evaluation:
             status = "compile_error" if reply.get("compile_error") else "runtime_error"
             if phase == "load":
                 status = "compile_error"
-            failure = EvaluationFailure(status, phase, message=str(error.get("message", ""))[:2000])
-            failure.record = {  # type: ignore[attr-defined]
+            record = {
                 "phase": phase,
                 "type": str(error.get("type", "Error"))[:100],
                 "message": str(error.get("message", ""))[:2000],
                 "traceback": str(error.get("traceback", ""))[:6000],
             }
-            return failure
+            return EvaluationFailure(status, phase, message=record["message"], record=record)
         if kind == "missing":
             return EvaluationFailure(
                 "compile_error", phase, message="the candidate defines no class ModelNew"
@@ -329,10 +343,9 @@ class Evaluation:
         self, role: str, sample_inputs: list[Any], sample_outputs: list[Any], slots: int
     ) -> SlotViews:
         layout = SlotLayout.build(sample_inputs, compare.flatten(sample_outputs), slots)
+        arena = Arena.create(layout.slot_bytes * slots, self.device)  # may raise: old kept
         old = self.arenas.pop(role, None)
-        if old is not None:
-            self.views.pop(role, None)
-        arena = Arena.create(layout.slot_bytes * slots, self.device)
+        self.views.pop(role, None)
         assert arena.export is not None
         export = {
             "kind": arena.export.kind,
@@ -340,6 +353,7 @@ class Evaluation:
             "handle": arena.export.handle.hex(),
         }
         fds = [arena.export.fd] if arena.export.fd >= 0 else []
+        self.arenas[role] = arena  # closed with the others, whatever happens next
         reply = self._ask(
             role, {"op": "layout", "export": export, "layout": layout.to_message()}, "load", fds=fds
         )
@@ -347,7 +361,6 @@ class Evaluation:
             old.close()
         if not reply.get("ok"):
             raise EvaluationFailure("infra_error", "load", message=f"layout: {reply}")
-        self.arenas[role] = arena
         views = SlotViews(arena, layout)
         self.views[role] = views
         return views
@@ -367,7 +380,8 @@ class Evaluation:
                 out.view(torch.uint8).fill_(dev.POISON_BYTE)  # NaN in every float dtype
 
     def _answer(self, views: SlotViews, k: int, reply: dict[str, Any]) -> list[Any]:
-        values = iter(reply.get("values") or [])
+        by_slot = reply.get("values")
+        values = iter(by_slot.get(str(k), []) if isinstance(by_slot, dict) else [])
         answer: list[Any] = []
         for out in views.outputs[k]:
             answer.append(out if out is not None else next(values, None))
@@ -532,10 +546,7 @@ class Evaluation:
             return
         started = self._phase("timing")
         config = TimingConfig.from_job(options)
-        try:
-            self.timing = time_runners(self, config, options.get("baseline", "eager"))
-        except RunnerGone as gone:
-            raise self._candidate_gone(gone, "timing") from gone
+        self.timing = time_runners(self, config, options.get("baseline", "eager"))
         # The guards' checks, skipped inside timed calls, now.
         self._call("candidate", [], "timing")
         disagreement = self.timing.pop("disagreement", None)
@@ -576,7 +587,7 @@ class Evaluation:
         for k, pristine in batch:
             expected = self._reference(pristine, "profile")
             got = compare.compare_outputs(
-                self._answer(views, k, {"values": []}),
+                self._answer(views, k, reply),
                 compare.flatten(expected),
                 self.tolerance.atol,
                 self.tolerance.rtol,
@@ -647,8 +658,8 @@ class Evaluation:
                 self.compiled = False
             if failure.status == "rejected":
                 error = None
-            elif getattr(failure, "record", None):
-                error = failure.record  # type: ignore[attr-defined]
+            elif failure.record is not None:
+                error = failure.record
             elif failure.exc is not None:
                 from kgym.harness.errors import error_record
 

@@ -97,7 +97,14 @@ class Runner:
                 from kgym.harness import audit
                 from kgym.harness.spawn import audit_fd_in_runner
 
-                audit.install(self.source_file, audit_fd_in_runner(), spec.get("protected", []))
+                _warm_triton_driver()
+                counter = self.guards.launches
+                audit.install(
+                    self.source_file,
+                    audit_fd_in_runner(),
+                    spec.get("protected", []),
+                    in_launch=lambda: counter.depth > 0,
+                )
         try:
             name = CANDIDATE_MODULE if self.role == "candidate" else TASK_MODULE
             self.module = loader.load_module(Path(self.source_file), name)
@@ -203,7 +210,7 @@ class Runner:
         model = self.compiled if message.get("variant") == "compiled" else self.model
         counter = self.guards.launches if self.guards is not None else None
         launches = counter.count if counter is not None else 0
-        values: list[Any] = []
+        values: dict[str, list[Any]] = {}
         recorder = None
         if record:
             from kgym.harness.torch_ops import TorchOpRecorder
@@ -218,7 +225,7 @@ class Runner:
                         out = model(*self.views.inputs[k])
                 else:
                     out = model(*self.views.inputs[k])
-                problem = self._store(out, k, values)
+                problem = self._store(out, k, values.setdefault(str(k), []))
                 del out
                 if problem is not None:
                     return {"ok": False, "kind": "mismatch", "detail": problem}
@@ -257,7 +264,7 @@ class Runner:
 
         assert self.views is not None
         slots = [int(k) for k in message["slots"]]
-        values: list[Any] = []
+        values: dict[str, list[Any]] = {}
         outputs: list[tuple[int, Any]] = []
 
         def run() -> None:  # the outputs are copied out after the profiler has stopped
@@ -266,11 +273,25 @@ class Runner:
 
         profile = profile_kernels(run, self.triton_names, self.device, calls=len(slots))
         for k, out in outputs:
-            problem = self._store(out, k, values)
+            problem = self._store(out, k, values.setdefault(str(k), []))
             if problem is not None:
                 return {"ok": False, "kind": "mismatch", "detail": problem}
         _sync(self.device)
-        return {"ok": True, "profile": profile}
+        return {"ok": True, "profile": profile, "values": values}
+
+
+def _warm_triton_driver() -> None:
+    """Builds Triton's driver helpers now (gcc, on a GPU), before the audit hook exists: a
+    candidate that touches ``triton.runtime.driver.active`` at import would otherwise have
+    Triton compile them outside a kernel launch, which the hook refuses."""
+    try:
+        import triton
+
+        driver = triton.runtime.driver.active
+        driver.get_current_device()
+        getattr(driver, "utils", None)
+    except Exception:  # noqa: BLE001 - the interpreter has no GPU driver: nothing to build
+        pass
 
 
 class _Failure(Exception):

@@ -63,19 +63,6 @@ class RunnerHandle:
         except OSError as exc:
             raise self._gone(str(exc)) from exc
 
-    def send_only(self, message: dict[str, Any]) -> None:
-        protocol.send(self.sock, message)
-
-    def receive(self) -> dict[str, Any]:
-        try:
-            return protocol.recv_untrusted(self.sock)
-        except protocol.PeerClosed as exc:
-            raise self._gone(str(exc)) from exc
-        except protocol.ProtocolError as exc:
-            raise self._gone(str(exc), protocol_error=self.alive()) from exc
-        except OSError as exc:
-            raise self._gone(str(exc)) from exc
-
     def alive(self) -> bool:
         if self.status is not None:
             return False

@@ -24,11 +24,6 @@ from typing import Any
 
 import torch
 
-# The timing primitives, captured when the harness is imported (before the candidate exists):
-# a candidate that patches them, even briefly and restoring them afterwards, is never called.
-_Event = torch.cuda.Event
-_record = torch.cuda.Event.record
-_elapsed_time = torch.cuda.Event.elapsed_time
 _synchronize = torch.cuda.synchronize
 _perf_counter = time.perf_counter
 
@@ -73,6 +68,10 @@ def median_ci_halfwidth(samples: list[float]) -> float:
     return (ordered[hi] - ordered[lo]) / (2 * median) if median > 0 else math.inf
 
 
+ARENA_SHARE_OF_FREE = 0.25
+ARENA_MAX_BYTES = 16 << 30
+
+
 def l2_flush_buffer(device: torch.device) -> torch.Tensor:
     props = torch.cuda.get_device_properties(device)
     l2 = int(getattr(props, "L2_cache_size", 0) or 64 << 20)
@@ -89,6 +88,7 @@ def time_runners(ev: Any, config: TimingConfig, baseline: str) -> dict[str, Any]
     when asked) on fresh inputs, verifying the candidate's timed outputs. ``ev`` is the judge's
     Evaluation (inputs, reference, runners, slots)."""
     from kgym.harness import compare
+    from kgym.harness.arena import ArenaAllocationError
 
     device = ev.device
     tol = ev.tolerance
@@ -99,11 +99,21 @@ def time_runners(ev: Any, config: TimingConfig, baseline: str) -> dict[str, Any]
     )
     free, _ = torch.cuda.mem_get_info(device)
     # Each slot is held four times over: two arenas, the judge's pristine copy, the expected.
-    max_slots = max(1, min(config.max_batch, int(free * 0.6) // max(3 * slot_bytes, 1)))
-    views = {
-        "candidate": ev._layout("candidate", probe, probe_out, max_slots),
-        "reference": ev._layout("reference", probe, probe_out, max_slots),
-    }
+    # Each slot is held about three times over (two arenas, the judge's copies for checking).
+    # A share of the free memory, not all of it: other jobs may share the GPU.
+    budget = min(int(free * ARENA_SHARE_OF_FREE), ARENA_MAX_BYTES)
+    max_slots = max(1, min(config.max_batch, budget // max(3 * slot_bytes, 1)))
+    while True:
+        try:
+            views = {
+                "candidate": ev._layout("candidate", probe, probe_out, max_slots),
+                "reference": ev._layout("reference", probe, probe_out, max_slots),
+            }
+            break
+        except ArenaAllocationError:
+            if max_slots == 1:
+                raise
+            max_slots = max(1, max_slots // 2)  # another job took the memory meanwhile
     del probe, probe_out
     compile_error = None
     series = ["reference", "candidate"]
@@ -132,13 +142,15 @@ def time_runners(ev: Any, config: TimingConfig, baseline: str) -> dict[str, Any]
             other.pause()
         try:
             start = time.perf_counter_ns()
-            reply = ev.runners[role].request(
+            reply = ev._ask(
+                role,
                 {
                     "op": "call",
                     "slots": slots,
                     "timed": True,
                     "variant": "compiled" if name == "compile" else "",
-                }
+                },
+                "timing",
             )
             replied = time.perf_counter_ns()
             canary.add_(1.0)

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The hostile corpus and the honest set on a GPU machine in N concurrent shards (device time is
+# short): builds kgym, runs `run.py --shard k/N` for k = 1..N side by side, and leaves the
+# shards' json in $1. Verdicts do not depend on the other shards' GPU work; timings do, and are
+# not what this run is for. Merge with `python bench/hostile/merge.py --dir DIR`.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+out=${1:-bench/hostile}
+shards=${2:-4}
+bash scripts/device_build.sh
+work=$(mktemp -d)
+for k in $(seq 1 "$shards"); do
+  PYTHONUNBUFFERED=1 python3 bench/hostile/run.py --out-dir "$work" --shard "$k/$shards" \
+    "${@:3}" > "$work/shard-$k.log" 2>&1 &
+done
+wait
+cp "$work"/results-gpu-*of*.json "$out"/
+tail -n 3 "$work"/shard-*.log

@@ -1,0 +1,78 @@
+"""What a runner's reply may contain: the judge checks every reply against this before reading
+it, so that a hostile reply can only be a protocol violation, never an error in the judge (an
+``infra_error`` would excuse the candidate from its reward)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+NUMBER = (int, float)
+
+
+def _is_list_of(value: Any, kinds: tuple[type, ...], limit: int = 100_000) -> bool:
+    return (
+        isinstance(value, list)
+        and len(value) <= limit
+        and all(
+            isinstance(v, kinds)
+            and not isinstance(v, bool)
+            or (bool in kinds and isinstance(v, bool))
+            for v in value
+        )
+    )
+
+
+def _findings_ok(value: Any) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(f, dict) and all(isinstance(v, (str, int, type(None))) for v in f.values())
+        for f in value
+    )
+
+
+def _profile_ok(value: Any) -> bool:
+    if not isinstance(value, dict):
+        return False
+    kernels = value.get("kernels", [])
+    return isinstance(kernels, list) and all(
+        isinstance(k, dict)
+        and isinstance(k.get("name", ""), str)
+        and isinstance(k.get("total_ms", 0.0), NUMBER)
+        and isinstance(k.get("calls", 0), int)
+        for k in kernels
+    )
+
+
+def _values_ok(value: Any) -> bool:
+    if isinstance(value, dict):
+        return all(
+            isinstance(k, str) and _is_list_of(v, (int, float, bool)) for k, v in value.items()
+        )
+    return _is_list_of(value, (int, float, bool))
+
+
+CHECKS = {
+    "ok": lambda v: isinstance(v, bool),
+    "kind": lambda v: isinstance(v, str),
+    "detail": lambda v: isinstance(v, str),
+    "compile_error": lambda v: isinstance(v, bool),
+    "error": lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()),
+    "values": _values_ok,
+    "launches": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "launched": lambda v: _is_list_of(v, (str,)),
+    "torch_ops": lambda v: (
+        isinstance(v, dict)
+        and _is_list_of(v.get("compute", []), (str,))
+        and isinstance(v.get("calls", {}), dict)
+    ),
+    "findings": _findings_ok,
+    "profile": _profile_ok,
+    "weights_copied": lambda v: isinstance(v, bool),
+    "triton_functions": lambda v: _is_list_of(v, (str,)),
+}
+
+
+def problems(reply: dict[str, Any]) -> list[str]:
+    """The keys of ``reply`` that are unknown or of the wrong shape (empty: a valid reply)."""
+    if not isinstance(reply.get("ok"), bool):
+        return ["ok"]
+    return [key for key, value in reply.items() if key not in CHECKS or not CHECKS[key](value)]

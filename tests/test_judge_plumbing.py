@@ -1,0 +1,127 @@
+"""The judge's plumbing: what a runner may say (protocol, reply schema) and shared memory."""
+
+from __future__ import annotations
+
+import os
+import socket
+import struct
+
+import pytest
+import torch
+
+from kgym.harness import protocol, reply_schema
+from kgym.harness.arena import Arena, ArenaExport
+from kgym.harness.layout import SlotLayout, SlotViews
+
+
+def pair() -> tuple[socket.socket, socket.socket]:
+    return socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+
+
+def test_a_reply_round_trips_as_json() -> None:
+    judge, runner = pair()
+    protocol.send(runner, {"ok": True, "values": {"0": [1.5]}})
+    assert protocol.recv_untrusted(judge) == {"ok": True, "values": {"0": [1.5]}}
+
+
+def test_the_judge_sends_payloads_and_descriptors_to_a_runner() -> None:
+    judge, runner = pair()
+    r, w = os.pipe()
+    protocol.send(judge, {"op": "setup"}, payload={"init_inputs": [3, (4,)]}, fds=[r])
+    message, payload, fds = protocol.recv_trusted(runner)
+    assert message == {"op": "setup"} and payload == {"init_inputs": [3, (4,)]}
+    assert len(fds) == 1
+    for fd in (r, w, *fds):
+        os.close(fd)
+
+
+def test_a_runner_may_not_send_a_payload_or_descriptors() -> None:
+    judge, runner = pair()
+    protocol.send(runner, {"ok": True}, payload={"pickled": "objects"})
+    with pytest.raises(protocol.ProtocolError, match="payload"):
+        protocol.recv_untrusted(judge)
+    judge, runner = pair()
+    r, w = os.pipe()
+    protocol.send(runner, {"ok": True}, fds=[r])
+    with pytest.raises(protocol.ProtocolError):
+        protocol.recv_untrusted(judge)
+    os.close(r)
+    os.close(w)
+
+
+def test_oversized_and_non_json_replies_are_protocol_errors() -> None:
+    judge, runner = pair()
+    runner.sendall(protocol.HEADER.pack(protocol.MAX_REPLY_BYTES + 1, 0, 0))
+    with pytest.raises(protocol.ProtocolError, match="byte reply"):
+        protocol.recv_untrusted(judge)
+    judge, runner = pair()
+    runner.sendall(protocol.HEADER.pack(5, 0, 0) + b"\xff{x]!")
+    with pytest.raises(protocol.ProtocolError, match="not JSON"):
+        protocol.recv_untrusted(judge)
+    judge, runner = pair()
+    body = b"[1, 2]"
+    runner.sendall(struct.pack("<IIi", len(body), 0, 0) + body)
+    with pytest.raises(protocol.ProtocolError, match="object"):
+        protocol.recv_untrusted(judge)
+
+
+def test_a_closed_runner_is_told_apart_from_a_misbehaving_one() -> None:
+    judge, runner = pair()
+    runner.close()
+    with pytest.raises(protocol.PeerClosed):
+        protocol.recv_untrusted(judge)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        {"ok": "yes"},
+        {"ok": True, "launches": "3"},
+        {"ok": True, "values": [[1]]},
+        {"ok": True, "values": {"0": ["text"]}},
+        {"ok": True, "profile": {"kernels": [{"name": 3}]}},
+        {"ok": True, "torch_ops": {"compute": [1]}},
+        {"ok": True, "unknown": 1},
+        {"ok": False, "error": {"message": ["a list"]}},
+    ],
+)
+def test_malformed_replies_are_found(reply: dict) -> None:
+    assert reply_schema.problems(reply)
+
+
+def test_wellformed_replies_pass() -> None:
+    reply = {
+        "ok": True,
+        "values": {"0": [1, 2.5, True]},
+        "launches": 2,
+        "launched": ["relu_kernel"],
+        "torch_ops": {"calls": {"linear": 1}, "compute": ["linear"]},
+        "findings": [{"rule": "global-state", "severity": "reject", "line": None, "detail": "x"}],
+        "profile": {"available": True, "kernels": [{"name": "k", "total_ms": 0.1, "calls": 3}]},
+    }
+    assert reply_schema.problems(reply) == []
+
+
+def test_cpu_arena_is_shared_through_its_descriptor() -> None:
+    arena = Arena.create(1000, torch.device("cpu"))
+    assert arena.export is not None and arena.export.kind == "cpu"
+    mapped = Arena.attach(
+        ArenaExport("cpu", arena.export.nbytes, fd=os.dup(arena.export.fd)), torch.device("cpu")
+    )
+    layout = SlotLayout.build([torch.zeros(4, 3), 7], [torch.zeros(4, dtype=torch.float64)], 2)
+    again = SlotLayout.from_message(layout.to_message())
+    assert again.to_message() == layout.to_message()
+    big = Arena.create(layout.slot_bytes * 2, torch.device("cpu"))
+    assert big.export is not None
+    seen = Arena.attach(
+        ArenaExport("cpu", big.export.nbytes, fd=os.dup(big.export.fd)), torch.device("cpu")
+    )
+    judge_views, runner_views = SlotViews(big, layout), SlotViews(seen, again)
+    judge_views.inputs[1][0].copy_(torch.arange(12.0).view(4, 3))
+    assert torch.equal(runner_views.inputs[1][0], torch.arange(12.0).view(4, 3))
+    assert runner_views.inputs[1][1] == 7
+    runner_views.outputs[1][0].fill_(2.0)
+    assert torch.equal(judge_views.outputs[1][0], torch.full((4,), 2.0, dtype=torch.float64))
+    del judge_views, runner_views
+    for a in (seen, big, mapped, arena):
+        a.close()
