@@ -175,22 +175,6 @@ def live_in_directory(directory: Path) -> list[int]:
     return live
 
 
-def live_in_group(pgid: int) -> list[int]:
-    """Processes of the group still alive (zombies of a non-reaping init do not count)."""
-    live = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            live.append(int(entry.name))
-    return live
-
-
 def test_hung_candidate_is_killed_at_the_deadline(tmp_path: Path, server: Any) -> None:
     job, spec = make_job(tmp_path, "import time\ntime.sleep(60)\n", timeout_s=3.0)
     pid = server.server_pid

@@ -95,8 +95,10 @@ def main() -> int:
         f"- host: {platform.node()} {platform.machine()}, {platform.platform()}",
         f"- total wall time: {time.time() - started:.0f} s for {len(tasks)} evaluations",
         "",
-        "Times are medians of CUDA-event samples (L2 flushed before each call, device-wide sync "
-        "before the end event, reference and solution interleaved on rotating input sets); the "
+        "Times are medians of per-call samples taken by the judge's clock around batches of "
+        "calls in the reference's and the candidate's runner processes (fresh inputs for every "
+        "call, L2 flushed by the judge before each batch, every timed output checked, the two "
+        "runners alternating; each call includes copying its output into shared memory); the "
         "speedup CI is a 95% bootstrap interval computed by the C++ supervisor. PR is the Triton "
         "share of profiled CUDA kernel time. Phases are wall seconds measured by the supervisor: "
         + " / ".join(PHASES)

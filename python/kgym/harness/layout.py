@@ -7,7 +7,7 @@ every input set agrees on them); non-tensor outputs travel in the runner's reply
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -48,36 +48,24 @@ class SlotLayout:
     outputs: list[TensorSpec | None]  # None: a non-tensor output
     slot_bytes: int
     slots: int = 1
-    output_values: int = field(default=0)
 
     @classmethod
     def build(cls, sample_inputs: list[Any], sample_outputs: list[Any], slots: int) -> SlotLayout:
         offset = 0
-        inputs: list[Any] = []
-        for value in sample_inputs:
-            if isinstance(value, torch.Tensor):
-                spec = TensorSpec(tuple(value.shape), dtype_name(value.dtype), offset)
-                offset += aligned(max(spec.nbytes, 1))
-                inputs.append(spec)
-            else:
-                inputs.append(("value", value))
-        outputs: list[TensorSpec | None] = []
-        for value in sample_outputs:
-            if isinstance(value, torch.Tensor):
-                spec = TensorSpec(tuple(value.shape), dtype_name(value.dtype), offset)
-                offset += aligned(max(spec.nbytes, 1))
-                outputs.append(spec)
-            else:
-                outputs.append(None)
+
+        def place(value: torch.Tensor) -> TensorSpec:
+            nonlocal offset
+            spec = TensorSpec(tuple(value.shape), dtype_name(value.dtype), offset)
+            offset += aligned(max(spec.nbytes, 1))
+            return spec
+
+        inputs: list[Any] = [
+            place(v) if isinstance(v, torch.Tensor) else ("value", v) for v in sample_inputs
+        ]
+        outputs: list[TensorSpec | None] = [
+            place(v) if isinstance(v, torch.Tensor) else None for v in sample_outputs
+        ]
         return cls(inputs, outputs, aligned(max(offset, 1)), slots)
-
-    @property
-    def input_bytes(self) -> int:
-        return sum(s.nbytes for s in self.inputs if isinstance(s, TensorSpec))
-
-    @property
-    def output_bytes(self) -> int:
-        return sum(s.nbytes for s in self.outputs if s is not None)
 
     def to_message(self) -> dict[str, Any]:
         return {

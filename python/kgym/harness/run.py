@@ -23,7 +23,8 @@ import torch
 from kgym import _core
 from kgym.harness import compare, loader, reply_schema
 from kgym.harness import device as dev
-from kgym.harness.arena import Arena
+from kgym.harness.arena import Arena, aligned
+from kgym.harness.audit import AUDIT_EXIT_CODE
 from kgym.harness.channel import ReportChannel
 from kgym.harness.errors import EvaluationFailure
 from kgym.harness.layout import SlotLayout, SlotViews
@@ -41,10 +42,6 @@ def to_device(values: list[Any], device: torch.device) -> list[Any]:
 
 def clone_all(values: list[Any]) -> list[Any]:
     return [v.clone() if isinstance(v, torch.Tensor) else v for v in values]
-
-
-def output_bytes(output: Any) -> int:
-    return sum(t.numel() * t.element_size() for t in compare.tensors_of(compare.flatten(output)))
 
 
 def declared_functions(source: str) -> set[str]:
@@ -163,7 +160,7 @@ class Evaluation:
         if gone.protocol_error:
             self._finding("runner-protocol", f"the candidate's process {gone.how}")
             return EvaluationFailure("rejected", phase, message="an integrity check failed")
-        if runner.exit_code() == 86:  # kgym.harness.audit.AUDIT_EXIT_CODE
+        if runner.exit_code() == AUDIT_EXIT_CODE:
             detail = gone.audit or "an audited operation"
             self._finding("audit-hook", f"the candidate's process attempted {detail}")
             return EvaluationFailure("rejected", phase, message="an integrity check failed")
@@ -237,8 +234,9 @@ class Evaluation:
         self.sizes = ("gpu" if use_cuda else "cpu") if sizes == "auto" else sizes
         self.runners["reference"] = spawn("reference", self.workdir, new_pid_namespace=False)
         self.runners["candidate"] = spawn("candidate", self.workdir, new_pid_namespace=True)
-        # The judge's own write fence, now that the runners exist (each stacks its own).
-        applied, note = _core.confine_writes([str(self.workdir)], ["/dev", "/proc"])
+        # The judge's own write fence, now that the runners exist (each stacks its own); its own
+        # /proc/<pid> stays writable (the fence adds it: the CUDA driver writes there).
+        applied, note = _core.confine_writes([str(self.workdir)], ["/dev"])
         self.judge["writes_confined"] = applied
         if note:
             self.judge["writes_note"] = note
@@ -269,7 +267,7 @@ class Evaluation:
         offset = 0
         for name, t in tensors.items():
             offsets[name] = (offset, list(t.shape), str(t.dtype).removeprefix("torch."))
-            offset += (t.numel() * t.element_size() + 511) // 512 * 512
+            offset += aligned(t.numel() * t.element_size())
         arena = Arena.create(offset, self.device)
         for name, t in tensors.items():
             start, shape, _ = offsets[name]
