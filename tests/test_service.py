@@ -69,6 +69,21 @@ def test_verdicts_through_the_service(gym: Gym) -> None:
     assert out["jobs"][2]["result"]["hacked"] is True
 
 
+def test_torch_compute_policy_through_the_service(gym: Gym) -> None:
+    hybrid_dir = ROOT / "tests" / "hybrid"
+    task = {"id": "gemm_add_relu", "source": (hybrid_dir / "76_gemm_add_relu_task.py").read_text()}
+    source = (hybrid_dir / "hybrid_gemm_then_triton_epilogue.py").read_text()
+    bodies = [
+        {"task": task, "candidate": {"source": source}, "options": {"trials": 2, **policy}}
+        for policy in ({"torch_compute": "hybrid"}, {"torch_compute": "strict"}, {})
+    ]
+    status, out, _ = call(gym.url + "/v1/evaluate:batch?wait=120", "POST", {"requests": bodies})
+    assert status == 200, out
+    # strict is the service's default
+    assert [j["result"]["status"] for j in out["jobs"]] == ["ok", "rejected", "rejected"]
+    assert out["jobs"][0]["result"]["judge"]["torch_compute"] == "hybrid"
+
+
 def test_batch_is_all_or_none(gym: Gym) -> None:
     status, err, _ = call(
         gym.url + "/v1/evaluate:batch",
@@ -86,6 +101,7 @@ def test_batch_is_all_or_none(gym: Gym) -> None:
         ("POST", "/v1/evaluate", {"task": {"id": "01_relu"}}, "bad_request", 400),
         ("POST", "/v1/evaluate", dict(request(RELU), extra=1), "bad_request", 400),
         ("POST", "/v1/evaluate", request(RELU, trials=0), "bad_request", 400),
+        ("POST", "/v1/evaluate", request(RELU, torch_compute="lenient"), "bad_request", 400),
         ("POST", "/v1/evaluate", request(RELU, task="no_such_task"), "unknown_task", 404),
         ("POST", "/v1/evaluate", b"{not json", "bad_request", 400),
         ("GET", "/v1/jobs/j-missing", None, "not_found", 404),

@@ -131,7 +131,7 @@ print(json.dumps({
     "env": dict(os.environ),
     "fds": sorted(os.listdir("/proc/self/fd")),
     "cwd": os.getcwd(),
-    "own_group": os.getpgid(0) == os.getpid(),
+    "pid": os.getpid(),
     "argv": sys.argv,
     "path": sys.path,
     "flags": list(sys.flags),
@@ -272,15 +272,16 @@ TEST_F(ForkServerHarness, ProcessLooksLikeAnExecdChild) {
   const json na = normalise(ea, a->dir.path);
   const json nb = normalise(eb, b->dir.path);
   for (const char* key :
-       {"env", "fds", "cwd", "own_group", "argv", "path", "flags", "tempdir", "expanduser"}) {
+       {"env", "fds", "cwd", "pid", "argv", "path", "flags", "tempdir", "expanduser"}) {
     EXPECT_EQ(nb[key], na[key]) << key;
   }
-  EXPECT_EQ(nb["env"]["HOME"], "<job>");
-  EXPECT_EQ(nb["env"]["TMPDIR"], "<job>");
-  EXPECT_EQ(nb["own_group"], true);
-  // 0-4 are the job's (stdin, stdout, stderr, report, token); the token was read and closed by
-  // the harness before the candidate was imported, and the report channel moved; one more is
-  // listdir's own.
+  // The candidate runs in its runner's private directory, as PID 2 of a PID namespace of its
+  // own (its init is PID 1), away from the judge that is the job's process.
+  EXPECT_EQ(nb["env"]["HOME"], "<job>/runner-candidate");
+  EXPECT_EQ(nb["env"]["TMPDIR"], "<job>/runner-candidate");
+  EXPECT_EQ(nb["pid"], 2);
+  // The runner keeps stdin, stdout, stderr, its socket to the judge and its audit descriptor;
+  // one more is listdir's own.
   EXPECT_EQ(nb["fds"].size(), na["fds"].size());
 }
 
@@ -302,9 +303,9 @@ TEST_F(ForkServerHarness, HangIsKilledAtTheDeadline) {
 }
 
 TEST_F(ForkServerHarness, KilledServerFailsTheJobAndIsRestarted) {
-  // The candidate and a child of its own both sleep: neither may outlive the server.
-  const auto j = make_job(
-      "import os, subprocess, time\nsubprocess.Popen(['sleep', '60'])\ntime.sleep(60)\n", 60.0);
+  // The candidate sleeps in its runner: nothing of the job (judge, runners) may outlive the
+  // server. (It cannot start a child of its own: its audit hook stops that.)
+  const auto j = make_job("import time\ntime.sleep(60)\n", 60.0);
   pid_t group = -1;
   std::atomic<pid_t> victim{-1};
   j->spec.on_started = [&](pid_t pgid) { group = pgid; };

@@ -47,7 +47,7 @@ a task file is sent as its source, anything else as a task id the service knows;
 is sent as source, anything else as a raw completion the service extracts with the auto rule
 (--extract must then be auto or whole). The options map to the service's: --device, --sizes,
 --trials, --seed; --timeout -> timeout_s; --baseline -> baseline (--no-timing -> "none");
---no-profile -> profile false. The output is the same Result, table and feedback.
+--torch-compute -> torch_compute; --no-profile -> profile false. The output is the same Result, table and feedback.
 --server "" forces the local check when KGYM_SERVER is set."""
 
 
@@ -81,6 +81,7 @@ def _service_options(args: argparse.Namespace) -> dict[str, Any]:
         "seed": args.seed,
         "timeout_s": int(timeout) if float(timeout).is_integer() else timeout,
         "baseline": "none" if args.no_timing else args.baseline,
+        "torch_compute": args.torch_compute,
         "profile": not args.no_profile,
     }
 

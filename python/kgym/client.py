@@ -47,6 +47,7 @@ OPTION_KEYS = frozenset(
         "timeout_s",
         "priority",
         "screen",
+        "torch_compute",
     }
 )
 

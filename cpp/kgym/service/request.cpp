@@ -120,7 +120,7 @@ EvalRequest parse_eval_request(const json& body, const TaskSuite& suite,
   const json& options = options_ptr != nullptr ? *options_ptr : empty;
   only_keys(options,
             {"trials", "device", "sizes", "seed", "timing_budget_ms", "baseline", "profile",
-             "timeout_s", "priority", "screen"},
+             "timeout_s", "priority", "screen", "torch_compute"},
             "options");
   job.trials = int_field(options, "trials", "options", 5, 1, limits.max_trials);
   job.device = string_field(options, "device", "options");
@@ -146,6 +146,11 @@ EvalRequest parse_eval_request(const json& body, const TaskSuite& suite,
   }
   job.profile = bool_field(options, "profile", "options", true);
   job.screen = bool_field(options, "screen", "options", true);
+  job.torch_compute = string_field(options, "torch_compute", "options");
+  if (job.torch_compute.empty()) job.torch_compute = "strict";
+  if (job.torch_compute != "strict" && job.torch_compute != "hybrid") {
+    bad("options.torch_compute", "must be strict or hybrid");
+  }
   job.timeout_seconds =
       number_field(options, "timeout_s", "options", defaults.timeout_s, 1, limits.max_timeout_s);
   r.priority = int_field(options, "priority", "options", 0, -1000, 1000);
@@ -176,7 +181,8 @@ EvalRequest parse_eval_request(const json& body, const TaskSuite& suite,
                     {"profile", job.profile},
                     {"timeout_s", job.timeout_seconds},
                     {"priority", r.priority},
-                    {"screen", job.screen}}},
+                    {"screen", job.screen},
+                    {"torch_compute", job.torch_compute}}},
                   {"reward", r.reward_spec}};
   return r;
 }
