@@ -457,6 +457,7 @@ def test_check_on_server_prints_the_result(
             "seed": 0,
             "timeout_s": 60,
             "baseline": "none",
+            "torch_compute": "strict",
             "profile": True,
         },
     }
