@@ -16,7 +16,8 @@ DEVICE = os.environ.get("KGYM_TEST_DEVICE", "cpu")
 
 def run(task_id: str, candidate: str, **options: Any) -> dict[str, Any]:
     options.setdefault("device", DEVICE)
-    options.setdefault("timing", {"enabled": False} if DEVICE == "cuda" else {})
+    if DEVICE == "cuda":
+        options.setdefault("baseline", "none")
     opts = CheckOptions(trials=options.pop("trials", 3), **options)
     return check(find_task(task_id), candidate, opts)
 

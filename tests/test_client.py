@@ -450,18 +450,19 @@ def test_check_on_server_prints_the_result(
     assert post["body"] == {
         "task": {"id": "01_relu"},
         "candidate": {"source": "class ModelNew: ...\n"},
-        "options": {
-            "device": "cpu",
-            "sizes": "auto",
-            "trials": 2,
-            "seed": 0,
-            "timeout_s": 60,
-            "baseline": "none",
-            "torch_compute": "strict",
-            "profile": True,
-        },
+        # Only what was given: the service applies the options table's defaults.
+        "options": {"device": "cpu", "trials": 2, "timeout_s": 60.0, "baseline": "none"},
     }
     assert [r["path"] for r in fake.requests[1:]] == ["/v1/jobs/j-1"] * 2
+
+
+def test_check_on_server_refuses_local_only_options(fake: Fake, tmp_path: Path) -> None:
+    cand = tmp_path / "cand.py"
+    cand.write_text("class ModelNew: ...\n")
+    argv = ["check", "01_relu", str(cand), "--server", url(fake), "--atol", "0.1"]
+    with pytest.raises(SystemExit, match="--atol cannot be sent to a service"):
+        cli.main(argv)
+    assert fake.requests == []
 
 
 def test_check_on_server_with_task_file_completion_and_table(

@@ -24,7 +24,7 @@ def evaluate(candidate: str, policy: str) -> dict[str, Any]:
         device=DEVICE,
         trials=2,
         torch_compute=policy,
-        timing={"enabled": False} if DEVICE == "cuda" else {},
+        baseline="none" if DEVICE == "cuda" else None,
     )
     return check(TASK, (HERE / candidate).read_text(), options)
 
@@ -42,6 +42,17 @@ def test_gemm_with_triton_epilogue_is_hybrid_only() -> None:
     strict = evaluate("hybrid_gemm_then_triton_epilogue.py", "strict")
     assert strict["status"] == "rejected"
     assert "torch-compute" in reject_rules(strict)
+    # One hybrid run also tells the strict verdict; the strict run stopped early, so it cannot
+    # tell the hybrid one.
+    assert hybrid["policies"]["hybrid"]["status"] == "ok"
+    assert hybrid["policies"]["strict"] == {
+        "status": "rejected",
+        "correct": False,
+        "hacked": True,
+        "reasons": ["torch-compute"],
+    }
+    assert strict["policies"]["strict"]["status"] == "rejected"
+    assert strict["policies"]["hybrid"] is None
 
 
 @pytest.mark.parametrize("policy", ["strict", "hybrid"])
@@ -59,5 +70,16 @@ def test_decoys_are_rejected(candidate: str, policy: str) -> None:
     rules = reject_rules(result)
     if policy == "hybrid":
         assert "decoy-kernel" in rules
+        assert result["policies"]["strict"]["status"] == "rejected"
     else:
         assert rules & {"decoy-kernel", "torch-compute"}
+
+
+@pytest.mark.parametrize("policy", ["strict", "hybrid"])
+def test_an_all_triton_solution_is_ok_under_both_from_one_run(policy: str) -> None:
+    from conftest import run, solution_source
+
+    result = run("01_relu", solution_source("01_relu"), trials=2, torch_compute=policy)
+    assert result["status"] == "ok", (result["findings"], result.get("error"))
+    assert result["policies"]["strict"]["status"] == "ok"
+    assert result["policies"]["hybrid"]["status"] == "ok"

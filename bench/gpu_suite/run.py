@@ -63,7 +63,7 @@ def main() -> int:
 
     only = set(args.tasks.split(",")) if args.tasks else None
     tasks = [t for t in list_tasks() if not only or t.id in only]
-    options = CheckOptions(device="cuda", trials=5, timing={"baseline": args.baseline})
+    options = CheckOptions(device="cuda", trials=5, baseline=args.baseline)
     results: dict[str, Any] = {}
     started = time.time()
     for i, task in enumerate(tasks, 1):

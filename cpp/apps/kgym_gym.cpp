@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -16,6 +17,7 @@
 #include "kgym_gym_serve.hpp"
 
 #include "kgym/check/evaluate.hpp"
+#include "kgym/check/options.hpp"
 #include "kgym/result/feedback.hpp"
 #include "kgym/screen/screen.hpp"
 #include "kgym/text/extract.hpp"
@@ -45,6 +47,62 @@ std::string read_text(const std::string& path) {
   return ss.str();
 }
 
+// The check command's option flags, one per option of the table (kgym/check/options.hpp) that
+// has one. Values are kept as given and validated by the table after parsing.
+struct GivenOptions {
+  std::map<std::string, std::string> values;  // option name -> text given
+  std::map<std::string, bool> switched_off;   // booleans turned off by --no-<flag>
+};
+
+void add_option_flags(CLI::App* cmd, GivenOptions& given) {
+  for (const auto& spec : kgym::check::option_table()) {
+    if (!spec.job || spec.cli.empty()) continue;
+    const std::string shown = spec.fallback.is_null()     ? "the task's"
+                              : spec.fallback.is_string() ? spec.fallback.get<std::string>()
+                                                          : spec.fallback.dump();
+    if (spec.kind == kgym::check::OptionKind::kBoolean) {
+      given.switched_off[spec.name] = false;
+      cmd->add_flag("--no-" + spec.cli, given.switched_off[spec.name],
+                    fmt::format("turns off: {} (on by default)", spec.help));
+      continue;
+    }
+    auto* option = cmd->add_option("--" + spec.cli, given.values[spec.name],
+                                   fmt::format("{} (default {})", spec.help, shown));
+    if (spec.kind == kgym::check::OptionKind::kChoice) option->check(CLI::IsMember(spec.choices));
+  }
+}
+
+// The given flags as the job's option fields, validated by the table.
+json given_options_json(const GivenOptions& given) {
+  json out = json::object();
+  for (const auto& spec : kgym::check::option_table()) {
+    if (const auto it = given.switched_off.find(spec.name);
+        it != given.switched_off.end() && it->second) {
+      out[spec.name] = false;
+    }
+    const auto it = given.values.find(spec.name);
+    if (it == given.values.end() || it->second.empty()) continue;
+    const std::string& text = it->second;
+    try {
+      std::size_t used = 0;
+      if (spec.kind == kgym::check::OptionKind::kInteger) {
+        out[spec.name] = std::stoll(text, &used);
+      } else if (spec.kind == kgym::check::OptionKind::kNumber) {
+        out[spec.name] = std::stod(text, &used);
+      } else {
+        out[spec.name] = text;
+        used = text.size();
+      }
+      if (used != text.size()) throw std::invalid_argument(text);
+    } catch (const std::logic_error&) {
+      throw std::invalid_argument(
+          fmt::format("--{}: '{}' is not a valid {}", spec.cli, text,
+                      spec.kind == kgym::check::OptionKind::kInteger ? "integer" : "number"));
+    }
+  }
+  return out;
+}
+
 std::string summary_line(const json& r) {
   std::string line = fmt::format("{}: {}", r.value("task_id", "?"), r.value("status", "?"));
   const auto& c = r["correctness"];
@@ -66,32 +124,16 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   auto* check_cmd = app.add_subcommand("check", "Evaluate one candidate against one task");
-  std::string task_path, candidate_path, device = "auto", extract_rule = "auto", python,
-                                         sizes = "auto", baseline = "eager";
-  int trials = 5;
-  double timeout = 300.0;
-  bool as_json = false, no_timing = false, no_profile = false;
-  std::uint64_t seed = 0;
+  std::string task_path, candidate_path, extract_rule = "auto", python;
+  bool as_json = false, no_timing = false;
+  GivenOptions given;
   check_cmd->add_option("task", task_path, "KernelBench-format task file")->required();
   check_cmd
       ->add_option("candidate", candidate_path, "candidate .py or raw completion ('-' = stdin)")
       ->required();
-  check_cmd->add_option("--device", device, "auto, cpu or cuda")
-      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  check_cmd->add_option("--sizes", sizes, "task sizes: auto (by device), cpu or gpu")
-      ->check(CLI::IsMember({"auto", "cpu", "gpu"}));
-  check_cmd->add_option("--trials", trials, "correctness trials (fresh seeds)")
-      ->check(CLI::Range(1, 1000));
-  check_cmd->add_option("--seed", seed, "base seed");
-  check_cmd->add_option("--extract", extract_rule,
-                        "auto, last_python_block, answer_tag or whole (default: whole for .py)");
-  check_cmd->add_option("--timeout", timeout, "wall-time limit of the evaluation, seconds")
-      ->check(CLI::PositiveNumber);
-  check_cmd->add_option("--baseline", baseline, "timing baseline: eager, compile or both")
-      ->check(CLI::IsMember({"eager", "compile", "both"}));
+  add_option_flags(check_cmd, given);
   check_cmd->add_option("--python", python, "python interpreter with kgym, torch and triton");
-  check_cmd->add_flag("--no-timing", no_timing, "skip timing");
-  check_cmd->add_flag("--no-profile", no_profile, "skip profiling");
+  check_cmd->add_flag("--no-timing", no_timing, "skip timing (= --baseline none)");
   check_cmd->add_flag("--json", as_json, "print the Result JSON");
 
   auto* extract_cmd = app.add_subcommand("extract", "Print the candidate code of a completion");
@@ -165,19 +207,12 @@ int main(int argc, char** argv) {
       job.task_id = fs::path(task_path).stem().string();
       job.task_source = read_text(task_path);
       job.candidate_text = read_text(candidate_path);
-      std::string rule = extract_rule;
-      if (rule == "auto" && candidate_path.ends_with(".py")) rule = "whole";
-      const auto parsed = kgym::text::parse_extract_rule(rule);
-      if (!parsed) throw std::runtime_error("--extract: unknown rule " + rule);
-      job.extract_rule = *parsed;
-      job.device = device;
-      job.sizes = sizes;
-      job.trials = trials;
-      job.seed = seed;
-      job.timeout_seconds = timeout;
-      job.timing.enabled = !no_timing;
-      job.timing.baseline = baseline;
-      job.profile = !no_profile;
+      json options = given_options_json(given);
+      if (!options.contains("extract") && candidate_path.ends_with(".py")) {
+        options["extract"] = "whole";
+      }
+      if (no_timing) options["baseline"] = "none";
+      kgym::check::apply_options(job, options, "--", false);
       job.python = python;
       const bool progress = !as_json && ::isatty(STDERR_FILENO);
       const auto result = kgym::check::evaluate(job, [&](const std::string& phase) {

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "kgym/check/evaluate.hpp"
+#include "kgym/check/options.hpp"
 #include "kgym/result/feedback.hpp"
 #include "kgym/result/status.hpp"
 #include "kgym/text/extract.hpp"
@@ -74,6 +75,17 @@ void bind_check(nb::module_& m) {
         "Evaluate a candidate in a sandboxed harness child; returns the Result as JSON text.");
   m.def("render_feedback", &feedback, nb::arg("result_json"),
         "The compact feedback text a model sees for a Result (JSON text).");
+  m.def(
+      "option_table", [] { return check::option_table_json().dump(); },
+      "The evaluation options (name, kind, default, bounds, choices, help, service, cli) as "
+      "JSON text: the one table every front end derives from.");
+  m.def(
+      "normalize_job",
+      [](const std::string& job_json) {
+        return check::job_to_json(check::job_from_json(parse_or_throw(job_json, "the job"))).dump();
+      },
+      nb::arg("job_json"),
+      "The job with every option filled in and validated (raises ValueError naming the field).");
   m.def("default_python", &check::default_python,
         "The interpreter kgym-gym uses for harness children when none is given.");
   m.attr("RESULT_SCHEMA") = std::string(result::kSchemaVersion);

@@ -68,16 +68,9 @@ std::unique_ptr<Job> make_job(const std::string& candidate, double seconds = 120
                                   {"candidate", candidate},
                                   {"device", "cpu"},
                                   {"trials", 2},
-                                  {"timing", {{"enabled", false}}},
+                                  {"baseline", "none"},
                                   {"profile", false}});
-  json harness = kgym::check::job_to_json(j->job);
-  for (const char* key : {"task_source", "candidate", "extract", "python", "scratch_dir",
-                          "triton_cache_dir", "timeout_s", "screen", "visible_devices"}) {
-    harness.erase(key);
-  }
-  harness["task_file"] = "task.py";
-  harness["candidate_file"] = "candidate.py";
-  harness["report_fd"] = kgym::sandbox::kReportFd;
+  const json harness = kgym::check::harness_job(j->job);
   const auto& d = j->dir.path;
   std::ofstream(d / "task.py") << j->job.task_source;
   std::ofstream(d / "candidate.py") << candidate;

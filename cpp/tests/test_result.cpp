@@ -174,10 +174,8 @@ TEST(Assemble, InvalidSamplesMeanNoTiming) {
 }
 
 TEST(Job, ParsesAndValidates) {
-  const auto job = kgym::check::job_from_json({{"task_source", "x"},
-                                               {"candidate", "y"},
-                                               {"trials", 3},
-                                               {"timing", {{"baseline", "both"}}}});
+  const auto job = kgym::check::job_from_json(
+      {{"task_source", "x"}, {"candidate", "y"}, {"trials", 3}, {"baseline", "both"}});
   EXPECT_EQ(job.trials, 3);
   EXPECT_EQ(job.timing.baseline, "both");
   EXPECT_THROW(kgym::check::job_from_json({{"candidate", "y"}}), std::invalid_argument);
@@ -189,6 +187,15 @@ TEST(Job, ParsesAndValidates) {
                std::invalid_argument);
   EXPECT_THROW(kgym::check::job_from_json({{"task_source", "x"}, {"trials", "five"}}),
                std::invalid_argument);
+  // One bound for every edge: the table's (the service used to allow 100, the job 1000).
+  EXPECT_THROW(kgym::check::job_from_json({{"task_source", "x"}, {"trials", 101}}),
+               std::invalid_argument);
+  EXPECT_THROW(kgym::check::job_from_json(
+                   {{"task_source", "x"}, {"timing_min_samples", 50}, {"timing_max_samples", 40}}),
+               std::invalid_argument);
+  const auto none = kgym::check::job_from_json({{"task_source", "x"}, {"baseline", "none"}});
+  EXPECT_FALSE(none.timing.enabled);
+  EXPECT_EQ(kgym::check::job_to_json(none)["baseline"], "none");
   const auto round = kgym::check::job_from_json(kgym::check::job_to_json(job));
   EXPECT_EQ(round.timing.baseline, "both");
 }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -17,38 +17,47 @@ MAX_SOURCE_BYTES = 4 << 20
 
 @dataclass
 class CheckOptions:
-    device: str = "auto"  # auto | cpu | cuda
-    sizes: str = "auto"  # auto | cpu | gpu
-    trials: int = 5
-    seed: int = 0
-    extract: str = "auto"
-    atol: float | None = None
+    """The options of a local check. Every field is an option of the core's table
+    (kgym.options, cpp/kgym/check/options.cpp); None leaves it at the core's default, so
+    defaults and bounds live in one place and bad values are refused by the core with the
+    field's name."""
+
+    device: str | None = None  # auto | cpu | cuda
+    sizes: str | None = None  # auto | cpu | gpu
+    trials: int | None = None
+    seed: int | None = None
+    extract: str | None = None  # auto | last_python_block | answer_tag | whole
+    atol: float | None = None  # None: the task's tolerance
     rtol: float | None = None
-    timeout_s: float = 300.0
-    profile: bool = True
-    screen: bool = True  # the static screen; turn off only to study the runtime guards
-    torch_compute: str = "strict"  # strict | hybrid (docs/integrity-rules.md)
-    timing: dict[str, Any] = field(default_factory=dict)
+    baseline: str | None = None  # eager | compile | both | none (no timing)
+    timing_budget_ms: float | None = None
+    timing_warmup_ms: float | None = None
+    timing_min_samples: int | None = None
+    timing_max_samples: int | None = None
+    timing_target_rel_ci: float | None = None
+    timing_batch_ms: float | None = None
+    timing_verify_fraction: float | None = None
+    profile: bool | None = None
+    screen: bool | None = None  # the static screen; turn off only to study the runtime guards
+    torch_compute: str | None = None  # strict | hybrid (docs/integrity-rules.md)
+    timeout_s: float | None = None
     python: str = ""  # the interpreter for harness children; default: this one
+
+    def options(self) -> dict[str, Any]:
+        """The options that were set, by name."""
+        return {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if f.name != "python" and getattr(self, f.name) is not None
+        }
 
     def job(self, task: Task, candidate: str) -> dict[str, Any]:
         return {
             "task_id": task.id,
             "task_source": task.source,
             "candidate": candidate,
-            "extract": self.extract,
-            "device": self.device,
-            "sizes": self.sizes,
-            "trials": self.trials,
-            "seed": self.seed,
-            "atol": self.atol,
-            "rtol": self.rtol,
-            "timeout_s": self.timeout_s,
-            "profile": self.profile,
-            "screen": self.screen,
-            "torch_compute": self.torch_compute,
-            "timing": self.timing or None,
             "python": self.python or sys.executable,
+            **self.options(),
         }
 
 

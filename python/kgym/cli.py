@@ -12,32 +12,12 @@ from typing import Any
 from kgym import __version__
 
 
-def _add_check_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
-    p.add_argument(
-        "--sizes",
-        choices=["auto", "cpu", "gpu"],
-        default="auto",
-        help="task sizes: auto picks CPU sizes on a CPU and GPU sizes on a GPU",
-    )
-    p.add_argument("--trials", type=int, default=5, help="correctness trials (default 5)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--timeout", type=float, default=300.0, help="seconds per evaluation")
-    p.add_argument(
-        "--baseline",
-        choices=["eager", "compile", "both"],
-        default="eager",
-        help="timing baseline: PyTorch eager, torch.compile, or both",
-    )
-    p.add_argument(
-        "--torch-compute",
-        choices=["strict", "hybrid"],
-        default="strict",
-        help="strict: the work is done by Triton kernels; hybrid: torch compute is allowed "
-        "beside Triton kernels that matter (default strict)",
-    )
-    p.add_argument("--no-profile", action="store_true", help="skip the profiler")
-    p.add_argument("--no-timing", action="store_true", help="skip timing")
+def _add_check_options(p: argparse.ArgumentParser, extract: bool = True) -> None:
+    from kgym.options import add_cli_arguments, option_table
+
+    names = {o.name for o in option_table() if o.job and (extract or o.name != "extract")}
+    add_cli_arguments(p, names)
+    p.add_argument("--no-timing", action="store_true", help="skip timing (= --baseline none)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
@@ -45,45 +25,43 @@ SERVER_HELP = """\
 with --server (or KGYM_SERVER) the check runs on a gym service (kgym-gym serve) instead of here:
 a task file is sent as its source, anything else as a task id the service knows; a .py candidate
 is sent as source, anything else as a raw completion the service extracts with the auto rule
-(--extract must then be auto or whole). The options map to the service's: --device, --sizes,
---trials, --seed; --timeout -> timeout_s; --baseline -> baseline (--no-timing -> "none");
---torch-compute -> torch_compute; --no-profile -> profile false. The output is the same Result, table and feedback.
+(--extract must then be auto or whole). Each flag is the service option of the same name
+(--timeout -> timeout_s, --no-timing -> baseline "none"); --atol and --rtol are local only.
+The output is the same Result, table and feedback.
 --server "" forces the local check when KGYM_SERVER is set."""
 
 
-def _options(args: argparse.Namespace, extract: str = "auto") -> Any:
+def _given_options(args: argparse.Namespace, service_only: bool = False) -> dict[str, Any]:
+    from kgym.options import options_from_args
+
+    given = options_from_args(args, service_only)
+    if args.no_timing:
+        given["baseline"] = "none"
+    return given
+
+
+def _options(args: argparse.Namespace, extract: str | None = None) -> Any:
     from kgym.check import CheckOptions
 
-    if args.trials < 1:
-        raise SystemExit("kgym: --trials must be at least 1")
-    return CheckOptions(
-        device=args.device,
-        sizes=args.sizes,
-        trials=args.trials,
-        seed=args.seed,
-        extract=extract,
-        timeout_s=args.timeout,
-        profile=not args.no_profile,
-        torch_compute=args.torch_compute,
-        timing={"enabled": not args.no_timing, "baseline": args.baseline},
-    )
+    given = _given_options(args)
+    if extract is not None:
+        given["extract"] = extract
+    return CheckOptions(**given)
 
 
 def _service_options(args: argparse.Namespace) -> dict[str, Any]:
     """The check options as the service's "options" object (docs/service-api.md)."""
-    if args.trials < 1:
-        raise SystemExit("kgym: --trials must be at least 1")
-    timeout: float = args.timeout
-    return {
-        "device": args.device,
-        "sizes": args.sizes,
-        "trials": args.trials,
-        "seed": args.seed,
-        "timeout_s": int(timeout) if float(timeout).is_integer() else timeout,
-        "baseline": "none" if args.no_timing else args.baseline,
-        "torch_compute": args.torch_compute,
-        "profile": not args.no_profile,
-    }
+    from kgym.options import job_option_names, service_option_names
+
+    local_only = sorted(
+        name
+        for name in _given_options(args).keys() - service_option_names()
+        if name in job_option_names() and name != "extract"
+    )
+    if local_only:
+        flags = ", ".join("--" + n.replace("_", "-") for n in local_only)
+        raise SystemExit(f"kgym: {flags} cannot be sent to a service (a local check only)")
+    return _given_options(args, service_only=True)
 
 
 def _check_on_server(args: argparse.Namespace) -> int:
@@ -232,7 +210,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from kgym.demo import default_jobs, run_demo, table
 
     only = set(args.tasks.split(",")) if args.tasks else None
-    jobs = args.jobs or default_jobs(args.device)
+    jobs = args.jobs or default_jobs(args.device or "auto")
     records, all_as_expected = run_demo(_options(args), jobs, only)
     if args.json:
         print(json.dumps({"all_as_expected": all_as_expected, "records": records}, indent=2))
@@ -273,11 +251,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("task", help="a KernelBench-format task file, or a built-in task id")
     p.add_argument("candidate", help="a .py file defining ModelNew, a raw completion, or '-'")
-    p.add_argument(
-        "--extract",
-        choices=["auto", "last_python_block", "answer_tag", "whole"],
-        help="how to find the code in a completion (default: whole for .py files)",
-    )
     _add_check_options(p)
     p.add_argument(
         "--server",
@@ -318,7 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--jobs", type=int, default=0, help="evaluations at a time (default: by device)")
     p.add_argument("--tasks", help="comma-separated task ids (default: all)")
-    _add_check_options(p)
+    _add_check_options(p, extract=False)
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("extract", help="print the candidate code found in a completion")

@@ -34,23 +34,6 @@ _SLACK_S = 30.0  # read timeout beyond a long poll's wait
 _MAX_RETRY_AFTER_S = 600.0
 _DEFAULT_RETRY_AFTER_S = 1.0
 
-# The keys of the request's "options" object (docs/service-api.md).
-OPTION_KEYS = frozenset(
-    {
-        "trials",
-        "device",
-        "sizes",
-        "seed",
-        "timing_budget_ms",
-        "baseline",
-        "profile",
-        "timeout_s",
-        "priority",
-        "screen",
-        "torch_compute",
-    }
-)
-
 
 class GymError(Exception):
     """A failed request: the service's error answer, or ``unreachable`` / ``timeout``."""

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "kgym/check/policy_verdicts.hpp"
 #include "kgym/result/status.hpp"
 #include "kgym/result/timing_stats.hpp"
 #include "kgym/sandbox/report_token.hpp"
@@ -24,8 +25,8 @@ using result::Status;
 
 namespace {
 
-// Profiled Triton share (PR) under which a candidate is rejected or warned about.
-constexpr double kRejectTritonShare = 0.2;
+// Profiled Triton share (PR) under which a candidate is warned about (rejected under strict:
+// kStrictMinTritonShare, policy_verdicts.hpp).
 constexpr double kWarnTritonShare = 0.5;
 // A candidate faster than this fraction of the speed-of-light time is flagged for a look.
 constexpr double kImpossibleFraction = 0.8;
@@ -47,19 +48,6 @@ void write_file(const fs::path& path, const std::string& data) {
   std::ofstream out(path, std::ios::binary);
   out << data;
   if (!out) throw std::runtime_error(fmt::format("cannot write {}", path.string()));
-}
-
-// The job the harness sees: no sources (they are files), no paths of the supervisor.
-json harness_job(const CheckJob& job) {
-  json j = job_to_json(job);
-  for (const char* key : {"task_source", "candidate", "extract", "python", "scratch_dir",
-                          "triton_cache_dir", "timeout_s", "screen", "visible_devices"}) {
-    j.erase(key);
-  }
-  j["task_file"] = "task.py";
-  j["candidate_file"] = "candidate.py";
-  j["report_fd"] = sandbox::kReportFd;
-  return j;
 }
 
 json error_object(std::string phase, std::string type, std::string message,
@@ -93,6 +81,7 @@ json base_result(const CheckJob& job) {
       {"task_id", job.task_id},
       {"status", "infra_error"},
       {"judge", nullptr},
+      {"policies", nullptr},
       {"compiled", false},
       {"correct", false},
       {"hacked", false},
@@ -203,7 +192,7 @@ void add_measurement_findings(json& r, const CheckJob& job) {
   const json& profile = r["profile"];
   if (profile.value("available", false) && profile["triton_share"].is_number()) {
     const double pr = profile["triton_share"].get<double>();
-    if (strict && pr < kRejectTritonShare) {
+    if (strict && pr < kStrictMinTritonShare) {
       r["findings"].push_back(finding(
           "low-triton-share", "reject",
           fmt::format("only {:.0f}% of the profiled CUDA kernel time is in the candidate's Triton "
@@ -278,6 +267,33 @@ json screened_out(const CheckJob& job, const text::Extraction& extraction,
 }
 
 }  // namespace
+
+json harness_job(const CheckJob& job) {
+  const auto& t = job.timing;
+  return {{"task_id", job.task_id},
+          {"task_file", "task.py"},
+          {"candidate_file", "candidate.py"},
+          {"report_fd", sandbox::kReportFd},
+          {"device", job.device},
+          {"sizes", job.sizes},
+          {"trials", job.trials},
+          {"seed", job.seed},
+          {"atol", job.atol ? json(*job.atol) : json(nullptr)},
+          {"rtol", job.rtol ? json(*job.rtol) : json(nullptr)},
+          {"timing",
+           {{"enabled", t.enabled},
+            {"warmup_ms", t.warmup_ms},
+            {"min_samples", t.min_samples},
+            {"max_samples", t.max_samples},
+            {"budget_ms", t.budget_ms},
+            {"target_rel_ci", t.target_rel_ci},
+            {"batch_ms", t.batch_ms},
+            {"verify_fraction", t.verify_fraction},
+            {"baseline", t.baseline}}},
+          {"profile", job.profile},
+          {"torch_compute", job.torch_compute},
+          {"timing_lock", job.timing_lock}};
+}
 
 std::vector<std::pair<std::string, std::string>> child_environment(const CheckJob& job,
                                                                    const std::string& home) {
@@ -470,33 +486,39 @@ json assemble_result(const CheckJob& job, const sandbox::ChildOutcome& outcome,
   return r;
 }
 
-std::optional<json> settle_before_running(const CheckJob& job) {
-  const auto extraction = text::extract_candidate(job.candidate_text, job.extract_rule);
-  if (!extraction.ok) return evaluate(job);  // returns at once: nothing runs
-  if (job.screen && screen::has_reject(screen_under_policy(job, extraction.code))) {
-    return evaluate(job);
+PreparedCandidate prepare(const CheckJob& job) {
+  PreparedCandidate p;
+  p.extraction = text::extract_candidate(job.candidate_text, job.extract_rule);
+  if (!p.extraction.ok) {
+    json r = base_result(job);
+    r["status"] = "compile_error";
+    r["error"] = error_object("extract", "ExtractionError", p.extraction.error);
+    r["extraction"] = {{"rule", text::extract_rule_name(job.extract_rule)}, {"ok", false}};
+    r["policies"] = policy_verdicts(r, job.torch_compute);
+    p.settled = std::move(r);
+    return p;
   }
-  return std::nullopt;
+  // The static screen: a candidate with a reject finding never runs.
+  if (job.screen) {
+    p.findings = screen_under_policy(job, p.extraction.code);
+    if (screen::has_reject(p.findings)) {
+      p.settled = screened_out(job, p.extraction, p.findings);
+      (*p.settled)["policies"] = policy_verdicts(*p.settled, job.torch_compute);
+    }
+  }
+  return p;
 }
 
 json evaluate(const CheckJob& job, const PhaseCallback& on_phase, const Launcher& launch,
               const std::function<void(int pgid)>& on_started) {
-  const auto extraction = text::extract_candidate(job.candidate_text, job.extract_rule);
-  if (!extraction.ok) {
-    json r = base_result(job);
-    r["status"] = "compile_error";
-    r["error"] = error_object("extract", "ExtractionError", extraction.error);
-    r["extraction"] = {{"rule", text::extract_rule_name(job.extract_rule)}, {"ok", false}};
-    return r;
-  }
+  return run_prepared(job, prepare(job), on_phase, launch, on_started);
+}
 
-  // The static screen: a candidate with a reject finding never runs.
-  json screen_findings = json::array();
-  if (job.screen) {
-    const auto findings = screen_under_policy(job, extraction.code);
-    screen_findings = screen::to_json(findings);
-    if (screen::has_reject(findings)) return screened_out(job, extraction, findings);
-  }
+json run_prepared(const CheckJob& job, const PreparedCandidate& prepared,
+                  const PhaseCallback& on_phase, const Launcher& launch,
+                  const std::function<void(int pgid)>& on_started) {
+  if (prepared.settled) return *prepared.settled;
+  const auto& extraction = prepared.extraction;
 
   const fs::path scratch =
       !job.scratch_dir.empty()
@@ -575,8 +597,11 @@ json evaluate(const CheckJob& job, const PhaseCallback& on_phase, const Launcher
   phase_times.erase("done");
 
   r = assemble_result(job, outcome, phase_times, spec.token);
-  for (const auto& f : screen_findings) r["findings"].push_back(f);  // the screen's warnings
+  for (const auto& f : screen::to_json(prepared.findings)) {
+    r["findings"].push_back(f);  // the screen's warnings
+  }
   r["extraction"] = extraction_json(extraction);
+  r["policies"] = policy_verdicts(r, job.torch_compute);
   return r;
 }
 

@@ -12,6 +12,8 @@
 
 #include "kgym/check/job.hpp"
 #include "kgym/sandbox/child_process.hpp"
+#include "kgym/screen/screen.hpp"
+#include "kgym/text/extract.hpp"
 
 namespace kgym::check {
 
@@ -23,20 +25,38 @@ using PhaseCallback = std::function<void(const std::string& phase)>;
 using Launcher =
     std::function<sandbox::ChildOutcome(const sandbox::ChildSpec&, const sandbox::LineCallback&)>;
 
+// An evaluation in two steps. prepare() extracts the code and screens it (microseconds, no
+// child); when the candidate cannot run (no code, or a reject finding) its Result is already
+// `settled`. run_prepared() runs what prepare() let through. The service prepares a request
+// when it arrives, answers settled ones at once and queues the rest with their preparation, so
+// nothing is extracted or screened twice.
+struct PreparedCandidate {
+  text::Extraction extraction;
+  std::vector<screen::Finding> findings;  // the screen's, under the job's torch-compute policy
+  std::optional<nlohmann::json> settled;  // the Result, when nothing needs to run
+};
+
+PreparedCandidate prepare(const CheckJob& job);
+
+// `job` may differ from the one prepared only in where it runs (devices, threads, locks).
+nlohmann::json run_prepared(const CheckJob& job, const PreparedCandidate& prepared,
+                            const PhaseCallback& on_phase = {}, const Launcher& launch = {},
+                            const std::function<void(int pgid)>& on_started = {});
+
+// prepare() then run_prepared().
 nlohmann::json evaluate(const CheckJob& job, const PhaseCallback& on_phase = {},
                         const Launcher& launch = {},
                         const std::function<void(int pgid)>& on_started = {});
+
+// The job file the harness reads (job.json in the job directory): no sources (they are files),
+// no paths of the supervisor, every option spelled out (the harness has no defaults).
+nlohmann::json harness_job(const CheckJob& job);
 
 // The environment a job child gets (the machine's GPU and toolchain variables, everything else
 // scrubbed), with `home` as HOME, TMPDIR and the default Triton cache. A fork server that serves
 // this job's device is started with it: the imports it makes are those of the job child.
 std::vector<std::pair<std::string, std::string>> child_environment(const CheckJob& job,
                                                                    const std::string& home);
-
-// The Result of a candidate that cannot run (extraction failed or the static screen rejected
-// it), computed in microseconds without a child; nullopt when the candidate must be run. The
-// service answers these at once instead of queueing them behind real evaluations.
-std::optional<nlohmann::json> settle_before_running(const CheckJob& job);
 
 // Turns the child's report and its process outcome into a Result. Exposed for tests: everything
 // the child says is treated as untrusted input and validated here.

@@ -17,7 +17,6 @@ struct TimingOptions {
   int max_samples = 200;           // per function
   double budget_ms = 4000.0;       // wall-time budget for the sampling loop of one evaluation
   double target_rel_ci = 0.01;     // stop early once the median's 95% CI is this tight (relative)
-  int input_sets = 4;              // accepted for old jobs: every timed call gets fresh inputs
   double batch_ms = 10.0;          // a timing sample lasts about this long (several calls)
   double verify_fraction = 1.0;    // share of timed candidate calls whose outputs are checked
   std::string baseline = "eager";  // eager | compile | both
@@ -54,8 +53,9 @@ struct CheckJob {
   int cpu_threads = 0;
 };
 
-// Parses and validates a job from JSON (the form the service and bindings use). Throws
-// std::invalid_argument naming the offending field.
+// A job as JSON: the task and candidate, the supervisor's plumbing (python, scratch_dir,
+// triton_cache_dir, timing_lock, visible_devices) and the options of options.hpp as flat
+// fields. Parsing validates and throws std::invalid_argument naming the offending field.
 CheckJob job_from_json(const nlohmann::json& j);
 nlohmann::json job_to_json(const CheckJob& job);
 

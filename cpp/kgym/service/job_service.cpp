@@ -143,7 +143,8 @@ std::shared_ptr<JobService::Live> JobService::accept(const json& body,
   }
   if (!s.cached) {
     // A candidate the screen rejects (or with no code in it) is answered now, not queued.
-    if (auto settled = check::settle_before_running(live->request.job)) {
+    live->prepared = check::prepare(live->request.job);
+    if (const auto& settled = live->prepared->settled) {
       s.status = "done";
       s.started_at = s.finished_at = s.created_at;
       live->answer = finished_answer(*live, *settled, "done", json(nullptr));
@@ -395,7 +396,8 @@ void JobService::run_one(std::size_t index, const std::shared_ptr<Live>& live,
   json error = nullptr;
   std::string status = "done";
   try {
-    result = check::evaluate(job, {}, launcher, [this, live](int pgid) {
+    const auto prepared = live->prepared ? *live->prepared : check::prepare(job);
+    result = check::run_prepared(job, prepared, {}, launcher, [this, live](int pgid) {
       std::lock_guard lock(mu_);
       live->pgid = pgid;
       if (live->cancel_requested || stopping_) ::kill(-pgid, SIGKILL);

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <queue>
 #include <string>
 #include <thread>
@@ -79,6 +80,8 @@ class JobService {
   struct Live {
     StoredJob stored;
     EvalRequest request;
+    // Extraction and screen, made once when the request arrived (absent for recovered jobs).
+    std::optional<check::PreparedCandidate> prepared;
     nlohmann::json answer;  // set once finished
     int pgid = 0;
     bool cancel_requested = false;

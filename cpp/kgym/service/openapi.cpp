@@ -1,5 +1,7 @@
 #include "kgym/service/openapi.hpp"
 
+#include "kgym/check/options.hpp"
+
 namespace kgym::service {
 
 using nlohmann::json;
@@ -47,18 +49,7 @@ json openapi_document() {
       {"Options",
        {{"type", "object"},
         {"additionalProperties", false},
-        {"properties",
-         {{"trials", {{"type", "integer"}, {"minimum", 1}, {"default", 5}}},
-          {"device", {{"enum", {"auto", "cpu", "cuda"}}}},
-          {"sizes", {{"enum", {"auto", "cpu", "gpu"}}}},
-          {"seed", {{"type", "integer"}, {"minimum", 0}}},
-          {"timing_budget_ms", {{"type", "number"}, {"minimum", 100}, {"maximum", 120000}}},
-          {"baseline", {{"enum", {"eager", "compile", "both", "none"}}}},
-          {"profile", {{"type", "boolean"}}},
-          {"timeout_s", {{"type", "number"}, {"minimum", 1}}},
-          {"priority", {{"type", "integer"}, {"minimum", -1000}, {"maximum", 1000}}},
-          {"screen", {{"type", "boolean"}}},
-          {"torch_compute", {{"enum", {"strict", "hybrid"}}, {"default", "strict"}}}}}}},
+        {"properties", check::options_schema(true)}}},
       {"EvaluateRequest",
        {{"type", "object"},
         {"additionalProperties", false},

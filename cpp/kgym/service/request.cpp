@@ -1,10 +1,10 @@
 #include "kgym/service/request.hpp"
 
-#include <cmath>
 #include <set>
 
 #include <fmt/format.h>
 
+#include "kgym/check/options.hpp"
 #include "kgym/reward/spec.hpp"
 #include "kgym/service/api_error.hpp"
 #include "kgym/service/hashing.hpp"
@@ -17,6 +17,15 @@ namespace {
 
 [[noreturn]] void bad(const std::string& field, const std::string& why) {
   throw ApiError(400, "bad_request", fmt::format("{}: {}", field, why));
+}
+
+[[noreturn]] void bad_message(const std::string& message) {
+  throw ApiError(400, "bad_request", message);
+}
+
+json merged(json a, const json& b) {
+  a.update(b);
+  return a;
 }
 
 void only_keys(const json& object, const std::set<std::string>& allowed, const std::string& where) {
@@ -38,35 +47,6 @@ std::string string_field(const json& object, const char* key, const std::string&
   if (v == nullptr) return {};
   if (!v->is_string()) bad(where + "." + key, "must be a string");
   return v->get<std::string>();
-}
-
-double number_field(const json& object, const char* key, const std::string& where, double fallback,
-                    double lo, double hi) {
-  const json* v = member(object, key);
-  if (v == nullptr) return fallback;
-  if (!v->is_number()) bad(where + "." + key, "must be a number");
-  const double x = v->get<double>();
-  if (!std::isfinite(x) || x < lo || x > hi) {
-    bad(where + "." + key, fmt::format("must be between {} and {}", lo, hi));
-  }
-  return x;
-}
-
-bool bool_field(const json& object, const char* key, const std::string& where, bool fallback) {
-  const json* v = member(object, key);
-  if (v == nullptr) return fallback;
-  if (!v->is_boolean()) bad(where + "." + key, "must be true or false");
-  return v->get<bool>();
-}
-
-int int_field(const json& object, const char* key, const std::string& where, int fallback, int lo,
-              int hi) {
-  const json* v = member(object, key);
-  if (v == nullptr) return fallback;
-  if (!v->is_number_integer()) bad(where + "." + key, "must be an integer");
-  const auto x = v->get<long long>();
-  if (x < lo || x > hi) bad(where + "." + key, fmt::format("must be between {} and {}", lo, hi));
-  return static_cast<int>(x);
 }
 
 }  // namespace
@@ -118,42 +98,26 @@ EvalRequest parse_eval_request(const json& body, const TaskSuite& suite,
   const json empty = json::object();
   const json* options_ptr = member(body, "options");
   const json& options = options_ptr != nullptr ? *options_ptr : empty;
-  only_keys(options,
-            {"trials", "device", "sizes", "seed", "timing_budget_ms", "baseline", "profile",
-             "timeout_s", "priority", "screen", "torch_compute"},
-            "options");
-  job.trials = int_field(options, "trials", "options", 5, 1, limits.max_trials);
-  job.device = string_field(options, "device", "options");
-  if (job.device.empty() || job.device == "auto") job.device = defaults.device;
+  if (!options.is_object()) bad("options", "must be a JSON object");
+  for (const auto& [key, _] : options.items()) {
+    const auto* spec = check::find_option(key);
+    if (spec == nullptr || !spec->service) bad("options." + key, "unknown field");
+  }
+  // The service's own defaults first: what the table says is overridden by its configuration.
+  job.device = defaults.device;
+  job.timeout_seconds = defaults.timeout_s;
+  try {
+    check::apply_options(job, options, "options.", true);
+    r.priority = check::validated_option(*check::find_option("priority"),
+                                         options.value("priority", json(nullptr)), "options.")
+                     .get<int>();
+  } catch (const std::invalid_argument& e) {
+    bad_message(e.what());
+  }
+  if (job.device == "auto") job.device = defaults.device;
   if (job.device != defaults.device) {
     bad("options.device", fmt::format("this service evaluates on '{}'", defaults.device));
   }
-  job.sizes = string_field(options, "sizes", "options");
-  if (job.sizes.empty()) job.sizes = "auto";
-  if (job.sizes != "auto" && job.sizes != "cpu" && job.sizes != "gpu") {
-    bad("options.sizes", "must be auto, cpu or gpu");
-  }
-  job.seed = static_cast<std::uint64_t>(int_field(options, "seed", "options", 0, 0, 1 << 30));
-  job.timing.budget_ms = number_field(options, "timing_budget_ms", "options", 4000, 100, 120000);
-  auto baseline = string_field(options, "baseline", "options");
-  if (baseline.empty()) baseline = "eager";
-  if (baseline == "none") {
-    job.timing.enabled = false;
-  } else if (baseline == "eager" || baseline == "compile" || baseline == "both") {
-    job.timing.baseline = baseline;
-  } else {
-    bad("options.baseline", "must be eager, compile, both or none");
-  }
-  job.profile = bool_field(options, "profile", "options", true);
-  job.screen = bool_field(options, "screen", "options", true);
-  job.torch_compute = string_field(options, "torch_compute", "options");
-  if (job.torch_compute.empty()) job.torch_compute = "strict";
-  if (job.torch_compute != "strict" && job.torch_compute != "hybrid") {
-    bad("options.torch_compute", "must be strict or hybrid");
-  }
-  job.timeout_seconds =
-      number_field(options, "timeout_s", "options", defaults.timeout_s, 1, limits.max_timeout_s);
-  r.priority = int_field(options, "priority", "options", 0, -1000, 1000);
   job.python = defaults.python;
   job.scratch_dir = defaults.scratch_dir;
 
@@ -171,18 +135,7 @@ EvalRequest parse_eval_request(const json& body, const TaskSuite& suite,
   r.normalized = {{"task", {{"id", job.task_id}, {"source_sha256", sha256_hex(job.task_source)}}},
                   {"candidate_sha256", sha256_hex(job.candidate_text)},
                   {"candidate_kind", source.empty() ? "completion" : "source"},
-                  {"options",
-                   {{"trials", job.trials},
-                    {"device", job.device},
-                    {"sizes", job.sizes},
-                    {"seed", job.seed},
-                    {"timing_budget_ms", job.timing.budget_ms},
-                    {"baseline", baseline},
-                    {"profile", job.profile},
-                    {"timeout_s", job.timeout_seconds},
-                    {"priority", r.priority},
-                    {"screen", job.screen},
-                    {"torch_compute", job.torch_compute}}},
+                  {"options", merged(check::options_of(job, true), {{"priority", r.priority}})},
                   {"reward", r.reward_spec}};
   return r;
 }

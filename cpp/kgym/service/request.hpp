@@ -14,8 +14,6 @@ namespace kgym::service {
 struct RequestLimits {
   std::size_t max_candidate_bytes = 1u << 20;
   std::size_t max_task_bytes = 1u << 20;
-  double max_timeout_s = 1800.0;
-  int max_trials = 100;
 };
 
 // What a request does not say: filled from the service's configuration.

@@ -76,8 +76,8 @@ class Evaluation:
         self.profile: dict[str, Any] = {"available": False, "reason": "not measured"}
         self.candidate_file = str(job.get("candidate_file", "candidate.py"))
         self.task_file = str(job.get("task_file", "task.py"))
-        self.seed = int(job.get("seed", 0))
-        self.policy = str(job.get("torch_compute", "strict"))
+        self.seed = int(job["seed"])
+        self.policy = str(job["torch_compute"])
         if self.policy not in POLICIES:
             self.policy = "strict"
         self.judge: dict[str, Any] = {"torch_compute": self.policy, "process": "separate"}
@@ -230,7 +230,7 @@ class Evaluation:
         """Loads the task and forks the runners (before this process touches CUDA)."""
         started = self._phase("load")
         use_cuda = self.job.get("_use_cuda", False)
-        sizes = self.job.get("sizes", "auto")
+        sizes = self.job["sizes"]
         self.sizes = ("gpu" if use_cuda else "cpu") if sizes == "auto" else sizes
         self.runners["reference"] = spawn("reference", self.workdir, new_pid_namespace=False)
         self.runners["candidate"] = spawn("candidate", self.workdir, new_pid_namespace=True)
@@ -404,7 +404,7 @@ class Evaluation:
     # -- correctness ---------------------------------------------------------------------------
     def correctness_phase(self) -> None:
         started = self._phase("correctness")
-        trials = int(self.job.get("trials", 5))
+        trials = int(self.job["trials"])
         atol, rtol = self.tolerance.atol, self.tolerance.rtol
         result: dict[str, Any] = {
             "trials": trials,
@@ -532,7 +532,7 @@ class Evaluation:
 
     # -- timing --------------------------------------------------------------------------------
     def timing_phase(self) -> None:
-        options = self.job.get("timing", {}) or {}
+        options = self.job["timing"]
         if not options.get("enabled", True):
             self.timing = {"available": False, "reason": "timing disabled by the job"}
             return
@@ -560,7 +560,7 @@ class Evaluation:
 
     # -- profile -------------------------------------------------------------------------------
     def profile_phase(self) -> None:
-        if not self.job.get("profile", True):
+        if not self.job["profile"]:
             self.profile = {"available": False, "reason": "profiling disabled by the job"}
             return
         if self.device.type != "cuda":

@@ -30,28 +30,28 @@ _perf_counter = time.perf_counter
 
 @dataclass
 class TimingConfig:
-    warmup_ms: float = 25.0
-    min_samples: int = 20
-    max_samples: int = 200
-    budget_ms: float = 4000.0
-    target_rel_ci: float = 0.01
-    input_sets: int = 4  # kept for old jobs: every call now gets inputs of its own
-    batch_ms: float = 10.0
-    max_batch: int = 256
-    verify_fraction: float = 1.0
+    """The timing options of the job; their defaults and bounds live in the C++ options table
+    (cpp/kgym/check/options.cpp), which always sends every one of them."""
+
+    warmup_ms: float
+    min_samples: int
+    max_samples: int
+    budget_ms: float
+    target_rel_ci: float
+    batch_ms: float
+    verify_fraction: float
+    max_batch: int = 256  # calls in one sample at most: a bound of the judge, not an option
 
     @classmethod
     def from_job(cls, job: dict[str, Any]) -> TimingConfig:
         return cls(
-            warmup_ms=float(job.get("warmup_ms", cls.warmup_ms)),
-            min_samples=int(job.get("min_samples", cls.min_samples)),
-            max_samples=int(job.get("max_samples", cls.max_samples)),
-            budget_ms=float(job.get("budget_ms", cls.budget_ms)),
-            target_rel_ci=float(job.get("target_rel_ci", cls.target_rel_ci)),
-            input_sets=int(job.get("input_sets", cls.input_sets)),
-            batch_ms=float(job.get("batch_ms", cls.batch_ms)),
-            max_batch=int(job.get("max_batch", cls.max_batch)),
-            verify_fraction=float(job.get("verify_fraction", cls.verify_fraction)),
+            warmup_ms=float(job["warmup_ms"]),
+            min_samples=int(job["min_samples"]),
+            max_samples=int(job["max_samples"]),
+            budget_ms=float(job["budget_ms"]),
+            target_rel_ci=float(job["target_rel_ci"]),
+            batch_ms=float(job["batch_ms"]),
+            verify_fraction=float(job["verify_fraction"]),
         )
 
 

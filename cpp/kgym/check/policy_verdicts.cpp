@@ -1,0 +1,83 @@
+#include "kgym/check/policy_verdicts.hpp"
+
+#include <algorithm>
+#include <vector>
+
+namespace kgym::check {
+namespace {
+
+using nlohmann::json;
+
+bool strict_only_rule(const std::string& rule) {
+  return rule == "torch-compute" || rule == "low-triton-share";
+}
+
+void add_reason(std::vector<std::string>& reasons, const std::string& rule) {
+  if (std::find(reasons.begin(), reasons.end(), rule) == reasons.end()) reasons.push_back(rule);
+}
+
+json verdict(const json& r, std::vector<std::string> reasons) {
+  return {{"status", r.value("status", "infra_error")},
+          {"correct", r.value("correct", false)},
+          {"hacked", r.value("hacked", false)},
+          {"reasons", std::move(reasons)}};
+}
+
+json rejected(std::vector<std::string> reasons) {
+  return {{"status", "rejected"},
+          {"correct", false},
+          {"hacked", true},
+          {"reasons", std::move(reasons)}};
+}
+
+const json& findings_of(const json& r) {
+  static const json empty = json::array();
+  const auto it = r.find("findings");
+  return it != r.end() && it->is_array() ? *it : empty;
+}
+
+// What strict would add to a hybrid run's Result.
+std::vector<std::string> strict_reasons(const json& r) {
+  std::vector<std::string> reasons;
+  for (const auto& f : findings_of(r)) {
+    if (f.is_object() && f.value("rule", "") == "torch-compute")
+      add_reason(reasons, "torch-compute");
+  }
+  const json judge = r.value("judge", json(nullptr));
+  if (judge.is_object() && judge.contains("torch_ops") && judge["torch_ops"].is_array() &&
+      !judge["torch_ops"].empty()) {
+    add_reason(reasons, "torch-compute");
+  }
+  const json profile = r.value("profile", json(nullptr));
+  if (profile.is_object() && profile.value("available", false) &&
+      profile.contains("triton_share") && profile["triton_share"].is_number() &&
+      profile["triton_share"].get<double>() < kStrictMinTritonShare) {
+    add_reason(reasons, "low-triton-share");
+  }
+  return reasons;
+}
+
+}  // namespace
+
+json policy_verdicts(const json& r, const std::string& ran_under) {
+  if (ran_under == "hybrid") {
+    auto reasons = strict_reasons(r);
+    return {{"hybrid", verdict(r, {})},
+            {"strict", reasons.empty() ? verdict(r, {}) : rejected(std::move(reasons))}};
+  }
+  std::vector<std::string> strict_only, others;
+  for (const auto& f : findings_of(r)) {
+    if (!f.is_object() || f.value("severity", "") != "reject") continue;
+    const auto rule = f.value("rule", "");
+    add_reason(strict_only_rule(rule) ? strict_only : others, rule);
+  }
+  json hybrid = nullptr;  // unknown: strict stopped before the checks hybrid would still run
+  if (strict_only.empty()) {
+    hybrid = verdict(r, {});
+  } else if (!others.empty()) {
+    hybrid = rejected(std::move(others));
+  }
+  return {{"strict", verdict(r, strict_only)}, {"hybrid", hybrid}};
+}
+
+}  // namespace kgym::check
