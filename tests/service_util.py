@@ -28,6 +28,7 @@ class Gym:
     state_dir: Path
     args: list[str] = field(default_factory=list)
     gpus: str = "none"  # CPU mode unless a GPU benchmark asks for one
+    env: dict[str, str] = field(default_factory=dict)  # added to the environment
     proc: subprocess.Popen[bytes] | None = None
     port: int = 0
 
@@ -39,7 +40,7 @@ class Gym:
         exe = gym_exe()
         port_file = self.state_dir / "port"
         port_file.unlink(missing_ok=True)
-        env = dict(os.environ, KGYM_PYTHON=sys.executable)
+        env = dict(os.environ, KGYM_PYTHON=sys.executable, **self.env)
         self.proc = subprocess.Popen(
             [exe, "serve", "--port", "0", "--port-file", str(port_file)]
             + ["--state-dir", str(self.state_dir), "--gpus", self.gpus]

@@ -142,7 +142,8 @@ def test_payload_limit_and_queue_limit(tmp_path: Path) -> None:
         g.stop()
 
 
-def test_non_loopback_needs_a_token(tmp_path: Path) -> None:
+@pytest.mark.parametrize("source", ["file", "environment"])
+def test_non_loopback_needs_a_token(tmp_path: Path, source: str) -> None:
     refused = subprocess.run(
         [gym_exe(), "serve", "--host", "0.0.0.0", "--port", "0", "--gpus", "none"]
         + ["--state-dir", str(tmp_path)],
@@ -150,9 +151,28 @@ def test_non_loopback_needs_a_token(tmp_path: Path) -> None:
         text=True,
         timeout=60,
     )
-    assert refused.returncode == 2 and "--token" in refused.stderr
-    g = Gym(tmp_path, ["--host", "0.0.0.0", "--token", "s3cret"]).start()
+    assert refused.returncode == 2 and "--token-file" in refused.stderr
+    # The token is never an argument (argv is readable by every process of the machine).
+    argv_token = subprocess.run(
+        [gym_exe(), "serve", "--token", "s3cret", "--state-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert argv_token.returncode != 0
+    token_file = tmp_path / "token"
+    token_file.write_text("s3cret\n")
+    if source == "file":
+        g = Gym(tmp_path, ["--host", "0.0.0.0", "--token-file", str(token_file)])
+    else:
+        g = Gym(tmp_path, ["--host", "0.0.0.0"], env={"KGYM_TOKEN": "s3cret"})
+    g.start()
     try:
+        assert g.proc is not None
+        # Neither the command line nor the environment block shows it to a same-user process.
+        proc = Path(f"/proc/{g.proc.pid}")
+        assert b"s3cret" not in (proc / "cmdline").read_bytes()
+        assert b"s3cret" not in (proc / "environ").read_bytes()
         assert call(g.url + "/healthz")[0] == 200  # liveness needs no token
         status, err, _ = call(g.url + "/v1/tasks")
         assert status == 401 and err["error"]["code"] == "unauthorized"

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -25,11 +26,13 @@ using namespace kgym::service;
 
 CLI::App* add_serve_command(CLI::App& app, ServeOptions& o) {
   auto* cmd = app.add_subcommand("serve", "Run the gym as an HTTP service (docs/service-api.md)");
-  cmd->add_option("--host", o.host, "address to listen on; non-loopback needs --token")
+  cmd->add_option("--host", o.host, "address to listen on; non-loopback needs a token")
       ->capture_default_str();
   cmd->add_option("--port", o.port, "TCP port (0: any free port)")->capture_default_str();
   cmd->add_option("--port-file", o.port_file, "write the bound port here once listening");
-  cmd->add_option("--token", o.token, "Bearer token clients must send (default: $KGYM_TOKEN)");
+  // Never on the command line: argv is readable by every process of the machine.
+  cmd->add_option("--token-file", o.token_file,
+                  "file holding the Bearer token clients must send (default: $KGYM_TOKEN)");
   cmd->add_option("--gpus", o.gpus, "auto | none (CPU mode) | all | a list such as 0,1")
       ->capture_default_str();
   cmd->add_option("--workers-per-gpu", o.workers_per_gpu,
@@ -45,6 +48,23 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& o) {
       ->capture_default_str();
   cmd->add_option("--max-body", o.max_body, "largest request body in bytes (then 413)")
       ->capture_default_str();
+  cmd->add_option("--max-connections", o.max_connections,
+                  "open connections at most (then 503); idle ones are closed after 1 s once "
+                  "half are taken")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{2}, std::size_t{60000}));
+  cmd->add_option("--idle-timeout", o.idle_timeout_s,
+                  "seconds a connection may wait for its next request")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--header-timeout", o.header_timeout_s,
+                  "seconds from a request's first byte to the end of its headers (then 408)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--body-timeout", o.body_timeout_s,
+                  "seconds from the end of the headers to the end of the body (then 408)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--python", o.python, "interpreter with kgym, torch and triton installed");
   cmd->add_flag("!--no-fork-server", o.fork_server,
                 "start a fresh Python per job instead of forking warm workers");
@@ -127,6 +147,32 @@ std::vector<int> pick_gpus(const std::string& spec) {
 
 }  // namespace
 
+namespace {
+
+// The token from its file (first line), else from $KGYM_TOKEN, whose value is then overwritten
+// in place: /proc/<pid>/environ shows the process's original environment block, and a
+// same-user process should not find the token there.
+std::string read_token(const std::string& token_file) {
+  if (!token_file.empty()) {
+    std::ifstream in(token_file);
+    std::string line;
+    if (!in || !std::getline(in, line)) {
+      throw std::runtime_error(fmt::format("--token-file {}: cannot be read", token_file));
+    }
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    if (line.empty()) throw std::runtime_error(fmt::format("--token-file {}: empty", token_file));
+    return line;
+  }
+  char* value = std::getenv("KGYM_TOKEN");
+  if (value == nullptr) return {};
+  std::string token = value;
+  std::fill(value, value + token.size(), 'x');
+  ::unsetenv("KGYM_TOKEN");
+  return token;
+}
+
+}  // namespace
+
 int run_serve(const ServeOptions& o) {
   // Signals are taken by one thread (sigwait) so that every other thread runs undisturbed.
   sigset_t stop_signals;
@@ -137,11 +183,16 @@ int run_serve(const ServeOptions& o) {
   ::signal(SIGPIPE, SIG_IGN);
 
   const std::string python = o.python.empty() ? kgym::check::default_python() : o.python;
-  std::string token = o.token;
-  if (token.empty() && std::getenv("KGYM_TOKEN") != nullptr) token = std::getenv("KGYM_TOKEN");
+  std::string token;
+  try {
+    token = read_token(o.token_file);
+  } catch (const std::exception& e) {
+    std::cerr << "kgym-gym serve: " << e.what() << "\n";
+    return 2;
+  }
   if (!is_loopback(o.host) && token.empty()) {
     std::cerr << "kgym-gym serve: binding to " << o.host
-              << " (not loopback) needs --token or $KGYM_TOKEN\n";
+              << " (not loopback) needs a token: --token-file FILE or $KGYM_TOKEN\n";
     return 2;
   }
   std::string state_dir = o.state_dir;
@@ -255,6 +306,11 @@ int run_serve(const ServeOptions& o) {
   http.port = static_cast<std::uint16_t>(o.port);
   http.token = token;
   http.max_body_bytes = o.max_body;
+  http.max_connections = o.max_connections;
+  http.idle_timeout_s = o.idle_timeout_s;
+  http.busy_idle_timeout_s = std::min(1.0, o.idle_timeout_s);
+  http.header_timeout_s = o.header_timeout_s;
+  http.body_timeout_s = o.body_timeout_s;
   http.openapi_json = openapi_document().dump(2);
   HttpServer server(http, service);
   try {

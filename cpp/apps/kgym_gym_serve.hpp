@@ -7,7 +7,7 @@ struct ServeOptions {
   std::string host = "127.0.0.1";
   int port = 8177;
   std::string port_file;
-  std::string token;
+  std::string token_file;
   std::string gpus = "auto";  // auto | none | all | 0,1
   int workers_per_gpu = 4;
   int cpu_workers = 0;  // 0: one per core
@@ -16,6 +16,10 @@ struct ServeOptions {
   std::vector<std::string> task_dirs;
   std::size_t max_queue = 10000;
   std::size_t max_body = 4u << 20;
+  std::size_t max_connections = 1024;
+  double idle_timeout_s = 30.0;
+  double header_timeout_s = 10.0;
+  double body_timeout_s = 60.0;
   std::string python;
   bool fork_server = true;
   bool no_cache = false;

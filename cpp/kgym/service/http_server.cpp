@@ -4,16 +4,22 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include <poll.h>
 #include <sys/socket.h>
 
 #include <charconv>
 #include <chrono>
+#include <functional>
+#include <optional>
+#include <semaphore>
 #include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "kgym/service/api_error.hpp"
+#include "kgym/service/hashing.hpp"
+#include "kgym/service/json_limits.hpp"
 
 namespace kgym::service {
 
@@ -24,8 +30,11 @@ using tcp = asio::ip::tcp;
 using nlohmann::json;
 
 struct HttpServer::Impl {
+  explicit Impl(std::size_t large_bodies)
+      : large_body_slots(static_cast<std::ptrdiff_t>(large_bodies)) {}
   asio::io_context io;
   tcp::acceptor acceptor{io};
+  std::counting_semaphore<1 << 16> large_body_slots;
 };
 
 bool is_loopback(const std::string& host) {
@@ -77,9 +86,23 @@ double wait_seconds(std::string_view query, double max_wait) {
 }
 
 json parse_body(const Request& req) {
+  if (json_nesting_depth(req.body()) > kMaxJsonDepth) {
+    throw ApiError(400, "bad_request",
+                   fmt::format("the body nests deeper than {} levels", kMaxJsonDepth));
+  }
   const json body = json::parse(req.body(), nullptr, false);
   if (body.is_discarded()) throw ApiError(400, "bad_request", "the body is not valid JSON");
   return body;
+}
+
+// Compares digests so that the time taken says nothing about how much of the token matched.
+bool token_matches(const std::string& given, const std::string& expected) {
+  const std::string a = sha256_hex(given), b = sha256_hex(expected);
+  unsigned char diff = 0;
+  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    diff = static_cast<unsigned char>(diff | (a[i] ^ b[i]));
+  }
+  return diff == 0 && a.size() == b.size();
 }
 
 Response route(const HttpConfig& config, JobService& service, const Request& req) {
@@ -94,12 +117,13 @@ Response route(const HttpConfig& config, JobService& service, const Request& req
   try {
     if (!config.token.empty() && path != "/healthz") {
       const std::string auth(req[http::field::authorization]);
-      if (auth != "Bearer " + config.token) {
+      if (!token_matches(auth, "Bearer " + config.token)) {
         throw ApiError(401, "unauthorized", "a valid 'Authorization: Bearer <token>' is required");
       }
     }
+    // HEAD is GET without the body (the body is dropped when the answer is written).
     auto only = [&](http::verb verb) {
-      if (method != verb) {
+      if (method != verb && !(verb == http::verb::get && method == http::verb::head)) {
         throw ApiError(
             405, "method_not_allowed",
             fmt::format("{} does not accept {}", path, std::string(req.method_string())));
@@ -140,13 +164,13 @@ Response route(const HttpConfig& config, JobService& service, const Request& req
       res = json_response(req, all_finished ? http::status::ok : http::status::accepted, jobs);
     } else if (path.starts_with("/v1/jobs/") && path.size() > 9) {
       const std::string id(path.substr(9));
-      if (method == http::verb::get) {
+      if (method == http::verb::get || method == http::verb::head) {
         res = json_response(req, http::status::ok,
                             service.get(id, wait_seconds(query, config.max_wait_s)));
       } else if (method == http::verb::delete_) {
         res = json_response(req, http::status::ok, service.cancel(id));
       } else {
-        throw ApiError(405, "method_not_allowed", "/v1/jobs/{id} accepts GET and DELETE");
+        throw ApiError(405, "method_not_allowed", "/v1/jobs/{id} accepts GET, HEAD and DELETE");
       }
     } else {
       throw ApiError(404, "not_found", fmt::format("no such endpoint: {}", path));
@@ -161,10 +185,160 @@ Response route(const HttpConfig& config, JobService& service, const Request& req
   return res;
 }
 
+enum class ReadEnd { kRequest, kClosed, kIdle, kTooSlow, kHeaderLimit, kBodyLimit, kBusy };
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// Waits up to `seconds` for bytes to read; false on timeout. Asio's blocking reads ignore
+// SO_RCVTIMEO (they poll again on EAGAIN), so the deadline is kept here, around each read.
+bool readable_within(tcp::socket& s, double seconds) {
+  pollfd p{s.native_handle(), POLLIN, 0};
+  const int ms = static_cast<int>(std::max(0.0, seconds) * 1000.0) + 1;
+  return ::poll(&p, 1, ms) > 0;
+}
+
+// Reads one request within the connection's deadlines. Bytes come from the socket only after
+// poll() said they are there, so no read blocks past a deadline; `busy` says whether the server
+// is short of connections, which shortens how long an idle one is kept.
+struct RequestReader {
+  const HttpConfig& config;
+  tcp::socket& socket;
+  beast::flat_buffer& buffer;
+  std::counting_semaphore<1 << 16>& large_body_slots;
+  std::function<bool()> busy;
+  bool holds_large_slot = false;
+  // The current request line's length so far, and whether it ended: a request whose headers
+  // are too large is 414 when its request line alone is.
+  std::size_t line_bytes = 0;
+  bool line_done = false;
+
+  ~RequestReader() { release(); }
+  void release() {
+    if (holds_large_slot) large_body_slots.release();
+    holds_large_slot = false;
+  }
+
+  bool request_line_too_long() const { return !line_done || line_bytes > config.max_target_bytes; }
+
+  ReadEnd read(http::request_parser<http::string_body>& parser) {
+    line_bytes = 0;
+    line_done = false;
+    measure_line(buffer.size());
+    auto start = Clock::now();
+    bool started = buffer.size() > 0;  // a pipelined request's bytes may be here already
+    while (!parser.is_header_done()) {
+      if (auto end = step(parser, started, start, config.header_timeout_s)) return *end;
+    }
+    const auto length = parser.content_length();
+    if (length && *length > config.large_body_bytes) {
+      // A large body costs memory (the text and its parsed form): only a few at once.
+      if (!large_body_slots.try_acquire_for(
+              std::chrono::duration<double>(config.header_timeout_s))) {
+        return ReadEnd::kBusy;
+      }
+      holds_large_slot = true;
+    }
+    start = Clock::now();
+    while (!parser.is_done()) {
+      if (auto end = step(parser, started, start, config.body_timeout_s)) return *end;
+    }
+    return ReadEnd::kRequest;
+  }
+
+ private:
+  std::optional<ReadEnd> step(http::request_parser<http::string_body>& parser, bool& started,
+                              Clock::time_point& start, double limit_s) {
+    boost::system::error_code ec;
+    if (buffer.size() > 0) {
+      const auto used = parser.put(buffer.data(), ec);
+      buffer.consume(used);
+      if (ec == http::error::header_limit) return ReadEnd::kHeaderLimit;
+      if (ec == http::error::body_limit) return ReadEnd::kBodyLimit;
+      if (ec && ec != http::error::need_more) return ReadEnd::kClosed;  // not HTTP
+      if (!ec && (used > 0 || parser.is_done())) return std::nullopt;
+    }
+    const double limit = started  ? limit_s
+                         : busy() ? config.busy_idle_timeout_s
+                                  : config.idle_timeout_s;
+    const double left = limit - seconds_since(start);
+    if (left <= 0) return started ? ReadEnd::kTooSlow : ReadEnd::kIdle;
+    if (!readable_within(socket, std::min(left, 1.0))) return std::nullopt;
+    if (!started) {
+      start = Clock::now();  // the request's own deadline starts with its first byte
+      started = true;
+    }
+    const auto n = socket.read_some(buffer.prepare(64u << 10), ec);
+    if (ec) return ReadEnd::kClosed;  // the client closed, or the connection broke
+    buffer.commit(n);
+    measure_line(n);
+    return std::nullopt;
+  }
+
+  // Counts the request line in the last `fresh` bytes of the buffer.
+  void measure_line(std::size_t fresh) {
+    const std::string_view all(static_cast<const char*>(buffer.data().data()),
+                               buffer.data().size());
+    for (const char c : all.substr(all.size() - fresh)) {
+      if (line_done) return;
+      if (c == '\n') {
+        line_done = true;
+      } else {
+        ++line_bytes;
+      }
+    }
+  }
+};
+
+// The answer to a request that could not be read whole (none for a closed or idle connection).
+std::optional<Response> read_failure(const HttpConfig& config, ReadEnd end, bool line_too_long) {
+  Request bare;
+  bare.version(11);
+  bare.keep_alive(false);
+  switch (end) {
+    case ReadEnd::kBodyLimit:
+      return error_response(bare, 413, "payload_too_large",
+                            fmt::format("the body is larger than {} bytes", config.max_body_bytes));
+    case ReadEnd::kHeaderLimit:
+      if (line_too_long) {
+        return error_response(
+            bare, 414, "uri_too_long",
+            fmt::format("the request line is longer than {} bytes", config.max_target_bytes));
+      }
+      return error_response(
+          bare, 431, "headers_too_large",
+          fmt::format("the headers are larger than {} bytes", config.max_header_bytes));
+    case ReadEnd::kTooSlow:
+      return error_response(bare, 408, "request_timeout",
+                            "the request did not arrive in time (headers within "
+                            "header_timeout_s, the body within body_timeout_s)");
+    case ReadEnd::kBusy:
+      return error_response(bare, 503, "unavailable",
+                            "too many large requests are being read; retry shortly");
+    case ReadEnd::kRequest:
+    case ReadEnd::kClosed:
+    case ReadEnd::kIdle:
+      break;
+  }
+  return std::nullopt;
+}
+
+void write_response(tcp::socket& s, Response& res, bool head, boost::system::error_code& ec) {
+  if (!head) {
+    http::write(s, res, ec);
+    return;
+  }
+  http::response_serializer<http::string_body> serializer{res};
+  http::write_header(s, serializer, ec);
+}
+
 }  // namespace
 
 HttpServer::HttpServer(HttpConfig config, JobService& service)
-    : impl_(new Impl), config_(std::move(config)), service_(service) {}
+    : impl_(new Impl(config.max_large_bodies)), config_(std::move(config)), service_(service) {}
 
 HttpServer::~HttpServer() {
   stop();
@@ -209,31 +383,48 @@ void HttpServer::serve() {
       continue;
     }
     if (connections_.load() >= config_.max_connections) {
-      socket.close(ec);  // over the cap: the client sees a closed connection and retries
+      // Over the cap: say so (idle connections are being closed early meanwhile).
+      Request bare;
+      bare.version(11);
+      bare.keep_alive(false);
+      auto res = error_response(bare, 503, "unavailable", "too many connections; retry shortly");
+      res.set(http::field::retry_after, "1");
+      http::write(socket, res, ec);
+      socket.close(ec);
+      service_.metrics().count("kgym_http_refused_total", "reason=\"connections\"");
       continue;
     }
     ++connections_;
     std::thread([this, s = std::move(socket)]() mutable {
       beast::flat_buffer buffer;
+      RequestReader reader{config_, s, buffer, impl_->large_body_slots,
+                           [this] { return connections_.load() * 2 > config_.max_connections; }};
       for (;;) {
         http::request_parser<http::string_body> parser;
         parser.body_limit(config_.max_body_bytes);
+        parser.header_limit(static_cast<std::uint32_t>(config_.max_header_bytes));
         boost::system::error_code rec;
-        http::read(s, buffer, parser, rec);
-        if (rec == http::error::body_limit) {
-          Request bare;
-          bare.version(11);
-          bare.keep_alive(false);
-          auto res = error_response(
-              bare, 413, "payload_too_large",
-              fmt::format("the body is larger than {} bytes", config_.max_body_bytes));
-          http::write(s, res, rec);
+        const ReadEnd end = reader.read(parser);
+        if (end != ReadEnd::kRequest) {
+          if (auto res = read_failure(config_, end, reader.request_line_too_long())) {
+            http::write(s, *res, rec);
+            service_.metrics().count("kgym_http_requests_total",
+                                     fmt::format("code=\"{}\"", res->result_int()));
+          }
           break;
         }
-        if (rec) break;  // closed, or not HTTP
         const Request req = parser.release();
-        Response res = route(config_, service_, req);
-        http::write(s, res, rec);
+        Response res;
+        if (req.target().size() > config_.max_target_bytes) {
+          res = error_response(
+              req, 414, "uri_too_long",
+              fmt::format("the target is longer than {} bytes", config_.max_target_bytes));
+          res.keep_alive(false);
+        } else {
+          res = route(config_, service_, req);
+        }
+        reader.release();
+        write_response(s, res, req.method() == http::verb::head, rec);
         if (rec || !res.keep_alive()) break;
       }
       boost::system::error_code ignored;

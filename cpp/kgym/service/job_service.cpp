@@ -5,6 +5,8 @@
 #include <chrono>
 #include <random>
 
+#include <set>
+
 #include <fmt/format.h>
 
 #include "kgym/result/feedback.hpp"
@@ -421,9 +423,12 @@ void JobService::run_one(std::size_t index, const std::shared_ptr<Live>& live,
   }
   if (result.is_object()) {
     const auto& durations = result.value("durations_ms", json::object());
+    // Phase names arrive over the report channel: only the judge's own phases become labels.
+    static const std::set<std::string> kPhases = {"startup",     "load",  "init",   "compile",
+                                                  "correctness", "decoy", "timing", "profile"};
     for (const auto& [phase, ms] : durations.items()) {
-      if (ms.is_number() && !phase.starts_with("harness_") && phase != "total") {
-        metrics_.observe("kgym_phase_seconds", fmt::format("phase=\"{}\"", phase),
+      if (ms.is_number() && kPhases.contains(phase)) {
+        metrics_.observe("kgym_phase_seconds", Metrics::label("phase", phase),
                          ms.get<double>() / 1e3);
       }
     }

@@ -4,14 +4,39 @@
 
 namespace kgym::service {
 
+std::string Metrics::label(std::string_view key, std::string_view value) {
+  std::string out(key);
+  out += "=\"";
+  for (const char c : value) {
+    if (c == '\\' || c == '"') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  out += '"';
+  return out;
+}
+
+template <typename Series>
+std::string Metrics::bounded(const Series& series, const std::string& labels) {
+  if (series.contains(labels) || series.size() < kMaxSeries) return labels;
+  return "overflow=\"true\"";
+}
+
 void Metrics::count(const std::string& name, const std::string& labels, std::uint64_t n) {
   std::lock_guard lock(mu_);
-  counters_[name][labels] += n;
+  auto& series = counters_[name];
+  series[bounded(series, labels)] += n;
 }
 
 void Metrics::observe(const std::string& name, const std::string& labels, double seconds) {
   std::lock_guard lock(mu_);
-  auto& h = histograms_[name][labels];
+  auto& series = histograms_[name];
+  auto& h = series[bounded(series, labels)];
   for (std::size_t i = 0; i < kBuckets.size(); ++i) {
     if (seconds <= kBuckets[i]) ++h.buckets[i];
   }
@@ -21,7 +46,8 @@ void Metrics::observe(const std::string& name, const std::string& labels, double
 
 void Metrics::set_gauge(const std::string& name, const std::string& labels, double value) {
   std::lock_guard lock(mu_);
-  gauges_[name][labels] = value;
+  auto& series = gauges_[name];
+  series[bounded(series, labels)] = value;
 }
 
 namespace {

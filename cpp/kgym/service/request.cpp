@@ -68,7 +68,9 @@ EvalRequest parse_eval_request(const json& body, const TaskSuite& suite,
           fmt::format("is {} bytes; the limit is {}", inline_source.size(), limits.max_task_bytes));
     }
     job.task_source = inline_source;
-    if (job.task_id.empty()) job.task_id = "inline";
+    // Inline tasks live in their own namespace: one cannot pass for a suite task (its
+    // reference timings, drift records and metrics are the suite task's).
+    job.task_id = "inline:" + (job.task_id.empty() ? std::string("task") : job.task_id);
   } else {
     if (job.task_id.empty()) bad("task", "needs an id from the loaded suite or a source");
     const SuiteTask* known = suite.find(job.task_id);
