@@ -287,3 +287,36 @@ def test_python_client_against_the_real_service(gym: Gym) -> None:
         with pytest.raises(GymError) as err:
             client.evaluate("no_such_task", RELU)
         assert err.value.status == 404 and err.value.code == "unknown_task"
+
+
+def test_storage_keeps_answers_refuses_an_emptied_database_and_restores(tmp_path: Path) -> None:
+    g = Gym(tmp_path).start()
+    try:
+        big = "# " + "x" * 500_000 + "\nimport os\nos.system('true')\n"  # rejected by the screen
+        status, job, _ = call(g.url + "/v1/evaluate", "POST", request(big))
+        assert status == 200 and job["result"]["status"] == "rejected"
+    finally:
+        g.stop()
+    db = tmp_path / "kgym-gym.sqlite3"
+    assert db.stat().st_size < 400_000  # the rejected candidate's text was not stored
+    backup = tmp_path / "backup.sqlite3"
+    done = subprocess.run(
+        [gym_exe(), "backup", str(backup), "--state-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    # Emptied while stopped: starting would lose every job, so the service refuses.
+    for suffix in ("-wal", "-shm"):
+        Path(str(db) + suffix).unlink(missing_ok=True)
+    db.write_bytes(b"")
+    with pytest.raises(RuntimeError, match="is not the database this service used before"):
+        Gym(tmp_path).start()
+    db.write_bytes(backup.read_bytes())
+    g = Gym(tmp_path).start()
+    try:
+        status, again, _ = call(g.url + f"/v1/jobs/{job['id']}")
+        assert status == 200 and again["result"]["status"] == "rejected"
+    finally:
+        g.stop()

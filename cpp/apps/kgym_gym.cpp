@@ -156,9 +156,12 @@ int main(int argc, char** argv) {
   ServeOptions serve_options;
   auto* serve_cmd = add_serve_command(app, serve_options);
   auto* openapi_cmd = add_openapi_command(app);
+  BackupOptions backup_options;
+  auto* backup_cmd = add_backup_command(app, backup_options);
 
   CLI11_PARSE(app, argc, argv);
   if (*openapi_cmd) return run_openapi();
+  if (*backup_cmd) return run_backup(backup_options);
   if (*serve_cmd) {
     try {
       return run_serve(serve_options);

@@ -4,10 +4,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <mutex>
 #include <thread>
 
 #include <fmt/format.h>
@@ -69,6 +72,23 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& o) {
   cmd->add_flag("!--no-fork-server", o.fork_server,
                 "start a fresh Python per job instead of forking warm workers");
   cmd->add_flag("--no-cache", o.no_cache, "never answer from the result cache");
+  cmd->add_option("--retain-days", o.retain_days,
+                  "finished jobs older than this many days are deleted (checked every minute)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--retain-jobs", o.retain_jobs,
+                  "at most this many finished jobs are kept (the most recent)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
+  return cmd;
+}
+
+CLI::App* add_backup_command(CLI::App& app, BackupOptions& o) {
+  auto* cmd = app.add_subcommand(
+      "backup", "Copy the service's database to a file, consistently, even while it serves");
+  cmd->add_option("out", o.out, "the backup file to write")->required();
+  cmd->add_option("--state-dir", o.state_dir, "as for serve (default: ~/.local/state/kgym)");
+  cmd->add_option("--db", o.db, "SQLite file (default: STATE_DIR/kgym-gym.sqlite3)");
   return cmd;
 }
 
@@ -173,6 +193,29 @@ std::string read_token(const std::string& token_file) {
 
 }  // namespace
 
+std::string default_state_dir() {
+  const char* home = std::getenv("HOME");
+  return fmt::format("{}/.local/state/kgym", home != nullptr ? home : "/tmp");
+}
+
+int run_backup(const BackupOptions& o) {
+  const std::string state_dir = o.state_dir.empty() ? default_state_dir() : o.state_dir;
+  const std::string db = o.db.empty() ? state_dir + "/kgym-gym.sqlite3" : o.db;
+  if (!fs::exists(db)) {
+    std::cerr << "kgym-gym backup: no database at " << db << "\n";
+    return 2;
+  }
+  try {
+    const JobStore store(db);
+    store.backup_to(o.out);
+  } catch (const std::exception& e) {
+    std::cerr << "kgym-gym backup: " << e.what() << "\n";
+    return 2;
+  }
+  std::cout << json{{"event", "backup"}, {"db", db}, {"out", o.out}}.dump() << std::endl;
+  return 0;
+}
+
 int run_serve(const ServeOptions& o) {
   // Signals are taken by one thread (sigwait) so that every other thread runs undisturbed.
   sigset_t stop_signals;
@@ -195,11 +238,7 @@ int run_serve(const ServeOptions& o) {
               << " (not loopback) needs a token: --token-file FILE or $KGYM_TOKEN\n";
     return 2;
   }
-  std::string state_dir = o.state_dir;
-  if (state_dir.empty()) {
-    const char* home = std::getenv("HOME");
-    state_dir = fmt::format("{}/.local/state/kgym", home != nullptr ? home : "/tmp");
-  }
+  const std::string state_dir = o.state_dir.empty() ? default_state_dir() : o.state_dir;
   fs::create_directories(state_dir);
   const std::string db = o.db.empty() ? state_dir + "/kgym-gym.sqlite3" : o.db;
 
@@ -300,6 +339,47 @@ int run_serve(const ServeOptions& o) {
   JobStore store(db);
   JobService service(config, std::move(suite), store);
   service.start();
+  // Retention: finished jobs past the age or beyond the count are deleted, now and every
+  // minute (unfinished jobs never are).
+  std::mutex prune_mutex;
+  std::condition_variable prune_wake;
+  bool prune_stop = false;
+  auto prune_once = [&] {
+    try {
+      const double now =
+          std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+              .count();
+      const auto aged = store.prune_finished(now - o.retain_days * 86400.0);
+      const auto counted = store.prune_finished_beyond(o.retain_jobs);
+      if (aged + counted > 0) {
+        std::cerr << fmt::format("kgym-gym: retention deleted {} finished jobs\n", aged + counted);
+      }
+    } catch (const std::exception& e) {
+      std::cerr << "kgym-gym: retention: " << e.what() << "\n";
+    }
+  };
+  std::thread prune_thread([&] {
+    std::unique_lock lock(prune_mutex);
+    do {
+      lock.unlock();
+      prune_once();
+      lock.lock();
+    } while (!prune_wake.wait_for(lock, std::chrono::minutes(1), [&] { return prune_stop; }));
+  });
+  struct PruneJoin {
+    std::mutex& m;
+    std::condition_variable& cv;
+    bool& stop;
+    std::thread& t;
+    ~PruneJoin() {
+      {
+        std::lock_guard lock(m);
+        stop = true;
+      }
+      cv.notify_all();
+      if (t.joinable()) t.join();
+    }
+  } prune_join{prune_mutex, prune_wake, prune_stop, prune_thread};
 
   HttpConfig http;
   http.host = o.host;

@@ -23,9 +23,19 @@ struct ServeOptions {
   std::string python;
   bool fork_server = true;
   bool no_cache = false;
+  double retain_days = 7.0;            // finished jobs older than this are deleted
+  std::uint64_t retain_jobs = 100000;  // and beyond this many (the most recent are kept)
+};
+
+struct BackupOptions {
+  std::string state_dir;
+  std::string db;
+  std::string out;
 };
 
 CLI::App* add_serve_command(CLI::App& app, ServeOptions& options);
 CLI::App* add_openapi_command(CLI::App& app);
+CLI::App* add_backup_command(CLI::App& app, BackupOptions& options);
+int run_backup(const BackupOptions& options);
 int run_serve(const ServeOptions& options);
 int run_openapi();

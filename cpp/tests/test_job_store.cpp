@@ -109,7 +109,7 @@ TEST(JobStore, InsertGetRoundTrip) {
   EXPECT_EQ(got->status, "done");
   EXPECT_EQ(got->priority, 3);
   EXPECT_EQ(got->task_id, "01_relu");
-  EXPECT_EQ(got->request_json, job.request_json);
+  EXPECT_EQ(got->request_json, "");  // a finished job keeps its answer, not its request
   EXPECT_EQ(got->cache_key, job.cache_key);
   EXPECT_EQ(got->result_json, job.result_json);
   EXPECT_EQ(got->attempts, 2);
@@ -448,7 +448,7 @@ TEST(JobStore, LargeResultsRoundTrip) {
   const auto got = store.get("big");
   ASSERT_TRUE(got.has_value());
   EXPECT_EQ(got->result_json, result);  // byte for byte, multi-byte UTF-8 included
-  EXPECT_EQ(got->request_json.size(), big_json(1 << 20).size());
+  EXPECT_EQ(got->request_json, "");     // the 1 MiB request is dropped once the job finished
   EXPECT_EQ(store.cached_result("big-key"), result);
   EXPECT_EQ(nlohmann::json::parse(got->result_json)["unicode"], "μs → ✓");
 }
@@ -543,4 +543,91 @@ TEST(JobStore, NotADatabaseGivesClearError) {
   const std::string message = error_of([&] { JobStore store(path); });
   EXPECT_NE(message.find(path), std::string::npos) << message;
   EXPECT_NE(message.find("not a database"), std::string::npos) << message;
+}
+
+TEST(JobStore, RequestIsKeptUntilTheJobFinishes) {
+  JobStore store(":memory:");
+  StoredJob job = make_job("j");
+  store.insert(job);
+  EXPECT_EQ(store.get("j")->request_json, job.request_json);  // recovery needs it
+  store.mark_running("j", 1);
+  store.finish("j", "done", "{}", 2);
+  EXPECT_EQ(store.get("j")->request_json, "");
+}
+
+TEST(JobStore, PruneFinishedBeyondACount) {
+  JobStore store(":memory:");
+  std::vector<StoredJob> jobs;
+  for (int i = 0; i < 6; ++i) jobs.push_back(make_job("j" + std::to_string(i)));
+  store.insert_many(jobs);
+  for (int i = 0; i < 5; ++i) store.finish("j" + std::to_string(i), "done", "{}", 10.0 + i);
+  EXPECT_EQ(store.prune_finished_beyond(2), 3u);
+  EXPECT_FALSE(store.get("j0").has_value());
+  EXPECT_FALSE(store.get("j2").has_value());
+  EXPECT_TRUE(store.get("j3").has_value());
+  EXPECT_TRUE(store.get("j4").has_value());
+  EXPECT_TRUE(store.get("j5").has_value()) << "unfinished jobs are never pruned";
+  EXPECT_EQ(store.prune_finished_beyond(2), 0u);
+}
+
+TEST(JobStore, AnEmptiedDatabaseIsRefusedAtStart) {
+  TempDir dir;
+  const std::string path = dir.file("jobs.sqlite3");
+  {
+    JobStore store(path);
+    StoredJob job = make_job("kept");
+    store.insert(job);
+  }
+  // Truncated to 0 bytes while stopped (WAL and shm files gone too): every job would be lost.
+  std::filesystem::resize_file(path, 0);
+  std::filesystem::remove(path + "-wal");
+  std::filesystem::remove(path + "-shm");
+  try {
+    JobStore again(path);
+    FAIL() << "an emptied database was opened";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("is not the database this service used before"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(JobStore, BackupRestoresEverythingAndKeepsTheMarkerValid) {
+  TempDir dir;
+  const std::string path = dir.file("jobs.sqlite3"), copy = dir.file("backup.sqlite3");
+  {
+    JobStore store(path);
+    StoredJob job = make_job("kept");
+    store.insert(job);
+    store.backup_to(copy);
+  }
+  std::filesystem::remove(path + "-wal");
+  std::filesystem::remove(path + "-shm");
+  std::filesystem::copy_file(copy, path, std::filesystem::copy_options::overwrite_existing);
+  JobStore restored(path);
+  EXPECT_TRUE(restored.get("kept").has_value());
+}
+
+TEST(JobStore, ADamagedDatabaseIsRefusedAtStart) {
+  TempDir dir;
+  const std::string path = dir.file("jobs.sqlite3");
+  {
+    JobStore store(path);
+    std::vector<StoredJob> jobs;
+    for (int i = 0; i < 200; ++i) {
+      jobs.push_back(make_job("j" + std::to_string(i)));
+      jobs.back().request_json = big_json(4096);
+    }
+    store.insert_many(jobs);
+  }
+  std::filesystem::remove(path + "-wal");
+  std::filesystem::remove(path + "-shm");
+  // Garbage over a page in the middle of the file (the header stays intact).
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(8 * 4096);
+    const std::string junk(4096, '\x5a');
+    f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+  }
+  EXPECT_THROW(JobStore again(path), std::runtime_error);
 }

@@ -1,12 +1,15 @@
 #include "kgym/service/job_store.hpp"
 
 #include <cstring>
+#include <fstream>
 #include <mutex>
 #include <new>
+#include <random>
 #include <stdexcept>
 #include <string_view>
 #include <utility>
 
+#include <fmt/format.h>
 #include <sqlite3.h>
 
 namespace kgym::service {
@@ -166,6 +169,60 @@ CREATE TABLE reference_timings (
                            " this build understands; refusing to open it");
 }
 
+// 32 hex digits from the OS's entropy.
+std::string random_store_id() {
+  std::random_device entropy;
+  std::string id;
+  for (int i = 0; i < 4; ++i) id += fmt::format("{:08x}", entropy());
+  return id;
+}
+
+// A damaged file is refused at start with what SQLite found, rather than served from.
+void check_integrity(sqlite3* db, const std::string& path) {
+  Statement statement(db, "PRAGMA quick_check");
+  Use use(statement, "integrity check");
+  std::string found;
+  while (use.step()) {
+    const auto line = use.column_text(0);
+    if (line != "ok") found += (found.empty() ? "" : "; ") + line;
+  }
+  if (!found.empty()) {
+    throw std::runtime_error("JobStore: '" + path + "' is damaged (" + found.substr(0, 500) +
+                             "); restore it from a backup (docs/service-api.md, \"Storage\")");
+  }
+}
+
+std::string store_id(sqlite3* db) {
+  Statement statement(db, "SELECT value FROM store_meta WHERE key = 'store_id'");
+  Use use(statement, "read store id");
+  return use.step() ? use.column_text(0) : std::string();
+}
+
+// The marker file beside the database names the store it belongs to. A database that was
+// emptied (truncated to 0 bytes) or swapped while the service was stopped has another identity:
+// starting would silently lose every job, so it is refused with what to do.
+void check_marker(sqlite3* db, const std::string& path) {
+  if (path == ":memory:" || path.empty() || path.starts_with("file:")) return;
+  const std::string marker = path + ".id";
+  const std::string id = store_id(db);
+  std::ifstream in(marker);
+  std::string expected;
+  if (in && std::getline(in, expected) && !expected.empty()) {
+    if (expected != id) {
+      throw std::runtime_error(
+          "JobStore: '" + path + "' is not the database this service used before: '" + marker +
+          "' names store " + expected + ", the file holds store " + id +
+          " (it was emptied or replaced while the service was stopped). Restore the database "
+          "from a backup (kgym-gym backup), or remove '" +
+          marker + "' to start with this file.");
+    }
+    return;
+  }
+  std::ofstream out(marker, std::ios::trunc);
+  out << id << "\n";
+  if (!out) throw std::runtime_error("JobStore: cannot write the marker '" + marker + "'");
+}
+
 DbHandle open_database(const std::string& path) {
   sqlite3* raw = nullptr;
   // NOMUTEX: the store serialises every use of the connection with its own mutex.
@@ -210,6 +267,16 @@ DbHandle open_database(const std::string& path) {
             "PRAGMA user_version = " + std::to_string(JobStore::kSchemaVersion);
         exec(db.get(), set_version.c_str(), "record schema version");
       }
+      // The store's identity, made once with the file (older files get one now): a file that
+      // was replaced or emptied has another, which the marker beside it exposes.
+      exec(db.get(),
+           "CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+           "create store_meta");
+      const std::string insert_id =
+          "INSERT OR IGNORE INTO store_meta (key, value) VALUES "
+          "('store_id', '" +
+          random_store_id() + "')";
+      exec(db.get(), insert_id.c_str(), "record store id");
       exec(db.get(), "COMMIT", "commit schema");
     } catch (...) {
       sqlite3_exec(db.get(), "ROLLBACK", nullptr, nullptr, nullptr);
@@ -220,6 +287,8 @@ DbHandle open_database(const std::string& path) {
     if (what.rfind("JobStore: '", 0) == 0) throw;  // already names the file
     throw std::runtime_error("JobStore: cannot use '" + path + "': " + what);
   }
+  check_integrity(db.get(), path);
+  check_marker(db.get(), path);
   return db;
 }
 
@@ -271,7 +340,8 @@ struct JobStore::Impl {
                      "UPDATE jobs SET status = 'running', started_at = ?2, attempts = attempts + 1 "
                      "WHERE id = ?1"),
         finish(db.get(),
-               "UPDATE jobs SET status = ?2, result_json = ?3, finished_at = ?4 WHERE id = ?1"),
+               "UPDATE jobs SET status = ?2, result_json = ?3, finished_at = ?4, "
+               "request_json = '' WHERE id = ?1"),
         get(db.get(), select_jobs("WHERE id = ?1")),
         requeue_running(db.get(),
                         "UPDATE jobs SET status = 'queued', started_at = 0 "
@@ -293,7 +363,11 @@ struct JobStore::Impl {
         counts(db.get(), "SELECT status, COUNT(*) FROM jobs GROUP BY status"),
         prune(db.get(),
               "DELETE FROM jobs WHERE status IN ('done', 'cancelled', 'failed') "
-              "AND finished_at < ?1") {}
+              "AND finished_at < ?1"),
+        prune_beyond(db.get(),
+                     "DELETE FROM jobs WHERE status IN ('done', 'cancelled', 'failed') AND seq "
+                     "NOT IN (SELECT seq FROM jobs WHERE status IN ('done', 'cancelled', "
+                     "'failed') ORDER BY finished_at DESC, seq DESC LIMIT ?1)") {}
 
   // Runs `body` inside one write transaction: committed if it returns, rolled back if it throws.
   template <typename Body>
@@ -325,7 +399,7 @@ struct JobStore::Impl {
         .text(2, job.status)
         .integer(3, job.priority)
         .text(4, job.task_id)
-        .text(5, job.request_json)
+        .text(5, is_final_status(job.status) ? std::string() : job.request_json)
         .text(6, job.cache_key)
         .text(7, job.result_json)
         .integer(8, job.attempts)
@@ -347,7 +421,7 @@ struct JobStore::Impl {
   DbHandle db;  // declared before the statements, so it is closed after they are finalized
   Statement begin, commit, rollback;
   Statement insert, mark_running, finish, get, requeue_running, select_queued;
-  Statement cache_get, cache_put, timing_get, timing_put, counts, prune;
+  Statement cache_get, cache_put, timing_get, timing_put, counts, prune, prune_beyond;
 };
 
 JobStore::JobStore(const std::string& path) : impl_(std::make_unique<Impl>(path)) {}
@@ -467,6 +541,31 @@ std::uint64_t JobStore::prune_finished(double before) {
   use.real(1, before);
   use.run();
   return static_cast<std::uint64_t>(sqlite3_changes64(impl_->db.get()));
+}
+
+std::uint64_t JobStore::prune_finished_beyond(std::uint64_t keep) {
+  std::lock_guard lock(impl_->mutex);
+  Use use(impl_->prune_beyond, "prune_finished_beyond");
+  use.integer(1, static_cast<std::int64_t>(keep));
+  use.run();
+  return static_cast<std::uint64_t>(sqlite3_changes64(impl_->db.get()));
+}
+
+void JobStore::backup_to(const std::string& out_path) const {
+  sqlite3* raw = nullptr;
+  const int rc =
+      sqlite3_open_v2(out_path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  DbHandle out(raw);
+  if (rc != SQLITE_OK) {
+    throw std::runtime_error("JobStore: cannot create the backup '" + out_path +
+                             "': " + (out ? sqlite3_errmsg(out.get()) : sqlite3_errstr(rc)));
+  }
+  std::lock_guard lock(impl_->mutex);
+  sqlite3_backup* backup = sqlite3_backup_init(out.get(), "main", impl_->db.get(), "main");
+  if (backup == nullptr) fail(out.get(), "start backup");
+  const int step = sqlite3_backup_step(backup, -1);  // everything, in one consistent snapshot
+  sqlite3_backup_finish(backup);
+  if (step != SQLITE_DONE) fail(out.get(), "backup");
 }
 
 }  // namespace kgym::service

@@ -36,7 +36,11 @@ class JobStore {
   static constexpr int kSchemaVersion = 1;
 
   // ":memory:" is allowed. Creates the schema if the file has none; WAL mode, synchronous=NORMAL,
-  // busy_timeout 5000 ms.
+  // busy_timeout 5000 ms. Refuses (std::runtime_error saying what to do) a file that fails
+  // SQLite's quick_check, and one whose identity differs from the marker file `path + ".id"`
+  // written when the store was first used (a database emptied or swapped while stopped).
+  // A finished job keeps its answer, not its request: request_json is cleared when a job
+  // finishes (or is inserted finished), so stored sizes stay bounded by the answers.
   explicit JobStore(const std::string& path);
   ~JobStore();
   JobStore(const JobStore&) = delete;
@@ -76,6 +80,13 @@ class JobStore {
   // Finished (done, cancelled, failed) jobs with finished_at < `before` are deleted (keeps the
   // file bounded); returns how many. Cache entries and reference timings are kept.
   std::uint64_t prune_finished(double before);
+  // Keeps the `keep` most recently finished jobs and deletes the other finished ones.
+  std::uint64_t prune_finished_beyond(std::uint64_t keep);
+
+  // A consistent copy of the whole file to `out_path` (SQLite's online backup), safe while the
+  // service runs. To restore: stop the service and put the copy in the database's place; it
+  // carries the same store id, so the marker beside the database still matches.
+  void backup_to(const std::string& out_path) const;
 
  private:
   struct Impl;  // keeps <sqlite3.h> out of this header
