@@ -320,3 +320,41 @@ def test_storage_keeps_answers_refuses_an_emptied_database_and_restores(tmp_path
         assert status == 200 and again["result"]["status"] == "rejected"
     finally:
         g.stop()
+
+
+def post_with_key(g: Gym, body: dict, key: str) -> tuple[int, dict]:
+    import urllib.error
+    import urllib.request
+
+    req = urllib.request.Request(
+        g.url + "/v1/evaluate?wait=120",
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json", "Idempotency-Key": key},
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=150) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read())
+
+
+def test_idempotent_submissions(gym: Gym) -> None:
+    status, first = post_with_key(gym, request(RELU), "retry-1")
+    assert status == 200 and first["result"]["status"] == "ok"
+    status, again = post_with_key(gym, request(RELU), "retry-1")
+    assert status == 200 and again["id"] == first["id"]  # the same job, not a second one
+    status, err = post_with_key(gym, request(RELU, seed=1), "retry-1")
+    assert status == 409 and err["error"]["code"] == "conflict"
+    status, err = post_with_key(gym, request(RELU), "bad key")
+    assert status == 400
+
+
+def test_identical_requests_are_evaluated_once(gym: Gym) -> None:
+    body = {"requests": [request(RELU, seed=7), request(RELU, seed=7)]}
+    status, answer, _ = call(gym.url + "/v1/evaluate:batch?wait=120", "POST", body)
+    assert status == 200, answer
+    jobs = answer["jobs"]
+    assert len({j["id"] for j in jobs}) == 2  # two jobs, as asked
+    assert all(j["result"]["status"] == "ok" for j in jobs)
+    assert sorted(j["cached"] for j in jobs) == [False, True]  # one evaluation

@@ -151,7 +151,8 @@ Response route(const HttpConfig& config, JobService& service, const Request& req
       res = json_response(req, http::status::ok, service.tasks());
     } else if (path == "/v1/evaluate") {
       only(http::verb::post);
-      const auto job = service.submit(parse_body(req), wait_seconds(query, config.max_wait_s));
+      const auto job = service.submit(parse_body(req), wait_seconds(query, config.max_wait_s),
+                                      std::string(req["Idempotency-Key"]));
       const bool finished = job["finished_at"].is_number();
       res = json_response(req, finished ? http::status::ok : http::status::accepted, job);
     } else if (path == "/v1/evaluate:batch") {

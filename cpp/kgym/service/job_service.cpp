@@ -2,9 +2,9 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <random>
-
 #include <set>
 
 #include <fmt/format.h>
@@ -13,6 +13,7 @@
 #include "kgym/reward/reward.hpp"
 #include "kgym/reward/spec.hpp"
 #include "kgym/service/api_error.hpp"
+#include "kgym/service/hashing.hpp"
 #include "kgym/service/reference_drift.hpp"
 
 namespace kgym::service {
@@ -159,10 +160,22 @@ std::shared_ptr<JobService::Live> JobService::accept(const json& body,
   return live;
 }
 
-json JobService::submit(const json& body, double wait_s) {
+json JobService::submit(const json& body, double wait_s, const std::string& idempotency_key) {
+  std::string request_sha;
+  if (!idempotency_key.empty()) {
+    const bool printable = std::all_of(idempotency_key.begin(), idempotency_key.end(),
+                                       [](char c) { return c > ' ' && c < 127; });
+    if (idempotency_key.size() > 200 || !printable) {
+      throw ApiError(400, "bad_request",
+                     "Idempotency-Key: at most 200 printable ASCII characters, no spaces");
+    }
+    request_sha = sha256_hex(body.dump());
+    if (auto earlier = keyed_job(idempotency_key, request_sha)) return get(*earlier, wait_s);
+  }
   std::vector<StoredJob> rows;
   auto live = accept(body, rows);
   const bool finished = live->stored.status == "done";
+  std::optional<std::string> earlier;
   {
     std::lock_guard lock(mu_);
     if (stopping_) throw ApiError(503, "unavailable", "the service is shutting down");
@@ -171,14 +184,34 @@ json JobService::submit(const json& body, double wait_s) {
                      fmt::format("{} jobs are unfinished (the limit is {}); retry later",
                                  live_.size(), config_.max_queue));
     }
-    store_.insert(rows[0]);
-    live->stored.seq = rows[0].seq;
-    if (!finished) enqueue_locked(live);
+    if (idempotency_key.empty()) {
+      store_.insert(rows[0]);
+    } else {
+      // Checked again under the lock: a concurrent submission with the key may have won.
+      earlier = keyed_job(idempotency_key, request_sha);
+      if (!earlier) store_.insert_keyed(rows[0], idempotency_key, request_sha, now_seconds());
+    }
+    if (!earlier) {
+      live->stored.seq = rows[0].seq;
+      if (!finished) enqueue_locked(live);
+    }
   }
+  if (earlier) return get(*earlier, wait_s);
   metrics_.count("kgym_requests_total", live->stored.cached ? "answer=\"cached\""
                                         : finished          ? "answer=\"settled\""
                                                             : "answer=\"queued\"");
   return wait_for(live, wait_s);
+}
+
+std::optional<std::string> JobService::keyed_job(const std::string& key,
+                                                 const std::string& request_sha) const {
+  const auto earlier = store_.job_for_key(key);
+  if (!earlier) return std::nullopt;
+  if (earlier->request_sha256 != request_sha) {
+    throw ApiError(409, "conflict",
+                   "Idempotency-Key: this key was used for another request; use a new key");
+  }
+  return earlier->job_id;
 }
 
 json JobService::submit_batch(const json& body, double wait_s) {
@@ -347,6 +380,14 @@ void JobService::worker_loop(std::size_t index) {
       const auto it = live_.find(entry.id);
       if (it == live_.end() || it->second->cancel_requested) continue;
       live = it->second;
+      const auto& key = live->stored.cache_key;
+      if (config_.cache && !key.empty()) {
+        if (running_keys_.contains(key)) {
+          waiting_on_key_[key].push_back(live);  // an identical request is running
+          continue;
+        }
+        running_keys_.insert(key);
+      }
       live->stored.status = "running";
       live->stored.started_at = now_seconds();
       ++live->stored.attempts;
@@ -359,8 +400,48 @@ void JobService::worker_loop(std::size_t index) {
     } catch (const std::exception&) {
       // The store is the record, not the scheduler: an evaluation still runs and is answered.
     }
-    run_one(index, live, launcher);
+    if (!answer_from_cache(live)) run_one(index, live, launcher);
+    release_key(live->stored.cache_key);
   }
+}
+
+bool JobService::answer_from_cache(const std::shared_ptr<Live>& live) {
+  if (!config_.cache || live->stored.cache_key.empty() || live->stored.attempts > 1) return false;
+  std::optional<std::string> hit;
+  try {
+    hit = store_.cached_result(live->stored.cache_key);
+  } catch (const std::exception&) {
+    return false;
+  }
+  if (!hit) return false;
+  const json result = json::parse(*hit, nullptr, false);
+  if (result.is_discarded()) return false;
+  metrics_.count("kgym_cache_hits_total");
+  std::lock_guard lock(mu_);
+  live->stored.cached = true;
+  live->stored.status = "done";
+  live->stored.finished_at = now_seconds();
+  live->answer = finished_answer(*live, result, "done", json(nullptr));
+  try {
+    store_.finish(live->stored.id, "done", live->answer.dump(), live->stored.finished_at);
+  } catch (const std::exception&) {
+    // Answered to waiters all the same.
+  }
+  live_.erase(live->stored.id);
+  --running_;
+  done_cv_.notify_all();
+  return true;
+}
+
+void JobService::release_key(const std::string& key) {
+  if (key.empty()) return;
+  std::lock_guard lock(mu_);
+  running_keys_.erase(key);
+  const auto waiting = waiting_on_key_.find(key);
+  if (waiting == waiting_on_key_.end()) return;
+  // Back in the queue: they are answered from the cache, or the first of them runs.
+  for (const auto& l : waiting->second) enqueue_locked(l);
+  waiting_on_key_.erase(waiting);
 }
 
 void JobService::check_reference_drift(const WorkerSlot& slot, const Live& live, json& result) {

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <optional>
 #include <queue>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -67,7 +68,10 @@ class JobService {
   void stop();
 
   // Each returns the job answer (docs/service-api.md); they throw ApiError for bad requests.
-  nlohmann::json submit(const nlohmann::json& body, double wait_s);
+  // `idempotency_key` (the Idempotency-Key header, "" = none): the same key with the same
+  // request answers the job it created the first time; with another request it is a 409.
+  nlohmann::json submit(const nlohmann::json& body, double wait_s,
+                        const std::string& idempotency_key = "");
   nlohmann::json submit_batch(const nlohmann::json& body, double wait_s);
   nlohmann::json get(const std::string& id, double wait_s);
   nlohmann::json cancel(const std::string& id);
@@ -96,6 +100,13 @@ class JobService {
   };
 
   std::shared_ptr<Live> accept(const nlohmann::json& body, std::vector<StoredJob>& to_insert);
+  // The job an idempotency key created, if any; another request under the key throws 409.
+  std::optional<std::string> keyed_job(const std::string& key,
+                                       const std::string& request_sha) const;
+  // Finishes a popped job from the result cache (an identical request finished meanwhile).
+  bool answer_from_cache(const std::shared_ptr<Live>& live);
+  // The key's evaluation ended: requests that waited for it go back into the queue.
+  void release_key(const std::string& key);
   void enqueue_locked(const std::shared_ptr<Live>& live);
   nlohmann::json wait_for(const std::shared_ptr<Live>& live, double wait_s);
   nlohmann::json answer_of(const Live& live) const;
@@ -120,6 +131,11 @@ class JobService {
   std::priority_queue<QueueEntry> queue_;
   std::map<std::string, std::shared_ptr<Live>> live_;  // queued and running jobs
   std::size_t running_ = 0;
+  // Identical requests (same cache key) are evaluated once: while one runs, the others wait
+  // here and are answered from the cache when it finishes (or run themselves if its result
+  // could not be cached).
+  std::set<std::string> running_keys_;
+  std::map<std::string, std::vector<std::shared_ptr<Live>>> waiting_on_key_;
   bool stopping_ = false;
   std::vector<std::thread> threads_;
   std::atomic<std::uint64_t> id_counter_{0};

@@ -272,6 +272,12 @@ DbHandle open_database(const std::string& path) {
       exec(db.get(),
            "CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
            "create store_meta");
+      // Idempotency-Key -> the job it created, with the request's hash (a reused key with
+      // another request is a conflict).
+      exec(db.get(),
+           "CREATE TABLE IF NOT EXISTS idempotency_keys (key TEXT PRIMARY KEY, job_id TEXT NOT "
+           "NULL, request_sha256 TEXT NOT NULL, created_at REAL NOT NULL)",
+           "create idempotency_keys");
       const std::string insert_id =
           "INSERT OR IGNORE INTO store_meta (key, value) VALUES "
           "('store_id', '" +
@@ -364,12 +370,24 @@ struct JobStore::Impl {
         prune(db.get(),
               "DELETE FROM jobs WHERE status IN ('done', 'cancelled', 'failed') "
               "AND finished_at < ?1"),
+        key_get(db.get(), "SELECT job_id, request_sha256 FROM idempotency_keys WHERE key = ?1"),
+        key_put(db.get(),
+                "INSERT INTO idempotency_keys (key, job_id, request_sha256, created_at) "
+                "VALUES (?1, ?2, ?3, ?4)"),
+        key_prune(db.get(),
+                  "DELETE FROM idempotency_keys WHERE job_id NOT IN (SELECT id FROM jobs)"),
         prune_beyond(db.get(),
                      "DELETE FROM jobs WHERE status IN ('done', 'cancelled', 'failed') AND seq "
                      "NOT IN (SELECT seq FROM jobs WHERE status IN ('done', 'cancelled', "
                      "'failed') ORDER BY finished_at DESC, seq DESC LIMIT ?1)") {}
 
   // Runs `body` inside one write transaction: committed if it returns, rolled back if it throws.
+  // Keys whose job was pruned go with it.
+  void drop_orphan_keys() {
+    Use use(key_prune, "prune idempotency keys");
+    use.run();
+  }
+
   template <typename Body>
   void transaction(std::string_view op, Body&& body) {
     {
@@ -421,7 +439,8 @@ struct JobStore::Impl {
   DbHandle db;  // declared before the statements, so it is closed after they are finalized
   Statement begin, commit, rollback;
   Statement insert, mark_running, finish, get, requeue_running, select_queued;
-  Statement cache_get, cache_put, timing_get, timing_put, counts, prune, prune_beyond;
+  Statement cache_get, cache_put, timing_get, timing_put, counts, prune, key_get, key_put,
+      key_prune, prune_beyond;
 };
 
 JobStore::JobStore(const std::string& path) : impl_(std::make_unique<Impl>(path)) {}
@@ -540,7 +559,30 @@ std::uint64_t JobStore::prune_finished(double before) {
   Use use(impl_->prune, "prune_finished");
   use.real(1, before);
   use.run();
-  return static_cast<std::uint64_t>(sqlite3_changes64(impl_->db.get()));
+  const auto pruned = static_cast<std::uint64_t>(sqlite3_changes64(impl_->db.get()));
+  impl_->drop_orphan_keys();
+  return pruned;
+}
+
+std::optional<JobStore::KeyedJob> JobStore::job_for_key(const std::string& key) const {
+  std::lock_guard lock(impl_->mutex);
+  Use use(impl_->key_get, "job_for_key");
+  use.text(1, key);
+  if (!use.step()) return std::nullopt;
+  return KeyedJob{use.column_text(0), use.column_text(1)};
+}
+
+void JobStore::insert_keyed(StoredJob& job, const std::string& key,
+                            const std::string& request_sha256, double now) {
+  std::lock_guard lock(impl_->mutex);
+  std::uint64_t seq = 0;
+  impl_->transaction("insert_keyed", [&] {
+    seq = impl_->insert_one(job);
+    Use use(impl_->key_put, "insert_keyed");
+    use.text(1, key).text(2, job.id).text(3, request_sha256).real(4, now);
+    use.run();
+  });
+  job.seq = seq;
 }
 
 std::uint64_t JobStore::prune_finished_beyond(std::uint64_t keep) {
@@ -548,7 +590,9 @@ std::uint64_t JobStore::prune_finished_beyond(std::uint64_t keep) {
   Use use(impl_->prune_beyond, "prune_finished_beyond");
   use.integer(1, static_cast<std::int64_t>(keep));
   use.run();
-  return static_cast<std::uint64_t>(sqlite3_changes64(impl_->db.get()));
+  const auto pruned = static_cast<std::uint64_t>(sqlite3_changes64(impl_->db.get()));
+  impl_->drop_orphan_keys();
+  return pruned;
 }
 
 void JobStore::backup_to(const std::string& out_path) const {

@@ -80,6 +80,16 @@ class JobStore {
   // Finished (done, cancelled, failed) jobs with finished_at < `before` are deleted (keeps the
   // file bounded); returns how many. Cache entries and reference timings are kept.
   std::uint64_t prune_finished(double before);
+  // Idempotency keys: the job a key created and the SHA-256 of the request that created it.
+  struct KeyedJob {
+    std::string job_id;
+    std::string request_sha256;
+  };
+  std::optional<KeyedJob> job_for_key(const std::string& key) const;
+  // insert() and the key in one transaction; a key already present throws.
+  void insert_keyed(StoredJob& job, const std::string& key, const std::string& request_sha256,
+                    double now);
+
   // Keeps the `keep` most recently finished jobs and deletes the other finished ones.
   std::uint64_t prune_finished_beyond(std::uint64_t keep);
 
