@@ -10,6 +10,8 @@
 #include <charconv>
 #include <chrono>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <semaphore>
 #include <thread>
@@ -29,12 +31,45 @@ namespace http = beast::http;
 using tcp = asio::ip::tcp;
 using nlohmann::json;
 
+// Connections waiting for their next request. At the connection cap the longest-idle one is
+// closed to make room, so that idle connections can never lock a new client out. A connection
+// leaves the registry before its socket is closed, so a descriptor shut down here is never one
+// that the OS has handed to another connection.
+class IdleConnections {
+ public:
+  void set(std::uint64_t id, int fd, bool idle) {
+    std::lock_guard lock(mu_);
+    if (idle) {
+      idle_.try_emplace(id, fd, std::chrono::steady_clock::now());
+    } else {
+      idle_.erase(id);
+    }
+  }
+  bool evict_oldest() {
+    std::lock_guard lock(mu_);
+    if (idle_.empty()) return false;
+    auto oldest = idle_.begin();
+    for (auto it = idle_.begin(); it != idle_.end(); ++it) {
+      if (it->second.second < oldest->second.second) oldest = it;
+    }
+    ::shutdown(oldest->second.first, SHUT_RDWR);  // its reader sees the end and leaves
+    idle_.erase(oldest);
+    return true;
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<std::uint64_t, std::pair<int, std::chrono::steady_clock::time_point>> idle_;
+};
+
 struct HttpServer::Impl {
   explicit Impl(std::size_t large_bodies)
       : large_body_slots(static_cast<std::ptrdiff_t>(large_bodies)) {}
   asio::io_context io;
   tcp::acceptor acceptor{io};
   std::counting_semaphore<1 << 16> large_body_slots;
+  IdleConnections idle;
+  std::atomic<std::uint64_t> next_connection{0};
 };
 
 bool is_loopback(const std::string& host) {
@@ -211,6 +246,7 @@ struct RequestReader {
   beast::flat_buffer& buffer;
   std::counting_semaphore<1 << 16>& large_body_slots;
   std::function<bool()> busy;
+  std::function<void(bool idle)> set_idle;  // waiting for a request's first byte, or not
   bool holds_large_slot = false;
   // The current request line's length so far, and whether it ended: a request whose headers
   // are too large is 414 when its request line alone is.
@@ -231,6 +267,7 @@ struct RequestReader {
     measure_line(buffer.size());
     auto start = Clock::now();
     bool started = buffer.size() > 0;  // a pipelined request's bytes may be here already
+    if (!started) set_idle(true);
     while (!parser.is_header_done()) {
       if (auto end = step(parser, started, start, config.header_timeout_s)) return *end;
     }
@@ -271,6 +308,7 @@ struct RequestReader {
     if (!started) {
       start = Clock::now();  // the request's own deadline starts with its first byte
       started = true;
+      set_idle(false);
     }
     const auto n = socket.read_some(buffer.prepare(64u << 10), ec);
     if (ec) return ReadEnd::kClosed;  // the client closed, or the connection broke
@@ -383,8 +421,8 @@ void HttpServer::serve() {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));  // e.g. EMFILE: back off
       continue;
     }
-    if (connections_.load() >= config_.max_connections) {
-      // Over the cap: say so (idle connections are being closed early meanwhile).
+    if (connections_.load() >= config_.max_connections && !impl_->idle.evict_oldest()) {
+      // Over the cap with no idle connection to close: say so.
       Request bare;
       bare.version(11);
       bare.keep_alive(false);
@@ -397,9 +435,15 @@ void HttpServer::serve() {
     }
     ++connections_;
     std::thread([this, s = std::move(socket)]() mutable {
+      const std::uint64_t id = ++impl_->next_connection;
+      const int fd = s.native_handle();
       beast::flat_buffer buffer;
-      RequestReader reader{config_, s, buffer, impl_->large_body_slots,
-                           [this] { return connections_.load() * 2 > config_.max_connections; }};
+      RequestReader reader{config_,
+                           s,
+                           buffer,
+                           impl_->large_body_slots,
+                           [this] { return connections_.load() * 2 > config_.max_connections; },
+                           [this, id, fd](bool idle) { impl_->idle.set(id, fd, idle); }};
       for (;;) {
         http::request_parser<http::string_body> parser;
         parser.body_limit(config_.max_body_bytes);
@@ -428,6 +472,7 @@ void HttpServer::serve() {
         write_response(s, res, req.method() == http::verb::head, rec);
         if (rec || !res.keep_alive()) break;
       }
+      impl_->idle.set(id, fd, false);  // before the socket (and its descriptor) is closed
       boost::system::error_code ignored;
       s.shutdown(tcp::socket::shutdown_both, ignored);
       --connections_;
