@@ -7,8 +7,15 @@
 #
 #   KGYM_WHEEL_DIR=DIR   also leave the built wheel in DIR (to install it again elsewhere
 #                        with `pip install --no-deps DIR/kgym-*.whl`, without rebuilding).
+#   KGYM_INSTALL_WHEEL=F install the wheel F (built by an earlier call from the same commit)
+#                        instead of building: seconds instead of minutes of device time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [[ -n "${KGYM_INSTALL_WHEEL:-}" ]]; then
+  python3 -m pip install -q --no-deps --force-reinstall "$KGYM_INSTALL_WHEEL" 2>&1 | tail -5
+  python3 -c "import kgym._core, torch, triton; print('kgym installed;', torch.__version__, triton.__version__)"
+  exit 0
+fi
 prefix=/tmp/kgym-sysroot
 defines=()
 if ! [[ -e /usr/include/sqlite3.h ]]; then
