@@ -2,8 +2,9 @@
 # Builds and installs kgym on a GPU machine that has torch, triton, nanobind, scikit-build-core,
 # Boost/fmt/CLI11/nlohmann headers but no network and no SQLite or OpenSSL headers. The headers
 # come from Debian packages carried in .debs/ (`cd .debs && apt-get download libsqlite3-dev
-# libssl-dev`) unpacked into a private prefix; the runtime libraries are the machine's own
-# (libsqlite3.so.0, libcrypto.so.3: both keep their ABI across these versions).
+# libssl-dev libseccomp-dev`) unpacked into a private prefix; the runtime libraries are the
+# machine's own (libsqlite3.so.0, libcrypto.so.3, libseccomp.so.2: each keeps its ABI across
+# these versions).
 #
 #   KGYM_WHEEL_DIR=DIR   also leave the built wheel in DIR (to install it again elsewhere
 #                        with `pip install --no-deps DIR/kgym-*.whl`, without rebuilding).
@@ -32,6 +33,12 @@ if ! [[ -e /usr/include/openssl/evp.h ]]; then
   defines+=(-C "cmake.define.OPENSSL_INCLUDE_DIR=$prefix/usr/include"
             -C "cmake.define.OPENSSL_CRYPTO_LIBRARY=$lib"
             -C "cmake.define.OPENSSL_ROOT_DIR=$prefix/usr")
+fi
+if ! [[ -e /usr/include/seccomp.h ]]; then
+  for deb in .debs/libseccomp-dev_*.deb; do dpkg -x "$deb" "$prefix"; done
+  lib=$(ldconfig -p | awk '/libseccomp.so.2 /{print $NF; exit}')
+  defines+=(-C "cmake.define.SECCOMP_INCLUDE_DIR=$prefix/usr/include"
+            -C "cmake.define.SECCOMP_LIBRARY=$lib")
 fi
 if [[ -n "${KGYM_WHEEL_DIR:-}" ]]; then
   mkdir -p "$KGYM_WHEEL_DIR"

@@ -14,6 +14,7 @@ from kgym.check import extract, feedback
 
 TOP_LEVEL = {
     "judge",
+    "policies",
     "schema",
     "task_id",
     "status",

@@ -125,3 +125,27 @@ def test_sandbox_reports_network_isolation() -> None:
     assert isinstance(sandbox["network_isolated"], bool)
     if not sandbox["network_isolated"]:
         assert sandbox["network_note"]
+
+
+def test_syscall_filter_binds_the_judge_and_the_candidate() -> None:
+    # Task code runs in the judge, unscreened: a task source that tries ptrace, a user
+    # namespace and a mount is refused by the kernel (EPERM) and says so through its reference.
+    probe = (
+        "import ctypes, errno\n"
+        "_libc = ctypes.CDLL(None, use_errno=True)\n"
+        "def _refused(rc):\n"
+        "    return rc == -1 and ctypes.get_errno() == errno.EPERM\n"
+        "_REFUSED = all([_refused(_libc.ptrace(0, 0, None, None)),\n"
+        "                _refused(_libc.unshare(0x10000000)),\n"
+        "                _refused(_libc.mount(b'none', b'/tmp', b'tmpfs', 0, None))])\n"
+        "assert _REFUSED, 'a refused system call was allowed'\n"
+    )
+    from kgym.check import CheckOptions, check
+    from kgym.tasks import Task, find_task
+
+    relu = find_task("01_relu")
+    task = Task(id="probe", path=relu.path, source=probe + relu.source, description="")
+    options = CheckOptions(device=DEVICE, trials=1, baseline="none" if DEVICE == "cuda" else None)
+    result = check(task, BASE, options)
+    assert result["sandbox"]["syscalls_filtered"] is True, result["sandbox"]["syscalls_note"]
+    assert result["status"] == "ok", (result["status"], result.get("error"))

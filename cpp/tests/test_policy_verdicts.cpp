@@ -63,7 +63,7 @@ TEST(PolicyVerdicts, AHackRejectedUnderStrictIsRejectedUnderHybridToo) {
   const auto v = policy_verdicts(
       result("rejected", json::array({reject("torch-compute"), reject("decoy-kernel")})), "strict");
   EXPECT_EQ(v["hybrid"]["status"], "rejected");
-  EXPECT_EQ(v["hybrid"]["reasons"], json({"decoy-kernel"}));
+  EXPECT_EQ(v["hybrid"]["reasons"], json::array());  // reasons name strict-only rules only
 }
 
 TEST(PolicyVerdicts, MalformedResultsDoNotThrow) {

@@ -75,7 +75,7 @@ json policy_verdicts(const json& r, const std::string& ran_under) {
   if (strict_only.empty()) {
     hybrid = verdict(r, {});
   } else if (!others.empty()) {
-    hybrid = rejected(std::move(others));
+    hybrid = rejected({});  // by rules both policies share: none of the reasons is strict-only
   }
   return {{"strict", verdict(r, strict_only)}, {"hybrid", hybrid}};
 }

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "kgym/sandbox/child_setup.hpp"
+#include "kgym/sandbox/syscall_filter.hpp"
 #include "kgym/sandbox/write_fence.hpp"
 
 namespace kgym::sandbox {
@@ -61,6 +62,8 @@ ChildOutcome run_child(const ChildSpec& spec, const LineCallback& on_line) {
   for (auto& e : env_strings) envp.push_back(e.data());
   envp.push_back(nullptr);
   const rlim_t nproc_limit = detail::nproc_limit_for(spec.limits);
+  if (spec.limits.filter_syscalls)
+    prepare_syscall_filter();  // built here: the child only applies it
 
   WriteFence fence;
   if (spec.limits.confine_writes) {

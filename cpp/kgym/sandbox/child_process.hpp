@@ -23,6 +23,7 @@ struct Limits {
   std::uint64_t output_tail_bytes = 16ull << 10;  // how much of stdout/stderr is kept
   bool isolate_network = true;                    // a fresh network namespace, when allowed
   bool confine_writes = true;                     // Landlock write fence (write_fence.hpp)
+  bool filter_syscalls = true;                    // seccomp filter (syscall_filter.hpp)
 };
 
 struct ChildSpec {
@@ -50,7 +51,9 @@ struct ChildOutcome {
   std::string network_note;  // why isolation was not possible, when it was asked for
   bool writes_confined = false;
   std::string writes_note;  // why writes were not confined, when that was asked for
-  std::string report;       // everything written to the report channel
+  bool syscalls_filtered = false;
+  std::string syscalls_note;  // why there is no system call filter, when one was asked for
+  std::string report;         // everything written to the report channel
   bool report_truncated = false;
   std::string stdout_tail;
   std::string stderr_tail;

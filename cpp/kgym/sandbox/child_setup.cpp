@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "kgym/sandbox/report_token.hpp"
+#include "kgym/sandbox/syscall_filter.hpp"
 
 namespace kgym::sandbox::detail {
 namespace {
@@ -164,6 +165,10 @@ int sandbox_child(const Limits& limits, const char* workdir, rlim_t nproc_limit,
     const rlimit as{limits.max_address_space_bytes, limits.max_address_space_bytes};
     if (setrlimit(RLIMIT_AS, &as) != 0) die("RLIMIT_AS");
   }
+  // Last: the filter binds everything after it, the interpreter this child execs included.
+  const char filtered =
+      static_cast<char>(limits.filter_syscalls ? apply_syscall_filter() : FilterStatus::kOff);
+  if (::write(setup_write, &filtered, 1) != 1) _exit(127);
   return setup_fd;
 }
 
@@ -176,9 +181,16 @@ void read_setup(const std::string& setup_bytes, const Limits& limits, ChildOutco
       setup_bytes.size() > 1 ? static_cast<FenceStatus>(setup_bytes[1]) : FenceStatus::kFailed;
   out.writes_confined = fenced == FenceStatus::kFenced;
   if (limits.confine_writes) out.writes_note = fence_note(fenced);
+  // Then either the filter's byte or, when the set-up died before it, "E<why>".
   if (setup_bytes.size() > 2 && setup_bytes[2] == 'E') {
     out.start_error = setup_bytes.substr(3);
+    return;
   }
+  const auto filtered = setup_bytes.size() > 2 ? static_cast<FilterStatus>(setup_bytes[2])
+                                               : FilterStatus::kUnavailable;
+  out.syscalls_filtered = filtered == FilterStatus::kOn;
+  if (limits.filter_syscalls) out.syscalls_note = syscall_filter_note(filtered);
+  if (setup_bytes.size() > 3 && setup_bytes[3] == 'E') out.start_error = setup_bytes.substr(4);
 }
 
 ChildStreams::ChildStreams(int report_read, int out_read, int err_read, const Limits& limits,

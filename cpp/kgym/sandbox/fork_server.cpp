@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kgym/sandbox/child_setup.hpp"
+#include "kgym/sandbox/syscall_filter.hpp"
 #include "kgym/sandbox/write_fence.hpp"
 
 namespace kgym::sandbox {
@@ -650,6 +651,7 @@ void become_job(const JobRequest& request, const std::vector<int>& fds, pid_t se
 
 ServeEnd serve_fork_requests(int control_fd, const ForkHooks& hooks, ServedJob& job) {
   const pid_t self = getpid();
+  prepare_syscall_filter();  // once, in the server: each job's child only applies it
   send_json(control_fd, {{"event", "ready"}, {"pid", self}});
   std::vector<char> buf(kMaxMessage);
   auto interrupted = [&] { return hooks.interrupted && hooks.interrupted(); };
