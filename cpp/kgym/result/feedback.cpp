@@ -7,7 +7,6 @@
 
 namespace kgym::result {
 namespace {
-using nlohmann::json;
 
 std::string head_lines(const std::string& text, int count) {
   std::istringstream in(text);
@@ -37,92 +36,93 @@ std::string tail_lines(const std::string& text, int count) {
   return out;
 }
 
-double number(const json& j, const char* key, double fallback = 0.0) {
-  return j.is_object() && j.contains(key) && j[key].is_number() ? j[key].get<double>() : fallback;
+void render_rejection(const Result& r, std::string& out) {
+  out += "Rejected by the integrity checks; no reward for speed:\n";
+  for (const auto& f : r.findings) {
+    if (f.severity != Severity::kReject) continue;
+    const auto line = f.line ? fmt::format(" (line {})", *f.line) : std::string();
+    out += fmt::format("- [{}]{} {}\n", f.rule, line, f.detail);
+  }
+}
+
+void render_error(const ErrorInfo& error, const FeedbackOptions& options, std::string& out) {
+  out += fmt::format("Error in phase '{}': {}: {}\n", error.phase, error.type,
+                     head_lines(error.message, options.max_error_lines));
+  const auto tb = tail_lines(error.traceback, options.max_error_lines);
+  if (!tb.empty()) out += tb + "\n";
+}
+
+void render_correctness(const Correctness& c, const std::string& status, std::string& out) {
+  if (status == "incorrect" || c.passed < c.trials) {
+    out += fmt::format("Correctness: {} of {} trials passed", c.passed, c.trials);
+    if (c.first_failed_trial) {
+      out += fmt::format(" (first failure: trial {})", *c.first_failed_trial);
+    }
+    out += "\n";
+    if (c.mismatch) out += *c.mismatch + "\n";
+  } else {
+    out += fmt::format("Correctness: all {} trials passed\n", c.trials);
+  }
+  if (c.max_abs_error) {
+    out += fmt::format("Max abs error {:.3g} (atol {:.3g}), max rel error {:.3g} (rtol {:.3g})\n",
+                       *c.max_abs_error, c.atol, c.max_rel_error.value_or(0.0), c.rtol);
+  }
+}
+
+double median_ms(const std::optional<SampleSummary>& summary) {
+  return summary ? summary->median_ms : 0.0;
+}
+
+void render_timing(const Timing& timing, std::string& out) {
+  if (!timing.available) {
+    out += fmt::format("Timing unavailable: {}\n", timing.reason.value_or("not measured"));
+    return;
+  }
+  out += fmt::format("Speedup over PyTorch eager: {:.2f}x (reference {:.4g} ms, yours {:.4g} ms)\n",
+                     timing.speedup.value_or(0.0), median_ms(timing.reference),
+                     median_ms(timing.candidate));
+  if (timing.speedup_vs_compile) {
+    out += fmt::format("Speedup over torch.compile: {:.2f}x\n", *timing.speedup_vs_compile);
+  }
+}
+
+void render_profile(const Profile& profile, const FeedbackOptions& options, std::string& out) {
+  if (profile.triton_share) {
+    out += fmt::format("Triton share of CUDA kernel time (PR): {:.2f}\n", *profile.triton_share);
+  }
+  const double total = profile.total_kernel_ms;
+  int shown = 0;
+  for (const auto& k : profile.kernels) {
+    if (shown++ >= options.max_kernels || total <= 0) break;
+    out += fmt::format("- {} kernel {}: {:.0f}% of kernel time\n",
+                       k.triton ? "Triton" : "non-Triton", k.name, 100.0 * k.total_ms / total);
+  }
+}
+
+// Feedback is what a model sees next: a damaged result still says what can be read of it.
+Result readable(const nlohmann::json& result) {
+  try {
+    return read_result(result);
+  } catch (const ResultError&) {
+    return read_result_leniently(result);
+  }
 }
 
 }  // namespace
 
-std::string render_feedback(const json& r, const FeedbackOptions& options) {
-  std::string out;
-  const auto status = r.value("status", "infra_error");
-  const json error = r.value("error", json(nullptr));
-  const json correctness = r.value("correctness", json(nullptr));
-  out += fmt::format("Status: {}\n", status);
-
-  if (status == "rejected") {
-    out += "Rejected by the integrity checks; no reward for speed:\n";
-    for (const auto& f : r.value("findings", json::array())) {
-      if (f.value("severity", "") != "reject") continue;
-      const auto line = f.contains("line") && f["line"].is_number()
-                            ? fmt::format(" (line {})", f["line"].get<int>())
-                            : std::string();
-      out += fmt::format("- [{}]{} {}\n", f.value("rule", "?"), line, f.value("detail", ""));
-    }
+std::string render_feedback(const Result& r, const FeedbackOptions& options) {
+  std::string out = fmt::format("Status: {}\n", r.status);
+  if (r.status == "rejected") render_rejection(r, out);
+  if (r.error) render_error(*r.error, options, out);
+  if (r.correctness) render_correctness(*r.correctness, r.status, out);
+  // Speed and profile only mean something for a correct, honest candidate.
+  if (r.status == "ok" && r.timing) render_timing(*r.timing, out);
+  if (r.status == "ok" && r.profile && r.profile->available) {
+    render_profile(*r.profile, options, out);
   }
-  if (error.is_object()) {
-    out += fmt::format("Error in phase '{}': {}: {}\n", error.value("phase", "?"),
-                       error.value("type", "Error"),
-                       head_lines(error.value("message", ""), options.max_error_lines));
-    const auto tb = tail_lines(error.value("traceback", ""), options.max_error_lines);
-    if (!tb.empty()) out += tb + "\n";
-  }
-  if (correctness.is_object()) {
-    const int trials = static_cast<int>(number(correctness, "trials"));
-    const int passed = static_cast<int>(number(correctness, "passed"));
-    if (status == "incorrect" || passed < trials) {
-      out += fmt::format("Correctness: {} of {} trials passed", passed, trials);
-      if (correctness.contains("first_failed_trial") &&
-          correctness["first_failed_trial"].is_number()) {
-        out +=
-            fmt::format(" (first failure: trial {})", correctness["first_failed_trial"].get<int>());
-      }
-      out += "\n";
-      const auto mismatch = correctness.value("mismatch", json(nullptr));
-      if (mismatch.is_string()) out += mismatch.get<std::string>() + "\n";
-    } else {
-      out += fmt::format("Correctness: all {} trials passed\n", trials);
-    }
-    if (correctness.contains("max_abs_error") && correctness["max_abs_error"].is_number()) {
-      out += fmt::format("Max abs error {:.3g} (atol {:.3g}), max rel error {:.3g} (rtol {:.3g})\n",
-                         number(correctness, "max_abs_error"), number(correctness, "atol"),
-                         number(correctness, "max_rel_error"), number(correctness, "rtol"));
-    }
-  }
-  const json timing = r.value("timing", json(nullptr));
-  if (status == "ok" && timing.is_object()) {
-    if (timing.value("available", false)) {
-      const json ref = timing.value("reference", json::object());
-      const json cand = timing.value("candidate", json::object());
-      out += fmt::format(
-          "Speedup over PyTorch eager: {:.2f}x (reference {:.4g} ms, yours {:.4g} ms)\n",
-          number(timing, "speedup"), number(ref, "median_ms"), number(cand, "median_ms"));
-      if (timing.contains("speedup_vs_compile") && timing["speedup_vs_compile"].is_number()) {
-        out += fmt::format("Speedup over torch.compile: {:.2f}x\n",
-                           timing["speedup_vs_compile"].get<double>());
-      }
-    } else {
-      out += fmt::format("Timing unavailable: {}\n", timing.value("reason", "not measured"));
-    }
-  }
-  const json profile = r.value("profile", json(nullptr));
-  if (status == "ok" && profile.is_object() && profile.value("available", false)) {
-    if (profile.contains("triton_share") && profile["triton_share"].is_number()) {
-      out += fmt::format("Triton share of CUDA kernel time (PR): {:.2f}\n",
-                         profile["triton_share"].get<double>());
-    }
-    const double total = number(profile, "total_kernel_ms");
-    int shown = 0;
-    for (const auto& k : profile.value("kernels", json::array())) {
-      if (shown++ >= options.max_kernels || total <= 0) break;
-      out += fmt::format("- {} kernel {}: {:.0f}% of kernel time\n",
-                         k.value("triton", false) ? "Triton" : "non-Triton", k.value("name", "?"),
-                         100.0 * number(k, "total_ms") / total);
-    }
-  }
-  for (const auto& f : r.value("findings", json::array())) {
-    if (f.value("severity", "") == "warn") {
-      out += fmt::format("Warning [{}]: {}\n", f.value("rule", "?"), f.value("detail", ""));
+  for (const auto& f : r.findings) {
+    if (f.severity == Severity::kWarn) {
+      out += fmt::format("Warning [{}]: {}\n", f.rule, f.detail);
     }
   }
   if (out.size() > options.max_chars) {
@@ -131,6 +131,10 @@ std::string render_feedback(const json& r, const FeedbackOptions& options) {
   }
   while (!out.empty() && out.back() == '\n') out.pop_back();
   return out;
+}
+
+std::string render_feedback(const nlohmann::json& result, const FeedbackOptions& options) {
+  return render_feedback(readable(result), options);
 }
 
 }  // namespace kgym::result

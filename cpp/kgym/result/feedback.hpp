@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kgym/result/result.hpp"
+
 namespace kgym::result {
 
 struct FeedbackOptions {
@@ -13,6 +15,9 @@ struct FeedbackOptions {
   int max_kernels = 3;      // kernels listed from the profile
 };
 
+std::string render_feedback(const Result& result, const FeedbackOptions& options = {});
+// The Result as JSON: read strictly; a damaged one still gets feedback, from what could be read
+// of it (read_result_leniently), rather than none.
 std::string render_feedback(const nlohmann::json& result, const FeedbackOptions& options = {});
 
 }  // namespace kgym::result

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "kgym/result/result.hpp"
 #include "kgym/text/similarity.hpp"
 
 namespace kgym::reward {
@@ -20,130 +21,39 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   throw InputError(fmt::format("result.{}: {}", field, message));
 }
 
-// The fields of a Result that rewards read, validated.
-struct ResultView {
-  std::string status;
-  bool compiled = false;
-  bool correct = false;
-  bool hacked = false;
-  bool reject_finding = false;
-  int warnings = 0;
-  std::optional<double> speedup_eager;
-  std::optional<double> speedup_compile;
-  std::optional<double> pr;
-
-  bool honest() const { return !hacked && status != "rejected" && !reject_finding; }
-};
-
-bool required_bool(const json& r, const char* key) {
-  const auto it = r.find(key);
-  if (it == r.end()) input_fail(key, "missing (a boolean is required)");
-  if (!it->is_boolean())
-    input_fail(key, fmt::format("expected a boolean, got {}", it->type_name()));
-  return it->get<bool>();
+// A result the rewards cannot read is an input error of the reward, with the reader's message
+// (which names the field).
+result::Result read_checked(const json& r) {
+  try {
+    return result::read_result(r);
+  } catch (const result::ResultError& e) {
+    throw InputError(e.what());
+  }
 }
 
-const json* optional_object(const json& r, const char* key) {
-  const auto it = r.find(key);
-  if (it == r.end() || it->is_null()) return nullptr;
-  if (!it->is_object()) input_fail(key, fmt::format("expected an object, got {}", it->type_name()));
-  return &*it;
+// Honesty first: a hacked or rejected result, or one with a reject finding, earns no positive
+// term.
+bool honest(const result::Result& r) {
+  const bool reject_finding = std::any_of(r.findings.begin(), r.findings.end(), [](const auto& f) {
+    return f.severity == result::Severity::kReject;
+  });
+  return !r.hacked && r.status != "rejected" && !reject_finding;
 }
 
-bool available(const json& obj, const std::string& field) {
-  const auto it = obj.find("available");
-  if (it == obj.end()) input_fail(field + ".available", "missing (a boolean is required)");
-  if (!it->is_boolean()) {
-    input_fail(field + ".available", fmt::format("expected a boolean, got {}", it->type_name()));
-  }
-  return it->get<bool>();
+double warnings(const result::Result& r) {
+  return static_cast<double>(std::count_if(r.findings.begin(), r.findings.end(), [](const auto& f) {
+    return f.severity == result::Severity::kWarn;
+  }));
 }
 
-// A number or null (absent counts as null).
-std::optional<double> optional_number(const json& obj, const std::string& field, const char* key) {
-  const auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) return std::nullopt;
-  if (!it->is_number() || it->is_boolean()) {
-    input_fail(field + "." + key,
-               fmt::format("expected a number or null, got {}", it->type_name()));
-  }
-  return it->get<double>();
+std::optional<double> measured_speedup(const result::Result& r, SpeedupSource source) {
+  if (!r.timing || !r.timing->available) return std::nullopt;
+  return source == SpeedupSource::kEager ? r.timing->speedup : r.timing->speedup_vs_compile;
 }
 
-const std::vector<std::string>& known_statuses() {
-  static const std::vector<std::string> statuses = {
-      "ok",        "rejected", "compile_error", "runtime_error",
-      "incorrect", "timeout",  "crashed",       "infra_error"};
-  return statuses;
-}
-
-ResultView read_result(const json& r) {
-  if (!r.is_object()) {
-    throw InputError(fmt::format("result: expected an object, got {}", r.type_name()));
-  }
-  ResultView v;
-  const auto st = r.find("status");
-  if (st == r.end()) input_fail("status", "missing");
-  if (!st->is_string())
-    input_fail("status", fmt::format("expected a string, got {}", st->type_name()));
-  v.status = st->get<std::string>();
-  const auto& known = known_statuses();
-  if (std::find(known.begin(), known.end(), v.status) == known.end()) {
-    input_fail("status", fmt::format("unknown status '{}' (expected one of: ok, rejected, "
-                                     "compile_error, runtime_error, incorrect, timeout, crashed, "
-                                     "infra_error)",
-                                     v.status));
-  }
-  v.compiled = required_bool(r, "compiled");
-  v.correct = required_bool(r, "correct");
-  v.hacked = required_bool(r, "hacked");
-
-  if (const auto f = r.find("findings"); f != r.end() && !f->is_null()) {
-    if (!f->is_array())
-      input_fail("findings", fmt::format("expected a list, got {}", f->type_name()));
-    for (std::size_t i = 0; i < f->size(); ++i) {
-      const json& finding = (*f)[i];
-      const std::string field = fmt::format("findings[{}].severity", i);
-      if (!finding.is_object()) {
-        input_fail(fmt::format("findings[{}]", i), "expected an object");
-      }
-      const auto sev = finding.find("severity");
-      if (sev == finding.end() || !sev->is_string()) {
-        input_fail(field, "missing or not a string (expected \"reject\" or \"warn\")");
-      }
-      const auto s = sev->get<std::string>();
-      if (s == "reject") {
-        v.reject_finding = true;
-      } else if (s == "warn") {
-        ++v.warnings;
-      } else {
-        input_fail(field, fmt::format("'{}' is not \"reject\" or \"warn\"", s));
-      }
-    }
-  }
-
-  if (const json* timing = optional_object(r, "timing"); timing != nullptr) {
-    if (available(*timing, "timing")) {
-      v.speedup_eager = optional_number(*timing, "timing", "speedup");
-      v.speedup_compile = optional_number(*timing, "timing", "speedup_vs_compile");
-      for (const auto& [value, key] : {std::pair{v.speedup_eager, "speedup"},
-                                       std::pair{v.speedup_compile, "speedup_vs_compile"}}) {
-        if (value && !(std::isfinite(*value) && *value > 0.0)) {
-          input_fail(std::string("timing.") + key,
-                     fmt::format("must be a finite number > 0, got {}", *value));
-        }
-      }
-    }
-  }
-  if (const json* profile = optional_object(r, "profile"); profile != nullptr) {
-    if (available(*profile, "profile")) {
-      v.pr = optional_number(*profile, "profile", "triton_share");
-      if (v.pr && !(*v.pr >= 0.0 && *v.pr <= 1.0)) {
-        input_fail("profile.triton_share", fmt::format("must lie in [0, 1], got {}", *v.pr));
-      }
-    }
-  }
-  return v;
+std::optional<double> measured_pr(const result::Result& r) {
+  if (!r.profile || !r.profile->available) return std::nullopt;
+  return r.profile->triton_share;
 }
 
 // The measurement to use, after the spec's missing policy; nullopt means "the term is 0".
@@ -161,19 +71,18 @@ std::optional<double> resolve(std::optional<double> measured, const MissingPolic
   return std::nullopt;
 }
 
-double penalty(const ResultView& v, const Penalties& p) {
+double penalty(const result::Result& v, const Penalties& p) {
   double total = 0.0;
-  if (!v.honest()) total += p.hacked;
-  total += p.warning * static_cast<double>(v.warnings);
+  if (!honest(v)) total += p.hacked;
+  total += p.warning * warnings(v);
   return 0.0 - total;  // +0.0, not -0.0, when there is nothing to subtract
 }
 
-std::optional<double> speedup_of(const ResultView& v, SpeedupSource source,
+std::optional<double> speedup_of(const result::Result& v, SpeedupSource source,
                                  const MissingPolicy& policy) {
-  if (source == SpeedupSource::kEager) {
-    return resolve(v.speedup_eager, policy, "timing.speedup", "missing_speedup");
-  }
-  return resolve(v.speedup_compile, policy, "timing.speedup_vs_compile", "missing_speedup");
+  const char* field =
+      source == SpeedupSource::kEager ? "timing.speedup" : "timing.speedup_vs_compile";
+  return resolve(measured_speedup(v, source), policy, field, "missing_speedup");
 }
 
 const json& need_result(const RewardInput& in, const char* kind) {
@@ -193,13 +102,13 @@ void mark_infra(RewardBreakdown& out, const std::vector<std::string>& terms,
 }
 
 RewardBreakdown dr_kernel(const DrKernelSpec& s, const RewardInput& in) {
-  const ResultView v = read_result(need_result(in, "dr_kernel"));
+  const result::Result v = read_checked(need_result(in, "dr_kernel"));
   RewardBreakdown out;
   if (v.status == "infra_error") {
     mark_infra(out, {"correct", "speedup", "profile", "penalty"}, {"speedup", "pr"});
     return out;
   }
-  const double c = (v.correct && v.honest()) ? 1.0 : 0.0;
+  const double c = (v.correct && honest(v)) ? 1.0 : 0.0;
   double speed_term = 0.0;
   double pr_term = 0.0;
   double speed_metric = kNaN;
@@ -210,7 +119,7 @@ RewardBreakdown dr_kernel(const DrKernelSpec& s, const RewardInput& in) {
       speed_term = s.w_speedup * std::min(*sp, s.cap);
     }
     if (const auto pr =
-            resolve(v.pr, s.missing_profile, "profile.triton_share", "missing_profile")) {
+            resolve(measured_pr(v), s.missing_profile, "profile.triton_share", "missing_profile")) {
       pr_metric = *pr;
       pr_term = s.w_profile * *pr;
     }
@@ -226,15 +135,15 @@ RewardBreakdown dr_kernel(const DrKernelSpec& s, const RewardInput& in) {
 }
 
 RewardBreakdown staged(const StagedSpec& s, const RewardInput& in) {
-  const ResultView v = read_result(need_result(in, "staged"));
+  const result::Result v = read_checked(need_result(in, "staged"));
   RewardBreakdown out;
   if (v.status == "infra_error") {
     mark_infra(out, {"compile", "correct", "speedup", "penalty"}, {"speedup"});
     return out;
   }
-  const bool honest = v.honest();
-  const double compiled = (honest && (v.compiled || v.correct)) ? 1.0 : 0.0;
-  const double correct = (honest && v.correct) ? 1.0 : 0.0;
+  const bool is_honest = honest(v);
+  const double compiled = (is_honest && (v.compiled || v.correct)) ? 1.0 : 0.0;
+  const double correct = (is_honest && v.correct) ? 1.0 : 0.0;
   double speed_term = 0.0;
   double speed_metric = kNaN;
   if (correct > 0.0) {

@@ -32,8 +32,8 @@ bool finished_status(const std::string& status) {
 
 // Verdicts that depend on the candidate alone; a timeout, crash or infra error may be the
 // machine's fault, so those are evaluated afresh next time.
-bool cacheable(const json& result) {
-  const auto status = result.value("status", "");
+bool cacheable(const result::Result& result) {
+  const auto& status = result.status;
   return status == "ok" || status == "incorrect" || status == "compile_error" ||
          status == "runtime_error" || status == "rejected";
 }
@@ -153,7 +153,8 @@ std::shared_ptr<JobService::Live> JobService::accept(const json& body,
       live->answer = finished_answer(*live, *settled, "done", json(nullptr));
       s.result_json = live->answer.dump();
       metrics_.count("kgym_jobs_finished_total",
-                     fmt::format("status=\"done\",result=\"{}\"", settled->value("status", "")));
+                     fmt::format("status=\"done\",result=\"{}\"",
+                                 result::read_result_leniently(*settled).status));
     }
   }
   to_insert.push_back(s);
@@ -351,7 +352,15 @@ json JobService::finished_answer(const Live& live, const json& result, const std
   if (!error.is_null()) answer["error"] = error;
   if (result.is_object() && !live.request.reward_spec.is_null()) {
     const auto spec = reward::parse_reward_spec(live.request.reward_spec);
-    const auto r = reward::compute_reward(spec, result);
+    reward::RewardBreakdown r;
+    try {
+      r = reward::compute_reward(spec, result);
+    } catch (const reward::InputError& e) {
+      // A result the reward cannot read, or a spec that says "error" for a missing speedup,
+      // is answered without a reward: throwing here would end the worker thread.
+      r.valid = false;
+      r.reason = e.what();
+    }
     json terms = json::object();
     for (const auto& [k, v] : r.terms) terms[k] = v;
     json metrics = json::object();
@@ -444,13 +453,12 @@ void JobService::release_key(const std::string& key) {
   waiting_on_key_.erase(waiting);
 }
 
-void JobService::check_reference_drift(const WorkerSlot& slot, const Live& live, json& result) {
-  const auto& timing = result.value("timing", json::object());
-  if (!timing.value("available", false) || !timing.contains("reference")) return;
-  const auto& reference = timing["reference"];
-  if (!reference.is_object() || !reference.value("median_ms", json()).is_number()) return;
-  const double measured = reference["median_ms"].get<double>();
-  const int samples = reference.value("samples", 0);
+void JobService::check_reference_drift(const WorkerSlot& slot, const Live& live,
+                                       const result::Result& read, json& result) {
+  const auto& timing = read.timing;
+  if (!timing || !timing->available || !timing->reference) return;
+  const double measured = timing->reference->median_ms;
+  const auto samples = static_cast<int>(timing->reference->samples);
   if (!(measured > 0)) return;
   const auto key = reference_key(config_.environment, slot.label, live.request.job.task_source,
                                  live.request.normalized.value("options", json::object()));
@@ -502,34 +510,27 @@ void JobService::run_one(std::size_t index, const std::shared_ptr<Live>& live,
     --running_;
     return;
   }
-  if (result.is_object()) {
-    const auto& durations = result.value("durations_ms", json::object());
-    // Phase names arrive over the report channel: only the judge's own phases become labels.
-    static const std::set<std::string> kPhases = {"startup",     "load",  "init",   "compile",
-                                                  "correctness", "decoy", "timing", "profile"};
-    for (const auto& [phase, ms] : durations.items()) {
-      if (ms.is_number() && kPhases.contains(phase)) {
-        metrics_.observe("kgym_phase_seconds", Metrics::label("phase", phase),
-                         ms.get<double>() / 1e3);
-      }
-    }
-    if (durations.contains("total") && durations["total"].is_number()) {
-      metrics_.observe("kgym_phase_seconds", "phase=\"total\"",
-                       durations["total"].get<double>() / 1e3);
+  // The service keeps serving whatever came back: a damaged result is read as far as it can be.
+  const auto read = result::read_result_leniently(result);
+  // Phase names arrive over the report channel: only the judge's own phases become labels.
+  static const std::set<std::string> kPhases = {
+      "startup", "load", "init", "compile", "correctness", "decoy", "timing", "profile", "total"};
+  for (const auto& [phase, ms] : read.durations_ms) {
+    if (kPhases.contains(phase)) {
+      metrics_.observe("kgym_phase_seconds", Metrics::label("phase", phase), ms / 1e3);
     }
   }
-  if (status == "done" && result.is_object()) check_reference_drift(slot, *live, result);
-  if (status == "done" && config_.cache && cacheable(result) && !live->stored.cache_key.empty()) {
+  if (status == "done" && result.is_object()) check_reference_drift(slot, *live, read, result);
+  if (status == "done" && config_.cache && cacheable(read) && !live->stored.cache_key.empty()) {
     try {
       store_.put_cached_result(live->stored.cache_key, result.dump(), now_seconds());
     } catch (const std::exception&) {
       // A cache that cannot be written costs speed, not correctness.
     }
   }
-  metrics_.count(
-      "kgym_jobs_finished_total",
-      fmt::format("status=\"{}\",result=\"{}\"", status,
-                  result.is_object() ? result.value("status", "none") : std::string("none")));
+  metrics_.count("kgym_jobs_finished_total",
+                 fmt::format("status=\"{}\",result=\"{}\"", status,
+                             result.is_object() ? read.status : std::string("none")));
   std::lock_guard lock(mu_);
   live->stored.status = status;
   live->stored.finished_at = now_seconds();

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kgym/check/evaluate.hpp"
+#include "kgym/result/result.hpp"
 #include "kgym/service/job_store.hpp"
 #include "kgym/service/metrics.hpp"
 #include "kgym/service/request.hpp"
@@ -116,8 +117,10 @@ class JobService {
   void run_one(std::size_t index, const std::shared_ptr<Live>& live,
                const check::Launcher& launcher);
   // Compares the reference median of a measured result with the stored one for its task and
-  // device, adds timing.reference_check to the result, and stores the new measurement.
-  void check_reference_drift(const WorkerSlot& slot, const Live& live, nlohmann::json& result);
+  // device, adds timing.reference_check to the result, and stores the new measurement. `read`
+  // is `result` as read (the reference median comes from it).
+  void check_reference_drift(const WorkerSlot& slot, const Live& live, const result::Result& read,
+                             nlohmann::json& result);
   std::string new_id();
 
   ServiceConfig config_;
