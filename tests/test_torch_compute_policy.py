@@ -45,12 +45,11 @@ def test_gemm_with_triton_epilogue_is_hybrid_only() -> None:
     # One hybrid run also tells the strict verdict; the strict run stopped early, so it cannot
     # tell the hybrid one.
     assert hybrid["policies"]["hybrid"]["status"] == "ok"
-    assert hybrid["policies"]["strict"] == {
-        "status": "rejected",
-        "correct": False,
-        "hacked": True,
-        "reasons": ["torch-compute"],
-    }
+    strict_derived = hybrid["policies"]["strict"]
+    assert (strict_derived["status"], strict_derived["hacked"]) == ("rejected", True)
+    # On a GPU the GEMM's share also puts PR under strict's floor.
+    assert "torch-compute" in strict_derived["reasons"]
+    assert set(strict_derived["reasons"]) <= {"torch-compute", "low-triton-share"}
     assert strict["policies"]["strict"]["status"] == "rejected"
     assert strict["policies"]["hybrid"] is None
 

@@ -9,12 +9,36 @@ so noise in them makes it wrong.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import warnings
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
 
 _INT_VIEW = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+@contextlib.contextmanager
+def uninitialised_memory_filled() -> Iterator[None]:
+    """While ablating, memory a forward call allocates starts filled (NaN for floats, the
+    largest value for integers) instead of holding what the caching allocator's block held
+    before. Otherwise a kernel that writes into a fresh buffer the same values as the previous
+    call (weight-derived intermediates, zeros) changes no byte there, its work cannot be seen,
+    and an honest kernel is taken for a decoy."""
+    was_on = torch.are_deterministic_algorithms_enabled()
+    was_warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
+    was_filling = torch.utils.deterministic.fill_uninitialized_memory
+    with warnings.catch_warnings():
+        # Ops without a deterministic kernel only warn (warn_only): nothing else changes.
+        warnings.simplefilter("ignore")
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        torch.utils.deterministic.fill_uninitialized_memory = True
+        try:
+            yield
+        finally:
+            torch.utils.deterministic.fill_uninitialized_memory = was_filling
+            torch.use_deterministic_algorithms(was_on, warn_only=was_warn_only)
 
 
 def _tensor_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[torch.Tensor]:

@@ -240,6 +240,12 @@ class Evaluation:
         self.judge["writes_confined"] = applied
         if note:
             self.judge["writes_note"] = note
+        # The full system call filter, now that no runner needs mount any more; task code
+        # (loaded next, unscreened) runs under it.
+        filtered, filter_note = _core.confine_syscalls()
+        self.judge["syscalls_filtered"] = filtered
+        if filter_note:
+            self.judge["syscalls_note"] = filter_note
         try:
             self.task = loader.load_module(self.workdir / self.task_file, TASK_MODULE)
             for attr in ("Model", "get_inputs", "get_init_inputs"):

@@ -11,6 +11,7 @@ code and may be tampered with; that is why the judge does the judging.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import traceback
@@ -218,6 +219,11 @@ class Runner:
             recorder = TorchOpRecorder(lambda: counter is not None and counter.depth > 0)
         if counter is not None:
             counter.ablate = ablate
+        filled = contextlib.ExitStack()
+        if ablate:
+            from kgym.harness.ablation import uninitialised_memory_filled
+
+            filled.enter_context(uninitialised_memory_filled())
         try:
             for k in slots:
                 if recorder is not None:
@@ -231,6 +237,7 @@ class Runner:
                     return {"ok": False, "kind": "mismatch", "detail": problem}
             _sync(self.device)
         finally:
+            filled.close()
             if counter is not None:
                 counter.ablate = None
         reply: dict[str, Any] = {"ok": True, "values": values}

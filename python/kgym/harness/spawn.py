@@ -190,6 +190,7 @@ def _become_runner(
         _core.confine_undumpable()
         _core.confine_drop_capabilities()
         _core.confine_writes([str(directory)], ["/dev"])
+        _core.confine_syscalls()  # last: private /proc above needed mount
         from kgym.harness.runner import runner_main
 
         runner_main(sock, role)
