@@ -43,10 +43,10 @@ fi
 if [[ -n "${KGYM_WHEEL_DIR:-}" ]]; then
   mkdir -p "$KGYM_WHEEL_DIR"
   python3 -m pip wheel -q --no-build-isolation --no-deps -C build-dir=/tmp/kgym-build \
-    "${defines[@]}" -w "$KGYM_WHEEL_DIR" . 2>&1 | tail -20
+    "${defines[@]}" -w "$KGYM_WHEEL_DIR" . 2>&1 | tail -60
   python3 -m pip install -q --no-deps --force-reinstall "$KGYM_WHEEL_DIR"/kgym-*.whl 2>&1 | tail -5
 else
   python3 -m pip install -q --no-build-isolation --no-deps -C build-dir=/tmp/kgym-build \
-    "${defines[@]}" . 2>&1 | tail -20
+    "${defines[@]}" . 2>&1 | tail -60
 fi
 python3 -c "import kgym._core, torch, triton; print('kgym built;', torch.__version__, triton.__version__)"

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kgym/sandbox/runner_confinement.hpp"
+#include "kgym/sandbox/syscall_filter.hpp"
 
 namespace nb = nanobind;
 
@@ -44,6 +45,15 @@ void bind_confine(nb::module_& m) {
   m.def(
       "confine_private_proc", [] { return as_pair(sandbox::private_proc()); },
       "A mount namespace of its own with a procfs of this PID namespace on /proc.");
+  m.def(
+      "confine_syscalls",
+      [] {
+        const auto status = sandbox::apply_syscall_filter_to_process(sandbox::FilterLevel::kFull);
+        return std::pair<bool, std::string>(status == sandbox::FilterStatus::kOn,
+                                            sandbox::syscall_filter_note(status));
+      },
+      "The full seccomp filter on every thread of this process (after the confinement steps "
+      "that need mount).");
   m.def(
       "confine_die_with_parent", [] { return as_pair(sandbox::die_with_parent()); },
       "SIGKILL when the parent dies.");

@@ -1,5 +1,7 @@
 // The job child's system call filter: refused calls fail with EPERM in the child and in what it
-// execs, the calls evaluations need still work, and the outcome says the layer is on.
+// execs, the calls evaluations need still work, and the outcome says the layer is on. (mount
+// stays open at this level for the runners' private /proc; the judge and the runners add the
+// full filter themselves, tests/test_containment.py.)
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -30,7 +32,6 @@ def refused(rc):
 checks = {
     "ptrace": refused(libc.ptrace(0, 0, None, None)),
     "unshare_user": refused(libc.unshare(0x10000000)),
-    "mount": refused(libc.mount(b"none", b"/tmp", b"tmpfs", 0, None)),
     "keyctl": refused(libc.syscall(250, 0, 0, 0, 0)),
     "bpf": refused(libc.syscall(321, 0, 0, 0)),
 }

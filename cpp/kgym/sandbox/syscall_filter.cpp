@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -17,8 +18,59 @@
 namespace kgym::sandbox {
 namespace {
 
-// The compiled program, made before fork and only read after it.
-std::vector<sock_filter>* g_program = nullptr;
+// The compiled programs, made before fork and only read after it.
+std::vector<sock_filter>* g_job_program = nullptr;
+std::vector<sock_filter>* g_full_program = nullptr;
+
+bool needed_by_runner_confinement(const std::string& name) {
+  return name == "mount" || name == "umount2";
+}
+
+#ifdef KGYM_HAVE_SECCOMP
+std::vector<sock_filter>* build(FilterLevel level) {
+  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+  if (ctx == nullptr) return nullptr;
+  bool ok = true;
+  for (const auto& name : refused_syscalls()) {
+    if (level == FilterLevel::kJob && needed_by_runner_confinement(name)) continue;
+    const int nr = seccomp_syscall_resolve_name(name.c_str());
+    if (nr == __NR_SCMP_ERROR) continue;  // not on this architecture
+    ok = ok && seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0) == 0;
+  }
+  // New user namespaces (the usual way into kernel code that needs privileges); new PID,
+  // network or mount namespaces stay possible (the judge makes the runners' PID namespace).
+  // (The comparison is spelled out: SCMP_A0 is a C compound literal.)
+  const auto newuser = static_cast<scmp_datum_t>(CLONE_NEWUSER);
+  const scmp_arg_cmp flags_have_newuser{0, SCMP_CMP_MASKED_EQ, newuser, newuser};
+  ok = ok &&
+       seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(unshare), 1, flags_have_newuser) == 0;
+  ok = ok &&
+       seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1, flags_have_newuser) == 0;
+  // clone3 passes its flags in memory, out of a filter's reach: ENOSYS makes glibc fall back
+  // to clone, whose flags are checked above.
+  ok = ok && seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0) == 0;
+  // The program, exported through a memfd into memory the child only reads.
+  std::vector<sock_filter>* program = nullptr;
+  const int fd = ok ? memfd_create("kgym-seccomp", MFD_CLOEXEC) : -1;
+  if (fd >= 0 && seccomp_export_bpf(ctx, fd) == 0) {
+    const off_t size = lseek(fd, 0, SEEK_END);
+    if (size > 0 && size % static_cast<off_t>(sizeof(sock_filter)) == 0) {
+      program = new std::vector<sock_filter>(static_cast<size_t>(size) / sizeof(sock_filter));
+      if (pread(fd, program->data(), static_cast<size_t>(size), 0) != size) {
+        delete program;
+        program = nullptr;
+      }
+    }
+  }
+  if (fd >= 0) close(fd);
+  seccomp_release(ctx);
+  return program;
+}
+#endif
+
+const std::vector<sock_filter>* program_for(FilterLevel level) {
+  return level == FilterLevel::kJob ? g_job_program : g_full_program;
+}
 
 }  // namespace
 
@@ -43,49 +95,32 @@ void prepare_syscall_filter() {
 #ifdef KGYM_HAVE_SECCOMP
   static std::once_flag once;
   std::call_once(once, [] {
-    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
-    if (ctx == nullptr) return;
-    bool ok = true;
-    for (const auto& name : refused_syscalls()) {
-      const int nr = seccomp_syscall_resolve_name(name.c_str());
-      if (nr == __NR_SCMP_ERROR) continue;  // not on this architecture
-      ok = ok && seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0) == 0;
-    }
-    // New user namespaces (the usual way into kernel code that needs privileges); new PID,
-    // network or mount namespaces stay possible (the judge makes the runners' PID namespace).
-    const auto newuser = static_cast<scmp_datum_t>(CLONE_NEWUSER);
-    ok = ok && seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(unshare), 1,
-                                SCMP_A0(SCMP_CMP_MASKED_EQ, newuser, newuser)) == 0;
-    ok = ok && seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
-                                SCMP_A0(SCMP_CMP_MASKED_EQ, newuser, newuser)) == 0;
-    // clone3 passes its flags in memory, out of a filter's reach: ENOSYS makes glibc fall back
-    // to clone, whose flags are checked above.
-    ok = ok && seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0) == 0;
-    // The program, exported through a memfd into memory the child only reads.
-    const int fd = ok ? memfd_create("kgym-seccomp", MFD_CLOEXEC) : -1;
-    if (fd >= 0 && seccomp_export_bpf(ctx, fd) == 0) {
-      const off_t size = lseek(fd, 0, SEEK_END);
-      if (size > 0 && size % static_cast<off_t>(sizeof(sock_filter)) == 0) {
-        auto* program =
-            new std::vector<sock_filter>(static_cast<size_t>(size) / sizeof(sock_filter));
-        if (pread(fd, program->data(), static_cast<size_t>(size), 0) == size) {
-          g_program = program;
-        } else {
-          delete program;
-        }
-      }
-    }
-    if (fd >= 0) close(fd);
-    seccomp_release(ctx);
+    g_job_program = build(FilterLevel::kJob);
+    g_full_program = build(FilterLevel::kFull);
   });
 #endif
 }
 
-FilterStatus apply_syscall_filter() {
-  if (g_program == nullptr || g_program->empty()) return FilterStatus::kUnavailable;
+FilterStatus apply_syscall_filter(FilterLevel level) {
+  const auto* program = program_for(level);
+  if (program == nullptr || program->empty()) return FilterStatus::kUnavailable;
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return FilterStatus::kFailed;
-  sock_fprog program{static_cast<unsigned short>(g_program->size()), g_program->data()};
-  if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) != 0) return FilterStatus::kFailed;
+  sock_fprog fprog{static_cast<unsigned short>(program->size()),
+                   const_cast<sock_filter*>(program->data())};
+  if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog) != 0) return FilterStatus::kFailed;
+  return FilterStatus::kOn;
+}
+
+FilterStatus apply_syscall_filter_to_process(FilterLevel level) {
+  prepare_syscall_filter();
+  const auto* program = program_for(level);
+  if (program == nullptr || program->empty()) return FilterStatus::kUnavailable;
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return FilterStatus::kFailed;
+  sock_fprog fprog{static_cast<unsigned short>(program->size()),
+                   const_cast<sock_filter*>(program->data())};
+  if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &fprog) != 0) {
+    return FilterStatus::kFailed;
+  }
   return FilterStatus::kOn;
 }
 

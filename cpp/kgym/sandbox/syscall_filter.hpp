@@ -22,12 +22,25 @@ enum class FilterStatus : char {
   kFailed = 'f',       // the kernel refused it
 };
 
-// Builds the filter once. Not async-signal-safe (libseccomp allocates): call it before fork.
+// Two filters, stacked (the kernel applies every filter a process has, so a later one can only
+// refuse more):
+//  - kJob, on every job child between fork and exec: everything below but mount and umount2,
+//    which the judge's runners still need to mount a /proc of their own PID namespace;
+//  - kFull, which the judge applies to itself once its runners exist, and each runner once its
+//    confinement is done, before any task or candidate code runs.
+enum class FilterLevel { kJob, kFull };
+
+// Builds both filters once. Not async-signal-safe (libseccomp allocates): call it before fork.
 void prepare_syscall_filter();
 
-// Installs the prepared filter in the calling process (no_new_privs first, as the kernel
-// requires of an unprivileged process). Async-signal-safe: for the child between fork and exec.
-FilterStatus apply_syscall_filter();
+// Installs a prepared filter in the calling thread and its future children (no_new_privs
+// first, as the kernel requires of an unprivileged process). Async-signal-safe: for the child
+// between fork and exec, where it is the only thread.
+FilterStatus apply_syscall_filter(FilterLevel level = FilterLevel::kJob);
+
+// The same for every thread of the calling process (SECCOMP_FILTER_FLAG_TSYNC): for a Python
+// process, which may have started threads. Builds the filters first if needed.
+FilterStatus apply_syscall_filter_to_process(FilterLevel level);
 
 // For the Result's sandbox.syscalls_note.
 std::string syscall_filter_note(FilterStatus status);
