@@ -72,6 +72,20 @@ const std::vector<sock_filter>* program_for(FilterLevel level) {
   return level == FilterLevel::kJob ? g_job_program : g_full_program;
 }
 
+// no_new_privs, then the prepared program: for this thread (prctl, async-signal-safe) or for
+// every thread of the process (seccomp() with TSYNC).
+FilterStatus install(FilterLevel level, bool all_threads) {
+  const auto* program = program_for(level);
+  if (program == nullptr || program->empty()) return FilterStatus::kUnavailable;
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return FilterStatus::kFailed;
+  sock_fprog fprog{static_cast<unsigned short>(program->size()),
+                   const_cast<sock_filter*>(program->data())};
+  const long rc =
+      all_threads ? syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &fprog)
+                  : prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog);
+  return rc == 0 ? FilterStatus::kOn : FilterStatus::kFailed;
+}
+
 }  // namespace
 
 const std::vector<std::string>& refused_syscalls() {
@@ -101,27 +115,11 @@ void prepare_syscall_filter() {
 #endif
 }
 
-FilterStatus apply_syscall_filter(FilterLevel level) {
-  const auto* program = program_for(level);
-  if (program == nullptr || program->empty()) return FilterStatus::kUnavailable;
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return FilterStatus::kFailed;
-  sock_fprog fprog{static_cast<unsigned short>(program->size()),
-                   const_cast<sock_filter*>(program->data())};
-  if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog) != 0) return FilterStatus::kFailed;
-  return FilterStatus::kOn;
-}
+FilterStatus apply_syscall_filter(FilterLevel level) { return install(level, false); }
 
 FilterStatus apply_syscall_filter_to_process(FilterLevel level) {
   prepare_syscall_filter();
-  const auto* program = program_for(level);
-  if (program == nullptr || program->empty()) return FilterStatus::kUnavailable;
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return FilterStatus::kFailed;
-  sock_fprog fprog{static_cast<unsigned short>(program->size()),
-                   const_cast<sock_filter*>(program->data())};
-  if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &fprog) != 0) {
-    return FilterStatus::kFailed;
-  }
-  return FilterStatus::kOn;
+  return install(level, true);
 }
 
 std::string syscall_filter_note(FilterStatus status) {

@@ -332,11 +332,17 @@ struct RequestReader {
   }
 };
 
-// The answer to a request that could not be read whole (none for a closed or idle connection).
-std::optional<Response> read_failure(const HttpConfig& config, ReadEnd end, bool line_too_long) {
+// Stands in for a request that could not be read: the answer closes the connection.
+Request closing_request() {
   Request bare;
   bare.version(11);
   bare.keep_alive(false);
+  return bare;
+}
+
+// The answer to a request that could not be read whole (none for a closed or idle connection).
+std::optional<Response> read_failure(const HttpConfig& config, ReadEnd end, bool line_too_long) {
+  const Request bare = closing_request();
   switch (end) {
     case ReadEnd::kBodyLimit:
       return error_response(bare, 413, "payload_too_large",
@@ -423,9 +429,7 @@ void HttpServer::serve() {
     }
     if (connections_.load() >= config_.max_connections && !impl_->idle.evict_oldest()) {
       // Over the cap with no idle connection to close: say so.
-      Request bare;
-      bare.version(11);
-      bare.keep_alive(false);
+      const Request bare = closing_request();
       auto res = error_response(bare, 503, "unavailable", "too many connections; retry shortly");
       res.set(http::field::retry_after, "1");
       http::write(socket, res, ec);

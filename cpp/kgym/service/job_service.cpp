@@ -426,19 +426,8 @@ bool JobService::answer_from_cache(const std::shared_ptr<Live>& live) {
   const json result = json::parse(*hit, nullptr, false);
   if (result.is_discarded()) return false;
   metrics_.count("kgym_cache_hits_total");
-  std::lock_guard lock(mu_);
   live->stored.cached = true;
-  live->stored.status = "done";
-  live->stored.finished_at = now_seconds();
-  live->answer = finished_answer(*live, result, "done", json(nullptr));
-  try {
-    store_.finish(live->stored.id, "done", live->answer.dump(), live->stored.finished_at);
-  } catch (const std::exception&) {
-    // Answered to waiters all the same.
-  }
-  live_.erase(live->stored.id);
-  --running_;
-  done_cv_.notify_all();
+  finish_running(live, "done", result, json(nullptr));
   return true;
 }
 
@@ -531,6 +520,11 @@ void JobService::run_one(std::size_t index, const std::shared_ptr<Live>& live,
   metrics_.count("kgym_jobs_finished_total",
                  fmt::format("status=\"{}\",result=\"{}\"", status,
                              result.is_object() ? read.status : std::string("none")));
+  finish_running(live, status, result, error);
+}
+
+void JobService::finish_running(const std::shared_ptr<Live>& live, const std::string& status,
+                                const json& result, const json& error) {
   std::lock_guard lock(mu_);
   live->stored.status = status;
   live->stored.finished_at = now_seconds();
@@ -538,7 +532,7 @@ void JobService::run_one(std::size_t index, const std::shared_ptr<Live>& live,
   try {
     store_.finish(live->stored.id, status, live->answer.dump(), live->stored.finished_at);
   } catch (const std::exception&) {
-    // Answered to waiters all the same; the store's error is logged by the caller's metrics.
+    // Answered to waiters all the same; the store is the record, not the answer.
   }
   live_.erase(live->stored.id);
   --running_;

@@ -106,6 +106,9 @@ class JobService {
                                        const std::string& request_sha) const;
   // Finishes a popped job from the result cache (an identical request finished meanwhile).
   bool answer_from_cache(const std::shared_ptr<Live>& live);
+  // A job a worker took ends: answer, store, waiters (takes mu_).
+  void finish_running(const std::shared_ptr<Live>& live, const std::string& status,
+                      const nlohmann::json& result, const nlohmann::json& error);
   // The key's evaluation ended: requests that waited for it go back into the queue.
   void release_key(const std::string& key);
   void enqueue_locked(const std::shared_ptr<Live>& live);
