@@ -295,6 +295,12 @@ json harness_job(const CheckJob& job) {
           {"timing_lock", job.timing_lock}};
 }
 
+const std::vector<std::string>& evaluation_phases() {
+  static const std::vector<std::string> phases = {"startup",     "load",  "init",   "compile",
+                                                  "correctness", "decoy", "timing", "profile"};
+  return phases;
+}
+
 std::vector<std::pair<std::string, std::string>> child_environment(const CheckJob& job,
                                                                    const std::string& home) {
   std::vector<std::pair<std::string, std::string>> env;
@@ -587,7 +593,10 @@ json run_prepared(const CheckJob& job, const PreparedCandidate& prepared,
     phase_times[current_phase] = phase_times.value(current_phase, 0.0) +
                                  std::chrono::duration<double, std::milli>(now - mark).count();
     mark = now;
-    current_phase = record.value("phase", "?");
+    const std::string phase = record.value("phase", "?");
+    const auto& known = evaluation_phases();
+    if (phase != "done" && std::find(known.begin(), known.end(), phase) == known.end()) return;
+    current_phase = phase;
     if (on_phase) on_phase(current_phase);
   };
   if (on_started)

@@ -17,6 +17,11 @@
 
 namespace kgym::check {
 
+// The phases of an evaluation, in order ("startup" is the supervisor's, until the judge's first
+// record). Only these names are taken from the report channel: task code runs in the judge and
+// could send others (as phase labels they would reach the service's metrics).
+const std::vector<std::string>& evaluation_phases();
+
 // Progress: called with the harness' phase names ("load", "correctness", ...) as they start.
 using PhaseCallback = std::function<void(const std::string& phase)>;
 

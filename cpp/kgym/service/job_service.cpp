@@ -501,11 +501,11 @@ void JobService::run_one(std::size_t index, const std::shared_ptr<Live>& live,
   }
   // The service keeps serving whatever came back: a damaged result is read as far as it can be.
   const auto read = result::read_result_leniently(result);
-  // Phase names arrive over the report channel: only the judge's own phases become labels.
-  static const std::set<std::string> kPhases = {
-      "startup", "load", "init", "compile", "correctness", "decoy", "timing", "profile", "total"};
+  // Only the evaluation's own phases are labels (the supervisor takes no other name from the
+  // report channel; "total" is its own sum).
+  const auto& phases = check::evaluation_phases();
   for (const auto& [phase, ms] : read.durations_ms) {
-    if (kPhases.contains(phase)) {
+    if (phase == "total" || std::find(phases.begin(), phases.end(), phase) != phases.end()) {
       metrics_.observe("kgym_phase_seconds", Metrics::label("phase", phase), ms / 1e3);
     }
   }
