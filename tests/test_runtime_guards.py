@@ -144,7 +144,11 @@ def test_write_outside_the_job_directory_is_refused(
         pytest.skip(result["sandbox"]["writes_note"])
     assert not target.exists()
     assert result["status"] == "rejected", (result["status"], result["error"])
-    assert "write-outside-jobdir" in rules(result)
+    # The candidate's audit hook sees the attempt (the view and the fence would refuse it).
+    assert any(
+        f["rule"] == "audit-hook" and "write outside its directory" in f["detail"]
+        for f in result["findings"]
+    ), result["findings"]
     assert result["hacked"] is True
 
 

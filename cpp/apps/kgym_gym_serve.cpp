@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kgym/check/evaluate.hpp"
+#include "kgym/check/sandbox_layers.hpp"
 #include "kgym/sandbox/fork_server.hpp"
 #include "kgym/service/http_server.hpp"
 #include "kgym/service/job_service.hpp"
@@ -72,6 +73,15 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& o) {
   cmd->add_flag("!--no-fork-server", o.fork_server,
                 "start a fresh Python per job instead of forking warm workers");
   cmd->add_flag("--no-cache", o.no_cache, "never answer from the result cache");
+  cmd->add_option("--sandbox-uid", o.sandbox_uid,
+                  "uid the jobs' untrusted processes take when the service runs as root (-1: keep "
+                  "the service's)")
+      ->capture_default_str();
+  cmd->add_flag("!--no-private-view", o.private_view,
+                "no PID/mount namespaces and file-system view per job (docs/threat-model.md)");
+  cmd->add_flag("--require-sandbox", o.require_sandbox,
+                "refuse to start when a sandbox layer is unavailable here, and fail any job that "
+                "did not get every layer");
   cmd->add_option("--retain-days", o.retain_days,
                   "finished jobs older than this many days are deleted (checked every minute)")
       ->capture_default_str()
@@ -264,9 +274,28 @@ int run_serve(const ServeOptions& o) {
         "2>/dev/null");
   }
 
+  if (o.require_sandbox) {
+    if (!o.private_view) {
+      std::cerr
+          << "kgym-gym serve: --require-sandbox and --no-private-view contradict each other\n";
+      return 2;
+    }
+    std::cerr << "kgym-gym serve: checking the sandbox (--require-sandbox)\n";
+    const auto gaps = kgym::check::probe_sandbox(python, o.sandbox_uid);
+    if (!gaps.empty()) {
+      std::cerr << "kgym-gym serve: --require-sandbox: this machine does not give jobs every "
+                   "sandbox layer:\n";
+      for (const auto& gap : gaps) std::cerr << "  - " << gap << "\n";
+      return 2;
+    }
+  }
+
   ServiceConfig config;
   config.defaults.device = device;
   config.defaults.python = python;
+  config.defaults.sandbox_uid = o.sandbox_uid;
+  config.defaults.private_view = o.private_view;
+  config.require_sandbox = o.require_sandbox;
   config.max_queue = o.max_queue;
   config.cache = !o.no_cache;
   config.environment = fmt::format("{}|{}|{}", device, versions, gpu_names);

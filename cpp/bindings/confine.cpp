@@ -33,8 +33,10 @@ void bind_confine(nb::module_& m) {
       [] { return as_pair(sandbox::new_pid_namespace_for_children()); },
       "unshare(CLONE_NEWPID): this process's next child is PID 1 of a new PID namespace.");
   m.def(
-      "confine_drop_capabilities", [] { return as_pair(sandbox::drop_capabilities()); },
-      "Drops every capability and sets no_new_privs.");
+      "confine_drop_capabilities",
+      [](std::int64_t uid) { return as_pair(sandbox::drop_capabilities(uid)); },
+      nb::arg("uid") = -1,
+      "Drops every capability and sets no_new_privs; with uid > 0 (and root) becomes that uid.");
   m.def(
       "confine_writes",
       [](const std::vector<std::string>& writable, const std::vector<std::string>& devices) {

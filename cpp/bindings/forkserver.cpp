@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kgym/check/evaluate.hpp"
+#include "kgym/check/interpreter_view.hpp"
 #include "kgym/check/job.hpp"
 #include "kgym/sandbox/child_process.hpp"
 #include "kgym/sandbox/fork_server.hpp"
@@ -79,6 +80,17 @@ sandbox::ChildSpec spec_from_dict(const nb::dict& d) {
     limits.output_tail_bytes = get_or(l, "output_tail_bytes", limits.output_tail_bytes);
     limits.isolate_network = get_or(l, "isolate_network", limits.isolate_network);
     limits.confine_writes = get_or(l, "confine_writes", limits.confine_writes);
+    limits.private_view = get_or(l, "private_view", limits.private_view);
+    limits.sandbox_uid = get_or(l, "sandbox_uid", limits.sandbox_uid);
+  }
+  // The view holds the interpreter's installation unless the caller says what it holds.
+  if (d.contains("view_readonly")) {
+    spec.view_readonly = nb::cast<std::vector<std::string>>(d["view_readonly"]);
+    spec.view_hidden = get_or<std::vector<std::string>>(d, "view_hidden", {});
+  } else if (spec.limits.private_view && !spec.argv.empty()) {
+    const auto& installed = check::interpreter_view(spec.argv[0]);
+    spec.view_readonly = installed.readonly;
+    spec.view_hidden = installed.hidden;
   }
   return spec;
 }
@@ -95,6 +107,8 @@ nb::dict outcome_to_dict(const sandbox::ChildOutcome& o) {
   d["network_note"] = o.network_note;
   d["writes_confined"] = o.writes_confined;
   d["writes_note"] = o.writes_note;
+  d["private_view"] = o.private_view;
+  d["view_note"] = o.view_note;
   d["report"] = to_text(o.report);
   d["report_truncated"] = o.report_truncated;
   d["stdout_tail"] = to_text(o.stdout_tail);

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kgym/check/evaluate.hpp"
+#include "kgym/check/interpreter_view.hpp"
 #include "kgym/check/job.hpp"
 #include "kgym/sandbox/child_process.hpp"
 #include "kgym/sandbox/fork_server.hpp"
@@ -86,6 +87,9 @@ std::unique_ptr<Job> make_job(const std::string& candidate, double seconds = 120
               {"TRITON_CACHE_DIR", (d / ".triton").string()},
               {"TRITON_INTERPRET", "1"}};
   spec.workdir = d.string();
+  const auto& installed = kgym::check::interpreter_view(test_python());
+  spec.view_readonly = installed.readonly;
+  spec.view_hidden = installed.hidden;
   spec.limits.wall_seconds = seconds;
   spec.token = kgym::sandbox::make_report_token();
   return j;

@@ -1,4 +1,5 @@
 #include "kgym/check/evaluate.hpp"
+#include "kgym/check/interpreter_view.hpp"
 
 #include <unistd.h>
 
@@ -292,7 +293,8 @@ json harness_job(const CheckJob& job) {
             {"baseline", t.baseline}}},
           {"profile", job.profile},
           {"torch_compute", job.torch_compute},
-          {"timing_lock", job.timing_lock}};
+          {"timing_lock", job.timing_lock},
+          {"sandbox_uid", job.sandbox_uid}};
 }
 
 const std::vector<std::string>& evaluation_phases() {
@@ -359,6 +361,8 @@ json assemble_result(const CheckJob& job, const sandbox::ChildOutcome& outcome,
       {"writes_note", outcome.writes_note},
       {"syscalls_filtered", outcome.syscalls_filtered},
       {"syscalls_note", outcome.syscalls_note},
+      {"private_view", outcome.private_view},
+      {"view_note", outcome.view_note},
       {"exit_code", outcome.exited ? json(outcome.exit_code) : json(nullptr)},
       {"signal", outcome.signal != 0 ? json(sandbox::signal_name(outcome.signal)) : json(nullptr)},
       {"timed_out", outcome.timed_out},
@@ -577,6 +581,19 @@ json run_prepared(const CheckJob& job, const PreparedCandidate& prepared,
     spec.writable_paths.push_back(job.triton_cache_dir);
   }
   spec.limits.wall_seconds = job.timeout_seconds;
+  spec.limits.private_view = job.private_view;
+  spec.limits.sandbox_uid = job.sandbox_uid;
+  if (job.private_view) {
+    const auto& installed = interpreter_view(spec.argv[0]);
+    spec.view_readonly = installed.readonly;
+    spec.view_hidden = installed.hidden;
+    // The GPU's timing lock and its gate (flock works on read-only descriptors); nothing else of
+    // the service's state directory.
+    if (!job.timing_lock.empty()) {
+      spec.view_readonly.push_back(job.timing_lock);
+      spec.view_readonly.push_back(job.timing_lock + ".gate");
+    }
+  }
   spec.token = sandbox::make_report_token();
 
   // Phase durations are measured here, outside the candidate's process.

@@ -16,9 +16,9 @@ namespace {
 
 // The fields of a job that are not options: what to evaluate and the supervisor's plumbing.
 const std::set<std::string>& plumbing_fields() {
-  static const std::set<std::string> fields = {"task_id",     "task_source",    "candidate",
-                                               "python",      "scratch_dir",    "triton_cache_dir",
-                                               "timing_lock", "visible_devices"};
+  static const std::set<std::string> fields = {
+      "task_id",          "task_source", "candidate",       "python",       "scratch_dir",
+      "triton_cache_dir", "timing_lock", "visible_devices", "private_view", "sandbox_uid"};
   return fields;
 }
 
@@ -54,6 +54,17 @@ CheckJob job_from_json(const nlohmann::json& j) {
   job.triton_cache_dir = string_field(j, "triton_cache_dir", "");
   job.timing_lock = string_field(j, "timing_lock", "");
   job.visible_devices = string_field(j, "visible_devices", "");
+  if (const auto it = j.find("private_view"); it != j.end() && !it->is_null()) {
+    if (!it->is_boolean()) bad("private_view", "must be true or false");
+    job.private_view = it->get<bool>();
+  }
+  if (const auto it = j.find("sandbox_uid"); it != j.end() && !it->is_null()) {
+    if (!it->is_number_integer() || it->get<std::int64_t>() < -1 || it->get<std::int64_t>() == 0 ||
+        it->get<std::int64_t>() > 0x7fffffff) {
+      bad("sandbox_uid", "must be a uid other than 0, or -1 to keep the supervisor's");
+    }
+    job.sandbox_uid = it->get<std::int64_t>();
+  }
   return job;
 }
 
@@ -67,6 +78,8 @@ nlohmann::json job_to_json(const CheckJob& job) {
   j["triton_cache_dir"] = job.triton_cache_dir;
   j["timing_lock"] = job.timing_lock;
   j["visible_devices"] = job.visible_devices;
+  j["private_view"] = job.private_view;
+  j["sandbox_uid"] = job.sandbox_uid;
   return j;
 }
 

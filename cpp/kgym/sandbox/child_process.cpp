@@ -30,9 +30,10 @@ using detail::Pipe;
 
 // Runs in the forked child: only async-signal-safe calls until execve.
 [[noreturn]] void exec_child(const ChildSpec& spec, char* const* argv, char* const* envp,
-                             const ChildEnds& ends, rlim_t nproc_limit, const WriteFence& fence) {
+                             const ChildEnds& ends, rlim_t nproc_limit, WriteFence& fence,
+                             const ViewPlan& view) {
   const int setup_fd =
-      detail::sandbox_child(spec.limits, spec.workdir.c_str(), nproc_limit, fence, ends, 0);
+      detail::sandbox_child(spec.limits, spec.workdir.c_str(), nproc_limit, fence, view, ends, 0);
   execve(argv[0], argv, envp);
   die_in_child(setup_fd, "execve");
 }
@@ -74,6 +75,9 @@ ChildOutcome run_child(const ChildSpec& spec, const LineCallback& on_line) {
     fence.confine_existing = false;
   }
 
+  const ViewPlan view = detail::job_view_plan(spec.limits, spec.workdir, spec.writable_paths,
+                                              spec.view_readonly, spec.view_hidden);
+
   Pipe report, out_pipe, err_pipe, setup, token;
   out.start_error = detail::open_job_pipes(report, out_pipe, err_pipe, setup, token, spec.token);
   if (!out.start_error.empty()) return out;
@@ -88,7 +92,7 @@ ChildOutcome run_child(const ChildSpec& spec, const LineCallback& on_line) {
   if (pid == 0) {
     exec_child(spec, argv.data(), envp.data(),
                ChildEnds{report.write, out_pipe.write, err_pipe.write, setup.write, token.read},
-               nproc_limit, fence);
+               nproc_limit, fence, view);
   }
   setpgid(pid, pid);  // also from this side, so that a kill of the group cannot race the child
   if (spec.on_started) spec.on_started(pid);
@@ -108,7 +112,7 @@ ChildOutcome run_child(const ChildSpec& spec, const LineCallback& on_line) {
       setup_bytes.append(buf, static_cast<size_t>(n));
     close_fd(setup.read);
   }
-  detail::read_setup(setup_bytes, spec.limits, out);
+  detail::read_setup(setup_bytes, spec.limits, view, out);
 
   detail::ChildStreams streams(report.read, out_pipe.read, err_pipe.read, spec.limits, on_line,
                                out);
@@ -158,6 +162,8 @@ ChildOutcome run_child(const ChildSpec& spec, const LineCallback& on_line) {
     if (streams.service(pfds, 0)) kill_group();
   }
   streams.finish();
+  // The staging directory of the view (its mounts lived in the child's namespace only).
+  if (!view.ops.empty()) ::rmdir(view.root.c_str());
 
   out.started = out.start_error.empty();
   out.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();

@@ -24,6 +24,12 @@ struct Limits {
   bool isolate_network = true;                    // a fresh network namespace, when allowed
   bool confine_writes = true;                     // Landlock write fence (write_fence.hpp)
   bool filter_syscalls = true;                    // seccomp filter (syscall_filter.hpp)
+  // PID, mount, IPC and UTS namespaces with the job's own file-system view (job_view.hpp),
+  // when the OS allows them.
+  bool private_view = true;
+  // The uid the job's untrusted processes take once set up (the harness drops to it after
+  // forking its runners); -1 keeps the supervisor's. Counts for RLIMIT_NPROC and /etc/passwd.
+  std::int64_t sandbox_uid = 65534;
 };
 
 struct ChildSpec {
@@ -31,6 +37,10 @@ struct ChildSpec {
   std::vector<std::pair<std::string, std::string>> env;  // the whole environment
   std::string workdir;                      // writable; so is everything in writable_paths
   std::vector<std::string> writable_paths;  // e.g. a Triton cache shared between jobs
+  // What the job's view holds read-only besides the system's part (the interpreter's
+  // installation), and directories in it shown empty (the shipped reference solutions).
+  std::vector<std::string> view_readonly;
+  std::vector<std::string> view_hidden;
   Limits limits;
   std::string token;  // when set, readable by the child on kTokenFd (report_token.hpp)
   // Called in the supervisor once the child's process group exists (to cancel it from outside).
@@ -53,6 +63,8 @@ struct ChildOutcome {
   std::string writes_note;  // why writes were not confined, when that was asked for
   bool syscalls_filtered = false;
   std::string syscalls_note;  // why there is no system call filter, when one was asked for
+  bool private_view = false;  // own PID/mount/IPC/UTS namespaces and the job's view
+  std::string view_note;      // why not, when it was asked for
   std::string report;         // everything written to the report channel
   bool report_truncated = false;
   std::string stdout_tail;

@@ -5,7 +5,9 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,12 +23,11 @@
 namespace kgym::sandbox::detail {
 namespace {
 
-std::uint64_t count_own_processes() {
+std::uint64_t count_processes_of(uid_t uid) {
   // Threads count against RLIMIT_NPROC; approximate with the number of tasks of this uid.
   std::uint64_t n = 0;
   DIR* proc = opendir("/proc");
   if (proc == nullptr) return 0;
-  const auto uid = getuid();
   while (dirent* entry = readdir(proc)) {
     if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
     const std::string status = fmt::format("/proc/{}/status", entry->d_name);
@@ -44,6 +45,62 @@ std::uint64_t count_own_processes() {
   }
   closedir(proc);
   return n;
+}
+
+// Exits the way `status` (a wait status) says: the same code, or the same signal.
+[[noreturn]] void exit_like(int status) {
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    ::signal(sig, SIG_DFL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    sigprocmask(SIG_UNBLOCK, &set, nullptr);
+    ::raise(sig);
+    _exit(128 + sig);
+  }
+  _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 127);
+}
+
+// The job's stand-in outside its PID namespace: holds nothing of the job's, waits for the
+// namespace's init and exits as the job did (the supervisor reads the job's status from it).
+[[noreturn]] void stand_in(pid_t init, int status_read) {
+  close_between(0, static_cast<unsigned>(status_read) - 1);
+  close_between(static_cast<unsigned>(status_read) + 1, ~0u);
+  int init_status = 0;
+  while (waitpid(init, &init_status, 0) < 0 && errno == EINTR) {
+  }
+  int job_status = 0;
+  if (::read(status_read, &job_status, sizeof job_status) == sizeof job_status) {
+    exit_like(job_status);
+  }
+  exit_like(init_status);
+}
+
+// PID 1 of the job's namespace: reaps everything orphaned there until the job ends, then passes
+// its status on and exits, which makes the kernel kill what is left in the namespace. (The job
+// is not PID 1 itself: the kernel drops signals that PID 1 sends itself without a handler, such
+// as its own SIGABRT.)
+[[noreturn]] void namespace_init(pid_t job, int status_write) {
+  close_between(0, static_cast<unsigned>(status_write) - 1);
+  close_between(static_cast<unsigned>(status_write) + 1, ~0u);
+  while (true) {
+    int status = 0;
+    const pid_t pid = waitpid(-1, &status, 0);
+    if (pid < 0 && errno == EINTR) continue;
+    if (pid == job) {
+      [[maybe_unused]] const auto n = ::write(status_write, &status, sizeof status);
+      _exit(0);
+    }
+    if (pid < 0) _exit(0);
+  }
+}
+
+void write_view_record(int setup_fd, char code, int error, int op) {
+  const char record[kViewRecord] = {code, static_cast<char>(error & 0xff),
+                                    static_cast<char>(op & 0xff),
+                                    static_cast<char>((op >> 8) & 0xff)};
+  if (::write(setup_fd, record, kViewRecord) != static_cast<ssize_t>(kViewRecord)) _exit(127);
 }
 
 }  // namespace
@@ -99,8 +156,30 @@ std::string Tail::finish() {
 }
 
 rlim_t nproc_limit_for(const Limits& limits) {
-  return getuid() == 0 ? RLIM_INFINITY
-                       : static_cast<rlim_t>(count_own_processes() + limits.max_processes);
+  uid_t uid = getuid();
+  if (uid == 0 && limits.sandbox_uid > 0) uid = static_cast<uid_t>(limits.sandbox_uid);
+  return uid == 0 ? RLIM_INFINITY
+                  : static_cast<rlim_t>(count_processes_of(uid) + limits.max_processes);
+}
+
+ViewPlan job_view_plan(const Limits& limits, const std::string& workdir,
+                       const std::vector<std::string>& writable_paths,
+                       const std::vector<std::string>& readonly,
+                       const std::vector<std::string>& hidden) {
+  if (!limits.private_view) return {};
+  ViewSpec spec;
+  spec.readonly = system_readonly_paths();
+  spec.readonly.insert(spec.readonly.end(), readonly.begin(), readonly.end());
+  spec.hidden = hidden;
+  spec.writable = {workdir};
+  spec.writable.insert(spec.writable.end(), writable_paths.begin(), writable_paths.end());
+  if (limits.sandbox_uid > 0) {
+    spec.uid = static_cast<uid_t>(limits.sandbox_uid);
+    spec.gid = static_cast<gid_t>(limits.sandbox_uid);
+  }
+  const std::string root = workdir + "/.view";
+  if (::mkdir(root.c_str(), 0700) != 0 && errno != EEXIST) return {};
+  return plan_view(spec, root, workdir);
 }
 
 void die_in_child(int setup_fd, const char* what) {
@@ -113,8 +192,8 @@ void die_in_child(int setup_fd, const char* what) {
   _exit(127);
 }
 
-int sandbox_child(const Limits& limits, const char* workdir, rlim_t nproc_limit,
-                  const WriteFence& fence, const ChildEnds& ends, pid_t expected_parent) {
+int sandbox_child(const Limits& limits, const char* workdir, rlim_t nproc_limit, WriteFence& fence,
+                  const ViewPlan& view, const ChildEnds& ends, pid_t expected_parent) {
   int setup_write = ends.setup;
   auto die = [&](const char* what) { die_in_child(setup_write, what); };
 
@@ -126,6 +205,36 @@ int sandbox_child(const Limits& limits, const char* workdir, rlim_t nproc_limit,
   char net = kNetShared;
   if (limits.isolate_network && unshare(CLONE_NEWNET) == 0) net = kNetIsolated;
   if (::write(setup_write, &net, 1) != 1) _exit(127);
+
+  if (view.ops.empty()) {
+    write_view_record(setup_write, kViewOff, 0, 0);
+  } else {
+    int status_pipe[2];
+    if (pipe2(status_pipe, O_CLOEXEC) != 0) die("pipe");
+    if (unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS) != 0) {
+      write_view_record(setup_write, kViewNoNamespaces, errno, 0);
+      ::close(status_pipe[0]);
+      ::close(status_pipe[1]);
+    } else {
+      const pid_t init = fork();
+      if (init < 0) die("fork");
+      if (init > 0) stand_in(init, status_pipe[0]);
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      const ViewFailure failure = apply_view(view);
+      write_view_record(setup_write, failure.op == -1 ? kViewBuilt : kViewFailed, failure.error,
+                        failure.op);
+      if (failure.op == -1) reopen_fence(fence);
+      static constexpr char kHostname[] = "kgym-job";
+      sethostname(kHostname, sizeof kHostname - 1);
+      const pid_t job = fork();
+      if (job < 0) die("fork");
+      if (job > 0) namespace_init(job, status_pipe[1]);
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      ::close(status_pipe[0]);
+      ::close(status_pipe[1]);
+    }
+  }
+
   const char fenced =
       static_cast<char>(limits.confine_writes ? apply_fence(fence) : FenceStatus::kOff);
   if (::write(setup_write, &fenced, 1) != 1) _exit(127);
@@ -172,25 +281,57 @@ int sandbox_child(const Limits& limits, const char* workdir, rlim_t nproc_limit,
   return setup_fd;
 }
 
-void read_setup(const std::string& setup_bytes, const Limits& limits, ChildOutcome& out) {
+void read_setup(const std::string& setup_bytes, const Limits& limits, const ViewPlan& view,
+                ChildOutcome& out) {
+  // Every layer's record, in order; an "E<why>" from die_in_child may come in place of any
+  // record after the first and ends the reading.
+  size_t at = 0;
+  auto died = [&] {
+    if (at < setup_bytes.size() && setup_bytes[at] == 'E') {
+      out.start_error = setup_bytes.substr(at + 1);
+      return true;
+    }
+    return false;
+  };
   out.network_isolated = !setup_bytes.empty() && setup_bytes[0] == kNetIsolated;
   if (limits.isolate_network && !out.network_isolated) {
     out.network_note = "no network namespace could be created (needs CAP_SYS_ADMIN)";
   }
+  at = 1;
+  if (died()) return;
+  if (setup_bytes.size() >= at + kViewRecord) {
+    const char code = setup_bytes[at];
+    const int error = static_cast<unsigned char>(setup_bytes[at + 1]);
+    const auto op =
+        static_cast<std::int16_t>(static_cast<unsigned char>(setup_bytes[at + 2]) |
+                                  (static_cast<unsigned char>(setup_bytes[at + 3]) << 8));
+    out.private_view = code == kViewBuilt;
+    if (code == kViewNoNamespaces) {
+      out.view_note = fmt::format(
+          "no PID and mount namespaces could be created ({}): the job sees the host's files and "
+          "processes as the service's user",
+          std::strerror(error));
+    } else if (code == kViewFailed) {
+      out.view_note = view_failure_note(view, {op, error});
+    }
+  }
+  if (limits.private_view && !out.private_view && out.view_note.empty()) {
+    out.view_note = "the job's view was not set up";
+  }
+  at += kViewRecord;
+  if (died()) return;
   const auto fenced =
-      setup_bytes.size() > 1 ? static_cast<FenceStatus>(setup_bytes[1]) : FenceStatus::kFailed;
+      setup_bytes.size() > at ? static_cast<FenceStatus>(setup_bytes[at]) : FenceStatus::kFailed;
   out.writes_confined = fenced == FenceStatus::kFenced;
   if (limits.confine_writes) out.writes_note = fence_note(fenced);
-  // Then either the filter's byte or, when the set-up died before it, "E<why>".
-  if (setup_bytes.size() > 2 && setup_bytes[2] == 'E') {
-    out.start_error = setup_bytes.substr(3);
-    return;
-  }
-  const auto filtered = setup_bytes.size() > 2 ? static_cast<FilterStatus>(setup_bytes[2])
-                                               : FilterStatus::kUnavailable;
+  ++at;
+  if (died()) return;
+  const auto filtered = setup_bytes.size() > at ? static_cast<FilterStatus>(setup_bytes[at])
+                                                : FilterStatus::kUnavailable;
   out.syscalls_filtered = filtered == FilterStatus::kOn;
   if (limits.filter_syscalls) out.syscalls_note = syscall_filter_note(filtered);
-  if (setup_bytes.size() > 3 && setup_bytes[3] == 'E') out.start_error = setup_bytes.substr(4);
+  ++at;
+  died();
 }
 
 ChildStreams::ChildStreams(int report_read, int out_read, int err_read, const Limits& limits,

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kgym/sandbox/child_process.hpp"
+#include "kgym/sandbox/job_view.hpp"
 #include "kgym/sandbox/write_fence.hpp"
 
 namespace kgym::sandbox::detail {
@@ -53,9 +54,17 @@ struct Tail {
   std::string finish();
 };
 
-// RLIMIT_NPROC for the child: the processes (threads) this uid already has plus the headroom in
+// RLIMIT_NPROC for the child: the processes (threads) its uid already has plus the headroom in
 // `limits`; RLIM_INFINITY for root, which the limit does not bind (and the /proc scan is skipped).
+// The child's uid is the sandbox's when a root supervisor drops to it.
 rlim_t nproc_limit_for(const Limits& limits);
+
+// The job's view (job_view.hpp) for a job in `workdir`: its staging directory is made here, in
+// the job directory. Empty (no operations) when the limits do not ask for one.
+ViewPlan job_view_plan(const Limits& limits, const std::string& workdir,
+                       const std::vector<std::string>& writable_paths,
+                       const std::vector<std::string>& readonly,
+                       const std::vector<std::string>& hidden);
 
 // The child's ends of the pipes, numbered as in the process that forks. token may be -1.
 struct ChildEnds {
@@ -72,18 +81,31 @@ struct ChildEnds {
 
 // Runs in the freshly forked child, before the candidate's interpreter runs: its own process
 // group, SIGKILL when the parent dies (and an immediate exit when `expected_parent` is not 0 and
-// is no longer the parent), a network namespace and the write fence (each reported as one byte on
-// the setup pipe), stdin /dev/null, stdout, stderr, the report channel on kReportFd and the token
+// is no longer the parent), a network namespace (one byte on the setup pipe), then, when `view`
+// has operations, PID, mount, IPC and UTS namespaces: this process stays outside as the job's
+// stand-in (it waits and exits as the job did), its child is PID 1 of the new namespace (builds
+// the view, then reaps; when it ends the kernel kills whatever is left in the namespace) and the
+// grandchild goes on as the job (four bytes on the setup pipe: kViewRecord). Then the write
+// fence (one byte), stdin /dev/null, stdout, stderr, the report channel on kReportFd and the token
 // on kTokenFd, nothing else open but the setup pipe, the working directory and the rlimits.
 // Returns the setup pipe's new (close-on-exec) descriptor: the caller closes it, or exec does, to
 // tell the supervisor that the set-up is complete. On failure it calls die_in_child. Only
 // async-signal-safe calls: the process that forked may have had other threads.
-int sandbox_child(const Limits& limits, const char* workdir, rlim_t nproc_limit,
-                  const WriteFence& fence, const ChildEnds& ends, pid_t expected_parent);
+int sandbox_child(const Limits& limits, const char* workdir, rlim_t nproc_limit, WriteFence& fence,
+                  const ViewPlan& view, const ChildEnds& ends, pid_t expected_parent);
 
-// Fills network_isolated/network_note, writes_confined/writes_note and start_error from what
+// The view's record on the setup pipe: a status byte, errno, and the failed operation's index
+// (int16, little-endian).
+inline constexpr char kViewBuilt = 'V';
+inline constexpr char kViewOff = 'O';
+inline constexpr char kViewNoNamespaces = 'N';
+inline constexpr char kViewFailed = 'F';
+inline constexpr size_t kViewRecord = 4;
+
+// Fills the layers' fields (network, view, writes, syscalls) and start_error from what
 // sandbox_child (and die_in_child) wrote into the setup pipe.
-void read_setup(const std::string& setup_bytes, const Limits& limits, ChildOutcome& out);
+void read_setup(const std::string& setup_bytes, const Limits& limits, const ViewPlan& view,
+                ChildOutcome& out);
 
 // The supervisor's side of the child's report channel, stdout and stderr: non-blocking reads into
 // the report (with its cap and the line callback) and the bounded tails.

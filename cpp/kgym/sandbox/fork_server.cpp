@@ -148,13 +148,18 @@ std::string job_message(const ChildSpec& spec, const std::vector<std::string>& a
                        {"workdir", spec.workdir},
                        {"args", args},
                        {"writable_paths", spec.writable_paths},
+                       {"view_readonly", spec.view_readonly},
+                       {"view_hidden", spec.view_hidden},
                        {"nproc_limit", static_cast<std::uint64_t>(nproc_limit)},
                        {"token", !spec.token.empty()},
                        {"limits",
                         {{"max_file_bytes", spec.limits.max_file_bytes},
                          {"max_address_space_bytes", spec.limits.max_address_space_bytes},
                          {"isolate_network", spec.limits.isolate_network},
-                         {"confine_writes", spec.limits.confine_writes}}}};
+                         {"confine_writes", spec.limits.confine_writes},
+                         {"filter_syscalls", spec.limits.filter_syscalls},
+                         {"private_view", spec.limits.private_view},
+                         {"sandbox_uid", spec.limits.sandbox_uid}}}};
   std::string text = header.dump(-1, ' ', false, json::error_handler_t::replace);
   text.push_back('\0');
   for (const auto& [key, value] : spec.env) {
@@ -557,7 +562,13 @@ ChildOutcome ForkServer::run_locked(const ChildSpec& spec, const LineCallback& o
   streams.finish();
 
   // A fork error leaves start_error set and no child: the setup pipe then says nothing.
-  if (out.start_error.empty()) detail::read_setup(setup_bytes, spec.limits, out);
+  if (out.start_error.empty()) {
+    // The plan the server made, made again here for the view's note (same inputs, same plan).
+    const ViewPlan view = detail::job_view_plan(spec.limits, spec.workdir, spec.writable_paths,
+                                                spec.view_readonly, spec.view_hidden);
+    detail::read_setup(setup_bytes, spec.limits, view, out);
+    if (!view.ops.empty()) ::rmdir(view.root.c_str());
+  }
   if (!lost.empty()) {
     out.start_error = fmt::format("the fork server {} during the job, which died with it ({})",
                                   lost, death_note_locked());
@@ -585,6 +596,8 @@ struct JobRequest {
   Limits limits;
   rlim_t nproc_limit = RLIM_INFINITY;
   std::vector<std::string> writable_paths;
+  std::vector<std::string> view_readonly;
+  std::vector<std::string> view_hidden;
   bool token = false;
 };
 
@@ -599,6 +612,8 @@ std::optional<JobRequest> parse_job(const char* data, size_t size) {
     r.job.workdir = header.at("workdir").get<std::string>();
     r.job.args = header.at("args").get<std::vector<std::string>>();
     r.writable_paths = header.at("writable_paths").get<std::vector<std::string>>();
+    r.view_readonly = header.at("view_readonly").get<std::vector<std::string>>();
+    r.view_hidden = header.at("view_hidden").get<std::vector<std::string>>();
     r.nproc_limit = static_cast<rlim_t>(header.at("nproc_limit").get<std::uint64_t>());
     r.token = header.at("token").get<bool>();
     const json& limits = header.at("limits");
@@ -606,6 +621,9 @@ std::optional<JobRequest> parse_job(const char* data, size_t size) {
     r.limits.max_address_space_bytes = limits.at("max_address_space_bytes").get<std::uint64_t>();
     r.limits.isolate_network = limits.at("isolate_network").get<bool>();
     r.limits.confine_writes = limits.at("confine_writes").get<bool>();
+    r.limits.filter_syscalls = limits.at("filter_syscalls").get<bool>();
+    r.limits.private_view = limits.at("private_view").get<bool>();
+    r.limits.sandbox_uid = limits.at("sandbox_uid").get<std::int64_t>();
   } catch (const json::exception&) {
     return std::nullopt;
   }
@@ -632,9 +650,12 @@ void become_job(const JobRequest& request, const std::vector<int>& fds, pid_t se
     // The judge and its runners apply full fences of their own (kgym.harness.spawn).
     fence.confine_existing = false;
   }
+  const ViewPlan view =
+      detail::job_view_plan(request.limits, request.job.workdir, request.writable_paths,
+                            request.view_readonly, request.view_hidden);
   const detail::ChildEnds ends{fds[0], fds[1], fds[2], fds[3], request.token ? fds[4] : -1};
   const int setup_fd = detail::sandbox_child(request.limits, request.job.workdir.c_str(),
-                                             request.nproc_limit, fence, ends, server);
+                                             request.nproc_limit, fence, view, ends, server);
   // sandbox_child closed every other descriptor, the fence's included: the destructor must not
   // close those numbers again (they may be reused by then).
   fence.writable_dirs.clear();

@@ -1,6 +1,7 @@
 #include "kgym/sandbox/runner_confinement.hpp"
 
 #include <fmt/format.h>
+#include <grp.h>
 #include <linux/capability.h>
 #include <sched.h>
 #include <sys/mount.h>
@@ -33,7 +34,7 @@ LayerOutcome new_pid_namespace_for_children() {
   return {true, {}};
 }
 
-LayerOutcome drop_capabilities() {
+LayerOutcome drop_capabilities(std::int64_t uid) {
   // The bounding set first (needs CAP_SETPCAP, which is dropped last with the rest).
   for (int cap = 0; cap <= 63; ++cap) {
     if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1 && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 &&
@@ -43,6 +44,19 @@ LayerOutcome drop_capabilities() {
   }
   if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) {
     return failed("prctl(PR_CAP_AMBIENT_CLEAR_ALL)");
+  }
+  // A new identity while CAP_SETUID and CAP_SETGID are still held; leaving uid 0 clears the
+  // effective and permitted sets, and the capset below makes sure of it.
+  if (uid > 0 && geteuid() == 0) {
+    const auto id = static_cast<uid_t>(uid);
+    if (setgroups(0, nullptr) != 0) return failed("setgroups");
+    if (setresgid(id, id, id) != 0) return failed("setresgid");
+    if (setresuid(id, id, id) != 0) return failed("setresuid");
+    // Changing uid made the process non-dumpable, which gives its /proc/<pid> files to root:
+    // the CUDA driver writes there. Another process of this uid still cannot reach it: each job
+    // and each candidate has a PID namespace of its own (nothing to name it by) and ptrace and
+    // process_vm_* are refused by the system call filter.
+    if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0) return failed("prctl(PR_SET_DUMPABLE)");
   }
   __user_cap_header_struct header{};
   header.version = _LINUX_CAPABILITY_VERSION_3;

@@ -6,6 +6,7 @@
 // starts dies with it), no_new_privs, and a write fence narrower than the job's.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -27,8 +28,10 @@ LayerOutcome make_undumpable();
 LayerOutcome new_pid_namespace_for_children();
 
 // Drops every capability (effective, permitted, inheritable, the bounding set and the ambient
-// set) and sets no_new_privs: the process keeps its uid and loses what root's capabilities add.
-LayerOutcome drop_capabilities();
+// set) and sets no_new_privs. With `uid` > 0 and a root caller, the process also becomes that
+// uid (and gid, with no supplementary groups) on the way: it then owns nothing of the host's,
+// and the processes of other uids are out of its reach. Otherwise it keeps its uid.
+LayerOutcome drop_capabilities(std::int64_t uid = -1);
 
 // A Landlock write fence stacked on the job's: writes only beneath `writable`; existing files
 // beneath `devices` may be opened for writing (device nodes).

@@ -41,20 +41,39 @@ bool add_rule(int ruleset, int dir_fd, std::uint64_t rights) {
 }  // namespace
 
 WriteFence::~WriteFence() {
-  for (int fd : writable_dirs) ::close(fd);
-  for (int fd : device_dirs) ::close(fd);
+  for (int fd : writable_dirs) {
+    if (fd >= 0) ::close(fd);
+  }
+  for (int fd : device_dirs) {
+    if (fd >= 0) ::close(fd);
+  }
 }
 
 void prepare_fence(WriteFence& fence, const std::vector<std::string>& writable,
                    const std::vector<std::string>& devices) {
   for (const auto& path : writable) {
     const int fd = ::open(path.c_str(), O_PATH | O_CLOEXEC);
-    if (fd >= 0) fence.writable_dirs.push_back(fd);
+    if (fd < 0) continue;
+    fence.writable_dirs.push_back(fd);
+    fence.writable_paths.push_back(path);
   }
   for (const auto& path : devices) {
     const int fd = ::open(path.c_str(), O_PATH | O_CLOEXEC);
-    if (fd >= 0) fence.device_dirs.push_back(fd);
+    if (fd < 0) continue;
+    fence.device_dirs.push_back(fd);
+    fence.device_paths.push_back(path);
   }
+}
+
+void reopen_fence(WriteFence& fence) {
+  auto reopen = [](std::vector<int>& fds, const std::vector<std::string>& paths) {
+    for (size_t i = 0; i < fds.size() && i < paths.size(); ++i) {
+      if (fds[i] >= 0) ::close(fds[i]);
+      fds[i] = ::open(paths[i].c_str(), O_PATH | O_CLOEXEC);
+    }
+  };
+  reopen(fence.writable_dirs, fence.writable_paths);
+  reopen(fence.device_dirs, fence.device_paths);
 }
 
 FenceStatus apply_fence(const WriteFence& fence) {
@@ -69,16 +88,19 @@ FenceStatus apply_fence(const WriteFence& fence) {
   if (ruleset < 0) return errno == EOPNOTSUPP ? FenceStatus::kUnsupported : FenceStatus::kFailed;
   const int rs = static_cast<int>(ruleset);
   bool ok = true;
-  for (int fd : fence.writable_dirs) ok = ok && add_rule(rs, fd, rights);
+  for (int fd : fence.writable_dirs) ok = ok && (fd < 0 || add_rule(rs, fd, rights));
   // Device nodes (/dev/null, /dev/nvidia*) are opened read-write by CUDA and Python; nothing
   // may be created or removed there. The same rights on the child's own /proc entries.
   const std::uint64_t device_rights =
       (LANDLOCK_ACCESS_FS_WRITE_FILE | (abi >= 3 ? kTruncate : 0)) & rights;
-  for (int fd : fence.device_dirs) ok = ok && add_rule(rs, fd, device_rights);
+  // (None when existing files are not handled: Landlock refuses a rule without rights.)
+  for (int fd : fence.device_dirs) {
+    ok = ok && (fd < 0 || device_rights == 0 || add_rule(rs, fd, device_rights));
+  }
   // The CUDA driver writes to files of its own process under /proc (cuInit fails with error
   // 304 otherwise). Opened here, in the child, so that the rule names the child's own
   // /proc/<pid> and not the supervisor's.
-  const int own_proc = ::open("/proc/self", O_PATH | O_CLOEXEC);
+  const int own_proc = device_rights != 0 ? ::open("/proc/self", O_PATH | O_CLOEXEC) : -1;
   if (own_proc >= 0) {
     ok = ok && add_rule(rs, own_proc, device_rights);
     ::close(own_proc);

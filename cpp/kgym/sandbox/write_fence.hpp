@@ -21,6 +21,10 @@ enum class FenceStatus : char {
 struct WriteFence {
   std::vector<int> writable_dirs;  // O_PATH descriptors: full write access beneath each
   std::vector<int> device_dirs;    // O_PATH descriptors: existing files opened for writing only
+  // The paths they were opened from, to open them again in a new file-system view (Landlock
+  // refuses descriptors whose mount is not in the caller's namespace).
+  std::vector<std::string> writable_paths;
+  std::vector<std::string> device_paths;
   // false: writes into existing files are not handled by this fence (only creating, removing,
   // renaming and linking are). The job-level fence of a GPU job is so: its runners mount a
   // procfs of their own PID namespace, which a fence made before that mount could not name, and
@@ -31,6 +35,10 @@ struct WriteFence {
 
 void prepare_fence(WriteFence& fence, const std::vector<std::string>& writable,
                    const std::vector<std::string>& devices);
+
+// Opens the paths again (after pivot_root into the job's view): close, then open, in place.
+// Async-signal-safe; a path that no longer opens gets -1 and no rule.
+void reopen_fence(WriteFence& fence);
 
 // Runs in the forked child (async-signal-safe: only syscalls). Sets no_new_privs.
 FenceStatus apply_fence(const WriteFence& fence);

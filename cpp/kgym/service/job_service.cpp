@@ -8,7 +8,9 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "kgym/check/sandbox_layers.hpp"
 #include "kgym/result/feedback.hpp"
 #include "kgym/reward/reward.hpp"
 #include "kgym/reward/spec.hpp"
@@ -486,6 +488,15 @@ void JobService::run_one(std::size_t index, const std::shared_ptr<Live>& live,
     status = "failed";
     error = error_json("internal", fmt::format("the evaluation could not run: {}", e.what()));
     result = nullptr;
+  }
+  if (config_.require_sandbox && status == "done") {
+    if (const auto gaps = check::sandbox_gaps(result); !gaps.empty()) {
+      status = "failed";
+      error = error_json("sandbox", fmt::format("the job did not get every sandbox layer "
+                                                "(--require-sandbox): {}",
+                                                fmt::join(gaps, "; ")));
+      result = nullptr;
+    }
   }
   bool stopping;
   {

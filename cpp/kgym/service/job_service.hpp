@@ -53,6 +53,8 @@ struct ServiceConfig {
   // same task, device and software is flagged: the GPU's clocks, a neighbour or the software
   // changed under the measurement (docs/service-api.md, "Reference drift").
   double reference_drift_tolerance = 0.10;
+  // A job that did not get every sandbox layer fails instead of answering (--require-sandbox).
+  bool require_sandbox = false;
 };
 
 class JobService {

@@ -122,6 +122,8 @@ EvalRequest parse_eval_request(const json& body, const TaskSuite& suite,
   }
   job.python = defaults.python;
   job.scratch_dir = defaults.scratch_dir;
+  job.sandbox_uid = defaults.sandbox_uid;
+  job.private_view = defaults.private_view;
 
   if (const json* reward = member(body, "reward")) {
     try {

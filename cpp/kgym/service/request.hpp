@@ -22,6 +22,8 @@ struct RequestDefaults {
   std::string python;
   std::string scratch_dir;
   double timeout_s = 300.0;
+  std::int64_t sandbox_uid = 65534;
+  bool private_view = true;
 };
 
 struct EvalRequest {

@@ -156,6 +156,9 @@ def install(
     ``in_launch``: whether a Triton kernel launch is in progress."""
     installed, triton_dir, kgym_dir = _prefixes()
     candidate_file = os.path.realpath(candidate_file)
+    # Where the candidate may write: its runner's directory (the cwd), and device nodes.
+    own_dir = os.path.realpath(os.getcwd()) + os.sep
+    writes = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
     get_frame: Callable[[int], Any] = sys._getframe
     exit_now = os._exit
     write = os.write
@@ -199,6 +202,16 @@ def install(
                     real = os.path.realpath(os.fsdecode(path))
                     if real.startswith(tuple(protected)):
                         stop(event, f"opened {real}")
+                    # A write outside its directory fails anyway (the job's view is read-only
+                    # there and the write fence refuses it); trying is an attempt on the host.
+                    flags = args[2] if len(args) > 2 and isinstance(args[2], int) else 0
+                    if (
+                        flags & writes
+                        and not (real + os.sep).startswith(own_dir)
+                        and not real.startswith("/dev/")
+                        and candidate_origin()
+                    ):
+                        stop(event, f"write outside its directory: {real}")
                 return
             if event in ("object.__getattr__", "object.__setattr__", "object.__delattr__"):
                 target, name = args[0], args[1]

@@ -60,6 +60,10 @@ def _finding(rule: str, detail: str, severity: str = "reject") -> dict[str, Any]
     return {"rule": rule, "severity": severity, "line": None, "detail": detail}
 
 
+# Written by the supervisor into the job's file-system view only (sandbox/job_view.hpp).
+VIEW_MARKER = "/etc/kgym-job-view"
+
+
 class Evaluation:
     """Holds the state of one evaluation; each phase is a method."""
 
@@ -226,14 +230,39 @@ class Evaluation:
                 )
 
     # -- phases --------------------------------------------------------------------------------
+    def _sandbox_uid(self) -> int:
+        """The uid the judge and its runners take once forked (-1: keep this one). The job
+        directory becomes theirs first: it is where they write."""
+        uid = int(self.job.get("sandbox_uid") or -1)
+        if uid <= 0 or os.geteuid() != 0:
+            return -1
+        if not os.path.exists(VIEW_MARKER):
+            # Outside the job's view the uid might not reach the interpreter's own files.
+            self.judge["unprivileged_note"] = "no job view: runs as the service's user"
+            return -1
+        for root, dirs, files in os.walk(self.workdir):
+            dirs[:] = [d for d in dirs if d != ".view"]
+            for name in [root, *(os.path.join(root, f) for f in files)]:
+                os.chown(name, uid, uid, follow_symlinks=False)
+        return uid
+
     def load(self) -> None:
         """Loads the task and forks the runners (before this process touches CUDA)."""
         started = self._phase("load")
         use_cuda = self.job.get("_use_cuda", False)
         sizes = self.job["sizes"]
         self.sizes = ("gpu" if use_cuda else "cpu") if sizes == "auto" else sizes
-        self.runners["reference"] = spawn("reference", self.workdir, new_pid_namespace=False)
-        self.runners["candidate"] = spawn("candidate", self.workdir, new_pid_namespace=True)
+        uid = self._sandbox_uid()
+        self.runners["reference"] = spawn("reference", self.workdir, False, uid)
+        self.runners["candidate"] = spawn("candidate", self.workdir, True, uid)
+        # The judge leaves root too before any task code runs (task sources come from clients).
+        applied, note = _core.confine_drop_capabilities(uid)
+        self.judge["unprivileged"] = applied and os.geteuid() != 0
+        self.judge["uid"] = os.geteuid()
+        if note:
+            self.judge["unprivileged_note"] = note
+        elif os.geteuid() == 0:
+            self.judge.setdefault("unprivileged_note", "runs as root (no sandbox uid was given)")
         # The judge's own write fence, now that the runners exist (each stacks its own); its own
         # /proc/<pid> stays writable (the fence adds it: the CUDA driver writes there).
         applied, note = _core.confine_writes([str(self.workdir)], ["/dev"])

@@ -160,6 +160,7 @@ class RunnerHandle:
             and fields.get("CapPrm") == "0000000000000000",
             "no_new_privs": fields.get("NoNewPrivs") == "1",
             "pid_namespace": len(nspid) > 1,
+            "uid": int(fields.get("Uid", "-1").split()[0]),
         }
 
 
@@ -173,7 +174,12 @@ def _close_all_but(keep: set[int]) -> None:
 
 
 def _become_runner(
-    role: str, directory: Path, sock: socket.socket, audit_write: int, own_proc: bool = False
+    role: str,
+    directory: Path,
+    sock: socket.socket,
+    audit_write: int,
+    uid: int,
+    own_proc: bool = False,
 ) -> None:
     """In the forked runner: confinement, then serve; never returns."""
     try:
@@ -188,7 +194,9 @@ def _become_runner(
         os.environ["TRITON_CACHE_DIR"] = str(directory / "triton-cache")
         os.environ["KGYM_AUDIT_FD"] = str(audit_write)
         _core.confine_undumpable()
-        _core.confine_drop_capabilities()
+        # (Leaving root for `uid` makes the process dumpable again: the CUDA driver writes to
+        # its /proc files. Nothing else of that uid can name it: its own PID namespace.)
+        _core.confine_drop_capabilities(uid)
         _core.confine_writes([str(directory)], ["/dev"])
         _core.confine_syscalls()  # last: private /proc above needed mount
         from kgym.harness.runner import runner_main
@@ -211,6 +219,7 @@ def _relay(
     audit_write: int,
     pid_read: int,
     pid_write: int,
+    uid: int,
 ) -> None:
     """The intermediate: enters a new PID namespace and forks its init (PID 1 there), which
     forks the runner (PID 2) and reaps whatever is orphaned in the namespace; each exits with
@@ -227,7 +236,7 @@ def _relay(
         applied, note = _core.confine_new_pid_namespace()
         init = os.fork()
         if init == 0:
-            _namespace_init(role, directory, child_sock, audit_write, pid_write, applied, note)
+            _namespace_init(role, directory, child_sock, audit_write, pid_write, applied, note, uid)
         child_sock.close()
         os.close(audit_write)
         os.close(pid_write)
@@ -245,6 +254,7 @@ def _namespace_init(
     pid_write: int,
     applied: bool,
     note: str,
+    uid: int,
 ) -> None:
     code = 72
     try:
@@ -256,7 +266,7 @@ def _namespace_init(
             outer = os.readlink("/proc/self")
             os.write(pid_write, f"{outer} {int(applied)} {note}".encode())
             os.close(pid_write)
-            _become_runner(role, directory, child_sock, audit_write, own_proc=applied)
+            _become_runner(role, directory, child_sock, audit_write, uid, own_proc=applied)
         child_sock.close()
         os.close(audit_write)
         os.close(pid_write)
@@ -271,7 +281,7 @@ def _namespace_init(
         os._exit(code)
 
 
-def spawn(role: str, workdir: Path, new_pid_namespace: bool) -> RunnerHandle:
+def spawn(role: str, workdir: Path, new_pid_namespace: bool, uid: int = -1) -> RunnerHandle:
     """Forks a runner for ``role`` ("reference" or "candidate"), confined, serving requests.
 
     With ``new_pid_namespace`` an intermediate child enters a new PID namespace, whose init
@@ -281,6 +291,9 @@ def spawn(role: str, workdir: Path, new_pid_namespace: bool) -> RunnerHandle:
     directory = workdir / f"runner-{role}"
     directory.mkdir(exist_ok=True)
     (directory / "triton-cache").mkdir(exist_ok=True)
+    if uid > 0:
+        for path in (directory, directory / "triton-cache"):
+            os.chown(path, uid, uid)
     parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     audit_read, audit_write = os.pipe()
     layers: dict[str, Any] = {}
@@ -289,12 +302,12 @@ def spawn(role: str, workdir: Path, new_pid_namespace: bool) -> RunnerHandle:
         if pid == 0:
             parent_sock.close()
             _core.confine_die_with_parent()
-            _become_runner(role, directory, child_sock, audit_write)
+            _become_runner(role, directory, child_sock, audit_write, uid)
     else:
         pid_read, pid_write = os.pipe()
         middle = os.fork()
         if middle == 0:
-            _relay(role, directory, parent_sock, child_sock, audit_write, pid_read, pid_write)
+            _relay(role, directory, parent_sock, child_sock, audit_write, pid_read, pid_write, uid)
         os.close(pid_write)
         raw = b""
         while chunk := os.read(pid_read, 4096):
