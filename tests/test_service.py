@@ -358,3 +358,27 @@ def test_identical_requests_are_evaluated_once(gym: Gym) -> None:
     assert len({j["id"] for j in jobs}) == 2  # two jobs, as asked
     assert all(j["result"]["status"] == "ok" for j in jobs)
     assert sorted(j["cached"] for j in jobs) == [False, True]  # one evaluation
+
+
+def test_require_sandbox(tmp_path: Path) -> None:
+    # A contradiction is refused at once, with the reason.
+    refused = Gym(tmp_path, ["--require-sandbox", "--no-private-view"])
+    with pytest.raises(RuntimeError, match="contradict"):
+        refused.start()
+    # On a machine that gives every layer (root, namespaces, Landlock, seccomp) the service
+    # starts, and a job's Result shows each layer; elsewhere it refuses and says which is missing.
+    g = Gym(tmp_path, ["--cpu-workers", "1", "--require-sandbox"])
+    try:
+        g.start(timeout=120)
+    except RuntimeError as exc:
+        assert "does not give jobs every sandbox layer" in str(exc), str(exc)
+        pytest.skip(f"this machine refuses a sandbox layer: {exc}")
+    try:
+        status, job, _ = call(g.url + "/v1/evaluate?wait=120", "POST", request(RELU))
+        assert status == 200 and job["status"] == "done", job
+        sandbox = job["result"]["sandbox"]
+        assert sandbox["private_view"] and sandbox["network_isolated"], sandbox
+        assert sandbox["writes_confined"] and sandbox["syscalls_filtered"], sandbox
+        assert job["result"]["judge"]["unprivileged"] is True, job["result"]["judge"]
+    finally:
+        g.stop()
