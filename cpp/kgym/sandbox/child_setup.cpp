@@ -225,7 +225,7 @@ int sandbox_child(const Limits& limits, const char* workdir, rlim_t nproc_limit,
                         failure.op);
       if (failure.op == -1) reopen_fence(fence);
       static constexpr char kHostname[] = "kgym-job";
-      sethostname(kHostname, sizeof kHostname - 1);
+      [[maybe_unused]] const int named = sethostname(kHostname, sizeof kHostname - 1);
       const pid_t job = fork();
       if (job < 0) die("fork");
       if (job > 0) namespace_init(job, status_pipe[1]);
