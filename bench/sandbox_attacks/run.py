@@ -39,7 +39,7 @@ GOT = {
     "secret_file": lambda v, b: v.startswith("secret-"),
     "shadow": lambda v, b: v.startswith("root:"),
     "env_scan": lambda v, b: v not in ("[]",) and not v.startswith("ERR:"),
-    "pids": lambda v, b: not v.startswith("ERR:") and len(json.loads(v)) >= 10,
+    "pids": lambda v, b: not v.startswith("ERR:") and v.count(",") >= 9,
     "supervisor": lambda v, b: v == "REACHED",
     "devices": lambda v, b: "OPENED:" in v,
     "shm": lambda v, b: v == "SHM-WRITTEN",

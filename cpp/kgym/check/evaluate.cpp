@@ -481,6 +481,13 @@ json assemble_result(const CheckJob& job, const sandbox::ChildOutcome& outcome,
   r["profile"] = profile_from_report(report.value("profile", json(nullptr)));
 
   if (report.contains("judge") && report["judge"].is_object()) r["judge"] = report["judge"];
+  // The job's write fence is the judge's own (see evaluate): its record says whether it holds.
+  if (r["judge"].is_object() && r["judge"].contains("writes_confined")) {
+    r["sandbox"]["writes_confined"] = r["judge"]["writes_confined"] == true;
+    r["sandbox"]["writes_note"] = r["judge"].value("writes_note", "");
+  } else if (!outcome.writes_confined && outcome.writes_note.empty()) {
+    r["sandbox"]["writes_note"] = "the judge ended before it drew its write fence";
+  }
   add_measurement_findings(r, job);
 
   bool rejected = false;
@@ -582,6 +589,10 @@ json run_prepared(const CheckJob& job, const PreparedCandidate& prepared,
   }
   spec.limits.wall_seconds = job.timeout_seconds;
   spec.limits.private_view = job.private_view;
+  // The harness draws its own write fences (the judge before task code, each runner before the
+  // code it runs): a fence around the whole job would also forbid the candidate runner's mount
+  // of its private /proc (Landlock refuses mount to a fenced process), which CUDA needs.
+  spec.limits.confine_writes = false;
   spec.limits.sandbox_uid = job.sandbox_uid;
   if (job.private_view) {
     const auto& installed = interpreter_view(spec.argv[0]);
