@@ -73,9 +73,10 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& o) {
   cmd->add_flag("!--no-fork-server", o.fork_server,
                 "start a fresh Python per job instead of forking warm workers");
   cmd->add_flag("--no-cache", o.no_cache, "never answer from the result cache");
-  cmd->add_option("--sandbox-uid", o.sandbox_uid,
-                  "uid the jobs' untrusted processes take when the service runs as root (-1: keep "
-                  "the service's)")
+  cmd->add_option(
+         "--sandbox-uid", o.sandbox_uid,
+         "when the service runs as root, each job's untrusted processes take this uid plus "
+         "the job's pid, one uid per job (-1: keep the service's)")
       ->capture_default_str();
   cmd->add_flag("!--no-private-view", o.private_view,
                 "no PID/mount namespaces and file-system view per job (docs/threat-model.md)");

@@ -23,7 +23,7 @@ struct ServeOptions {
   std::string python;
   bool fork_server = true;
   bool no_cache = false;
-  std::int64_t sandbox_uid = 65534;    // the uid jobs take once set up (-1: the service's)
+  std::int64_t sandbox_uid = 100000;   // jobs take this + their pid as uid (-1: the service's)
   bool private_view = true;            // each job's namespaces and file-system view
   bool require_sandbox = false;        // refuse to start (and fail jobs) without every layer
   double retain_days = 7.0;            // finished jobs older than this are deleted

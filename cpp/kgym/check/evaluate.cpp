@@ -317,6 +317,9 @@ std::vector<std::pair<std::string, std::string>> child_environment(const CheckJo
   env.emplace_back("TMPDIR", home);
   env.emplace_back("PYTHONDONTWRITEBYTECODE", "1");
   env.emplace_back("PYTHONUNBUFFERED", "1");
+  // The job's uid has no account (getpass, torch's cache paths read these first).
+  env.emplace_back("USER", "kgym");
+  env.emplace_back("LOGNAME", "kgym");
   env.emplace_back("TRITON_CACHE_DIR", job.triton_cache_dir.empty()
                                            ? (fs::path(home) / ".triton").string()
                                            : job.triton_cache_dir);

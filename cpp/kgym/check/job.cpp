@@ -59,9 +59,10 @@ CheckJob job_from_json(const nlohmann::json& j) {
     job.private_view = it->get<bool>();
   }
   if (const auto it = j.find("sandbox_uid"); it != j.end() && !it->is_null()) {
+    // A base: the job's uid is this plus its pid (below 2^22), which must stay a valid uid.
     if (!it->is_number_integer() || it->get<std::int64_t>() < -1 || it->get<std::int64_t>() == 0 ||
-        it->get<std::int64_t>() > 0x7fffffff) {
-      bad("sandbox_uid", "must be a uid other than 0, or -1 to keep the supervisor's");
+        it->get<std::int64_t>() > 0x7fffffff - (1 << 22)) {
+      bad("sandbox_uid", "must be a base uid above 0 (and below 2^31 - 2^22), or -1");
     }
     job.sandbox_uid = it->get<std::int64_t>();
   }

@@ -52,11 +52,11 @@ struct CheckJob {
   // CPU threads for torch/OpenMP in the child (OMP_NUM_THREADS), so that jobs sharing a machine
   // do not oversubscribe its cores; 0 = the libraries' default (every core).
   int cpu_threads = 0;
-  // The job's own PID, mount, IPC and UTS namespaces and file-system view (sandbox/job_view.hpp).
+  // The job's own mount, IPC and UTS namespaces and file-system view (sandbox/job_view.hpp).
   bool private_view = true;
-  // The uid the judge and its runners take once the runners are forked, when the supervisor is
-  // root (-1: keep the supervisor's).
-  std::int64_t sandbox_uid = 65534;
+  // With a root supervisor, the judge and its runners take the uid sandbox_uid + the job's pid
+  // once the runners are forked (-1: keep the supervisor's). sandbox/child_setup.hpp, job_uid.
+  std::int64_t sandbox_uid = 100000;
 };
 
 // A job as JSON: the task and candidate, the supervisor's plumbing (python, scratch_dir,

@@ -132,18 +132,24 @@ ChildOutcome run_child(const ChildSpec& spec, const LineCallback& on_line) {
     if (child_done && (!streams.any_open() || Clock::now() >= drain_until)) break;
 
     if (!child_done) {
-      const pid_t r = waitpid(pid, &wait_status, WNOHANG);
-      if (r == pid) {
+      // Not reaped yet (WNOWAIT): while the pid is ours, so is the job's uid (job_uid).
+      siginfo_t info{};
+      if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+          info.si_pid == pid) {
         child_done = true;
-        // Leftover processes of the group (forks of the candidate) die with it; then whatever
-        // is still buffered in the pipes is read for a short while.
+        // Leftover processes of the group and of the job's uid (forks of the candidate, a
+        // setsid survivor) die with it; then whatever is still buffered in the pipes is read
+        // for a short while.
         kill_group();
+        detail::kill_job_uid(spec.limits, pid);
+        waitpid(pid, &wait_status, 0);
         drain_until = Clock::now() + std::chrono::milliseconds(500);
         continue;
       }
       if (Clock::now() >= deadline) {
         out.timed_out = true;
         kill_group();
+        detail::kill_job_uid(spec.limits, pid);
         waitpid(pid, &wait_status, 0);
         child_done = true;
         drain_until = Clock::now() + std::chrono::milliseconds(200);

@@ -24,12 +24,13 @@ struct Limits {
   bool isolate_network = true;                    // a fresh network namespace, when allowed
   bool confine_writes = true;                     // Landlock write fence (write_fence.hpp)
   bool filter_syscalls = true;                    // seccomp filter (syscall_filter.hpp)
-  // PID, mount, IPC and UTS namespaces with the job's own file-system view (job_view.hpp),
-  // when the OS allows them.
+  // Mount, IPC and UTS namespaces with the job's own file-system view (job_view.hpp), when the
+  // OS allows them.
   bool private_view = true;
-  // The uid the job's untrusted processes take once set up (the harness drops to it after
-  // forking its runners); -1 keeps the supervisor's. Counts for RLIMIT_NPROC and /etc/passwd.
-  std::int64_t sandbox_uid = 65534;
+  // With a root supervisor, the job's untrusted processes take the uid sandbox_uid + the job
+  // child's pid once set up (the harness drops to it after forking its runners), and whatever
+  // that uid leaves running is killed when the job ends; -1 keeps the supervisor's uid.
+  std::int64_t sandbox_uid = 100000;
 };
 
 struct ChildSpec {
@@ -63,7 +64,7 @@ struct ChildOutcome {
   std::string writes_note;  // why writes were not confined, when that was asked for
   bool syscalls_filtered = false;
   std::string syscalls_note;  // why there is no system call filter, when one was asked for
-  bool private_view = false;  // own PID/mount/IPC/UTS namespaces and the job's view
+  bool private_view = false;  // own mount/IPC/UTS namespaces and the job's view
   std::string view_note;      // why not, when it was asked for
   std::string report;         // everything written to the report channel
   bool report_truncated = false;

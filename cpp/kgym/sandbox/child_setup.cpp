@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -45,55 +46,6 @@ std::uint64_t count_processes_of(uid_t uid) {
   }
   closedir(proc);
   return n;
-}
-
-// Exits the way `status` (a wait status) says: the same code, or the same signal.
-[[noreturn]] void exit_like(int status) {
-  if (WIFSIGNALED(status)) {
-    const int sig = WTERMSIG(status);
-    ::signal(sig, SIG_DFL);
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, sig);
-    sigprocmask(SIG_UNBLOCK, &set, nullptr);
-    ::raise(sig);
-    _exit(128 + sig);
-  }
-  _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 127);
-}
-
-// The job's stand-in outside its PID namespace: holds nothing of the job's, waits for the
-// namespace's init and exits as the job did (the supervisor reads the job's status from it).
-[[noreturn]] void stand_in(pid_t init, int status_read) {
-  close_between(0, static_cast<unsigned>(status_read) - 1);
-  close_between(static_cast<unsigned>(status_read) + 1, ~0u);
-  int init_status = 0;
-  while (waitpid(init, &init_status, 0) < 0 && errno == EINTR) {
-  }
-  int job_status = 0;
-  if (::read(status_read, &job_status, sizeof job_status) == sizeof job_status) {
-    exit_like(job_status);
-  }
-  exit_like(init_status);
-}
-
-// PID 1 of the job's namespace: reaps everything orphaned there until the job ends, then passes
-// its status on and exits, which makes the kernel kill what is left in the namespace. (The job
-// is not PID 1 itself: the kernel drops signals that PID 1 sends itself without a handler, such
-// as its own SIGABRT.)
-[[noreturn]] void namespace_init(pid_t job, int status_write) {
-  close_between(0, static_cast<unsigned>(status_write) - 1);
-  close_between(static_cast<unsigned>(status_write) + 1, ~0u);
-  while (true) {
-    int status = 0;
-    const pid_t pid = waitpid(-1, &status, 0);
-    if (pid < 0 && errno == EINTR) continue;
-    if (pid == job) {
-      [[maybe_unused]] const auto n = ::write(status_write, &status, sizeof status);
-      _exit(0);
-    }
-    if (pid < 0) _exit(0);
-  }
 }
 
 void write_view_record(int setup_fd, char code, int error, int op) {
@@ -156,10 +108,32 @@ std::string Tail::finish() {
 }
 
 rlim_t nproc_limit_for(const Limits& limits) {
-  uid_t uid = getuid();
-  if (uid == 0 && limits.sandbox_uid > 0) uid = static_cast<uid_t>(limits.sandbox_uid);
+  const uid_t uid = getuid();
+  // A root supervisor's job leaves root for a uid of its own, which has no processes yet.
+  if (uid == 0 && limits.sandbox_uid > 0) return static_cast<rlim_t>(limits.max_processes);
   return uid == 0 ? RLIM_INFINITY
                   : static_cast<rlim_t>(count_processes_of(uid) + limits.max_processes);
+}
+
+uid_t job_uid(std::int64_t base, pid_t job) {
+  return static_cast<uid_t>(base + static_cast<std::int64_t>(job));
+}
+
+void kill_job_uid(const Limits& limits, pid_t job) {
+  if (limits.sandbox_uid <= 0 || geteuid() != 0 || job <= 0) return;
+  const uid_t uid = job_uid(limits.sandbox_uid, job);
+  // A helper that becomes the uid and signals everything it may: exactly that uid's processes.
+  // Repeated until none is left (one could fork while the first kill goes round).
+  const pid_t helper = fork();
+  if (helper == 0) {
+    if (setresgid(uid, uid, uid) != 0 || setresuid(uid, uid, uid) != 0) _exit(1);
+    for (int i = 0; i < 200 && ::kill(-1, SIGKILL) == 0; ++i) usleep(1000);
+    _exit(0);
+  }
+  if (helper > 0) {
+    while (waitpid(helper, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
 }
 
 ViewPlan job_view_plan(const Limits& limits, const std::string& workdir,
@@ -173,13 +147,10 @@ ViewPlan job_view_plan(const Limits& limits, const std::string& workdir,
   spec.hidden = hidden;
   spec.writable = {workdir};
   spec.writable.insert(spec.writable.end(), writable_paths.begin(), writable_paths.end());
-  if (limits.sandbox_uid > 0) {
-    spec.uid = static_cast<uid_t>(limits.sandbox_uid);
-    spec.gid = static_cast<gid_t>(limits.sandbox_uid);
-  }
   const std::string root = workdir + "/.view";
   if (::mkdir(root.c_str(), 0700) != 0 && errno != EEXIST) return {};
-  return plan_view(spec, root, workdir);
+  ViewPlan plan = plan_view(spec, root, workdir);
+  return plan;
 }
 
 void die_in_child(int setup_fd, const char* what) {
@@ -206,33 +177,23 @@ int sandbox_child(const Limits& limits, const char* workdir, rlim_t nproc_limit,
   if (limits.isolate_network && unshare(CLONE_NEWNET) == 0) net = kNetIsolated;
   if (::write(setup_write, &net, 1) != 1) _exit(127);
 
+  // Mount, IPC and UTS namespaces and the job's view. No PID namespace: the CUDA driver's IPC
+  // refuses memory exported by a process outside the initial PID namespace (measured on an
+  // H100: cuIpcOpenMemHandle error 201), and the judge exports its arenas. Processes are kept
+  // apart by uid instead: the view's /proc shows only the caller's uid (hidepid=2) once the
+  // judge has left root, each job has a uid of its own (job_uid), and whatever that uid left
+  // running is killed when the job ends (kill_job_uid).
   if (view.ops.empty()) {
     write_view_record(setup_write, kViewOff, 0, 0);
+  } else if (unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS) != 0) {
+    write_view_record(setup_write, kViewNoNamespaces, errno, 0);
   } else {
-    int status_pipe[2];
-    if (pipe2(status_pipe, O_CLOEXEC) != 0) die("pipe");
-    if (unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS) != 0) {
-      write_view_record(setup_write, kViewNoNamespaces, errno, 0);
-      ::close(status_pipe[0]);
-      ::close(status_pipe[1]);
-    } else {
-      const pid_t init = fork();
-      if (init < 0) die("fork");
-      if (init > 0) stand_in(init, status_pipe[0]);
-      prctl(PR_SET_PDEATHSIG, SIGKILL);
-      const ViewFailure failure = apply_view(view);
-      write_view_record(setup_write, failure.op == -1 ? kViewBuilt : kViewFailed, failure.error,
-                        failure.op);
-      if (failure.op == -1) reopen_fence(fence);
-      static constexpr char kHostname[] = "kgym-job";
-      [[maybe_unused]] const int named = sethostname(kHostname, sizeof kHostname - 1);
-      const pid_t job = fork();
-      if (job < 0) die("fork");
-      if (job > 0) namespace_init(job, status_pipe[1]);
-      prctl(PR_SET_PDEATHSIG, SIGKILL);
-      ::close(status_pipe[0]);
-      ::close(status_pipe[1]);
-    }
+    const ViewFailure failure = apply_view(view);
+    write_view_record(setup_write, failure.op == -1 ? kViewBuilt : kViewFailed, failure.error,
+                      failure.op);
+    if (failure.op == -1) reopen_fence(fence);
+    static constexpr char kHostname[] = "kgym-job";
+    [[maybe_unused]] const int named = sethostname(kHostname, sizeof kHostname - 1);
   }
 
   const char fenced =

@@ -59,6 +59,14 @@ struct Tail {
 // The child's uid is the sandbox's when a root supervisor drops to it.
 rlim_t nproc_limit_for(const Limits& limits);
 
+// The uid a job whose child is `job` (its pid, which is also its process group) takes when the
+// supervisor is root: `base` + that pid, so that no two live jobs share one (docs/threat-model.md).
+uid_t job_uid(std::int64_t base, pid_t job);
+
+// Once the job has ended: kills every process left with the job's uid (a double-forked
+// `setsid` survivor has left the process group, not the uid). A no-op without a sandbox uid.
+void kill_job_uid(const Limits& limits, pid_t job);
+
 // The job's view (job_view.hpp) for a job in `workdir`: its staging directory is made here, in
 // the job directory. Empty (no operations) when the limits do not ask for one.
 ViewPlan job_view_plan(const Limits& limits, const std::string& workdir,
@@ -82,12 +90,9 @@ struct ChildEnds {
 // Runs in the freshly forked child, before the candidate's interpreter runs: its own process
 // group, SIGKILL when the parent dies (and an immediate exit when `expected_parent` is not 0 and
 // is no longer the parent), a network namespace (one byte on the setup pipe), then, when `view`
-// has operations, PID, mount, IPC and UTS namespaces: this process stays outside as the job's
-// stand-in (it waits and exits as the job did), its child is PID 1 of the new namespace (builds
-// the view, then reaps; when it ends the kernel kills whatever is left in the namespace) and the
-// grandchild goes on as the job (four bytes on the setup pipe: kViewRecord). Then the write
-// fence (one byte), stdin /dev/null, stdout, stderr, the report channel on kReportFd and the token
-// on kTokenFd, nothing else open but the setup pipe, the working directory and the rlimits.
+// has operations, mount, IPC and UTS namespaces and the job's view (kViewRecord bytes), the
+// write fence (one byte), stdin /dev/null, stdout, stderr, the report channel on kReportFd and the
+// token on kTokenFd, nothing else open but the setup pipe, the working directory and the rlimits.
 // Returns the setup pipe's new (close-on-exec) descriptor: the caller closes it, or exec does, to
 // tell the supervisor that the set-up is complete. On failure it calls die_in_child. Only
 // async-signal-safe calls: the process that forked may have had other threads.

@@ -739,6 +739,7 @@ ServeEnd serve_fork_requests(int control_fd, const ForkHooks& hooks, ServedJob& 
     // reused, so the group kill after WNOWAIT hits only what the job left behind.
     auto reap = [&] {
       kill_group();
+      detail::kill_job_uid(request->limits, pid);
       int status = 0;
       while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
       }

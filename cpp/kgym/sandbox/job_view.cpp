@@ -159,8 +159,10 @@ int run_op(const ViewOp& op, const char* root) {
                  ? 0
                  : errno;
     case ViewOp::kProc:
-      return mount("proc", target, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) == 0 ? 0
-                                                                                           : errno;
+      // hidepid=2: once the job has left root it sees (and can name) only its own processes.
+      return mount("proc", target, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2") == 0
+                 ? 0
+                 : errno;
     case ViewOp::kSealRoot:
       return mount(nullptr, root, nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV,
                    nullptr) == 0
@@ -226,14 +228,10 @@ ViewPlan plan_view(const ViewSpec& spec, const std::string& root, const std::str
   Planner p(plan);
   p.add(ViewOp::kTmpfs, "mode=0755,size=16m", "");
 
-  // An identity for the unprivileged uid (getpass, torch's caches), and nobody else's.
+  // No host accounts (the job's uid has no name: USER and LOGNAME say "kgym").
   p.mkdirs("/etc");
-  p.add(ViewOp::kWrite,
-        fmt::format("root:x:0:0:root:/:/usr/sbin/nologin\nkgym:x:{}:{}:kgym job:/tmp:/usr/sbin/"
-                    "nologin\n",
-                    spec.uid, spec.gid),
-        "/etc/passwd");
-  p.add(ViewOp::kWrite, fmt::format("root:x:0:\nkgym:x:{}:\n", spec.gid), "/etc/group");
+  p.add(ViewOp::kWrite, "root:x:0:0:root:/:/usr/sbin/nologin\n", "/etc/passwd");
+  p.add(ViewOp::kWrite, "root:x:0:\n", "/etc/group");
   // How the job knows it is in its view (the harness leaves root only there: outside it, the
   // sandbox uid might not be able to read the interpreter's installation).
   p.add(ViewOp::kWrite, "kgym job view\n", kViewMarker);

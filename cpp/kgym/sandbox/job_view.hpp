@@ -1,9 +1,10 @@
 // The job's view of the file system: a mount namespace whose root is a fresh tmpfs holding only
 // what an evaluation needs, read-only (the system's programs and libraries, the Python
 // installation, a few files of /etc and a generated /etc/passwd), the job directory writable, a
-// private /tmp and /dev/shm, /dev reduced to a handful of nodes and the GPU's, and a /proc of the
-// job's own PID namespace. Service state, other jobs, the host's /tmp and the installed reference
-// solutions are not in it: a file that is not mounted cannot be read, whatever the uid.
+// private /tmp and /dev/shm, /dev reduced to a handful of nodes and the GPU's, and a /proc that
+// shows a job only its own processes once it has left root. Service state, other jobs, the host's
+// /tmp and the installed reference solutions are not in it: a file that is not mounted cannot be
+// read, whatever the uid.
 //
 // Hand-written mount calls rather than bubblewrap or nsjail: both start by exec'ing a new
 // process, and the warm fork server must keep its interpreter (no exec between fork and the
@@ -26,8 +27,6 @@ struct ViewSpec {
   std::vector<std::string> readonly;  // bound read-only at the same path
   std::vector<std::string> hidden;    // directories beneath `readonly` shown empty
   std::vector<std::string> writable;  // bound read-write at the same path (the job directory)
-  uid_t uid = 65534;                  // the identity named in the generated /etc/passwd
-  gid_t gid = 65534;
 };
 
 // The system part of every view: /usr and the top-level links into it, /sys and the /etc files
@@ -45,7 +44,7 @@ struct ViewOp {
     kBindDevice,  // a device node source on target (writable, devices allowed)
     kTmpfs,       // a tmpfs on target with options `source`
     kHide,        // an empty read-only tmpfs on target
-    kProc,        // procfs of the caller's PID namespace on target
+    kProc,        // a procfs on target that hides other uids' processes
     kSealRoot,    // the root tmpfs read-only
   };
   Kind kind;
@@ -69,9 +68,9 @@ struct ViewFailure {
   int error = 0;
 };
 
-// In the child, after unshare(CLONE_NEWNS) and in a new PID namespace (for /proc): builds the
-// view and pivots into it. Only system calls (async-signal-safe). On failure nothing has been
-// pivoted: the caller's view of the host is unchanged.
+// In the child, after unshare(CLONE_NEWNS): builds the view and pivots into it. Only system calls
+// (async-signal-safe). On failure nothing has been pivoted: the caller's view of the host is
+// unchanged.
 ViewFailure apply_view(const ViewPlan& plan);
 
 // A line for results.

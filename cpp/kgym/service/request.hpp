@@ -22,7 +22,7 @@ struct RequestDefaults {
   std::string python;
   std::string scratch_dir;
   double timeout_s = 300.0;
-  std::int64_t sandbox_uid = 65534;
+  std::int64_t sandbox_uid = 100000;
   bool private_view = true;
 };
 

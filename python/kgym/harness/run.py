@@ -86,6 +86,7 @@ class Evaluation:
             self.policy = "strict"
         self.judge: dict[str, Any] = {"torch_compute": self.policy, "process": "separate"}
         self.runners: dict[str, RunnerHandle] = {}
+        self.candidate_observed: dict[str, Any] = {}
         self.arenas: dict[str, Arena] = {}
         self.views: dict[str, SlotViews] = {}
         self.launched: list[str] = []
@@ -233,9 +234,12 @@ class Evaluation:
     def _sandbox_uid(self) -> int:
         """The uid the judge and its runners take once forked (-1: keep this one). The job
         directory becomes theirs first: it is where they write."""
-        uid = int(self.job.get("sandbox_uid") or -1)
-        if uid <= 0 or os.geteuid() != 0:
+        base = int(self.job.get("sandbox_uid") or -1)
+        if base <= 0 or os.geteuid() != 0:
             return -1
+        # One uid per job: the base plus the job child's pid (its process group), which the
+        # supervisor also uses to kill what the uid leaves running (sandbox/child_setup.hpp).
+        uid = base + os.getpgrp()
         if not os.path.exists(VIEW_MARKER):
             # Outside the job's view the uid might not reach the interpreter's own files.
             self.judge["unprivileged_note"] = "no job view: runs as the service's user"
@@ -255,6 +259,12 @@ class Evaluation:
         uid = self._sandbox_uid()
         self.runners["reference"] = spawn("reference", self.workdir, False, uid)
         self.runners["candidate"] = spawn("candidate", self.workdir, True, uid)
+        # The candidate's confinement, read from outside once it serves (so once confined) and
+        # while the judge may still read any /proc/<pid>: the view's /proc hides other
+        # processes from a job that has left root, and Landlock hides processes outside the
+        # reader's own fence.
+        self.runners["candidate"].request({"op": "ping"})
+        self.candidate_observed = self.runners["candidate"].observed()
         # The judge leaves root too before any task code runs (task sources come from clients).
         applied, note = _core.confine_drop_capabilities(uid)
         self.judge["unprivileged"] = applied and os.geteuid() != 0
@@ -364,7 +374,7 @@ class Evaluation:
                 self.weights_copied = bool(reply.get("weights_copied"))
                 self.judge["candidate_sandbox"] = {
                     **self.runners["candidate"].layers,
-                    **self.runners["candidate"].observed(),
+                    **self.candidate_observed,
                 }
         if "weights" in self.arenas:
             self.arenas.pop("weights").close()

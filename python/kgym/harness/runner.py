@@ -72,6 +72,10 @@ class Runner:
                 reply.setdefault("findings", []).extend(self.guards.check(f"during {op}"))
             protocol.send(self.sock, reply)
 
+    def op_ping(self, message: dict[str, Any], payload: Any, fds: list[int]) -> dict[str, Any]:
+        """Says the runner is serving, which it does only once confined."""
+        return {"ok": True}
+
     def _exception_reply(self, exc: BaseException, phase: str) -> dict[str, Any]:
         keep = (self.source_file.rsplit("/", 1)[-1] or "candidate.py",)
         return {
