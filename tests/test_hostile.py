@@ -93,7 +93,7 @@ def evaluate(attack: Attack) -> dict[str, Any]:
         "timeout_s": TIMEOUT_S if "timeout" in attack.expect else DEFAULT_TIMEOUT_S
     }
     if DEVICE == "cuda":
-        options["timing"] = GPU_TIMING
+        options.update({f"timing_{key}": value for key, value in GPU_TIMING.items()})
     return run(attack.task_id, attack.path.read_text(), **options)
 
 
