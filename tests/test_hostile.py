@@ -93,6 +93,9 @@ def evaluate(attack: Attack) -> dict[str, Any]:
         "timeout_s": TIMEOUT_S if "timeout" in attack.expect else DEFAULT_TIMEOUT_S
     }
     if DEVICE == "cuda":
+        # Timing on (conftest turns it off on a GPU): attacks that cheat only once the checks
+        # seem over must meet the timed calls' checks.
+        options["baseline"] = "eager"
         options.update({f"timing_{key}": value for key, value in GPU_TIMING.items()})
     return run(attack.task_id, attack.path.read_text(), **options)
 
