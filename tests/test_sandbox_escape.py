@@ -182,7 +182,7 @@ def assert_nothing_got_out(result: dict[str, Any], bait: Bait) -> None:
 def view_or_skip(result: dict[str, Any]) -> None:
     sandbox = result["sandbox"]
     if not sandbox.get("private_view") and str(sandbox.get("view_note", "")).startswith(
-        "no PID and mount"
+        "no mount namespace"
     ):
         pytest.skip(sandbox["view_note"])
     assert sandbox.get("private_view"), sandbox.get("view_note")

@@ -79,7 +79,7 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& o) {
          "the job's pid, one uid per job (-1: keep the service's)")
       ->capture_default_str();
   cmd->add_flag("!--no-private-view", o.private_view,
-                "no PID/mount namespaces and file-system view per job (docs/threat-model.md)");
+                "no mount/IPC/UTS namespaces and file-system view per job (docs/threat-model.md)");
   cmd->add_flag("--require-sandbox", o.require_sandbox,
                 "refuse to start when a sandbox layer is unavailable here, and fail any job that "
                 "did not get every layer");

@@ -51,8 +51,8 @@ int processes_with(const std::string& marker) {
 }
 
 // Only a machine that refuses the namespaces themselves skips; a view that fails to build fails.
-#define SKIP_WITHOUT_VIEW(out)                                                \
-  if (!(out).private_view && (out).view_note.starts_with("no PID and mount")) \
+#define SKIP_WITHOUT_VIEW(out)                                                  \
+  if (!(out).private_view && (out).view_note.starts_with("no mount namespace")) \
   GTEST_SKIP() << (out).view_note
 
 }  // namespace

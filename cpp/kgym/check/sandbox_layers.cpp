@@ -25,7 +25,7 @@ void gaps_of_outcome(bool net, const std::string& net_note, bool view, const std
                      bool writes, const std::string& writes_note, bool syscalls,
                      const std::string& syscalls_note, std::vector<std::string>& gaps) {
   if (!net) gaps.push_back("network namespace: " + net_note);
-  if (!view) gaps.push_back("PID/mount namespaces and file-system view: " + view_note);
+  if (!view) gaps.push_back("mount namespace and file-system view: " + view_note);
   if (!writes) gaps.push_back("write fence: " + writes_note);
   if (!syscalls) gaps.push_back("system call filter: " + syscalls_note);
 }

@@ -269,7 +269,7 @@ void read_setup(const std::string& setup_bytes, const Limits& limits, const View
     out.private_view = code == kViewBuilt;
     if (code == kViewNoNamespaces) {
       out.view_note = fmt::format(
-          "no PID and mount namespaces could be created ({}): the job sees the host's files and "
+          "no mount namespace could be created ({}): the job sees the host's files and "
           "processes as the service's user",
           std::strerror(error));
     } else if (code == kViewFailed) {
