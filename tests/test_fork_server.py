@@ -23,8 +23,9 @@ pytestmark = pytest.mark.skipif(
     not hasattr(_core, "ForkServer"), reason="kgym._core was built without the fork server"
 )
 
-SERVER_ARGV = [sys.executable, "-I", "-X", "faulthandler", "-m", "kgym.harness.forkserver"]
-HARNESS_ARGV = [sys.executable, "-I", "-X", "faulthandler", "-m", "kgym.harness", "job.json"]
+INTERPRETER = {"executable": sys.executable, "options": ["-I", "-X", "faulthandler"]}
+SERVER_PROGRAM = {**INTERPRETER, "module": "kgym.harness.forkserver"}
+HARNESS_PROGRAM = {**INTERPRETER, "module": "kgym.harness", "args": ["job.json"]}
 PASSED_THROUGH = ("PATH", "LD_LIBRARY_PATH", "LANG", "LC_ALL")
 PASSED_PREFIXES = ("CUDA_", "NVIDIA_", "TRITON_", "CUBLAS_")
 
@@ -46,7 +47,7 @@ def server() -> Iterator[Any]:
         env.append(("PYTHONDONTWRITEBYTECODE", "1"))
         if DEVICE == "cpu":
             env.append(("TRITON_INTERPRET", "1"))  # fixed when the server imports triton
-        fs = _core.ForkServer(SERVER_ARGV, env)
+        fs = _core.ForkServer(SERVER_PROGRAM, env)
         error = fs.start()
         assert error == "", error
         yield fs
@@ -88,7 +89,7 @@ def make_job(tmp: Path, candidate: str, timeout_s: float = 120.0) -> tuple[str, 
     if DEVICE == "cpu":
         env.append(("TRITON_INTERPRET", "1"))
     spec = {
-        "argv": HARNESS_ARGV,
+        "program": HARNESS_PROGRAM,
         "env": env,
         "workdir": str(workdir),
         "token": os.urandom(32).hex(),
@@ -291,6 +292,8 @@ def test_report_flood_is_cut_as_by_run_child(tmp_path: Path, server: Any) -> Non
 
 
 def test_not_the_harness_is_refused(server: Any) -> None:
-    outcome = server.run({"argv": ["/bin/sh", "-c", "true"], "workdir": "/tmp"})
+    outcome = server.run(
+        {"program": {"executable": "/bin/sh", "args": ["-c", "true"]}, "workdir": "/tmp"}
+    )
     assert not outcome["started"]
     assert "kgym.harness" in outcome["start_error"]

@@ -327,9 +327,7 @@ int run_serve(const ServeOptions& o) {
         const auto home = fmt::format("{}/forkserver/{}-{}", state_dir, label, i);
         fs::create_directories(home);
         auto server = std::make_shared<kgym::sandbox::ForkServer>(
-            std::vector<std::string>{python, "-I", "-X", "faulthandler", "-m",
-                                     "kgym.harness.forkserver"},
-            kgym::check::child_environment(probe, home));
+            kgym::check::fork_server_program(python), kgym::check::child_environment(probe, home));
         slot.make_launcher = [server, label]() -> kgym::check::Launcher {
           // Warmed by the worker's own thread, so that the first job does not pay for it.
           if (auto why = server->start(); !why.empty()) {

@@ -61,9 +61,19 @@ T get_or(const nb::dict& d, const char* key, T fallback) {
   return d.contains(key) ? nb::cast<T>(d[key]) : fallback;
 }
 
+// {"executable", "options", "module", "args"}: sandbox::Program's parts.
+sandbox::Program program_from_dict(const nb::dict& d) {
+  sandbox::Program p;
+  p.executable = nb::cast<std::string>(d["executable"]);
+  p.options = get_or<std::vector<std::string>>(d, "options", {});
+  p.module = get_or<std::string>(d, "module", "");
+  p.args = get_or<std::vector<std::string>>(d, "args", {});
+  return p;
+}
+
 sandbox::ChildSpec spec_from_dict(const nb::dict& d) {
   sandbox::ChildSpec spec;
-  spec.argv = nb::cast<std::vector<std::string>>(d["argv"]);
+  spec.program = program_from_dict(nb::cast<nb::dict>(d["program"]));
   spec.env = get_or<std::vector<std::pair<std::string, std::string>>>(d, "env", {});
   spec.workdir = nb::cast<std::string>(d["workdir"]);
   spec.writable_paths = get_or<std::vector<std::string>>(d, "writable_paths", {});
@@ -87,8 +97,8 @@ sandbox::ChildSpec spec_from_dict(const nb::dict& d) {
   if (d.contains("view_readonly")) {
     spec.view_readonly = nb::cast<std::vector<std::string>>(d["view_readonly"]);
     spec.view_hidden = get_or<std::vector<std::string>>(d, "view_hidden", {});
-  } else if (spec.limits.private_view && !spec.argv.empty()) {
-    const auto& installed = check::interpreter_view(spec.argv[0]);
+  } else if (spec.limits.private_view && !spec.program.executable.empty()) {
+    const auto& installed = check::interpreter_view(spec.program.executable);
     spec.view_readonly = installed.readonly;
     spec.view_hidden = installed.hidden;
   }
@@ -148,8 +158,14 @@ void bind_forkserver(nb::module_& m) {
   nb::class_<sandbox::ForkServer>(m, "ForkServer",
                                   "A warm harness interpreter that forks one sandboxed child per "
                                   "job (the supervisor's side).")
-      .def(nb::init<std::vector<std::string>, std::vector<std::pair<std::string, std::string>>>(),
-           nb::arg("argv"), nb::arg("env"))
+      .def(
+          "__init__",
+          [](sandbox::ForkServer* s, const nb::dict& program,
+             std::vector<std::pair<std::string, std::string>> env) {
+            new (s) sandbox::ForkServer(program_from_dict(program), std::move(env));
+          },
+          nb::arg("program"), nb::arg("env"),
+          "program: {executable, options, module, args}, as sandbox::Program.")
       .def(
           "start",
           [](sandbox::ForkServer& s) {

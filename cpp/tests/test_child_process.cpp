@@ -9,12 +9,13 @@
 #include "kgym/sandbox/child_process.hpp"
 
 using kgym::sandbox::ChildSpec;
+using kgym::sandbox::command_line;
 using kgym::sandbox::run_child;
 
 namespace {
 ChildSpec shell(const std::string& script, double seconds = 10.0) {
   ChildSpec spec;
-  spec.argv = {"/bin/sh", "-c", script};
+  spec.program = command_line({"/bin/sh", "-c", script});
   spec.env = {{"PATH", "/usr/bin:/bin"}, {"KGYM_MARK", "1"}};
   spec.workdir = "/tmp";
   spec.limits.wall_seconds = seconds;
@@ -101,7 +102,7 @@ TEST(ChildProcess, FileSizeLimitApplies) {
 
 TEST(ChildProcess, MissingProgramIsAStartError) {
   ChildSpec spec;
-  spec.argv = {"/nonexistent/python3"};
+  spec.program = command_line({"/nonexistent/python3"});
   spec.workdir = "/tmp";
   const auto out = run_child(spec);
   EXPECT_FALSE(out.started);

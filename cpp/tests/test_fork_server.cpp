@@ -27,6 +27,7 @@
 namespace fs = std::filesystem;
 using kgym::sandbox::ChildOutcome;
 using kgym::sandbox::ChildSpec;
+using kgym::sandbox::command_line;
 using kgym::sandbox::ForkServer;
 using nlohmann::json;
 
@@ -78,7 +79,7 @@ std::unique_ptr<Job> make_job(const std::string& candidate, double seconds = 120
   std::ofstream(d / "job.json") << harness.dump();
 
   auto& spec = j->spec;
-  spec.argv = {test_python(), "-I", "-X", "faulthandler", "-m", "kgym.harness", "job.json"};
+  spec.program = kgym::check::harness_program(test_python(), {"job.json"});
   spec.env = {{"PATH", "/usr/local/bin:/usr/bin:/bin"},
               {"HOME", d.string()},
               {"TMPDIR", d.string()},
@@ -143,8 +144,7 @@ class ForkServerHarness : public ::testing::Test {
   static void SetUpTestSuite() {
     home_ = std::make_unique<TempDir>();
     server_ = std::make_unique<ForkServer>(
-        std::vector<std::string>{test_python(), "-I", "-X", "faulthandler", "-m",
-                                 "kgym.harness.forkserver"},
+        kgym::check::fork_server_program(test_python()),
         std::vector<std::pair<std::string, std::string>>{{"PATH", "/usr/local/bin:/usr/bin:/bin"},
                                                          {"HOME", home_->path.string()},
                                                          {"TMPDIR", home_->path.string()},
@@ -170,25 +170,35 @@ std::string ForkServerHarness::start_error_;
 }  // namespace
 
 TEST(ForkServer, OnlyRunsTheHarness) {
-  ForkServer server({"/nonexistent/python3"}, {});
+  ForkServer server(kgym::check::fork_server_program("/nonexistent/python3"), {});
   ChildSpec spec;
-  spec.argv = {"/bin/sh", "-c", "true"};
+  spec.program = command_line({"/bin/sh", "-c", "true"});
   spec.workdir = "/tmp";
   const auto out = server.run(spec);
   EXPECT_FALSE(out.started);
   EXPECT_NE(out.start_error.find("-m kgym.harness"), std::string::npos) << out.start_error;
-  spec.argv = {"/other/python3", "-I", "-m", "kgym.harness", "job.json"};
-  const auto other = server.run(spec);
-  EXPECT_FALSE(other.started);
-  EXPECT_NE(other.start_error.find("runs `/nonexistent/python3`"), std::string::npos)
-      << other.start_error;
+  // Another interpreter, or the same one with other start-up options, is not the server's.
+  for (const auto& program :
+       {kgym::check::harness_program("/other/python3", {"job.json"}),
+        kgym::sandbox::python_module("/nonexistent/python3", {"-I"}, "kgym.harness", {"j"})}) {
+    spec.program = program;
+    const auto other = server.run(spec);
+    EXPECT_FALSE(other.started);
+    EXPECT_NE(other.start_error.find("runs `/nonexistent/python3 -I -X faulthandler"),
+              std::string::npos)
+        << other.start_error;
+  }
+  // An argument that merely looks like the module is an argument, not the module.
+  spec.program = command_line(
+      {"/nonexistent/python3", "-I", "-X", "faulthandler", "-c", "x", "-m", "kgym.harness"});
+  EXPECT_FALSE(server.run(spec).started);
   EXPECT_EQ(server.server_pid(), -1);  // refused before anything was started
 }
 
 TEST(ForkServer, ServerThatCannotStartIsAStartError) {
-  ForkServer server({"/bin/sh", "-c", "echo import failed >&2; exit 3"}, {});
+  ForkServer server(command_line({"/bin/sh", "-c", "echo import failed >&2; exit 3"}), {});
   ChildSpec spec;
-  spec.argv = {"/bin/sh", "-m", "kgym.harness", "job.json"};
+  spec.program = kgym::sandbox::Program{"/bin/sh", {}, "kgym.harness", {"job.json"}};
   spec.workdir = "/tmp";
   const auto out = server.run(spec);
   EXPECT_FALSE(out.started);
@@ -201,7 +211,7 @@ TEST(ForkServer, ServerThatCannotStartIsAStartError) {
 }
 
 TEST(ForkServer, MissingServerProgramIsAStartError) {
-  ForkServer server({"/nonexistent/python3", "-m", "kgym.harness.forkserver"}, {});
+  ForkServer server(kgym::check::fork_server_program("/nonexistent/python3"), {});
   EXPECT_NE(server.start().find("exited with code 127"), std::string::npos);
 }
 

@@ -15,6 +15,7 @@
 namespace fs = std::filesystem;
 using kgym::sandbox::ChildOutcome;
 using kgym::sandbox::ChildSpec;
+using kgym::sandbox::command_line;
 using kgym::sandbox::run_child;
 
 namespace {
@@ -30,7 +31,7 @@ struct TempDir {
 
 ChildSpec shell_in(const fs::path& workdir, const std::string& script) {
   ChildSpec spec;
-  spec.argv = {"/bin/sh", "-c", script};
+  spec.program = command_line({"/bin/sh", "-c", script});
   spec.env = {{"PATH", "/usr/bin:/bin"}};
   spec.workdir = workdir.string();
   spec.limits.wall_seconds = 20;

@@ -12,12 +12,13 @@
 
 namespace {
 using kgym::sandbox::ChildSpec;
+using kgym::sandbox::command_line;
 using kgym::sandbox::run_child;
 
 // Python through ctypes, so that the raw system calls are made as the candidate could.
 ChildSpec python(const std::string& code) {
   ChildSpec spec;
-  spec.argv = {"/usr/bin/python3", "-I", "-c", code};
+  spec.program = command_line({"/usr/bin/python3", "-I", "-c", code});
   spec.env = {{"PATH", "/usr/bin:/bin"}};
   spec.workdir = "/tmp";
   spec.limits.wall_seconds = 30;

@@ -16,6 +16,7 @@
 #include "kgym/check/policy_verdicts.hpp"
 #include "kgym/result/status.hpp"
 #include "kgym/result/timing_stats.hpp"
+#include "kgym/sandbox/fork_server.hpp"
 #include "kgym/sandbox/report_token.hpp"
 #include "kgym/screen/screen.hpp"
 
@@ -335,6 +336,22 @@ std::vector<std::pair<std::string, std::string>> child_environment(const CheckJo
   return env;
 }
 
+namespace {
+const std::vector<std::string>& harness_interpreter_options() {
+  static const std::vector<std::string> options{"-I", "-X", "faulthandler"};
+  return options;
+}
+}  // namespace
+
+sandbox::Program harness_program(const std::string& python, std::vector<std::string> args) {
+  return sandbox::python_module(python, harness_interpreter_options(), sandbox::kHarnessModule,
+                                std::move(args));
+}
+
+sandbox::Program fork_server_program(const std::string& python) {
+  return sandbox::python_module(python, harness_interpreter_options(), sandbox::kForkServerModule);
+}
+
 std::string default_python() {
   if (const char* env = std::getenv("KGYM_PYTHON"); env != nullptr && *env != '\0') return env;
   std::error_code ec;
@@ -575,13 +592,7 @@ json run_prepared(const CheckJob& job, const PreparedCandidate& prepared,
   }
 
   sandbox::ChildSpec spec;
-  spec.argv = {job.python.empty() ? default_python() : job.python,
-               "-I",
-               "-X",
-               "faulthandler",
-               "-m",
-               "kgym.harness",
-               "job.json"};
+  spec.program = harness_program(job.python.empty() ? default_python() : job.python, {"job.json"});
   spec.env = child_environment(job, workdir.string());
   spec.workdir = workdir.string();
   if (!job.triton_cache_dir.empty()) {
@@ -598,7 +609,7 @@ json run_prepared(const CheckJob& job, const PreparedCandidate& prepared,
   spec.limits.confine_writes = false;
   spec.limits.sandbox_uid = job.sandbox_uid;
   if (job.private_view) {
-    const auto& installed = interpreter_view(spec.argv[0]);
+    const auto& installed = interpreter_view(spec.program.executable);
     spec.view_readonly = installed.readonly;
     spec.view_hidden = installed.hidden;
     // The GPU's timing lock and its gate (flock works on read-only descriptors); nothing else of

@@ -69,6 +69,12 @@ std::vector<std::pair<std::string, std::string>> child_environment(const CheckJo
 nlohmann::json assemble_result(const CheckJob& job, const sandbox::ChildOutcome& outcome,
                                const nlohmann::json& phase_times_ms, std::string_view token);
 
+// The harness run in `python` with the interpreter options every job has (isolated mode,
+// faulthandler), and the fork server that serves such jobs: the same interpreter and options, so
+// that a job forked from the server runs as it would have started fresh.
+sandbox::Program harness_program(const std::string& python, std::vector<std::string> args);
+sandbox::Program fork_server_program(const std::string& python);
+
 // The python interpreter used when the job names none: $KGYM_PYTHON, else python3 next to the
 // running executable, else python3 on PATH.
 std::string default_python();

@@ -26,7 +26,7 @@ print(json.dumps({
 InterpreterView ask(const std::string& python) {
   InterpreterView view;
   sandbox::ChildSpec spec;
-  spec.argv = {python, "-I", "-c", kProbe};
+  spec.program = sandbox::command_line({python, "-I", "-c", kProbe});
   spec.env = {{"PATH", "/usr/local/bin:/usr/bin:/bin"}, {"LANG", "C.UTF-8"}};
   spec.workdir = "/";
   spec.limits.wall_seconds = 30;

@@ -62,7 +62,7 @@ std::vector<std::string> probe_sandbox(const std::string& python, std::int64_t s
                    fmt::format("kgym-probe-{}-{}", ::getpid(), ::gettid());
   std::filesystem::create_directories(dir, ec);
   sandbox::ChildSpec spec;
-  spec.argv = {python, "-I", "-c", "import torch, triton, kgym.harness"};
+  spec.program = sandbox::command_line({python, "-I", "-c", "import torch, triton, kgym.harness"});
   spec.env = {{"PATH", "/usr/local/bin:/usr/bin:/bin"},
               {"HOME", dir.string()},
               {"TMPDIR", dir.string()},

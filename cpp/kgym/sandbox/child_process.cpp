@@ -47,7 +47,7 @@ std::string signal_name(int sig) {
 
 ChildOutcome run_child(const ChildSpec& spec, const LineCallback& on_line) {
   ChildOutcome out;
-  if (spec.argv.empty()) {
+  if (spec.program.executable.empty()) {
     out.start_error = "no program to run";
     return out;
   }
@@ -56,8 +56,9 @@ ChildOutcome run_child(const ChildSpec& spec, const LineCallback& on_line) {
   std::vector<std::string> env_strings;
   env_strings.reserve(spec.env.size());
   for (const auto& [key, value] : spec.env) env_strings.push_back(key + "=" + value);
+  const auto words = spec.program.argv();
   std::vector<char*> argv;
-  for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  for (const auto& a : words) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   std::vector<char*> envp;
   for (auto& e : env_strings) envp.push_back(e.data());

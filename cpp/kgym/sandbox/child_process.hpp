@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "kgym/sandbox/program.hpp"
 #include "kgym/sandbox/report_token.hpp"
 
 namespace kgym::sandbox {
@@ -34,7 +35,7 @@ struct Limits {
 };
 
 struct ChildSpec {
-  std::vector<std::string> argv;                         // argv[0] is an absolute path
+  Program program;                                       // what to run
   std::vector<std::pair<std::string, std::string>> env;  // the whole environment
   std::string workdir;                      // writable; so is everything in writable_paths
   std::vector<std::string> writable_paths;  // e.g. a Triton cache shared between jobs

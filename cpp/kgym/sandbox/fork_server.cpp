@@ -113,33 +113,6 @@ std::string describe_status(int status) {
   return "ended";
 }
 
-// `... -m kgym.harness ARGS` split into the interpreter with its options, and ARGS.
-struct HarnessCommand {
-  std::vector<std::string> interpreter;
-  std::vector<std::string> args;
-};
-
-std::optional<HarnessCommand> harness_command(const std::vector<std::string>& argv) {
-  for (size_t i = 1; i + 1 < argv.size(); ++i) {
-    if (argv[i] == "-m" && argv[i + 1] == "kgym.harness") {
-      const auto at = argv.begin() + static_cast<std::ptrdiff_t>(i);
-      return HarnessCommand{{argv.begin(), at}, {at + 2, argv.end()}};
-    }
-  }
-  return std::nullopt;
-}
-
-// The server's interpreter and options: its command line up to the module or script it runs.
-std::vector<std::string> server_interpreter(const std::vector<std::string>& argv) {
-  const auto at = std::find_if(argv.begin() + (argv.empty() ? 0 : 1), argv.end(),
-                               [](const std::string& a) { return a == "-m" || a == "-c"; });
-  return {argv.begin(), at};
-}
-
-std::string joined(const std::vector<std::string>& words) {
-  return fmt::format("{}", fmt::join(words, " "));
-}
-
 // Environment entries travel as "KEY=VALUE\0" bytes after the JSON header and its '\0': JSON
 // strings must be UTF-8, environment values need not be.
 std::string job_message(const ChildSpec& spec, const std::vector<std::string>& args,
@@ -188,9 +161,8 @@ std::optional<int> reap_within(pid_t pid, double grace_seconds) {
 // ---------------------------------------------------------------------------------------------
 // The supervisor's side.
 
-ForkServer::ForkServer(std::vector<std::string> argv,
-                       std::vector<std::pair<std::string, std::string>> env)
-    : argv_(std::move(argv)), env_(std::move(env)) {}
+ForkServer::ForkServer(Program server, std::vector<std::pair<std::string, std::string>> env)
+    : server_(std::move(server)), env_(std::move(env)) {}
 
 ForkServer::~ForkServer() {
   std::lock_guard lock(mutex_);
@@ -275,14 +247,15 @@ std::string ForkServer::death_note_locked() const {
 
 std::string ForkServer::start_locked() {
   if (alive_locked()) return {};
-  if (argv_.empty()) return "the fork server has no command line";
+  if (server_.executable.empty()) return "the fork server has no program";
 
   // Everything the server's child needs is prepared before fork: after it, only syscalls (the
   // supervisor may have other threads).
   std::vector<std::string> env_strings;
   for (const auto& [key, value] : env_) env_strings.push_back(key + "=" + value);
+  const auto words = server_.argv();
   std::vector<char*> argv;
-  for (const auto& a : argv_) argv.push_back(const_cast<char*>(a.c_str()));
+  for (const auto& a : words) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   std::vector<char*> envp;
   for (auto& e : env_strings) envp.push_back(e.data());
@@ -377,16 +350,16 @@ ChildOutcome ForkServer::run(const ChildSpec& spec, const LineCallback& on_line)
 
 ChildOutcome ForkServer::run_locked(const ChildSpec& spec, const LineCallback& on_line) {
   ChildOutcome out;
-  const auto command = harness_command(spec.argv);
-  if (!command) {
-    out.start_error = "the fork server runs only the harness (`... -m kgym.harness ARGS`)";
+  if (spec.program.module != kHarnessModule) {
+    out.start_error = fmt::format("the fork server runs only the harness (-m {}), not `{}`",
+                                  kHarnessModule, spec.program.describe());
     return out;
   }
   // The job runs in the server's interpreter, with the server's options (sys.flags are fixed at
   // start-up): anything else would not be the job that was asked for.
-  if (const auto mine = server_interpreter(argv_); command->interpreter != mine) {
-    out.start_error = fmt::format("the fork server runs `{}`, the job asks for `{}`", joined(mine),
-                                  joined(command->interpreter));
+  if (!spec.program.same_interpreter(server_)) {
+    out.start_error = fmt::format("the fork server runs `{}`, the job asks for `{}`",
+                                  server_.describe(), spec.program.describe());
     return out;
   }
   if (auto error = start_locked(); !error.empty()) {
@@ -395,7 +368,7 @@ ChildOutcome ForkServer::run_locked(const ChildSpec& spec, const LineCallback& o
   }
   drain_log_locked();
   const std::string message =
-      job_message(spec, command->args, detail::nproc_limit_for(spec.limits));
+      job_message(spec, spec.program.args, detail::nproc_limit_for(spec.limits));
   if (message.size() > kMaxMessage) {
     out.start_error = "the job's environment is too large for the fork server";
     return out;

@@ -32,27 +32,29 @@ namespace kgym::sandbox {
 
 // Where the server finds its end of the control socket.
 inline constexpr int kForkServerControlFd = 3;
+// The only module a job may ask the server to run, and the server's own.
+inline constexpr const char* kHarnessModule = "kgym.harness";
+inline constexpr const char* kForkServerModule = "kgym.harness.forkserver";
 
 class ForkServer {
  public:
-  // argv: the server's command line, argv[0] an absolute path, e.g.
-  //   {python, "-I", "-X", "faulthandler", "-m", "kgym.harness.forkserver"}.
+  // server: the server's program, e.g. python_module(python, {"-I", "-X", "faulthandler"},
+  //   kForkServerModule).
   // env: the server's whole environment, which decides what start-up and the imports fix: CPU
   // jobs need TRITON_INTERPRET=1 here, and LANG/LC_ALL should be the jobs' (the locale is set at
   // start-up). HOME and TMPDIR: a private directory (each job gets its own environment).
-  ForkServer(std::vector<std::string> argv, std::vector<std::pair<std::string, std::string>> env);
+  ForkServer(Program server, std::vector<std::pair<std::string, std::string>> env);
   ~ForkServer();  // closes the control socket (the server exits), then reaps the server
   ForkServer(const ForkServer&) = delete;
   ForkServer& operator=(const ForkServer&) = delete;
 
-  // run_child's contract, with the child forked from the server. spec.argv must be the harness'
-  // command line (`INTERPRETER OPTIONS -m kgym.harness ARGS`) with the server's interpreter and
-  // options (everything before its own -m): otherwise it is a start error, since the job would
-  // not run in the interpreter it asked for. spec.on_started gets the job child's process group
-  // once it exists. The server is started (or
-  // restarted, when it died) first; that wait does not count against spec.limits.wall_seconds.
-  // When the server dies during a job the outcome has started = false and a start_error that
-  // says so; the next run starts a new server. One job at a time: concurrent calls wait.
+  // run_child's contract, with the child forked from the server. spec.program must run module
+  // kHarnessModule in the server's interpreter with the server's options: otherwise it is a
+  // start error, since the job would not run in the interpreter it asked for. spec.on_started gets
+  // the job child's process group once it exists. The server is started (or restarted, when it
+  // died) first; that wait does not count against spec.limits.wall_seconds. When the server dies
+  // during a job the outcome has started = false and a start_error that says so; the next run
+  // starts a new server. One job at a time: concurrent calls wait.
   ChildOutcome run(const ChildSpec& spec, const LineCallback& on_line = {});
 
   // Starts the server now (when it is not running) and waits until it is ready to fork.
@@ -74,7 +76,7 @@ class ForkServer {
   std::string death_note_locked() const;
   ChildOutcome run_locked(const ChildSpec& spec, const LineCallback& on_line);
 
-  std::vector<std::string> argv_;
+  Program server_;
   std::vector<std::pair<std::string, std::string>> env_;
   std::mutex mutex_;  // one job at a time; guards everything below but the atomics
   std::atomic<pid_t> pid_{-1};
