@@ -125,3 +125,24 @@ def test_cpu_arena_is_shared_through_its_descriptor() -> None:
     del judge_views, runner_views
     for a in (seen, big, mapped, arena):
         a.close()
+
+
+def test_timing_holds_as_many_input_sets_as_memory_allows() -> None:
+    from kgym.harness.timing import plan_slots
+
+    small = plan_slots(4 << 20, 70 << 30, 256)
+    assert (small.slots, small.memory_limited, small.note) == (256, False, None)
+    # KernelBench level 1 19_ReLU at its native size: 6.4 GB in, 6.4 GB out.
+    relu = 2 * 4096 * 393216 * 4
+    big = plan_slots(relu, 75 << 30, 256)
+    assert big.slots == 1 and big.memory_limited
+    assert big.note is not None and "1 input set(s)" in big.note and "fresh inputs" in big.note
+    mid = plan_slots(256 << 20, 40 << 30, 256)
+    assert 1 < mid.slots < 256 and mid.memory_limited
+
+
+def test_a_layout_can_be_repeated_for_more_slots() -> None:
+    layout = SlotLayout.build([torch.zeros(4, 3), 7], [torch.zeros(4)], 1)
+    more = layout.with_slots(5)
+    assert more.slots == 5 and more.slot_bytes == layout.slot_bytes
+    assert more.inputs == layout.inputs and more.outputs == layout.outputs

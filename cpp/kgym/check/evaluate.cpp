@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -553,10 +554,41 @@ json evaluate(const CheckJob& job, const PhaseCallback& on_phase, const Launcher
   return run_prepared(job, prepare(job), on_phase, launch, on_started);
 }
 
-json run_prepared(const CheckJob& job, const PreparedCandidate& prepared,
+std::string default_timing_lock(const CheckJob& job) {
+  if (job.device != "cuda") return {};
+  std::string gpu = job.visible_devices;
+  if (gpu.empty() && std::getenv("CUDA_VISIBLE_DEVICES") != nullptr)
+    gpu = std::getenv("CUDA_VISIBLE_DEVICES");
+  gpu = gpu.substr(0, gpu.find(','));  // the judge uses the first visible GPU
+  if (gpu.empty()) gpu = "0";
+  for (char& c : gpu) {
+    if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '-') c = '_';
+  }
+  fs::path dir;
+  if (const char* run = std::getenv("XDG_RUNTIME_DIR"); run != nullptr && *run == '/') {
+    dir = fs::path(run) / "kgym";
+  } else if (const char* home = std::getenv("HOME"); home != nullptr && *home == '/') {
+    dir = fs::path(home) / ".cache" / "kgym" / "locks";
+  } else {
+    return {};
+  }
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return {};
+  const auto lock = (dir / fmt::format("gpu{}.timing.lock", gpu)).string();
+  for (const auto& path : {lock, lock + ".gate"}) {
+    std::ofstream touch(path, std::ios::app);
+    if (!touch) return {};
+  }
+  return lock;
+}
+
+json run_prepared(const CheckJob& requested, const PreparedCandidate& prepared,
                   const PhaseCallback& on_phase, const Launcher& launch,
                   const std::function<void(int pgid)>& on_started) {
   if (prepared.settled) return *prepared.settled;
+  CheckJob job = requested;
+  if (job.timing_lock.empty()) job.timing_lock = default_timing_lock(job);
   const auto& extraction = prepared.extraction;
 
   const fs::path scratch =

@@ -75,6 +75,11 @@ nlohmann::json assemble_result(const CheckJob& job, const sandbox::ChildOutcome&
 sandbox::Program harness_program(const std::string& python, std::vector<std::string> args);
 sandbox::Program fork_server_program(const std::string& python);
 
+// The GPU lock a job without one takes: one per GPU and user ($XDG_RUNTIME_DIR/kgym, else
+// ~/.cache/kgym/locks), so that separate `kgym check` processes on one GPU time one at a time
+// as the service's jobs do; "" on a CPU or when no such directory can be made.
+std::string default_timing_lock(const CheckJob& job);
+
 // The python interpreter used when the job names none: $KGYM_PYTHON, else python3 next to the
 // running executable, else python3 on PATH.
 std::string default_python();

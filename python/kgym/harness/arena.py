@@ -111,7 +111,13 @@ class Arena:
             torch.cuda.current_device()  # the primary context is current on this thread
             driver = _cuda_driver()
             ptr = ctypes.c_uint64(0)
-            _check(driver.cuMemAlloc_v2(ctypes.byref(ptr), nbytes), "cuMemAlloc")
+            code = driver.cuMemAlloc_v2(ctypes.byref(ptr), nbytes)
+            if code == CUDA_ERROR_OUT_OF_MEMORY:
+                # Blocks torch's caching allocator holds but no longer uses are free memory to
+                # this process only: give them back to the driver and try once more.
+                torch.cuda.empty_cache()
+                code = driver.cuMemAlloc_v2(ctypes.byref(ptr), nbytes)
+            _check(code, "cuMemAlloc")
             handle = _IpcHandle()
             code = driver.cuIpcGetMemHandle(ctypes.byref(handle), ptr.value)
             if code != 0:

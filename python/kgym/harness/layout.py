@@ -67,6 +67,10 @@ class SlotLayout:
         ]
         return cls(inputs, outputs, aligned(max(offset, 1)), slots)
 
+    def with_slots(self, slots: int) -> SlotLayout:
+        """The same call layout, ``slots`` times over."""
+        return SlotLayout(self.inputs, self.outputs, self.slot_bytes, slots)
+
     def to_message(self) -> dict[str, Any]:
         return {
             "inputs": [

@@ -382,11 +382,8 @@ class Evaluation:
         self._done("init", started)
 
     # -- slots ---------------------------------------------------------------------------------
-    def _layout(
-        self, role: str, sample_inputs: list[Any], sample_outputs: list[Any], slots: int
-    ) -> SlotViews:
-        layout = SlotLayout.build(sample_inputs, compare.flatten(sample_outputs), slots)
-        arena = Arena.create(layout.slot_bytes * slots, self.device)  # may raise: old kept
+    def _layout(self, role: str, layout: SlotLayout) -> SlotViews:
+        arena = Arena.create(layout.slot_bytes * layout.slots, self.device)  # may raise: old kept
         old = self.arenas.pop(role, None)
         self.views.pop(role, None)
         assert arena.export is not None
@@ -430,9 +427,11 @@ class Evaluation:
             answer.append(out if out is not None else next(values, None))
         return answer
 
-    def _reference(self, inputs: list[Any], phase: str) -> Any:
+    def _reference(self, inputs: list[Any], phase: str, keep_inputs: bool = True) -> Any:
+        """The reference's answer; ``keep_inputs=False`` when the caller no longer needs
+        ``inputs`` (the reference may modify them), which saves a copy of large tensors."""
         try:
-            out = self.reference(*clone_all(inputs))
+            out = self.reference(*(clone_all(inputs) if keep_inputs else inputs))
             dev.synchronize(self.device)
             return out
         except BaseException as exc:  # noqa: BLE001
@@ -468,8 +467,9 @@ class Evaluation:
         # The output layout comes from the reference on inputs the candidate never sees.
         probe = self._inputs(self._fresh_seed())
         expected_probe = self._reference(probe, "correctness")
-        views = self._layout("candidate", probe, expected_probe, 1)
-        del expected_probe
+        layout = SlotLayout.build(probe, compare.flatten(expected_probe), 1)
+        del probe, expected_probe  # large tensors: no copy outlives its use
+        views = self._layout("candidate", layout)
         for trial in range(trials):
             pristine = self._inputs(self._fresh_seed())
             mismatch = self._one_trial(trial, views, pristine, result)

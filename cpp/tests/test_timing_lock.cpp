@@ -1,0 +1,61 @@
+// check::default_timing_lock: separate local checks on one GPU share a lock per GPU and user.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "kgym/check/evaluate.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct EnvVar {
+  std::string name;
+  std::string old;
+  bool had;
+  EnvVar(std::string n, const char* value) : name(std::move(n)) {
+    const char* o = std::getenv(name.c_str());
+    had = o != nullptr;
+    if (had) old = o;
+    if (value != nullptr) {
+      ::setenv(name.c_str(), value, 1);
+    } else {
+      ::unsetenv(name.c_str());
+    }
+  }
+  ~EnvVar() {
+    if (had) {
+      ::setenv(name.c_str(), old.c_str(), 1);
+    } else {
+      ::unsetenv(name.c_str());
+    }
+  }
+};
+
+}  // namespace
+
+TEST(TimingLock, OnePerGpuAndUserWithItsGate) {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("kgym-lock-test-{}", ::getpid());
+  fs::create_directories(dir);
+  EnvVar run("XDG_RUNTIME_DIR", dir.c_str());
+  EnvVar visible("CUDA_VISIBLE_DEVICES", nullptr);
+  kgym::check::CheckJob job;
+  job.device = "cpu";
+  EXPECT_EQ(kgym::check::default_timing_lock(job), "");  // no GPU, no lock
+  job.device = "cuda";
+  const auto first = kgym::check::default_timing_lock(job);
+  EXPECT_EQ(first, (dir / "kgym" / "gpu0.timing.lock").string());
+  EXPECT_TRUE(fs::exists(first));
+  EXPECT_TRUE(fs::exists(first + ".gate"));
+  job.visible_devices = "3,1";
+  EXPECT_EQ(kgym::check::default_timing_lock(job), (dir / "kgym" / "gpu3.timing.lock").string());
+  job.visible_devices = "GPU-1a/../x";  // a UUID-style value never leaves the directory
+  const auto odd = kgym::check::default_timing_lock(job);
+  EXPECT_EQ(fs::path(odd).parent_path(), dir / "kgym");
+  fs::remove_all(dir);
+}
