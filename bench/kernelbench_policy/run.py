@@ -415,7 +415,9 @@ def fmt_speedup(rec: dict[str, Any]) -> str:
 
 
 def fraction(count: int | None, total: int) -> str:
-    return "n/a (no timing)" if count is None else f"{count}/{total} ({count / total:.0%})"
+    if count is None:
+        return "n/a (no timing)"
+    return f"{count}/{total} ({count / total:.0%})" if total else "– (no tasks)"
 
 
 def git_commit(path: Path) -> str:
