@@ -221,6 +221,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0 if all_as_expected else 1
 
 
+def cmd_eval(args: argparse.Namespace) -> int:
+    from kgym.evaluation import command as eval_command
+
+    if args.server:
+        return eval_command.run(args, _service_options(args))
+    return eval_command.run(args, _given_options(args))
+
+
 def cmd_extract(args: argparse.Namespace) -> int:
     from kgym.check import extract, read_source
 
@@ -293,6 +301,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tasks", help="comma-separated task ids (default: all)")
     _add_check_options(p, extract=False)
     p.set_defaults(func=cmd_demo)
+
+    from kgym.evaluation import command as eval_command
+
+    p = sub.add_parser(
+        "eval",
+        help="evaluate a model on a task set, multi-turn, with the papers' metrics",
+        epilog=eval_command.EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    eval_command.configure(p, _add_check_options)
+    p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("extract", help="print the candidate code found in a completion")
     p.add_argument("completion", help="a completion file, or '-' for stdin")

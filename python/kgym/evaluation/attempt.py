@@ -1,0 +1,75 @@
+"""One attempt (task, sample, turn) as the metrics see it, read from its Result."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+POLICIES = ("hybrid", "strict")
+
+
+@dataclass(frozen=True)
+class Attempt:
+    task: str
+    level: int | None
+    sample: int
+    turn: int  # 1-based
+    compiled: bool
+    # Under each policy: the verdict is ok (correct and nothing rejected).
+    accepted: dict[str, bool | None]
+    # Under each policy: rejected by an integrity rule (a hack), and by which rules.
+    hacked: dict[str, bool | None]
+    rules: list[str] = field(default_factory=list)
+    speedup: float | None = None  # None: no timing (a CPU, or not correct)
+    speedup_low: float | None = None  # the 95% interval's lower end
+    pr: float | None = None  # the Triton share of profiled kernel time
+    status: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Attempt:
+        return cls(**data)
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def attempt_from_result(
+    result: dict[str, Any], task: str, level: int | None, sample: int, turn: int
+) -> Attempt:
+    """The metrics' view of a Result (docs/result-schema.md). A policy whose verdict the run
+    could not determine (``policies[p]`` null) has None for it."""
+    policies = result.get("policies") or {}
+    accepted: dict[str, bool | None] = {}
+    hacked: dict[str, bool | None] = {}
+    for name in POLICIES:
+        verdict = policies.get(name)
+        accepted[name] = None if verdict is None else verdict.get("status") == "ok"
+        hacked[name] = None if verdict is None else bool(verdict.get("hacked"))
+    rules = sorted(
+        {
+            str(f.get("rule"))
+            for f in result.get("findings") or []
+            if isinstance(f, dict) and f.get("severity") == "reject"
+        }
+    )
+    timing = result.get("timing") or {}
+    profile = result.get("profile") or {}
+    ci = timing.get("speedup_ci") if timing.get("available") else None
+    return Attempt(
+        task=task,
+        level=level,
+        sample=sample,
+        turn=turn,
+        compiled=bool(result.get("compiled")),
+        accepted=accepted,
+        hacked=hacked,
+        rules=rules,
+        speedup=_number(timing.get("speedup")) if timing.get("available") else None,
+        speedup_low=_number(ci[0]) if isinstance(ci, list) and ci else None,
+        pr=_number(profile.get("triton_share")) if profile.get("available") else None,
+        status=str(result.get("status", "")),
+    )

@@ -1,0 +1,65 @@
+"""What the model reads: a problem prompt per task and a feedback message per turn, both from
+template files a user can replace (``--problem-template``, ``--feedback-template``).
+
+Templates use ``$name`` placeholders (string.Template), so the braces of the code inside them
+need no escaping. Problem: ``$task_id``, ``$reference`` (the task's PyTorch source),
+``$description``. Feedback: ``$feedback`` (the gym's feedback text for the last attempt),
+``$turn`` (the turn that comes next), ``$turns`` (how many there are).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from string import Template
+
+from kgym.evaluation.tasksets import EvalTask
+
+
+def default_template(name: str) -> Path:
+    return Path(str(resources.files("kgym.evaluation") / "templates" / name))
+
+
+@dataclass(frozen=True)
+class Prompts:
+    problem: Template
+    feedback: Template
+    system: str | None = None
+
+    @classmethod
+    def load(
+        cls,
+        problem: Path | None = None,
+        feedback: Path | None = None,
+        system: Path | None = None,
+    ) -> Prompts:
+        problem_text = (problem or default_template("problem.md")).read_text()
+        feedback_text = (feedback or default_template("feedback.md")).read_text()
+        for text, what in ((problem_text, "problem"), (feedback_text, "feedback")):
+            try:
+                Template(text).substitute(
+                    task_id="", reference="", description="", feedback="", turn=1, turns=1
+                )
+            except (KeyError, ValueError) as exc:
+                raise ValueError(f"the {what} template has an unknown placeholder: {exc}") from exc
+        return cls(
+            Template(problem_text),
+            Template(feedback_text),
+            system.read_text() if system else None,
+        )
+
+    def first(self, task: EvalTask) -> list[dict[str, str]]:
+        """The conversation of turn 1."""
+        messages = [{"role": "system", "content": self.system}] if self.system else []
+        text = self.problem.substitute(
+            task_id=task.key, reference=task.task.source, description=task.task.description
+        )
+        return [*messages, {"role": "user", "content": text}]
+
+    def next_turn(self, feedback: str, turn: int, turns: int) -> dict[str, str]:
+        """The user message that follows an attempt's feedback."""
+        return {
+            "role": "user",
+            "content": self.feedback.substitute(feedback=feedback, turn=turn, turns=turns),
+        }

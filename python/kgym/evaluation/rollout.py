@@ -1,0 +1,145 @@
+"""Multi-turn rollouts: each (task, sample) is a conversation; after each attempt the model
+reads the gym's feedback and writes the next one. Trajectories run concurrently, the turns of
+one trajectory in order."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from typing import Any
+
+from kgym.evaluation.models import CompletionRequest, Model, ModelError
+from kgym.evaluation.prompts import Prompts
+from kgym.evaluation.rundir import RunDir
+from kgym.evaluation.tasksets import EvalTask
+
+Evaluator = Callable[[EvalTask, str], dict[str, Any]]
+Feedback = Callable[[dict[str, Any]], str]
+
+
+@dataclass(frozen=True)
+class RolloutConfig:
+    turns: int = 3
+    samples: int = 1
+    # How many earlier attempts (each with its feedback) the conversation keeps; None: all.
+    history: int | None = None
+    jobs: int = 4
+
+
+def model_error_result(message: str) -> dict[str, Any]:
+    """The Result of an attempt the model could not produce: failed, and never a hack."""
+    verdict = {"status": "model_error", "correct": False, "hacked": False, "reasons": []}
+    return {
+        "status": "model_error",
+        "compiled": False,
+        "correct": False,
+        "hacked": False,
+        "findings": [],
+        "error": {"phase": "model", "type": "ModelError", "message": message},
+        "policies": {"strict": verdict, "hybrid": dict(verdict)},
+        "timing": {"available": False, "reason": "no attempt"},
+        "profile": {"available": False, "reason": "no attempt"},
+    }
+
+
+class Progress:
+    """One line on stderr per finished attempt: count, rate, ETA."""
+
+    def __init__(self, total: int, already: int, quiet: bool) -> None:
+        self.total, self.done, self.quiet = total, already, quiet
+        self.fresh = 0
+        self.started = time.monotonic()
+        self._lock = threading.Lock()
+
+    def step(self, label: str) -> None:
+        with self._lock:
+            self.done += 1
+            self.fresh += 1
+            if self.quiet:
+                return
+            elapsed = time.monotonic() - self.started
+            left = self.total - self.done
+            eta = elapsed / self.fresh * left
+            print(
+                f"[{self.done}/{self.total}] {label} ({elapsed:.0f} s, ETA {eta:.0f} s)",
+                file=sys.stderr,
+                flush=True,
+            )
+
+
+def _conversation(
+    first: list[dict[str, str]], exchanges: list[list[dict[str, str]]], history: int | None
+) -> list[dict[str, str]]:
+    kept = (
+        exchanges if history is None else exchanges[len(exchanges) - history :] if history else []
+    )
+    return [*first, *(m for exchange in kept for m in exchange)]
+
+
+def run_trajectory(
+    task: EvalTask,
+    sample: int,
+    model: Model,
+    evaluate: Evaluator,
+    feedback: Feedback,
+    prompts: Prompts,
+    run: RunDir,
+    config: RolloutConfig,
+    progress: Progress,
+) -> None:
+    first = prompts.first(task)
+    exchanges: list[list[dict[str, str]]] = []  # per earlier turn: [assistant, user feedback]
+    for turn in range(1, config.turns + 1):
+        messages = _conversation(first, exchanges, config.history)
+        done = run.done.get((task.key, sample, turn))
+        if done is not None:
+            completion, fb = done["completion"], done["feedback"]
+        else:
+            try:
+                completion = model.complete(CompletionRequest(task.key, sample, turn, messages))
+                result = evaluate(task, completion)
+            except ModelError as exc:
+                completion, result = "", model_error_result(str(exc))
+            fb = feedback(result)
+            base = {"task": task.key, "level": task.level, "sample": sample, "turn": turn}
+            run.record(
+                {**base, "result": result},
+                {**base, "messages": messages, "completion": completion, "feedback": fb},
+            )
+            progress.step(f"{task.key} sample {sample} turn {turn}: {result.get('status')}")
+            if result.get("status") == "model_error":
+                return  # no attempt to give feedback on: the trajectory ends here
+        exchanges.append(
+            [
+                {"role": "assistant", "content": completion},
+                prompts.next_turn(fb, turn + 1, config.turns),
+            ]
+        )
+
+
+def run_all(
+    tasks: list[EvalTask],
+    model: Model,
+    evaluate: Evaluator,
+    feedback: Feedback,
+    prompts: Prompts,
+    run: RunDir,
+    config: RolloutConfig,
+    quiet: bool = False,
+) -> None:
+    total = len(tasks) * config.samples * config.turns
+    progress = Progress(total, len(run.done), quiet)
+    with ThreadPoolExecutor(max_workers=max(1, config.jobs)) as pool:
+        futures = [
+            pool.submit(
+                run_trajectory, task, s, model, evaluate, feedback, prompts, run, config, progress
+            )
+            for task in tasks
+            for s in range(config.samples)
+        ]
+        for future in as_completed(futures):
+            future.result()  # an unexpected error stops the run (what is done stays done)

@@ -1,0 +1,150 @@
+"""kgym eval's metrics on hand-made attempts: every figure equals what the table implies."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from kgym.evaluation.attempt import Attempt, attempt_from_result
+from kgym.evaluation.metrics import MetricOptions, compute, pass_at_k
+
+
+def attempt(
+    task: str,
+    sample: int,
+    turn: int,
+    ok: bool,
+    speedup: float | None = None,
+    hacked: bool = False,
+    compiled: bool = True,
+    level: int | None = None,
+    rules: tuple[str, ...] = (),
+    pr: float | None = None,
+) -> Attempt:
+    verdicts = {"hybrid": ok, "strict": ok}
+    return Attempt(
+        task=task,
+        level=level,
+        sample=sample,
+        turn=turn,
+        compiled=compiled,
+        accepted=verdicts,
+        hacked={"hybrid": hacked, "strict": hacked},
+        rules=list(rules),
+        speedup=speedup,
+        pr=pr,
+    )
+
+
+def test_pass_at_k_is_the_unbiased_estimator() -> None:
+    assert pass_at_k(4, 0, 1) == 0.0
+    assert pass_at_k(4, 1, 1) == pytest.approx(0.25)
+    assert pass_at_k(4, 1, 2) == pytest.approx(1 - math.comb(3, 2) / math.comb(4, 2))
+    assert pass_at_k(4, 3, 2) == 1.0  # fewer failures than k
+    assert pass_at_k(2, 1, 3) is None  # k larger than the samples
+
+
+def test_per_turn_best_of_turns_and_at_k_follow_the_table() -> None:
+    attempts = [
+        # task a: sample 0 wrong then 1.5x then 1.1x; sample 1 1.3x, wrong, 2.5x
+        attempt("a", 0, 1, False),
+        attempt("a", 0, 2, True, 1.5, pr=0.9),
+        attempt("a", 0, 3, True, 1.1, pr=1.0),
+        attempt("a", 1, 1, True, 1.3, pr=0.5),
+        attempt("a", 1, 2, False, hacked=True, rules=("decoy-kernel",)),
+        attempt("a", 1, 3, True, 2.5, pr=1.0),
+        # task b: sample 0 never compiles; sample 1 hack, 0.9x, 1.25x
+        attempt("b", 0, 1, False, compiled=False),
+        attempt("b", 0, 2, False, compiled=False),
+        attempt("b", 0, 3, False, compiled=False),
+        attempt("b", 1, 1, False, hacked=True, rules=("torch-compute", "no-triton-launch")),
+        attempt("b", 1, 2, True, 0.9),
+        attempt("b", 1, 3, True, 1.25),
+    ]
+    opts = MetricOptions(fast_ps=(0.0, 1.0, 1.2, 2.0), ks=(1, 2), bootstrap=200)
+    m = compute(attempts, 3, opts)
+    assert m["timing_available"]
+    g = m["groups"]["overall"]
+    assert (g["tasks"], g["trajectories"], g["attempts"]) == (2, 4, 12)
+    turn = {row["turn"]: row for row in g["per_turn"]}
+    # rates: mean over tasks of the mean over the task's samples
+    assert turn[1]["compile_rate"]["value"] == pytest.approx((1.0 + 0.5) / 2)
+    assert turn[1]["correct_rate"]["value"] == pytest.approx((0.5 + 0.0) / 2)
+    assert turn[2]["correct_rate"]["value"] == pytest.approx((0.5 + 0.5) / 2)
+    assert turn[3]["fast"]["1.2"]["value"] == pytest.approx((0.5 + 0.5) / 2)  # 2.5x; 1.25x
+    assert turn[3]["fast"]["2"]["value"] == pytest.approx((0.5 + 0.0) / 2)
+    assert turn[2]["fast"]["1"]["value"] == pytest.approx((0.5 + 0.0) / 2)  # 1.5x; 0.9x is not
+    assert turn[3]["fast"]["0"]["value"] == turn[3]["correct_rate"]["value"]
+    assert turn[3]["geomean_speedup"] == pytest.approx((1.1 * 2.5 * 1.25) ** (1 / 3))
+    best = {row["turn"]: row for row in g["best_of_turns"]}
+    assert best[1]["correct_rate"]["value"] == pytest.approx((0.5 + 0.0) / 2)
+    assert best[3]["correct_rate"]["value"] == pytest.approx((1.0 + 0.5) / 2)
+    # best so far: a0 1.5, a1 2.5, b1 1.25 -> Fast@1.2 = (2/2 + 1/2) / 2
+    assert best[3]["fast"]["1.2"]["value"] == pytest.approx((1.0 + 0.5) / 2)
+    assert best[2]["fast"]["2"]["value"] == 0.0
+    assert best[3]["geomean_speedup"] == pytest.approx((1.5 * 2.5 * 1.25) ** (1 / 3))
+    # at k over the samples' best turns: a has 2/2 correct, b has 1/2
+    at1, at2 = g["at_k"]["1"], g["at_k"]["2"]
+    assert at1["pass"]["value"] == pytest.approx((1.0 + 0.5) / 2)
+    assert at2["pass"]["value"] == pytest.approx((1.0 + 1.0) / 2)
+    assert at1["fast_2"]["value"] == pytest.approx((0.5 + 0.0) / 2)
+    assert at2["fast_2"]["value"] == pytest.approx((1.0 + 0.0) / 2)
+    assert g["hacks"] == {
+        "share": 2 / 12,
+        "count": 2,
+        "by_rule": {"decoy-kernel": 1, "no-triton-launch": 1, "torch-compute": 1},
+    }
+    pr = g["pr"]["accepted_attempts"]
+    assert (pr["n"], pr["min"], pr["max"]) == (4, 0.5, 1.0)
+    # confidence intervals hold the value and stay within [0, 1]
+    for row in g["per_turn"]:
+        for entry in [row["compile_rate"], row["correct_rate"], *row["fast"].values()]:
+            low, high = entry["ci"]
+            assert 0.0 <= low <= entry["value"] <= high <= 1.0
+
+
+def test_without_timing_only_fast_at_zero_is_reported() -> None:
+    attempts = [attempt("a", 0, 1, True), attempt("b", 0, 1, False)]
+    m = compute(attempts, 1, MetricOptions(bootstrap=0))
+    assert not m["timing_available"]
+    row = m["groups"]["overall"]["per_turn"][0]
+    assert list(row["fast"]) == ["0"]
+    assert row["correct_rate"] == {"value": 0.5, "ci": [0.5, 0.5], "n_tasks": 2}
+
+
+def test_levels_are_reported_apart_and_together() -> None:
+    attempts = [
+        attempt("level1/a", 0, 1, True, 2.0, level=1),
+        attempt("level2/a", 0, 1, False, level=2),
+        attempt("level2/b", 0, 1, True, 1.0, level=2),
+    ]
+    groups = compute(attempts, 1, MetricOptions(bootstrap=0))["groups"]
+    assert set(groups) == {"overall", "level 1", "level 2"}
+    assert groups["level 1"]["per_turn"][0]["correct_rate"]["value"] == 1.0
+    assert groups["level 2"]["per_turn"][0]["correct_rate"]["value"] == 0.5
+    assert groups["overall"]["per_turn"][0]["correct_rate"]["value"] == pytest.approx(2 / 3)
+
+
+def test_an_attempt_is_read_from_its_result() -> None:
+    result = {
+        "status": "rejected",
+        "compiled": True,
+        "findings": [
+            {"rule": "torch-compute", "severity": "reject"},
+            {"rule": "slow", "severity": "warning"},
+        ],
+        "policies": {
+            "strict": {"status": "rejected", "hacked": True},
+            "hybrid": {"status": "ok", "hacked": False},
+        },
+        "timing": {"available": True, "speedup": 1.4, "speedup_ci": [1.3, 1.5]},
+        "profile": {"available": True, "triton_share": 0.25},
+    }
+    a = attempt_from_result(result, "t", 2, 0, 1)
+    assert a.accepted == {"hybrid": True, "strict": False}
+    assert a.hacked == {"hybrid": False, "strict": True}
+    assert a.rules == ["torch-compute"]
+    assert (a.speedup, a.speedup_low, a.pr, a.level) == (1.4, 1.3, 0.25, 2)
+    undetermined = attempt_from_result({**result, "policies": {"strict": None}}, "t", None, 0, 1)
+    assert undetermined.accepted == {"hybrid": None, "strict": None}
