@@ -3,74 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import signal
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kgym.local_gym import LocalGym, gym_exe  # noqa: F401 - re-exported for the tests
 
-def gym_exe() -> str:
-    """The `kgym-gym` installed beside this interpreter (a venv need not be on PATH)."""
-    return shutil.which("kgym-gym") or str(Path(sys.executable).parent / "kgym-gym")
-
-
-@dataclass
-class Gym:
-    """One `kgym-gym serve` process on a free loopback port."""
-
-    state_dir: Path
-    args: list[str] = field(default_factory=list)
-    gpus: str = "none"  # CPU mode unless a GPU benchmark asks for one
-    env: dict[str, str] = field(default_factory=dict)  # added to the environment
-    proc: subprocess.Popen[bytes] | None = None
-    port: int = 0
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self, timeout: float = 60.0) -> Gym:
-        exe = gym_exe()
-        port_file = self.state_dir / "port"
-        port_file.unlink(missing_ok=True)
-        env = dict(os.environ, KGYM_PYTHON=sys.executable, **self.env)
-        self.proc = subprocess.Popen(
-            [exe, "serve", "--port", "0", "--port-file", str(port_file)]
-            + ["--state-dir", str(self.state_dir), "--gpus", self.gpus]
-            + self.args,
-            stdout=subprocess.DEVNULL,
-            stderr=open(self.state_dir / "serve.log", "ab"),  # noqa: SIM115 - owned by the child
-            env=env,
-        )
-        deadline = time.monotonic() + timeout
-        while not port_file.exists():
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"kgym-gym serve exited: {self.log()[-2000:]}")
-            if time.monotonic() > deadline:
-                raise TimeoutError("kgym-gym serve did not start")
-            time.sleep(0.05)
-        self.port = int(port_file.read_text())
-        return self
-
-    def log(self) -> str:
-        path = self.state_dir / "serve.log"
-        return path.read_text(errors="replace") if path.exists() else ""
-
-    def stop(self, sig: int = signal.SIGTERM) -> int:
-        if self.proc is None:
-            return 0
-        self.proc.send_signal(sig)
-        try:
-            return self.proc.wait(30)
-        finally:
-            self.proc = None
+# The service started for one client lives in the package (kgym eval starts one too).
+Gym = LocalGym
 
 
 def call(

@@ -224,9 +224,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_eval(args: argparse.Namespace) -> int:
     from kgym.evaluation import command as eval_command
 
-    if args.server:
-        return eval_command.run(args, _service_options(args))
-    return eval_command.run(args, _given_options(args))
+    if args.in_process:
+        if args.server:
+            raise SystemExit("kgym eval: --in-process and --server exclude each other")
+        return eval_command.run(args, _given_options(args))
+    return eval_command.run(args, _service_options(args))
 
 
 def cmd_extract(args: argparse.Namespace) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -67,7 +68,18 @@ def configure(p: argparse.ArgumentParser, add_check_options: Any) -> None:
     met.add_argument("--k", default="1", help="comma-separated k for pass@k (<= --samples)")
     met.add_argument("--bootstrap", type=int, default=1000, help="resamples for the CIs")
     gym = p.add_argument_group("gym")
-    gym.add_argument("--server", metavar="URL", help="a running gym service (default: local)")
+    gym.add_argument(
+        "--server",
+        metavar="URL",
+        help="a running gym service (default: a local one is started for this run, its state "
+        "in OUT/gym)",
+    )
+    gym.add_argument(
+        "--in-process",
+        action="store_true",
+        help="evaluate in this process instead of through a service (no fork servers; allows "
+        "the local-only options such as --atol)",
+    )
     gym.add_argument("--token", help="bearer token for --server (default: env KGYM_TOKEN)")
     add_check_options(gym, extract=True)
 
@@ -104,11 +116,11 @@ def _model(args: argparse.Namespace, tasks: list[Any]) -> Any:
     return models.GenerationsFile(args.generations, problem_ids)
 
 
-def _evaluator(args: argparse.Namespace, given: dict[str, Any]) -> Any:
-    if args.server:
+def _evaluator(args: argparse.Namespace, given: dict[str, Any], server: str | None) -> Any:
+    if server:
         from kgym.client import Client
 
-        client = Client(args.server, token=args.token or os.environ.get("KGYM_TOKEN"))
+        client = Client(server, token=args.token or os.environ.get("KGYM_TOKEN"))
 
         def remote(task: Any, completion: str) -> dict[str, Any]:
             job = client.evaluate(
@@ -169,7 +181,7 @@ def run(args: argparse.Namespace, given: dict[str, Any]) -> int:
         "history": args.history,
         "options": given,
         "prompts": [prompts.problem.template, prompts.feedback.template, prompts.system],
-        "server": args.server,
+        "server": args.server or ("in-process" if args.in_process else "local service"),
         "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "command": " ".join(["kgym", *sys.argv[1:]]),
     }
@@ -187,7 +199,21 @@ def run(args: argparse.Namespace, given: dict[str, Any]) -> int:
             file=sys.stderr,
         )
     rollout = RolloutConfig(args.turns, args.samples, args.history, args.jobs)
-    run_all(tasks, model, _evaluator(args, given), feedback, prompts, run_dir, rollout, args.json)
+    with contextlib.ExitStack() as stack:
+        server = args.server
+        if not server and not args.in_process:
+            from kgym.local_gym import LocalGym
+
+            # Fresh measurements on every run (no result cache), as many CPU workers as
+            # trajectories run at a time; on a GPU the service's own workers per GPU.
+            gym = LocalGym(
+                args.out / "gym",
+                ["--no-cache", "--cpu-workers", str(args.jobs)],
+                gpus="none" if given.get("device") == "cpu" else "auto",
+            )
+            server = stack.enter_context(gym).url
+        evaluate = _evaluator(args, given, server)
+        run_all(tasks, model, evaluate, feedback, prompts, run_dir, rollout, args.json)
 
     attempts = [
         attempt_from_result(

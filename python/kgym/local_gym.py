@@ -1,0 +1,83 @@
+"""A `kgym-gym serve` started on this machine for one client (kgym eval's default, tests and
+benchmarks): a free loopback port, its own state directory, stopped when done."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+
+
+def gym_exe() -> str:
+    """The `kgym-gym` installed beside this interpreter (a venv need not be on PATH)."""
+    return shutil.which("kgym-gym") or str(Path(sys.executable).parent / "kgym-gym")
+
+
+@dataclass
+class LocalGym:
+    """One `kgym-gym serve` process on a free loopback port."""
+
+    state_dir: Path
+    args: list[str] = field(default_factory=list)
+    gpus: str = "none"  # CPU mode unless asked for GPUs ("auto", "all", "0,1")
+    env: dict[str, str] = field(default_factory=dict)  # added to the environment
+    proc: subprocess.Popen[bytes] | None = None
+    port: int = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 60.0) -> LocalGym:
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        port_file = self.state_dir / "port"
+        port_file.unlink(missing_ok=True)
+        env = dict(os.environ, KGYM_PYTHON=sys.executable, **self.env)
+        self.proc = subprocess.Popen(
+            [gym_exe(), "serve", "--port", "0", "--port-file", str(port_file)]
+            + ["--state-dir", str(self.state_dir), "--gpus", self.gpus]
+            + self.args,
+            stdout=subprocess.DEVNULL,
+            stderr=open(self.state_dir / "serve.log", "ab"),  # noqa: SIM115 - owned by the child
+            env=env,
+        )
+        deadline = time.monotonic() + timeout
+        while not port_file.exists():
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"kgym-gym serve exited: {self.log()[-2000:]}")
+            if time.monotonic() > deadline:
+                self.stop(signal.SIGKILL)
+                raise TimeoutError("kgym-gym serve did not start")
+            time.sleep(0.05)
+        self.port = int(port_file.read_text())
+        return self
+
+    def log(self) -> str:
+        path = self.state_dir / "serve.log"
+        return path.read_text(errors="replace") if path.exists() else ""
+
+    def stop(self, sig: int = signal.SIGTERM) -> int:
+        if self.proc is None:
+            return 0
+        self.proc.send_signal(sig)
+        try:
+            return self.proc.wait(30)
+        finally:
+            self.proc = None
+
+    def __enter__(self) -> LocalGym:
+        return self.start()
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
