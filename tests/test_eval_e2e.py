@@ -134,6 +134,28 @@ def test_a_scripted_model_over_three_turns_then_the_same_from_a_file(
         "turns.png",
     }
 
+    # Training data from the run folder, in a form `datasets` reads.
+    sft = tmp_path / "sft.jsonl"
+    assert cli.main(["data", "export", str(tmp_path / "run"), "--out", str(sft), "--json"]) == 0
+    accepted = sorted(
+        (t, turn) for (t, turn), (_, ok, hacked) in TABLE.items() if ok and not hacked
+    )
+    rows = [json.loads(line) for line in sft.open()]
+    assert sorted((r["task"], r["turn"]) for r in rows) == accepted
+    assert all(
+        r["messages"][-1] == {"role": "assistant", "content": TABLE[r["task"], r["turn"]][0]}
+        for r in rows
+    )
+    trajectories_file = tmp_path / "trajectories.jsonl"
+    argv = ["data", "export", str(tmp_path / "run"), "--out", str(trajectories_file)]
+    assert cli.main([*argv, "--format", "trajectories"]) == 0
+    kept = [json.loads(line) for line in trajectories_file.open()]
+    assert sorted(r["task"] for r in kept) == ["01_relu", "03_scale_add_mul"]  # gelu: a hack
+    assert all(len(r["turns"]) == 3 and len(r["messages"]) >= 6 for r in kept)
+    datasets = pytest.importorskip("datasets")
+    loaded = datasets.load_dataset("json", data_files=str(sft), split="train")
+    assert loaded.num_rows == len(accepted) and "messages" in loaded.column_names
+
     # Run again: everything is done, the model is not asked anything.
     FakeModel.seen = []
     assert run_eval(tmp_path / "run", "--openai-url", model_url, "--model", "table") == summary

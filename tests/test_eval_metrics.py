@@ -148,3 +148,14 @@ def test_an_attempt_is_read_from_its_result() -> None:
     assert (a.speedup, a.speedup_low, a.pr, a.level) == (1.4, 1.3, 0.25, 2)
     undetermined = attempt_from_result({**result, "policies": {"strict": None}}, "t", None, 0, 1)
     assert undetermined.accepted == {"hybrid": None, "strict": None}
+
+
+def test_the_figures_do_not_depend_on_the_order_attempts_finished_in() -> None:
+    attempts = [
+        attempt(t, s, turn, ok=(hash((t, s, turn)) % 3 == 0), speedup=1.0 + turn / 10)
+        for t in ("a", "b", "c", "d")
+        for s in range(2)
+        for turn in (1, 2)
+    ]
+    opts = MetricOptions(ks=(1, 2), bootstrap=50)
+    assert compute(attempts, 2, opts) == compute(list(reversed(attempts)), 2, opts)

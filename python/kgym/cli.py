@@ -231,6 +231,18 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return eval_command.run(args, _service_options(args))
 
 
+def cmd_data_export(args: argparse.Namespace) -> int:
+    from kgym.evaluation.export import ExportFilter, export
+
+    f = ExportFilter(args.policy, not args.include_incorrect, args.min_speedup, args.keep_hacks)
+    count = export(args.runs, args.format, f, args.out)
+    if args.json:
+        print(json.dumps({"rows": count, "out": str(args.out), "format": args.format}))
+    else:
+        print(f"kgym data export: {count} {args.format} rows to {args.out}", file=sys.stderr)
+    return 0
+
+
 def cmd_extract(args: argparse.Namespace) -> int:
     from kgym.check import extract, read_source
 
@@ -314,6 +326,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     eval_command.configure(p, _add_check_options)
     p.set_defaults(func=cmd_eval)
+
+    data = sub.add_parser("data", help="training data from kgym eval run folders")
+    data_sub = data.add_subparsers(dest="data_command", required=True)
+    p = data_sub.add_parser(
+        "export",
+        help="SFT pairs or multi-turn trajectories as JSONL (datasets.load_dataset('json'))",
+        description="Format and filters: docs/eval.md, 'Training data'.",
+    )
+    p.add_argument("runs", nargs="+", type=Path, help="kgym eval run folders")
+    p.add_argument("--out", type=Path, required=True, help="the JSONL file to write")
+    p.add_argument("--format", choices=["sft", "trajectories"], default="sft")
+    p.add_argument("--policy", choices=["hybrid", "strict"], default="hybrid")
+    p.add_argument("--min-speedup", type=float, help="only attempts (trajectories) this fast")
+    p.add_argument(
+        "--include-incorrect", action="store_true", help="keep attempts that were not accepted"
+    )
+    p.add_argument("--keep-hacks", action="store_true", help="keep attempts rejected as hacks")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_data_export)
 
     p = sub.add_parser("extract", help="print the candidate code found in a completion")
     p.add_argument("completion", help="a completion file, or '-' for stdin")

@@ -56,7 +56,7 @@ Trajectory = list[Attempt]  # one task and sample, turns in order
 
 def _trajectories(attempts: Sequence[Attempt]) -> dict[str, dict[int, Trajectory]]:
     by_task: dict[str, dict[int, Trajectory]] = defaultdict(lambda: defaultdict(list))
-    for a in attempts:
+    for a in sorted(attempts, key=lambda a: (a.task, a.sample, a.turn)):
         by_task[a.task][a.sample].append(a)
     for samples in by_task.values():
         for turns in samples.values():
@@ -81,7 +81,9 @@ class _TaskTable:
         self.values[task].append(value)
 
     def per_task(self) -> np.ndarray:
-        return np.array([np.mean(v) for v in self.values.values()], dtype=float)
+        # In task order: the bootstrap's draws then depend on the attempts, not on the order
+        # in which they finished.
+        return np.array([np.mean(self.values[t]) for t in sorted(self.values)], dtype=float)
 
 
 def _interval(
