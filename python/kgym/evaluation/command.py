@@ -33,6 +33,14 @@ def configure(p: argparse.ArgumentParser, add_check_options: Any) -> None:
     p.add_argument("--levels", help="comma-separated KernelBench levels (default: all found)")
     p.add_argument("--tasks", nargs="+", metavar="PATTERN", help="only tasks matching these globs")
     p.add_argument("--limit", type=int, help="only the first N tasks")
+    p.add_argument(
+        "--cpu-scale",
+        type=float,
+        metavar="F",
+        help="on a CPU, run tasks that declare no CPU sizes with their size constants divided "
+        "by F (KernelBench's sizes are far too large for Triton's interpreter); the Result "
+        "says which sizes ran (correctness.size_overrides)",
+    )
     p.add_argument("--out", type=Path, required=True, help="the run folder (resumed if it exists)")
     model = p.add_argument_group("model")
     model.add_argument("--openai-url", metavar="URL", help="base URL, e.g. http://host:8000/v1")
@@ -156,7 +164,7 @@ def run(args: argparse.Namespace, given: dict[str, Any]) -> int:
     from kgym.evaluation.report import markdown, plots
     from kgym.evaluation.rollout import RolloutConfig, run_all
     from kgym.evaluation.rundir import RunDir, RunDirError
-    from kgym.evaluation.tasksets import load_task_set, select
+    from kgym.evaluation.tasksets import load_task_set, select, with_cpu_sizes
 
     if args.turns < 1 or args.samples < 1 or args.jobs < 1:
         raise SystemExit("kgym eval: --turns, --samples and --jobs must be at least 1")
@@ -170,6 +178,16 @@ def run(args: argparse.Namespace, given: dict[str, Any]) -> int:
     tasks = select(task_set.tasks, args.tasks, args.limit)
     if not tasks:
         raise SystemExit("kgym eval: no task matches")
+    task_sizes: dict[str, Any] = {}
+    if args.cpu_scale is not None:
+        if args.cpu_scale < 1:
+            raise SystemExit("kgym eval: --cpu-scale must be at least 1")
+        if given.get("device") != "cpu":
+            raise SystemExit("kgym eval: --cpu-scale is for --device cpu")
+        scaled = [with_cpu_sizes(t, args.cpu_scale) for t in tasks]
+        tasks = [t for t, _ in scaled]
+        task_sizes = {t.key: sizes for t, sizes in scaled}
+        given["sizes"] = "cpu"
     model = _model(args, tasks)
     prompts = Prompts.load(args.problem_template, args.feedback_template, args.system_prompt)
     config = {
@@ -179,6 +197,8 @@ def run(args: argparse.Namespace, given: dict[str, Any]) -> int:
         "turns": args.turns,
         "samples": args.samples,
         "history": args.history,
+        "cpu_scale": args.cpu_scale,
+        "task_sizes": task_sizes,
         "options": given,
         "prompts": [prompts.problem.template, prompts.feedback.template, prompts.system],
         "server": args.server or ("in-process" if args.in_process else "local service"),

@@ -16,7 +16,17 @@ from typing import Any
 Key = tuple[str, int, int]  # task, sample, turn
 
 # What must match for a run folder to be resumed; the rest (jobs, server, progress) may change.
-RESUME_FIELDS = ("task_set", "tasks", "model", "turns", "samples", "options", "history", "prompts")
+RESUME_FIELDS = (
+    "task_set",
+    "tasks",
+    "model",
+    "turns",
+    "samples",
+    "options",
+    "history",
+    "prompts",
+    "cpu_scale",
+)
 
 
 class RunDirError(RuntimeError):

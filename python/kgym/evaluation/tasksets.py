@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from kgym.tasks import Task, TaskError, describe, list_tasks
 
@@ -91,3 +92,66 @@ def select(tasks: list[EvalTask], patterns: list[str] | None, limit: int | None)
             if any(fnmatch.fnmatch(t.key, p) or fnmatch.fnmatch(t.task.id, p) for p in patterns)
         ]
     return tasks[:limit] if limit else tasks
+
+
+# Module-level integer constants at least this large are taken for sizes and scaled; smaller
+# ones (kernel sizes, strides, groups, small channel counts) are kept. A scaled size stays at
+# least SCALED_FLOOR (or its old value, when smaller): convolutions keep room for their kernels.
+SCALED_AT_LEAST = 32
+SCALED_FLOOR = 16
+
+
+def _scaled(value: int, factor: float) -> int:
+    if value < SCALED_AT_LEAST:
+        return value
+    return max(min(value, SCALED_FLOOR), int(value / factor))
+
+
+def scaled_cpu_sizes(source: str, factor: float) -> dict[str, Any]:
+    """Sizes for Triton's interpreter on a CPU: every module-level integer constant (``N =
+    4096``, ``H, W = 224, 224``, ``shape = (128, 4096)``) of at least SCALED_AT_LEAST divided by
+    ``factor``, never below SCALED_FLOOR. Read statically (the file is not run). A task whose
+    shapes must keep a relation the scaling breaks fails to run at these sizes, and its Result
+    says so (the reference fails at load); ``correctness.size_overrides`` says what ran."""
+    import ast
+
+    def ints(node: ast.AST) -> list[int] | None:
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            return [node.value]
+        if isinstance(node, ast.Tuple) and all(
+            isinstance(e, ast.Constant) and type(e.value) is int for e in node.elts
+        ):
+            return [e.value for e in node.elts]  # type: ignore[attr-defined]
+        return None
+
+    sizes: dict[str, Any] = {}
+    for node in ast.parse(source).body:
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+            continue
+        target, value = node.targets[0], node.value
+        if isinstance(target, ast.Name) and not target.id.startswith("KGYM_"):
+            found = ints(value)
+            if found is None or max(found, default=0) < SCALED_AT_LEAST:
+                continue
+            scaled = [_scaled(v, factor) for v in found]
+            sizes[target.id] = scaled[0] if isinstance(value, ast.Constant) else tuple(scaled)
+        elif isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple):
+            for name, element in zip(target.elts, value.elts):
+                found = ints(element)
+                if isinstance(name, ast.Name) and found and isinstance(element, ast.Constant):
+                    if found[0] >= SCALED_AT_LEAST:
+                        sizes[name.id] = _scaled(found[0], factor)
+    return sizes
+
+
+def with_cpu_sizes(task: EvalTask, factor: float) -> tuple[EvalTask, dict[str, Any]]:
+    """The task with KGYM_CPU_SIZES scaled by ``factor`` appended, unless it declares its own."""
+    if task.task.cpu_sizes:
+        return task, dict(task.task.cpu_sizes)
+    sizes = scaled_cpu_sizes(task.task.source, factor)
+    source = task.task.source.rstrip("\n") + (
+        f"\n\n# Added by kgym eval --cpu-scale {factor:g}: sizes for a CPU run.\n"
+        f"KGYM_CPU_SIZES = {sizes!r}\n"
+    )
+    scaled = replace(task.task, source=source, cpu_sizes=sizes)
+    return EvalTask(task.key, task.level, scaled), sizes

@@ -461,6 +461,7 @@ class Evaluation:
             "mismatch": None,
             "weights_copied": self.weights_copied,
             "sizes": self.sizes,
+            "size_overrides": self.size_overrides,
             "input_seeds": "drawn from the OS for every call",
         }
         self.correctness = result
