@@ -249,7 +249,11 @@ def run(args: argparse.Namespace, given: dict[str, Any]) -> int:
         summary["policies"][policy] = m.compute(attempts, args.turns, opts)
     run_dir.write_json("summary.json", summary)
     (args.out / "report.md").write_text(markdown(summary, config))
-    written = plots(summary, attempts, args.out / "plots", given["torch_compute"])
+    try:
+        written = plots(summary, attempts, args.out / "plots", given["torch_compute"])
+    except ImportError as exc:  # matplotlib is a dependency; a broken install loses plots only
+        print(f"kgym eval: no plots ({exc})", file=sys.stderr)
+        written = []
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
