@@ -621,10 +621,8 @@ class Evaluation:
             self._fill(views, k, pristine)
             batch.append((k, pristine))
         dev.synchronize(self.device)
-        with self._shared_device():
-            reply = self._ask(
-                "candidate", {"op": "profile", "slots": [k for k, _ in batch]}, "profile"
-            )
+        # Under the caller's exclusive hold of the GPU (a shared flock here would downgrade it).
+        reply = self._ask("candidate", {"op": "profile", "slots": [k for k, _ in batch]}, "profile")
         if not reply.get("ok"):
             raise self._failed_reply(reply, "profile")
         # The profiled calls are checked like any other.
@@ -693,9 +691,12 @@ class Evaluation:
                 with self._shared_device():
                     self.decoy_phase()
                 if not self._rejected():
+                    # The profile's kernel times are checked against the timing's, so both are
+                    # measured with the GPU to themselves: a profile beside other jobs' work
+                    # took an honest 10_matmul for `profile-inconsistent` (H100, 8 jobs).
                     with self._exclusive_device():
                         self.timing_phase()
-                    self.profile_phase()
+                        self.profile_phase()
         except EvaluationFailure as failure:
             status = failure.status
             if failure.status == "compile_error" and failure.phase in ("compile", "load"):
