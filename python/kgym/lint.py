@@ -8,21 +8,34 @@ no effect on the output; the task fails to run.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 from kgym.tasks import Task
+
+
+def gpu_lint_lock() -> Path:
+    """One lock per user for the lint's GPU work (lint_child takes turns on it)."""
+    base = os.environ.get("XDG_RUNTIME_DIR") or str(Path.home() / ".cache")
+    directory = Path(base) / "kgym"
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory / "lint-gpu.lock"
 
 
 def lint_task(task: Task, device: str, sizes: str, timeout_s: float) -> dict[str, Any]:
     if sizes == "auto":
         sizes = "cpu" if device == "cpu" and task.cpu_sizes else "gpu"
     args = [sys.executable, "-I", "-m", "kgym.lint_child", str(task.path), sizes, device]
+    env = dict(os.environ)
+    if device == "cuda":
+        env["KGYM_LINT_GPU_LOCK"] = str(gpu_lint_lock())
     try:
-        proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout_s)
+        proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout_s, env=env)
     except subprocess.TimeoutExpired:
         return {"task": task.id, "findings": [], "error": f"timed out after {timeout_s:.0f} s"}
     lines = proc.stdout.strip().splitlines()

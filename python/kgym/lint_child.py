@@ -89,9 +89,26 @@ def lint(path: Path, sizes: str, device: torch.device) -> dict[str, Any]:
     return {"findings": findings, "atol": tol.atol, "rtol": tol.rtol}
 
 
+def _gpu_turn(lock_path: str | None) -> int:
+    """Waits for this GPU's lint lock: KernelBench's native sizes take gigabytes per tensor, so
+    children linting side by side take turns on the GPU (their start-up still overlaps)."""
+    if not lock_path:
+        return -1
+    import fcntl
+    import os
+
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
+
+
 def main(argv: list[str]) -> int:
+    import os
+
     path, sizes, device_name = Path(argv[1]), argv[2], argv[3]
     device = torch.device(device_name)
+    if device.type == "cuda":
+        _gpu_turn(os.environ.get("KGYM_LINT_GPU_LOCK"))  # held until this process exits
     try:
         report = lint(path, sizes, device)
     except Exception as exc:  # noqa: BLE001 - a broken task is a lint result, not a crash
