@@ -4,6 +4,7 @@ completions from a generations file, give the metrics the table of completions i
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -54,7 +55,9 @@ class FakeModel(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         messages = body["messages"]
         task = next(t for t in TASKS if f"({t})" in messages[0]["content"])
-        turn = 1 + sum(1 for m in messages if m["role"] == "assistant")
+        # The feedback template names the turn that comes next ("turn 2 of 3").
+        said = re.search(r"turn (\d+) of \d+", messages[-1]["content"])
+        turn = int(said.group(1)) if said and len(messages) > 1 else 1
         FakeModel.seen.append({"task": task, "turn": turn, "messages": messages})
         reply = {"choices": [{"message": {"role": "assistant", "content": TABLE[task, turn][0]}}]}
         data = json.dumps(reply).encode()
@@ -183,3 +186,13 @@ def test_a_run_folder_of_another_run_is_not_resumed(tmp_path: Path, model_url: s
     argv += ["--device", "cpu", "--json", "--bootstrap", "10"]
     assert cli.main([*argv, "--generations", str(generations)]) == 0
     assert cli.main([*argv, "--openai-url", model_url, "--model", "other"]) == 2
+
+
+def test_history_keeps_the_last_attempts_only(tmp_path: Path, model_url: str) -> None:
+    argv = ["eval", "builtin", "--tasks", "01_relu", "--out", str(tmp_path / "h"), "--turns", "3"]
+    argv += ["--history", "1", "--device", "cpu", "--trials", "1", "--json", "--bootstrap", "0"]
+    assert cli.main([*argv, "--openai-url", model_url, "--model", "table", "--in-process"]) == 0
+    third = next(s for s in FakeModel.seen if s["turn"] == 3)
+    # the problem, then only turn 2's attempt and its feedback
+    assert [m["role"] for m in third["messages"]] == ["user", "assistant", "user"]
+    assert third["messages"][1]["content"] == TABLE["01_relu", 2][0]

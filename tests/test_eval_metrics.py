@@ -159,3 +159,14 @@ def test_the_figures_do_not_depend_on_the_order_attempts_finished_in() -> None:
     ]
     opts = MetricOptions(ks=(1, 2), bootstrap=50)
     assert compute(attempts, 2, opts) == compute(list(reversed(attempts)), 2, opts)
+
+
+def test_the_kept_history_is_the_last_or_the_best_window() -> None:
+    from kgym.evaluation.rollout import _window
+
+    rewards = [0.0, 3.0, 2.5, 0.1, 0.2]
+    assert _window(rewards, 2, "last") == (3, 5)
+    assert _window(rewards, 2, "best") == (1, 3)  # 3.0 + 2.5
+    assert _window(rewards, 9, "best") == (0, 5)
+    assert _window(rewards, 0, "last") == (5, 5)
+    assert _window([1.0, 1.0, 1.0], 2, "best") == (1, 3)  # ties: the later window

@@ -63,6 +63,13 @@ def configure(p: argparse.ArgumentParser, add_check_options: Any) -> None:
         help="earlier attempts the conversation keeps (default: all); with many turns, "
         "sequential test-time scaling keeps the last few",
     )
+    roll.add_argument(
+        "--history-select",
+        choices=["last", "best"],
+        default="last",
+        help="with --history K: the last K attempts, or the K consecutive ones with the highest "
+        "summed Dr. Kernel reward (KernelGYM's context management) (default last)",
+    )
     roll.add_argument("--jobs", type=int, default=4, help="trajectories at a time (default 4)")
     roll.add_argument("--problem-template", type=Path, help="replaces templates/problem.md")
     roll.add_argument("--feedback-template", type=Path, help="replaces templates/feedback.md")
@@ -197,6 +204,7 @@ def run(args: argparse.Namespace, given: dict[str, Any]) -> int:
         "turns": args.turns,
         "samples": args.samples,
         "history": args.history,
+        "history_select": args.history_select,
         "cpu_scale": args.cpu_scale,
         "task_sizes": task_sizes,
         "options": given,
@@ -218,7 +226,7 @@ def run(args: argparse.Namespace, given: dict[str, Any]) -> int:
             f"{total} attempts with {model.name}; {already} already done in {args.out}",
             file=sys.stderr,
         )
-    rollout = RolloutConfig(args.turns, args.samples, args.history, args.jobs)
+    rollout = RolloutConfig(args.turns, args.samples, args.history, args.jobs, args.history_select)
     with contextlib.ExitStack() as stack:
         server = args.server
         if not server and not args.in_process:

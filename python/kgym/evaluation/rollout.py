@@ -28,6 +28,9 @@ class RolloutConfig:
     # How many earlier attempts (each with its feedback) the conversation keeps; None: all.
     history: int | None = None
     jobs: int = 4
+    # Which ones, when history is set: "last" (the most recent), or "best" (the consecutive
+    # window with the highest summed Dr. Kernel reward, as KernelGYM's test-time scaling keeps).
+    history_select: str = "last"
 
 
 def model_error_result(message: str) -> dict[str, Any]:
@@ -71,13 +74,41 @@ class Progress:
             )
 
 
+def _window(rewards: list[float], size: int, select: str) -> tuple[int, int]:
+    """The [start, end) of the earlier attempts the conversation keeps."""
+    n = len(rewards)
+    if size >= n:
+        return 0, n
+    if size <= 0:
+        return n, n
+    if select == "best":
+        sums = [sum(rewards[i : i + size]) for i in range(n - size + 1)]
+        start = max(range(len(sums)), key=lambda i: (sums[i], i))  # ties: the later window
+        return start, start + size
+    return n - size, n
+
+
 def _conversation(
-    first: list[dict[str, str]], exchanges: list[list[dict[str, str]]], history: int | None
+    first: list[dict[str, str]],
+    exchanges: list[list[dict[str, str]]],
+    rewards: list[float],
+    config: RolloutConfig,
 ) -> list[dict[str, str]]:
-    kept = (
-        exchanges if history is None else exchanges[len(exchanges) - history :] if history else []
-    )
+    if config.history is None:
+        kept = exchanges
+    else:
+        start, end = _window(rewards, config.history, config.history_select)
+        kept = exchanges[start:end]
     return [*first, *(m for exchange in kept for m in exchange)]
+
+
+def _reward(result: dict[str, Any]) -> float:
+    from kgym.rewards import compute_reward
+
+    try:
+        return float(compute_reward(result, {"kind": "dr_kernel"}).total)
+    except Exception:  # noqa: BLE001 - a Result a reward cannot read counts as nothing
+        return 0.0
 
 
 def run_trajectory(
@@ -93,11 +124,13 @@ def run_trajectory(
 ) -> None:
     first = prompts.first(task)
     exchanges: list[list[dict[str, str]]] = []  # per earlier turn: [assistant, user feedback]
+    rewards: list[float] = []  # per earlier turn: its Dr. Kernel reward (history_select best)
     for turn in range(1, config.turns + 1):
-        messages = _conversation(first, exchanges, config.history)
+        messages = _conversation(first, exchanges, rewards, config)
         done = run.done.get((task.key, sample, turn))
         if done is not None:
             completion, fb = done["completion"], done["feedback"]
+            result = run.results[(task.key, sample, turn)]["result"]
         else:
             try:
                 completion = model.complete(CompletionRequest(task.key, sample, turn, messages))
@@ -113,6 +146,7 @@ def run_trajectory(
             progress.step(f"{task.key} sample {sample} turn {turn}: {result.get('status')}")
             if result.get("status") == "model_error":
                 return  # no attempt to give feedback on: the trajectory ends here
+        rewards.append(_reward(result) if config.history_select == "best" else 0.0)
         exchanges.append(
             [
                 {"role": "assistant", "content": completion},

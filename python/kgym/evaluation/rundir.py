@@ -24,6 +24,7 @@ RESUME_FIELDS = (
     "samples",
     "options",
     "history",
+    "history_select",
     "prompts",
     "cpu_scale",
 )
