@@ -46,6 +46,13 @@ def make_checkout(root: Path) -> Path:
 def test_size_constants_are_scaled_and_small_ones_kept() -> None:
     source = "N = 4096\nK = 3\nH, W = 224, 224\nshape = (128, 4096)\nKGYM_X = 4096\n"
     assert scaled_cpu_sizes(source, 64) == {"N": 64, "H": 16, "W": 16, "shape": (16, 64)}
+    # values computed from size constants are computed again from the scaled ones
+    derived = "out_features = 8192\nbias_shape = (out_features,)\nM = 2 * out_features\n"
+    assert scaled_cpu_sizes(derived, 64) == {
+        "out_features": 128,
+        "bias_shape": (128,),
+        "M": 256,
+    }
     assert scaled_cpu_sizes("dim = 393216\nbatch_size = 4096\n", 64) == {
         "dim": 6144,
         "batch_size": 64,

@@ -107,41 +107,88 @@ def _scaled(value: int, factor: float) -> int:
     return max(min(value, SCALED_FLOOR), int(value / factor))
 
 
+def _static_value(node: Any, env: dict[str, Any]) -> Any:
+    """The value of a constant expression over known module constants (ints, floats, tuples,
+    + - * // / %), or None when it is anything else."""
+    import ast
+    import operator
+
+    ops = {
+        ast.Add: operator.add,
+        ast.Sub: operator.sub,
+        ast.Mult: operator.mul,
+        ast.FloorDiv: operator.floordiv,
+        ast.Div: operator.truediv,
+        ast.Mod: operator.mod,
+    }
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return node.value
+    if isinstance(node, ast.Name):
+        return env.get(node.id)
+    if isinstance(node, ast.Tuple):
+        values = [_static_value(e, env) for e in node.elts]
+        return None if any(v is None for v in values) else tuple(values)
+    if isinstance(node, ast.BinOp) and type(node.op) in ops:
+        left, right = _static_value(node.left, env), _static_value(node.right, env)
+        if isinstance(left, (int, float)) and isinstance(right, (int, float)):
+            try:
+                return ops[type(node.op)](left, right)
+            except ZeroDivisionError:
+                return None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        value = _static_value(node.operand, env)
+        return -value if isinstance(value, (int, float)) else None
+    return None
+
+
 def scaled_cpu_sizes(source: str, factor: float) -> dict[str, Any]:
-    """Sizes for Triton's interpreter on a CPU: every module-level integer constant (``N =
-    4096``, ``H, W = 224, 224``, ``shape = (128, 4096)``) of at least SCALED_AT_LEAST divided by
-    ``factor``, never below SCALED_FLOOR. Read statically (the file is not run). A task whose
-    shapes must keep a relation the scaling breaks fails to run at these sizes, and its Result
-    says so (the reference fails at load); ``correctness.size_overrides`` says what ran."""
+    """Sizes for Triton's interpreter on a CPU, read statically (the file is not run): every
+    module-level integer constant (``N = 4096``, ``H, W = 224, 224``, ``shape = (128, 4096)``)
+    of at least SCALED_AT_LEAST divided by ``factor``, never below SCALED_FLOOR; and every
+    module-level value computed from such constants (``bias_shape = (out_features,)``,
+    ``dim = 2 * N``) computed again from the scaled ones. A task whose shapes must keep a
+    relation the scaling breaks fails to run at these sizes, and its Result says so (the
+    reference fails at load); ``correctness.size_overrides`` says what ran."""
     import ast
 
-    def ints(node: ast.AST) -> list[int] | None:
-        if isinstance(node, ast.Constant) and type(node.value) is int:
-            return [node.value]
-        if isinstance(node, ast.Tuple) and all(
-            isinstance(e, ast.Constant) and type(e.value) is int for e in node.elts
-        ):
-            return [e.value for e in node.elts]  # type: ignore[attr-defined]
-        return None
+    original: dict[str, Any] = {}
+    scaled: dict[str, Any] = {}
 
-    sizes: dict[str, Any] = {}
+    def literal(node: ast.AST) -> bool:
+        return (isinstance(node, ast.Constant) and type(node.value) is int) or (
+            isinstance(node, ast.Tuple)
+            and all(isinstance(e, ast.Constant) and type(e.value) is int for e in node.elts)
+        )
+
+    def assign(name: str, value_node: ast.AST) -> None:
+        if name.startswith("KGYM_"):
+            return
+        before = _static_value(value_node, original)
+        if before is None:
+            original.pop(name, None)
+            scaled.pop(name, None)
+            return
+        if literal(value_node):
+            after = (
+                _scaled(before, factor)
+                if isinstance(before, int)
+                else tuple(_scaled(v, factor) for v in before)
+            )
+        else:
+            after = _static_value(value_node, scaled)
+        original[name], scaled[name] = before, after
+
     for node in ast.parse(source).body:
         if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
             continue
         target, value = node.targets[0], node.value
-        if isinstance(target, ast.Name) and not target.id.startswith("KGYM_"):
-            found = ints(value)
-            if found is None or max(found, default=0) < SCALED_AT_LEAST:
-                continue
-            scaled = [_scaled(v, factor) for v in found]
-            sizes[target.id] = scaled[0] if isinstance(value, ast.Constant) else tuple(scaled)
+        if isinstance(target, ast.Name):
+            assign(target.id, value)
         elif isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple):
             for name, element in zip(target.elts, value.elts):
-                found = ints(element)
-                if isinstance(name, ast.Name) and found and isinstance(element, ast.Constant):
-                    if found[0] >= SCALED_AT_LEAST:
-                        sizes[name.id] = _scaled(found[0], factor)
-    return sizes
+                if isinstance(name, ast.Name):
+                    assign(name.id, element)
+    return {k: v for k, v in scaled.items() if v is not None and v != original[k]}
 
 
 def with_cpu_sizes(task: EvalTask, factor: float) -> tuple[EvalTask, dict[str, Any]]:
