@@ -243,6 +243,20 @@ def cmd_data_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_train(args: argparse.Namespace) -> int:
+    from kgym.train.config import load_config, preset_path
+    from kgym.train.loop import train
+
+    if (args.config is None) == (args.preset is None):
+        raise SystemExit("kgym train: give a config file or --preset, not both")
+    path = args.config if args.config is not None else preset_path(args.preset)
+    overrides = {"run": {"steps": args.steps}} if args.steps else None
+    history = train(load_config(path, overrides), args.out, quiet=args.json)
+    if args.json:
+        print(json.dumps(history))
+    return 0
+
+
 def cmd_extract(args: argparse.Namespace) -> int:
     from kgym.check import extract, read_source
 
@@ -345,6 +359,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keep-hacks", action="store_true", help="keep attempts rejected as hacks")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_data_export)
+
+    p = sub.add_parser(
+        "train",
+        help="train a policy with RL (single node; docs/train.md)",
+        description="Trains from a YAML config (every key: docs/train.md); the run folder "
+        "holds config.json, metrics.jsonl, curves.png and the checkpoint; the same command "
+        "resumes it.",
+    )
+    p.add_argument("config", type=Path, nargs="?", help="a YAML config (or --preset)")
+    p.add_argument("--preset", help="a preset config shipped with kgym (e.g. similarity_demo)")
+    p.add_argument("--out", type=Path, required=True, help="the run folder")
+    p.add_argument("--steps", type=int, help="override run.steps")
+    p.add_argument("--json", action="store_true", help="print every step's metrics as JSON")
+    p.set_defaults(func=cmd_train)
 
     p = sub.add_parser("extract", help="print the candidate code found in a completion")
     p.add_argument("completion", help="a completion file, or '-' for stdin")

@@ -1,0 +1,167 @@
+"""The trainer's configuration: one YAML file, every knob with its default (docs/train.md).
+
+Sections mirror the stages. Unknown keys are errors (a typo must not silently train with a
+default). Presets live in ``presets/`` and are named with ``preset: NAME`` at the top of a
+config, whose own keys then override the preset's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+@dataclass
+class ModelConfig:
+    path: str | None = None  # a Hugging Face model (local folder or hub id); or `tiny`
+    # A model made from a config (no downloaded weights), when path is None:
+    tiny: dict[str, Any] = field(
+        default_factory=lambda: {"n_embd": 64, "n_layer": 2, "n_head": 2, "n_positions": 256}
+    )
+    # A byte-level BPE tokenizer trained on these texts, when path is None.
+    tokenizer_corpus: list[str] = field(default_factory=list)
+    tokenizer_vocab: int = 300
+    dtype: str = "float32"  # float32 | bfloat16
+    gradient_checkpointing: bool = False
+    device: str = "auto"  # auto | cpu | cuda
+
+
+@dataclass
+class DataConfig:
+    # Each prompt with its reference answer (the similarity reward's target).
+    prompts: list[dict[str, str]] = field(default_factory=list)
+
+
+@dataclass
+class RolloutConfig:
+    samples_per_prompt: int = 8  # the group size (Dr. Kernel: 16)
+    max_new_tokens: int = 64
+    temperature: float = 1.0
+    top_p: float = 1.0
+
+
+@dataclass
+class RewardConfig:
+    # similarity: Kernel Coder's difflib ratio against the prompt's reference;
+    # format: Kernel Coder's format reward; both: their sum.
+    kind: str = "similarity"
+
+
+@dataclass
+class AdvantageConfig:
+    estimator: str = "grpo"  # grpo | dr_grpo | rloo | trloo (kgym.rl; docs/rl-maths.md)
+
+
+@dataclass
+class LossConfig:
+    clip_low: float = 0.2  # PPO's epsilon (Schulman et al. 2017)
+    clip_high: float = 0.2  # DAPO's clip-higher raises this (Yu et al. 2025)
+    # dr_grpo: sum over tokens / (samples x max_new_tokens) (Liu et al. 2025, Dr. GRPO);
+    # token_mean: mean over every valid token of the batch; seq_mean: mean of per-sequence means.
+    aggregation: str = "dr_grpo"
+    epochs: int = 1  # passes over each batch (1: ratio is 1 at the start, on-policy)
+
+
+@dataclass
+class OptimConfig:
+    lr: float = 1e-5
+    weight_decay: float = 0.0
+    warmup_steps: int = 0
+    schedule: str = "constant"  # constant | cosine
+    max_grad_norm: float = 1.0
+
+
+@dataclass
+class RunConfig:
+    steps: int = 100
+    seed: int = 0
+    checkpoint_every: int = 50  # steps; 0: only at the end
+    log_every: int = 1
+
+
+@dataclass
+class TrainConfig:
+    model: ModelConfig = field(default_factory=ModelConfig)
+    data: DataConfig = field(default_factory=DataConfig)
+    rollout: RolloutConfig = field(default_factory=RolloutConfig)
+    reward: RewardConfig = field(default_factory=RewardConfig)
+    advantage: AdvantageConfig = field(default_factory=AdvantageConfig)
+    loss: LossConfig = field(default_factory=LossConfig)
+    optim: OptimConfig = field(default_factory=OptimConfig)
+    run: RunConfig = field(default_factory=RunConfig)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def validate(self) -> None:
+        choices = {
+            ("reward", "kind"): ("similarity", "format", "both"),
+            ("advantage", "estimator"): ("grpo", "dr_grpo", "rloo", "trloo"),
+            ("loss", "aggregation"): ("dr_grpo", "token_mean", "seq_mean"),
+            ("optim", "schedule"): ("constant", "cosine"),
+            ("model", "dtype"): ("float32", "bfloat16"),
+            ("model", "device"): ("auto", "cpu", "cuda"),
+        }
+        for (section, key), allowed in choices.items():
+            value = getattr(getattr(self, section), key)
+            if value not in allowed:
+                raise ValueError(f"[{section}] {key} = {value!r}: one of {', '.join(allowed)}")
+        if self.rollout.samples_per_prompt < 2:
+            raise ValueError("[rollout] samples_per_prompt must be at least 2 (group baselines)")
+        if not self.data.prompts:
+            raise ValueError("[data] prompts: at least one {prompt, reference}")
+        for p in self.data.prompts:
+            if not isinstance(p, dict) or not {"prompt", "reference"} <= p.keys():
+                raise ValueError("[data] prompts: each is {prompt = ..., reference = ...}")
+        if self.model.path is None and not self.model.tokenizer_corpus:
+            self.model.tokenizer_corpus = [
+                text for p in self.data.prompts for text in (p["prompt"], p["reference"])
+            ]
+        if self.run.steps < 1 or self.loss.epochs < 1:
+            raise ValueError("[run] steps and [loss] epochs must be at least 1")
+
+
+def _merge(target: Any, values: dict[str, Any], where: str) -> None:
+    known = {f.name: f for f in fields(target)}
+    for key, value in values.items():
+        if key not in known:
+            raise ValueError(f"{where}: unknown key {key!r} (known: {', '.join(known)})")
+        current = getattr(target, key)
+        if is_dataclass(current):
+            if not isinstance(value, dict):
+                raise ValueError(f"{where}.{key}: a table is expected")
+            _merge(current, value, f"{where}.{key}")
+        else:
+            setattr(target, key, value)
+
+
+def preset_path(name: str) -> Path:
+    path = Path(str(resources.files("kgym.train") / "presets" / f"{name}.yaml"))
+    if not path.exists():
+        raise ValueError(f"no preset {name!r}")
+    return path
+
+
+def _read(path: Path) -> dict[str, Any]:
+    data = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: a mapping of sections is expected")
+    return data
+
+
+def load_config(path: Path | None = None, overrides: dict[str, Any] | None = None) -> TrainConfig:
+    """A config file (YAML), on top of its preset if it names one, on top of the defaults."""
+    config = TrainConfig()
+    data = _read(path) if path is not None else {}
+    preset = data.pop("preset", None)
+    if preset:
+        _merge(config, _read(preset_path(str(preset))), f"preset {preset}")
+    _merge(config, data, str(path) if path else "config")
+    if overrides:
+        _merge(config, overrides, "overrides")
+    config.validate()
+    return config

@@ -1,0 +1,181 @@
+"""The training loop: rollout -> reward -> advantage -> loss -> update, one step at a time,
+with metrics to JSONL, checkpoints and exact resume (model, optimiser, schedule, RNG, step)."""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from kgym.train import advantage, loss, reward, rollout, update
+from kgym.train.config import TrainConfig
+from kgym.train.policy import Policy, load_policy
+
+CHECKPOINT = "checkpoint.pt"
+
+
+def _seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def _rng_state() -> dict[str, Any]:
+    state = {
+        "python": random.getstate(),
+        "numpy": np.random.get_state(),
+        "torch": torch.get_rng_state(),
+    }
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def _set_rng_state(state: dict[str, Any]) -> None:
+    random.setstate(state["python"])
+    np.random.set_state(state["numpy"])
+    torch.set_rng_state(state["torch"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def _save(out: Path, policy: Policy, opt: Any, sched: Any, step: int, cfg: TrainConfig) -> None:
+    tmp = out / (CHECKPOINT + ".tmp")
+    torch.save(
+        {
+            "step": step,
+            "model": policy.model.state_dict(),
+            "optimizer": opt.state_dict(),
+            "scheduler": sched.state_dict(),
+            "rng": _rng_state(),
+            "config": cfg.to_dict(),
+        },
+        tmp,
+    )
+    tmp.replace(out / CHECKPOINT)  # a kill mid-save leaves the previous checkpoint whole
+    policy.tokenizer.save_pretrained(out / "tokenizer")
+
+
+def train_step(policy: Policy, cfg: TrainConfig, opt: Any, sched: Any) -> dict[str, Any]:
+    started = time.perf_counter()
+    prompts = [p["prompt"] for p in cfg.data.prompts]
+    references = [p["reference"] for p in cfg.data.prompts]
+    batch = rollout.sample(policy, prompts, cfg.rollout)
+    rollout_s = time.perf_counter() - started
+
+    group = batch.group.cpu().numpy()
+    parts = reward.rewards(batch.texts, [references[g] for g in group], cfg.reward.kind)
+    adv = advantage.advantages(parts["total"], group, cfg.advantage.estimator)
+    adv_t = torch.as_tensor(adv, dtype=torch.float32, device=policy.device)
+
+    policy.model.train()
+    update_started = time.perf_counter()
+    for _ in range(cfg.loss.epochs):
+        logprobs, entropy = loss.token_logprobs(policy.model, batch)
+        result = loss.policy_loss(logprobs, entropy, batch, adv_t, cfg.loss)
+        grad_norm = update.step(policy.model, opt, sched, result.loss, cfg.optim.max_grad_norm)
+    update_s = time.perf_counter() - update_started
+    tokens = float(batch.completion_mask.sum())
+    metrics: dict[str, Any] = {
+        f"reward/{name}": float(values.mean()) for name, values in parts.items()
+    }
+    metrics.update(
+        {
+            "reward/std": float(parts["total"].std()),
+            "loss": float(result.loss),
+            "clip_fraction": result.clip_fraction,
+            "entropy": result.entropy,
+            "approx_kl": result.approx_kl,
+            "grad_norm": grad_norm,
+            "lr": float(sched.get_last_lr()[0]),
+            "tokens": tokens,
+            "tokens_per_s": tokens / max(rollout_s, 1e-9),
+            "time/rollout_s": rollout_s,
+            "time/update_s": update_s,
+        }
+    )
+    return metrics
+
+
+def train(cfg: TrainConfig, out: Path, quiet: bool = False) -> list[dict[str, Any]]:
+    """Trains for cfg.run.steps steps into ``out``; resumes from its checkpoint when there is
+    one (same config). Returns every step's metrics (also in out/metrics.jsonl)."""
+    out.mkdir(parents=True, exist_ok=True)
+    config_file = out / "config.json"
+    if config_file.exists():
+        # Everything but the number of steps must match: a run can be extended.
+        before, now = json.loads(config_file.read_text()), cfg.to_dict()
+        before["run"].pop("steps"), now["run"].pop("steps")
+        if before != now:
+            raise ValueError(f"{out} holds a run with another config: use another folder")
+    config_file.write_text(json.dumps(cfg.to_dict(), indent=2) + "\n")
+    _seed_everything(cfg.run.seed)
+    policy = load_policy(cfg.model)
+    opt, sched = update.make_optimizer(policy.model, cfg.optim, cfg.run.steps)
+    start = 0
+    metrics_path = out / "metrics.jsonl"
+    if (out / CHECKPOINT).exists():
+        state = torch.load(out / CHECKPOINT, map_location=policy.device, weights_only=False)
+        policy.model.load_state_dict(state["model"])
+        opt.load_state_dict(state["optimizer"])
+        sched.load_state_dict(state["scheduler"])
+        _set_rng_state(state["rng"])
+        start = int(state["step"])
+        # Steps logged after the checkpoint are done again: keep the log in step with it.
+        kept = [
+            line
+            for line in metrics_path.read_text().splitlines()
+            if json.loads(line)["step"] <= start
+        ]
+        metrics_path.write_text("".join(line + "\n" for line in kept))
+    history = (
+        [json.loads(line) for line in metrics_path.read_text().splitlines()]
+        if metrics_path.exists()
+        else []
+    )
+    for step in range(start + 1, cfg.run.steps + 1):
+        m = {"step": step, **train_step(policy, cfg, opt, sched)}
+        history.append(m)
+        with metrics_path.open("a") as f:
+            f.write(json.dumps(m) + "\n")
+        if not quiet and (step % cfg.run.log_every == 0 or step == cfg.run.steps):
+            print(
+                f"[step {step}/{cfg.run.steps}] reward {m['reward/total']:.3f} "
+                f"loss {m['loss']:.4f} clip {m['clip_fraction']:.3f} "
+                f"entropy {m['entropy']:.3f} ({m['tokens_per_s']:.0f} tokens/s)",
+                file=sys.stderr,
+                flush=True,
+            )
+        every = cfg.run.checkpoint_every
+        if (every and step % every == 0) or step == cfg.run.steps:
+            _save(out, policy, opt, sched, step, cfg)
+    plot_curves(history, out / "curves.png")
+    return history
+
+
+def plot_curves(history: list[dict[str, Any]], target: Path) -> Path | None:
+    """Reward, loss, entropy and clip fraction against the step (PNG)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    steps = [m["step"] for m in history]
+    fig, axes = plt.subplots(2, 2, figsize=(9, 6))
+    for ax, key in zip(axes.flat, ("reward/total", "loss", "entropy", "clip_fraction")):
+        ax.plot(steps, [m[key] for m in history])
+        ax.set_title(key)
+        ax.set_xlabel("step")
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(target, dpi=110)
+    plt.close(fig)
+    return target

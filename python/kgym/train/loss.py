@@ -1,0 +1,63 @@
+"""The policy loss: PPO's clipped surrogate on token log-probabilities, aggregated over tokens
+as Dr. GRPO (a constant normaliser), per-token mean, or mean of per-sequence means."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from kgym.train.config import LossConfig
+from kgym.train.rollout import Batch
+
+
+def token_logprobs(model: torch.nn.Module, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+    """The model's log-probability of each completion token, and the entropy of each position."""
+    logits = model(input_ids=batch.sequences, attention_mask=batch.attention).logits
+    logits = logits[:, batch.prompt_len - 1 : -1].float()
+    completion = batch.sequences[:, batch.prompt_len :]
+    logp = torch.log_softmax(logits, dim=-1)
+    taken = logp.gather(-1, completion.unsqueeze(-1)).squeeze(-1)
+    entropy = -(logp.exp() * logp).sum(-1)
+    return taken, entropy
+
+
+@dataclass
+class LossParts:
+    loss: torch.Tensor
+    clip_fraction: float
+    entropy: float
+    approx_kl: float  # k3 estimator of KL(sampler || policy) over valid tokens
+
+
+def policy_loss(
+    logprobs: torch.Tensor,
+    entropy: torch.Tensor,
+    batch: Batch,
+    adv: torch.Tensor,
+    cfg: LossConfig,
+) -> LossParts:
+    mask = batch.completion_mask
+    ratio = torch.exp(logprobs - batch.old_logprobs)
+    a = adv.unsqueeze(1)
+    surrogate = torch.minimum(
+        ratio * a, torch.clamp(ratio, 1 - cfg.clip_low, 1 + cfg.clip_high) * a
+    )
+    per_token = -surrogate * mask
+    if cfg.aggregation == "dr_grpo":
+        loss = per_token.sum() / (mask.shape[0] * mask.shape[1])
+    elif cfg.aggregation == "token_mean":
+        loss = per_token.sum() / mask.sum().clamp(min=1)
+    else:  # seq_mean
+        loss = (per_token.sum(1) / mask.sum(1).clamp(min=1)).mean()
+    valid = mask.sum().clamp(min=1)
+    with torch.no_grad():
+        clipped = ((ratio - 1).abs() > cfg.clip_low).float() * mask
+        log_ratio = batch.old_logprobs - logprobs
+        k3 = (torch.exp(log_ratio) - 1 - log_ratio) * mask
+    return LossParts(
+        loss,
+        float(clipped.sum() / valid),
+        float((entropy.detach() * mask).sum() / valid),
+        float(k3.sum() / valid),
+    )

@@ -1,0 +1,60 @@
+"""Sampling: a group of completions per prompt with Hugging Face ``generate``, and the
+sampler's own log-probability of every sampled token (the PPO ratio's denominator)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from kgym.train.config import RolloutConfig
+from kgym.train.policy import Policy
+
+
+@dataclass
+class Batch:
+    sequences: torch.Tensor  # [B, P + T] prompt (left-padded) then completion
+    attention: torch.Tensor  # [B, P + T] 1 where a real token is
+    prompt_len: int  # P
+    completion_mask: torch.Tensor  # [B, T] 1 for completion tokens up to and with EOS
+    old_logprobs: torch.Tensor  # [B, T] the sampler's log-probability of each token
+    texts: list[str]  # decoded completions
+    group: torch.Tensor  # [B] the prompt index of each sample
+
+
+@torch.no_grad()
+def sample(policy: Policy, prompts: list[str], cfg: RolloutConfig) -> Batch:
+    tok, model = policy.tokenizer, policy.model
+    tok.padding_side = "left"
+    enc = tok(prompts, return_tensors="pt", padding=True).to(policy.device)
+    n = cfg.samples_per_prompt
+    ids = enc.input_ids.repeat_interleave(n, dim=0)
+    attn = enc.attention_mask.repeat_interleave(n, dim=0)
+    model.eval()
+    out = model.generate(
+        input_ids=ids,
+        attention_mask=attn,
+        do_sample=True,
+        temperature=cfg.temperature,
+        top_p=cfg.top_p,
+        top_k=0,
+        max_new_tokens=cfg.max_new_tokens,
+        pad_token_id=tok.pad_token_id,
+        eos_token_id=tok.eos_token_id,
+        output_scores=True,
+        return_dict_in_generate=True,
+    )
+    prompt_len = ids.shape[1]
+    completion = out.sequences[:, prompt_len:]
+    # The scores are the processed logits the sampler drew from (temperature, top-p).
+    scores = torch.stack(out.scores, dim=1).float()  # [B, T, V]
+    old = torch.log_softmax(scores, dim=-1).gather(-1, completion.unsqueeze(-1)).squeeze(-1)
+    # Tokens after the first EOS are padding.
+    is_eos = completion == tok.eos_token_id
+    after_eos = (is_eos.cumsum(dim=1) - is_eos.long()) > 0
+    mask = (~after_eos).float()
+    old = torch.where(mask > 0, old, torch.zeros_like(old))
+    texts = tok.batch_decode(completion, skip_special_tokens=True)
+    attention = torch.cat([attn, mask.long()], dim=1)
+    group = torch.arange(len(prompts), device=ids.device).repeat_interleave(n)
+    return Batch(out.sequences, attention, prompt_len, mask, old, texts, group)
