@@ -31,7 +31,7 @@ def attempt(
         compiled=compiled,
         accepted=verdicts,
         hacked={"hybrid": hacked, "strict": hacked},
-        rules=list(rules),
+        rules={"hybrid": list(rules), "strict": list(rules)},
         speedup=speedup,
         pr=pr,
     )
@@ -144,7 +144,7 @@ def test_an_attempt_is_read_from_its_result() -> None:
     a = attempt_from_result(result, "t", 2, 0, 1)
     assert a.accepted == {"hybrid": True, "strict": False}
     assert a.hacked == {"hybrid": False, "strict": True}
-    assert a.rules == ["torch-compute"]
+    assert a.rules == {"hybrid": ["torch-compute"], "strict": ["torch-compute"]}
     assert (a.speedup, a.speedup_low, a.pr, a.level) == (1.4, 1.3, 0.25, 2)
     undetermined = attempt_from_result({**result, "policies": {"strict": None}}, "t", None, 0, 1)
     assert undetermined.accepted == {"hybrid": None, "strict": None}
@@ -170,3 +170,49 @@ def test_the_kept_history_is_the_last_or_the_best_window() -> None:
     assert _window(rewards, 9, "best") == (0, 5)
     assert _window(rewards, 0, "last") == (5, 5)
     assert _window([1.0, 1.0, 1.0], 2, "best") == (1, 3)  # ties: the later window
+
+
+def test_a_trajectory_that_ended_early_counts_as_failed_at_later_turns() -> None:
+    attempts = [
+        attempt("a", 0, 1, True),
+        attempt("a", 0, 2, True),
+        attempt("b", 0, 1, False, compiled=False),  # the model failed: no turn 2
+    ]
+    g = compute(attempts, 2, MetricOptions(bootstrap=0))["groups"]["overall"]
+    assert [r["correct_rate"]["value"] for r in g["per_turn"]] == [0.5, 0.5]
+    assert [r["correct_rate"]["value"] for r in g["best_of_turns"]] == [0.5, 0.5]
+    assert g["per_turn"][1]["attempts"] == 1
+
+
+def test_pass_at_k_is_reported_whatever_the_thresholds() -> None:
+    attempts = [attempt("a", 0, 1, True, 1.5), attempt("a", 1, 1, False)]
+    g = compute(attempts, 1, MetricOptions(fast_ps=(1.2,), ks=(1, 2), bootstrap=0))["groups"]
+    assert g["overall"]["at_k"]["2"]["pass"]["value"] == 1.0
+    assert g["overall"]["at_k"]["1"]["fast_1.2"]["value"] == 0.5
+
+
+def test_strict_hacks_count_the_strict_only_rules() -> None:
+    result = {
+        "status": "ok",
+        "compiled": True,
+        "findings": [{"rule": "torch-compute", "severity": "warn"}],
+        "policies": {
+            "hybrid": {"status": "ok", "hacked": False, "reasons": []},
+            "strict": {
+                "status": "rejected",
+                "hacked": True,
+                "reasons": ["torch-compute", "low-triton-share"],
+            },
+        },
+    }
+    a = attempt_from_result(result, "t", None, 0, 1)
+    metrics = compute([a], 1, MetricOptions(policy="strict", bootstrap=0))
+    assert metrics["groups"]["overall"]["hacks"]["by_rule"] == {
+        "low-triton-share": 1,
+        "torch-compute": 1,
+    }
+    hybrid = compute([a], 1, MetricOptions(policy="hybrid", bootstrap=0))
+    assert hybrid["groups"]["overall"]["hacks"]["count"] == 0
+    undetermined = attempt_from_result({**result, "policies": {}}, "t", None, 0, 1)
+    g = compute([undetermined], 1, MetricOptions(bootstrap=0))["groups"]["overall"]
+    assert g["undetermined"] == 1

@@ -391,6 +391,14 @@ def main(argv: list[str] | None = None) -> int:
     except (FileNotFoundError, ValueError) as exc:
         print(f"kgym: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:  # noqa: BLE001 - a model or gym failure is a message, not a trace
+        from kgym.client import GymError
+        from kgym.evaluation.models import ModelError
+
+        if isinstance(exc, (ModelError, GymError)):
+            print(f"kgym: {exc}", file=sys.stderr)
+            return 2
+        raise
 
 
 if __name__ == "__main__":

@@ -39,14 +39,15 @@ class LocalGym:
         port_file = self.state_dir / "port"
         port_file.unlink(missing_ok=True)
         env = dict(os.environ, KGYM_PYTHON=sys.executable, **self.env)
-        self.proc = subprocess.Popen(
-            [gym_exe(), "serve", "--port", "0", "--port-file", str(port_file)]
-            + ["--state-dir", str(self.state_dir), "--gpus", self.gpus]
-            + self.args,
-            stdout=subprocess.DEVNULL,
-            stderr=open(self.state_dir / "serve.log", "ab"),  # noqa: SIM115 - owned by the child
-            env=env,
-        )
+        with open(self.state_dir / "serve.log", "ab") as log:  # the child keeps its own copy
+            self.proc = subprocess.Popen(
+                [gym_exe(), "serve", "--port", "0", "--port-file", str(port_file)]
+                + ["--state-dir", str(self.state_dir), "--gpus", self.gpus]
+                + self.args,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+                env=env,
+            )
         deadline = time.monotonic() + timeout
         while not port_file.exists():
             if self.proc.poll() is not None:
@@ -65,14 +66,20 @@ class LocalGym:
     def stop(self, sig: int = signal.SIGTERM) -> int:
         if self.proc is None:
             return 0
-        self.proc.send_signal(sig)
+        proc, self.proc = self.proc, None
+        proc.send_signal(sig)
         try:
-            return self.proc.wait(30)
-        finally:
-            self.proc = None
+            return proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()  # it did not stop in time: it must not outlive its client
+            return proc.wait()
 
     def __enter__(self) -> LocalGym:
-        return self.start()
+        try:
+            return self.start()
+        except BaseException:
+            self.stop(signal.SIGKILL)  # an interrupt while it starts leaves nothing behind
+            raise
 
     def __exit__(
         self,

@@ -8,7 +8,7 @@ from typing import Any
 POLICIES = ("hybrid", "strict")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=True)
 class Attempt:
     task: str
     level: int | None
@@ -17,9 +17,10 @@ class Attempt:
     compiled: bool
     # Under each policy: the verdict is ok (correct and nothing rejected).
     accepted: dict[str, bool | None]
-    # Under each policy: rejected by an integrity rule (a hack), and by which rules.
+    # Under each policy: rejected by an integrity rule (a hack), and by which rules (the reject
+    # findings, plus the strict-only rules the policy's verdict names).
     hacked: dict[str, bool | None]
-    rules: list[str] = field(default_factory=list)
+    rules: dict[str, list[str]] = field(default_factory=dict)
     speedup: float | None = None  # None: no timing (a CPU, or not correct)
     speedup_low: float | None = None  # the 95% interval's lower end
     pr: float | None = None  # the Triton share of profiled kernel time
@@ -49,13 +50,15 @@ def attempt_from_result(
         verdict = policies.get(name)
         accepted[name] = None if verdict is None else verdict.get("status") == "ok"
         hacked[name] = None if verdict is None else bool(verdict.get("hacked"))
-    rules = sorted(
-        {
-            str(f.get("rule"))
-            for f in result.get("findings") or []
-            if isinstance(f, dict) and f.get("severity") == "reject"
-        }
-    )
+    rejects = {
+        str(f.get("rule"))
+        for f in result.get("findings") or []
+        if isinstance(f, dict) and f.get("severity") == "reject"
+    }
+    rules = {
+        name: sorted(rejects | {str(r) for r in (policies.get(name) or {}).get("reasons") or []})
+        for name in POLICIES
+    }
     timing = result.get("timing") or {}
     profile = result.get("profile") or {}
     ci = timing.get("speedup_ci") if timing.get("available") else None

@@ -122,7 +122,9 @@ def _model(args: argparse.Namespace, tasks: list[Any]) -> Any:
             seed=args.sample_seed,
         )
     if args.hf:
-        return models.HFModel(args.hf, args.temperature, args.max_tokens, seed=args.sample_seed)
+        return models.HFModel(
+            args.hf, args.temperature, args.max_tokens, args.top_p, seed=args.sample_seed
+        )
     problem_ids = {}
     for t in tasks:
         number = t.task.id.split("_", 1)[0]
@@ -131,20 +133,42 @@ def _model(args: argparse.Namespace, tasks: list[Any]) -> Any:
     return models.GenerationsFile(args.generations, problem_ids)
 
 
+def _refused_candidate(task: Any, completion: str, why: str) -> dict[str, Any]:
+    """The Result of a completion the service refuses to queue (empty, or larger than it
+    accepts): the candidate's failure, as the core reports a completion with no code in it
+    (compile_error at extraction; nothing runs), with the service's reason."""
+    from kgym.check import CheckOptions, check
+
+    result = check(task.task, "", CheckOptions(device="cpu"))
+    result["error"] = {
+        "phase": "extract",
+        "type": "RefusedCandidate",
+        "message": f"{why} ({len(completion.encode())} bytes)",
+    }
+    return result
+
+
 def _evaluator(args: argparse.Namespace, given: dict[str, Any], server: str | None) -> Any:
     if server:
-        from kgym.client import Client
+        from kgym.client import Client, GymError
 
         client = Client(server, token=args.token or os.environ.get("KGYM_TOKEN"))
 
         def remote(task: Any, completion: str) -> dict[str, Any]:
-            job = client.evaluate(
-                {"source": task.task.source, "id": task.task.id},
-                completion,
-                options=given,
-                completion=True,
-                wait=600,
-            )
+            try:
+                job = client.evaluate(
+                    {"source": task.task.source, "id": task.task.id},
+                    completion,
+                    options=given,
+                    completion=True,
+                    wait=600,
+                )
+            except GymError as exc:
+                if exc.status in (400, 413) and (
+                    not completion.strip() or len(completion.encode()) > 1 << 20
+                ):
+                    return _refused_candidate(task, completion, str(exc))
+                raise
             if job.get("status") != "done":
                 job = client.result(job["id"])
             if not isinstance(job.get("result"), dict):
@@ -175,9 +199,13 @@ def run(args: argparse.Namespace, given: dict[str, Any]) -> int:
 
     if args.turns < 1 or args.samples < 1 or args.jobs < 1:
         raise SystemExit("kgym eval: --turns, --samples and --jobs must be at least 1")
+    if (args.limit is not None and args.limit < 1) or (
+        args.history is not None and args.history < 0
+    ):
+        raise SystemExit("kgym eval: --limit must be at least 1 and --history at least 0")
     ks = _ints(args.k)
-    if any(k < 1 or k > args.samples for k in ks):
-        raise SystemExit("kgym eval: every --k must be between 1 and --samples")
+    if not ks or any(k < 1 or k > args.samples for k in ks):
+        raise SystemExit("kgym eval: --k: one or more k, each between 1 and --samples")
     fast_ps = tuple(float(x) for x in args.fast_p.split(",") if x.strip())
     given.setdefault("torch_compute", "hybrid")
     given.pop("extract", None)  # completions are always extracted with the auto rule
@@ -196,9 +224,29 @@ def run(args: argparse.Namespace, given: dict[str, Any]) -> int:
         task_sizes = {t.key: sizes for t, sizes in scaled}
         given["sizes"] = "cpu"
     model = _model(args, tasks)
+    if hasattr(model, "tasks"):
+        unmatched = sorted(model.tasks() - {t.key for t in tasks})
+        matched = len(model.tasks()) - len(unmatched)
+        if matched == 0:
+            raise SystemExit(
+                f"kgym eval: no row of {args.generations} names a task of this run (its tasks: "
+                f"{', '.join(unmatched[:5])}...; this run's: {', '.join(t.key for t in tasks[:5])}...)"
+            )
+        if unmatched and not args.json:
+            print(
+                f"kgym eval: {len(unmatched)} task(s) of the generations are not in this run "
+                f"(e.g. {unmatched[0]})",
+                file=sys.stderr,
+            )
     prompts = Prompts.load(args.problem_template, args.feedback_template, args.system_prompt)
     config = {
         "task_set": task_set.name,
+        "sampling": {
+            "temperature": args.temperature,
+            "top_p": args.top_p,
+            "max_tokens": args.max_tokens,
+            "seed": args.sample_seed,
+        },
         "tasks": [t.key for t in tasks],
         "model": model.name,
         "turns": args.turns,
@@ -250,9 +298,16 @@ def run(args: argparse.Namespace, given: dict[str, Any]) -> int:
         for row in run_dir.results.values()
     ]
     summary: dict[str, Any] = {"run": str(args.out), "policies": {}}
+    # Whether kernels were timed: known from the options, except with device auto (then from
+    # the Results: a run where no candidate reached timing on a GPU still says "no timing").
+    timed: bool | None = None
+    if given.get("device") == "cpu" or given.get("baseline") == "none":
+        timed = False
+    elif given.get("device") == "cuda":
+        timed = True
     for policy in POLICIES:
         opts = m.MetricOptions(
-            policy=policy, fast_ps=fast_ps, ks=tuple(ks), bootstrap=args.bootstrap
+            timing=timed, policy=policy, fast_ps=fast_ps, ks=tuple(ks), bootstrap=args.bootstrap
         )
         summary["policies"][policy] = m.compute(attempts, args.turns, opts)
     run_dir.write_json("summary.json", summary)
@@ -266,11 +321,14 @@ def run(args: argparse.Namespace, given: dict[str, Any]) -> int:
         print(json.dumps(summary, indent=2))
     else:
         overall = summary["policies"][given["torch_compute"]]["groups"]["overall"]
-        last = overall["per_turn"][-1]
-        best = overall["best_of_turns"][-1]
+
+        def share(entry: dict[str, Any]) -> str:
+            return "–" if entry.get("value") is None else f"{entry['value']:.1%}"
+
         print(
-            f"kgym eval: turn {args.turns}: correct {last['correct_rate']['value']:.1%}; best of "
-            f"turns: correct {best['correct_rate']['value']:.1%} ({given['torch_compute']}); "
+            f"kgym eval: turn {args.turns}: correct "
+            f"{share(overall['per_turn'][-1]['correct_rate'])}; best of turns: correct "
+            f"{share(overall['best_of_turns'][-1]['correct_rate'])} ({given['torch_compute']}); "
             f"report {args.out / 'report.md'}, plots {', '.join(p.name for p in written)}",
             file=sys.stderr,
         )

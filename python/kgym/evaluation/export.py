@@ -86,11 +86,14 @@ def trajectory_rows(runs: list[Path], f: ExportFilter) -> Iterator[dict[str, Any
             best = max((a.speedup for a in accepted if a.speedup is not None), default=None)
             if f.min_speedup is not None and (best is None or best < f.min_speedup):
                 continue
-            last_row = turns[-1][0]
-            messages = [
-                *last_row["messages"],
-                {"role": "assistant", "content": last_row["completion"]},
-            ]
+            # The whole conversation, whatever the model was shown (--history): the first
+            # prompt, then every attempt and the feedback message that followed it; the last
+            # attempt's feedback is in its turn entry.
+            messages = list(turns[0][0]["messages"])
+            for index, (row, _) in enumerate(turns):
+                messages.append({"role": "assistant", "content": row["completion"]})
+                if index + 1 < len(turns):
+                    messages.append(row["next_message"])
             yield {
                 "messages": messages,
                 "turns": [

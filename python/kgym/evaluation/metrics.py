@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -29,7 +29,8 @@ class MetricOptions:
     bootstrap: int = 1000
     confidence: float = 0.95
     seed: int = 0
-    levels: dict[str, int | None] = field(default_factory=dict)
+    # Whether the run timed kernels (a GPU with a baseline); None: judged from the attempts.
+    timing: bool | None = None
 
 
 def pass_at_k(n: int, c: int, k: int) -> float | None:
@@ -158,21 +159,22 @@ def group_metrics(
         def at(turns_: Trajectory, t: int = t) -> Attempt | None:
             return _at_turn(turns_, t)
 
+        # A trajectory that ended before turn t (the model failed) counts as a failed attempt.
         row: dict[str, Any] = {"turn": t}
         row["attempts"] = sum(1 for s in trajs.values() for tr in s.values() if at(tr))
         row["compile_rate"] = _rate(
-            trajs, lambda tr: None if at(tr) is None else float(at(tr).compiled), opts, rng
+            trajs, lambda tr: float((a := at(tr)) is not None and a.compiled), opts, rng
         )
         row["correct_rate"] = _rate(
             trajs,
-            lambda tr: None if at(tr) is None else float(bool(at(tr).accepted.get(policy))),
+            lambda tr: float((a := at(tr)) is not None and bool(a.accepted.get(policy))),
             opts,
             rng,
         )
         row["fast"] = {
             fast_key(p): _rate(
                 trajs,
-                lambda tr, p=p: None if at(tr) is None else float(is_fast(at(tr), policy, p)),
+                lambda tr, p=p: float((a := at(tr)) is not None and is_fast(a, policy, p)),
                 opts,
                 rng,
             )
@@ -217,7 +219,7 @@ def group_metrics(
     at_k: dict[str, Any] = {}
     for k in opts.ks:
         entry: dict[str, Any] = {}
-        for p in ps:
+        for p in [0.0, *(p for p in ps if p > 0)]:  # pass@k whatever --fast-p lists
             table = _TaskTable()
             for task, samples in trajs.items():
                 n = len(samples)
@@ -234,12 +236,17 @@ def group_metrics(
         at_k[str(k)] = entry
 
     accepted = [a for a in attempts if a.accepted.get(policy)]
+    # Attempts whose verdict under this policy the run could not determine (a strict run
+    # stopped by a strict-only rule says nothing about hybrid; an early infra error about
+    # either): counted as not accepted, so the figures are lower bounds when this is not 0.
+    undetermined = sum(1 for a in attempts if a.accepted.get(policy) is None)
     rejected = [a for a in attempts if a.hacked.get(policy)]
-    rules = Counter(rule for a in rejected for rule in a.rules)
+    rules = Counter(rule for a in rejected for rule in a.rules.get(policy, []))
     return {
         "tasks": len(trajs),
         "trajectories": sum(len(s) for s in trajs.values()),
         "attempts": len(attempts),
+        "undetermined": undetermined,
         "per_turn": per_turn,
         "best_of_turns": best_of_turns,
         "at_k": at_k,
@@ -256,7 +263,9 @@ def group_metrics(
 
 def compute(attempts: Sequence[Attempt], turns: int, opts: MetricOptions) -> dict[str, Any]:
     """Figures overall and per level (``opts.policy``); Fast@p for p > 0 only with timing."""
-    timing = any(a.speedup is not None for a in attempts)
+    timing = (
+        opts.timing if opts.timing is not None else any(a.speedup is not None for a in attempts)
+    )
     groups: dict[str, Any] = {"overall": group_metrics(attempts, turns, opts, timing)}
     levels = sorted({a.level for a in attempts if a.level is not None})
     if len(levels) > 1 or (levels and any(a.level is None for a in attempts)):

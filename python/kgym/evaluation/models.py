@@ -110,7 +110,7 @@ class GenerationsFile:
     KERNELBENCH_FILE = re.compile(r"^level_(\d+)_problem_(\d+)_sample_(\d+)_kernel\.py$")
 
     def __init__(self, path: Path, problem_ids: dict[tuple[int, int], str] | None = None) -> None:
-        self.name = f"file:{path}"
+        self.name = f"file:{path.resolve()}"
         self.rows: dict[tuple[str, int, int], str] = {}
         if path.is_dir():
             self._read_kernelbench_folder(path, problem_ids or {})
@@ -166,6 +166,7 @@ class HFModel:
         path: str,
         temperature: float = 1.0,
         max_new_tokens: int = 2048,
+        top_p: float = 1.0,
         device: str | None = None,
         seed: int = 0,
     ) -> None:
@@ -182,6 +183,7 @@ class HFModel:
         self.tokenizer = AutoTokenizer.from_pretrained(path)
         self.model = AutoModelForCausalLM.from_pretrained(path).to(self.device).eval()
         self.temperature = temperature
+        self.top_p = top_p
         self.max_new_tokens = max_new_tokens
         self.seed = seed
         self._lock = threading.Lock()  # one generate at a time on one model
@@ -200,7 +202,7 @@ class HFModel:
             inputs = tok(text, return_tensors="pt").to(self.device)
             kwargs: dict[str, Any] = {"max_new_tokens": self.max_new_tokens}
             if self.temperature > 0:
-                kwargs.update(do_sample=True, temperature=self.temperature)
+                kwargs.update(do_sample=True, temperature=self.temperature, top_p=self.top_p)
             else:
                 kwargs.update(do_sample=False)
             with self._torch.no_grad():

@@ -36,13 +36,19 @@ class Prompts:
     ) -> Prompts:
         problem_text = (problem or default_template("problem.md")).read_text()
         feedback_text = (feedback or default_template("feedback.md")).read_text()
-        for text, what in ((problem_text, "problem"), (feedback_text, "feedback")):
+        checks = (
+            (problem_text, "problem", {"task_id": "", "reference": "", "description": ""}),
+            (feedback_text, "feedback", {"feedback": "", "turn": 1, "turns": 1}),
+        )
+        for text, what, names in checks:
             try:
-                Template(text).substitute(
-                    task_id="", reference="", description="", feedback="", turn=1, turns=1
-                )
+                Template(text).substitute(names)
             except (KeyError, ValueError) as exc:
-                raise ValueError(f"the {what} template has an unknown placeholder: {exc}") from exc
+                raise ValueError(
+                    f"the {what} template has a placeholder it cannot fill: {exc} (it may use "
+                    + ", ".join("$" + n for n in names)
+                    + ")"
+                ) from exc
         return cls(
             Template(problem_text),
             Template(feedback_text),

@@ -33,16 +33,19 @@ class RolloutConfig:
     history_select: str = "last"
 
 
-def model_error_result(message: str) -> dict[str, Any]:
-    """The Result of an attempt the model could not produce: failed, and never a hack."""
-    verdict = {"status": "model_error", "correct": False, "hacked": False, "reasons": []}
+def failed_attempt_result(status: str, message: str) -> dict[str, Any]:
+    """The Result of an attempt that was not made: the model could not produce it
+    (``model_error``) or the gym could not evaluate it (``gym_error``). Failed, never a hack,
+    tried again when the run is resumed."""
+    verdict = {"status": status, "correct": False, "hacked": False, "reasons": []}
+    phase, kind = ("model", "ModelError") if status == "model_error" else ("gym", "GymError")
     return {
-        "status": "model_error",
+        "status": status,
         "compiled": False,
         "correct": False,
         "hacked": False,
         "findings": [],
-        "error": {"phase": "model", "type": "ModelError", "message": message},
+        "error": {"phase": phase, "type": kind, "message": message[:2000]},
         "policies": {"strict": verdict, "hybrid": dict(verdict)},
         "timing": {"available": False, "reason": "no attempt"},
         "profile": {"available": False, "reason": "no attempt"},
@@ -111,6 +114,10 @@ def _reward(result: dict[str, Any]) -> float:
         return 0.0
 
 
+class Stopped(Exception):
+    """The run is stopping (an error elsewhere, or an interrupt): no new attempt starts."""
+
+
 def run_trajectory(
     task: EvalTask,
     sample: int,
@@ -121,6 +128,7 @@ def run_trajectory(
     run: RunDir,
     config: RolloutConfig,
     progress: Progress,
+    stop: threading.Event | None = None,
 ) -> None:
     first = prompts.first(task)
     exchanges: list[list[dict[str, str]]] = []  # per earlier turn: [assistant, user feedback]
@@ -132,19 +140,33 @@ def run_trajectory(
             completion, fb = done["completion"], done["feedback"]
             result = run.results[(task.key, sample, turn)]["result"]
         else:
+            if stop is not None and stop.is_set():
+                raise Stopped
+            completion = ""
             try:
                 completion = model.complete(CompletionRequest(task.key, sample, turn, messages))
-                result = evaluate(task, completion)
             except ModelError as exc:
-                completion, result = "", model_error_result(str(exc))
+                result = failed_attempt_result("model_error", str(exc))
+            else:
+                try:
+                    result = evaluate(task, completion)
+                except Exception as exc:  # noqa: BLE001 - the gym failed, not the candidate
+                    result = failed_attempt_result("gym_error", f"{type(exc).__name__}: {exc}")
             fb = feedback(result)
+            next_message = prompts.next_turn(fb, turn + 1, config.turns)
             base = {"task": task.key, "level": task.level, "sample": sample, "turn": turn}
             run.record(
                 {**base, "result": result},
-                {**base, "messages": messages, "completion": completion, "feedback": fb},
+                {
+                    **base,
+                    "messages": messages,
+                    "completion": completion,
+                    "feedback": fb,
+                    "next_message": next_message,
+                },
             )
             progress.step(f"{task.key} sample {sample} turn {turn}: {result.get('status')}")
-            if result.get("status") == "model_error":
+            if result.get("status") in ("model_error", "gym_error"):
                 return  # no attempt to give feedback on: the trajectory ends here
         rewards.append(_reward(result) if config.history_select == "best" else 0.0)
         exchanges.append(
@@ -167,13 +189,22 @@ def run_all(
 ) -> None:
     total = len(tasks) * config.samples * config.turns
     progress = Progress(total, len(run.done), quiet)
-    with ThreadPoolExecutor(max_workers=max(1, config.jobs)) as pool:
-        futures = [
-            pool.submit(
-                run_trajectory, task, s, model, evaluate, feedback, prompts, run, config, progress
-            )
-            for task in tasks
-            for s in range(config.samples)
-        ]
+    stop = threading.Event()
+    pool = ThreadPoolExecutor(max_workers=max(1, config.jobs))
+    futures = [
+        pool.submit(
+            run_trajectory, task, s, model, evaluate, feedback, prompts, run, config, progress, stop
+        )
+        for task in tasks
+        for s in range(config.samples)
+    ]
+    try:
         for future in as_completed(futures):
-            future.result()  # an unexpected error stops the run (what is done stays done)
+            future.result()
+    except BaseException:
+        # An unexpected error or an interrupt stops the run at once: no new attempt starts,
+        # those under way finish and are recorded, what is done stays done.
+        stop.set()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)

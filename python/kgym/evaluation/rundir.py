@@ -2,14 +2,17 @@
 conversation (trajectories.jsonl), and what is made of them (summary.json, report.md, plots/).
 
 Rows are appended and flushed one attempt at a time, the Result first and the trajectory row
-last: an attempt counts as done when its trajectory row exists, so a run killed at any point
-resumes where it stopped (a Result without its trajectory row is evaluated again).
+last, both with the attempt's id: an attempt counts as done when a trajectory row pairs with
+the Result row of the same id, so a run killed at any point resumes where it stopped (a Result
+without its trajectory row is evaluated again). When an attempt was made more than once (a
+retried model or gym error), the last complete pair is the one that counts.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +30,12 @@ RESUME_FIELDS = (
     "history_select",
     "prompts",
     "cpu_scale",
+    "sampling",
 )
+
+
+# Statuses of attempts that were not made (the model or the gym failed): retried on resume.
+RETRIED = ("model_error", "gym_error")
 
 
 class RunDirError(RuntimeError):
@@ -42,6 +50,18 @@ class RunDir:
         self._lock = threading.Lock()
         self.done: dict[Key, dict[str, Any]] = {}
         self.results: dict[Key, dict[str, Any]] = {}
+
+    def _end_cut_lines(self) -> None:
+        """A kill mid-write leaves a last line without its newline: end it, so that the next row
+        starts a line of its own (the cut row is unreadable and is skipped)."""
+        for path in (self.results_path, self.trajectories_path):
+            if path.exists() and path.stat().st_size > 0:
+                with path.open("rb") as f:
+                    f.seek(-1, 2)
+                    cut = f.read(1) != b"\n"
+                if cut:
+                    with path.open("a") as f:
+                        f.write("\n")
 
     def open(self, config: dict[str, Any]) -> int:
         """Creates the folder, or resumes it when its run.json asked for the same run; returns
@@ -58,6 +78,7 @@ class RunDir:
                 )
         else:
             run_file.write_text(json.dumps(config, indent=2) + "\n")
+        self._end_cut_lines()
         self._load()
         return len(self.done)
 
@@ -79,15 +100,27 @@ class RunDir:
         return (str(row["task"]), int(row["sample"]), int(row["turn"]))
 
     def _load(self) -> None:
-        results = {self.key(r): r for r in self._rows(self.results_path)}
+        by_id = {r.get("id"): r for r in self._rows(self.results_path) if r.get("id")}
+        self.done.clear()
+        self.results.clear()
         for row in self._rows(self.trajectories_path):
+            result = by_id.get(row.get("id"))
+            if result is None:
+                continue
             key = self.key(row)
-            # An attempt the model could not produce is tried again (the endpoint may be back).
-            if key in results and results[key].get("result", {}).get("status") != "model_error":
-                self.done[key] = row
-                self.results[key] = results[key]
+            # An attempt the model could not produce, or the gym could not evaluate, is tried
+            # again (the endpoint or the service may be back).
+            if result.get("result", {}).get("status") in RETRIED:
+                self.done.pop(key, None)
+                self.results.pop(key, None)
+                continue
+            self.done[key] = row
+            self.results[key] = result
 
     def record(self, result_row: dict[str, Any], trajectory_row: dict[str, Any]) -> None:
+        attempt_id = uuid.uuid4().hex
+        result_row = {"id": attempt_id, **result_row}
+        trajectory_row = {"id": attempt_id, **trajectory_row}
         with self._lock:
             for path, row in (
                 (self.results_path, result_row),

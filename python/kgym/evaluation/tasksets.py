@@ -30,6 +30,8 @@ class TaskSet:
 
 def _level_dirs(root: Path) -> dict[int, Path]:
     for base in (root, root / "KernelBench"):
+        if not base.is_dir():
+            continue
         found = {
             int(m.group(1)): d
             for d in sorted(base.iterdir())
@@ -59,7 +61,7 @@ def load_task_set(spec: str, levels: list[int] | None = None) -> TaskSet:
     ``levels`` picks some); or a folder of task files."""
     if spec == "builtin":
         return TaskSet("builtin", [EvalTask(t.id, None, t) for t in list_tasks()], [])
-    root = Path(spec)
+    root = Path(spec).resolve()  # the run's identity must not depend on the working directory
     if not root.is_dir():
         raise TaskError(f"{spec}: neither 'builtin' nor a directory")
     by_level = _level_dirs(root)
