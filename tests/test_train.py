@@ -58,3 +58,34 @@ def test_bad_configs_are_refused_with_the_key(tmp_path: Path) -> None:
     bad.write_text("data: {prompts: []}\n")
     with pytest.raises(ValueError, match="prompts"):
         load_config(bad)
+
+
+def test_the_full_loop_with_the_gym_produces_every_metric(tmp_path: Path) -> None:
+    config = tmp_path / "gym.yaml"
+    config.write_text(
+        """
+model: {tiny: {n_embd: 32, n_layer: 1, n_head: 2, n_positions: 2048}, tokenizer_vocab: 400, device: cpu}
+data: {task_set: builtin, tasks: [01_relu, 02_gelu]}
+rollout: {samples_per_prompt: 2, turns: 2, max_new_tokens: 12}
+reward: {kind: dr_kernel}
+advantage: {estimator: trloo}
+prs: {enabled: true}
+mismatch: {kind: tis}
+gym: {device: cpu, trials: 1, jobs: 4, in_process: true}
+optim: {lr: 0.001}
+run: {steps: 2, checkpoint_every: 1}
+"""
+    )
+    history = train(load_config(config), tmp_path / "run", quiet=True)
+    assert [m["step"] for m in history] == [1, 2]
+    for m in history:
+        assert m["gym_evaluations"] == 2 * 2 * 2  # tasks x samples x turns
+        assert len(m["pass_rate_by_turn"]) == len(m["fast_1.2_by_turn"]) == 2
+        assert all(0.0 <= v <= 1.0 for v in m["pass_rate_by_turn"])
+        assert 0.0 <= m["hack_rate"] <= 1.0 and 0.0 <= m["prs_kept"] <= 1.0
+        # the sampler and the trainer are the same model: their log-probabilities agree
+        assert m["mismatch/mean_abs_logratio"] < 1e-3
+        for key in ("reward/total", "loss", "entropy", "grad_norm", "gym_evaluations_per_s"):
+            assert math.isfinite(m[key]), key
+        assert m["time/gym_s"] > 0 and m["time/rollout_s"] > 0
+    assert (tmp_path / "run" / "checkpoint.pt").exists()

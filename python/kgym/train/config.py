@@ -32,8 +32,11 @@ class ModelConfig:
 
 @dataclass
 class DataConfig:
-    # Each prompt with its reference answer (the similarity reward's target).
+    # Each prompt with its reference answer (the similarity and format rewards).
     prompts: list[dict[str, str]] = field(default_factory=list)
+    # Gym tasks (the dr_kernel reward): a task set as kgym eval takes it, and task globs.
+    task_set: str = "builtin"
+    tasks: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -42,13 +45,50 @@ class RolloutConfig:
     max_new_tokens: int = 64
     temperature: float = 1.0
     top_p: float = 1.0
+    turns: int = 1  # turns per trajectory with the gym's feedback (Dr. Kernel: 3)
 
 
 @dataclass
 class RewardConfig:
     # similarity: Kernel Coder's difflib ratio against the prompt's reference;
-    # format: Kernel Coder's format reward; both: their sum.
+    # format: Kernel Coder's format reward; both: their sum;
+    # dr_kernel: Dr. Kernel's reward from the gym's Result (kgym.rewards, released weights).
     kind: str = "similarity"
+
+
+@dataclass
+class GymConfig:
+    device: str = "auto"  # where candidates run: auto | cpu | cuda
+    trials: int = 2  # correctness trials per evaluation
+    timeout_s: float = 300.0
+    jobs: int = 4  # evaluations at a time
+    # Evaluate in this process (no service); else a local gym service is started.
+    in_process: bool = False
+
+
+@dataclass
+class PrsConfig:
+    """Profiling-based rejection sampling (Dr. Kernel): a correct sample is kept with
+    probability clip((PR - tau) / s, 0, 1)."""
+
+    enabled: bool = False
+    tau: float = 0.3
+    s: float = 0.1
+
+
+@dataclass
+class MismatchConfig:
+    """Correction for the sampler's and the trainer's log-probabilities differing
+    (docs/rl-maths.md): none, tis (token weights min(rho, cap)), mis (tokens with rho outside
+    [lo, hi] masked), geometric (sequences whose geometric-mean ratio leaves [geo_lo, geo_hi]
+    dropped)."""
+
+    kind: str = "none"
+    tis_cap: float = 2.0
+    mis_lo: float = 0.5
+    mis_hi: float = 2.0
+    geo_lo: float = 0.999
+    geo_hi: float = 1.001
 
 
 @dataclass
@@ -89,6 +129,9 @@ class TrainConfig:
     data: DataConfig = field(default_factory=DataConfig)
     rollout: RolloutConfig = field(default_factory=RolloutConfig)
     reward: RewardConfig = field(default_factory=RewardConfig)
+    gym: GymConfig = field(default_factory=GymConfig)
+    prs: PrsConfig = field(default_factory=PrsConfig)
+    mismatch: MismatchConfig = field(default_factory=MismatchConfig)
     advantage: AdvantageConfig = field(default_factory=AdvantageConfig)
     loss: LossConfig = field(default_factory=LossConfig)
     optim: OptimConfig = field(default_factory=OptimConfig)
@@ -97,9 +140,15 @@ class TrainConfig:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    @property
+    def uses_gym(self) -> bool:
+        return self.reward.kind == "dr_kernel"
+
     def validate(self) -> None:
         choices = {
-            ("reward", "kind"): ("similarity", "format", "both"),
+            ("reward", "kind"): ("similarity", "format", "both", "dr_kernel"),
+            ("gym", "device"): ("auto", "cpu", "cuda"),
+            ("mismatch", "kind"): ("none", "tis", "mis", "geometric"),
             ("advantage", "estimator"): ("grpo", "dr_grpo", "rloo", "trloo"),
             ("loss", "aggregation"): ("dr_grpo", "token_mean", "seq_mean"),
             ("optim", "schedule"): ("constant", "cosine"),
@@ -112,8 +161,15 @@ class TrainConfig:
                 raise ValueError(f"[{section}] {key} = {value!r}: one of {', '.join(allowed)}")
         if self.rollout.samples_per_prompt < 2:
             raise ValueError("[rollout] samples_per_prompt must be at least 2 (group baselines)")
-        if not self.data.prompts:
+        if self.uses_gym:
+            if not self.data.tasks:
+                raise ValueError("[data] tasks: the gym's tasks (ids or globs) for dr_kernel")
+            if self.rollout.turns < 1:
+                raise ValueError("[rollout] turns must be at least 1")
+        elif not self.data.prompts:
             raise ValueError("[data] prompts: at least one {prompt, reference}")
+        elif self.rollout.turns != 1:
+            raise ValueError("[rollout] turns > 1 needs the gym (reward.kind = dr_kernel)")
         for p in self.data.prompts:
             if not isinstance(p, dict) or not {"prompt", "reference"} <= p.keys():
                 raise ValueError("[data] prompts: each is {prompt = ..., reference = ...}")

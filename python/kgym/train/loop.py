@@ -88,7 +88,7 @@ def train_step(policy: Policy, cfg: TrainConfig, opt: Any, sched: Any) -> dict[s
     metrics.update(
         {
             "reward/std": float(parts["total"].std()),
-            "loss": float(result.loss),
+            "loss": float(result.loss.detach()),
             "clip_fraction": result.clip_fraction,
             "entropy": result.entropy,
             "approx_kl": result.approx_kl,
@@ -116,10 +116,29 @@ def train(cfg: TrainConfig, out: Path, quiet: bool = False) -> list[dict[str, An
             raise ValueError(f"{out} holds a run with another config: use another folder")
     config_file.write_text(json.dumps(cfg.to_dict(), indent=2) + "\n")
     _seed_everything(cfg.run.seed)
+    ctx = None
+    if cfg.uses_gym:
+        from kgym.train.gym_step import open_gym
+
+        ctx = open_gym(cfg, out)
+        if cfg.model.path is None and not cfg.model.tokenizer_corpus:
+            # The tiny tokenizer learns the texts it will read: the tasks and the templates.
+            cfg.model.tokenizer_corpus = [t.task.source for t in ctx.tasks] + [
+                ctx.prompts.problem.template,
+                ctx.prompts.feedback.template,
+            ]
+    try:
+        return _train(cfg, out, quiet, ctx)
+    finally:
+        if ctx is not None:
+            ctx.stack.close()
+
+
+def _train(cfg: TrainConfig, out: Path, quiet: bool, ctx: Any) -> list[dict[str, Any]]:
+    metrics_path = out / "metrics.jsonl"
     policy = load_policy(cfg.model)
     opt, sched = update.make_optimizer(policy.model, cfg.optim, cfg.run.steps)
     start = 0
-    metrics_path = out / "metrics.jsonl"
     if (out / CHECKPOINT).exists():
         state = torch.load(out / CHECKPOINT, map_location=policy.device, weights_only=False)
         policy.model.load_state_dict(state["model"])
@@ -140,7 +159,12 @@ def train(cfg: TrainConfig, out: Path, quiet: bool = False) -> list[dict[str, An
         else []
     )
     for step in range(start + 1, cfg.run.steps + 1):
-        m = {"step": step, **train_step(policy, cfg, opt, sched)}
+        if ctx is not None:
+            from kgym.train.gym_step import gym_step
+
+            m = {"step": step, **gym_step(policy, cfg, opt, sched, ctx, step)}
+        else:
+            m = {"step": step, **train_step(policy, cfg, opt, sched)}
         history.append(m)
         with metrics_path.open("a") as f:
             f.write(json.dumps(m) + "\n")

@@ -13,7 +13,12 @@ from kgym.train.rollout import Batch
 
 def token_logprobs(model: torch.nn.Module, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
     """The model's log-probability of each completion token, and the entropy of each position."""
-    logits = model(input_ids=batch.sequences, attention_mask=batch.attention).logits
+    # Positions as generate gives them: counted from each sequence's first real token (left
+    # padding), or the trainer would score tokens at other positions than the sampler did.
+    positions = (batch.attention.cumsum(-1) - 1).clamp(min=0)
+    logits = model(
+        input_ids=batch.sequences, attention_mask=batch.attention, position_ids=positions
+    ).logits
     logits = logits[:, batch.prompt_len - 1 : -1].float()
     completion = batch.sequences[:, batch.prompt_len :]
     logp = torch.log_softmax(logits, dim=-1)
@@ -36,7 +41,10 @@ def policy_loss(
     batch: Batch,
     adv: torch.Tensor,
     cfg: LossConfig,
+    token_weights: torch.Tensor | None = None,
 ) -> LossParts:
+    """``token_weights``: per-token weights of the mismatch correction (TIS weights or an MIS
+    mask), not differentiated through."""
     mask = batch.completion_mask
     ratio = torch.exp(logprobs - batch.old_logprobs)
     a = adv.unsqueeze(1)
@@ -44,6 +52,8 @@ def policy_loss(
         ratio * a, torch.clamp(ratio, 1 - cfg.clip_low, 1 + cfg.clip_high) * a
     )
     per_token = -surrogate * mask
+    if token_weights is not None:
+        per_token = per_token * token_weights.detach()
     if cfg.aggregation == "dr_grpo":
         loss = per_token.sum() / (mask.shape[0] * mask.shape[1])
     elif cfg.aggregation == "token_mean":

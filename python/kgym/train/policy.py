@@ -30,7 +30,8 @@ def _tiny_tokenizer(corpus: list[str], vocab: int) -> Any:
 
     bpe = ByteLevelBPETokenizer()
     bpe.train_from_iterator(corpus, vocab_size=vocab, min_frequency=1, show_progress=False)
-    tok = transformers.PreTrainedTokenizerFast(tokenizer_object=bpe)
+    # The underlying tokenizers.Tokenizer (the wrapper lacks truncation from the left).
+    tok = transformers.PreTrainedTokenizerFast(tokenizer_object=bpe._tokenizer)
     tok.add_special_tokens({"eos_token": "</s>", "pad_token": "</s>"})
     return tok
 
@@ -53,6 +54,10 @@ def load_policy(cfg: ModelConfig) -> Policy:
             vocab_size=len(tokenizer),
             bos_token_id=tokenizer.eos_token_id,
             eos_token_id=tokenizer.eos_token_id,
+            # No dropout: the sampler (eval mode) and the trainer must score tokens alike.
+            resid_pdrop=0.0,
+            embd_pdrop=0.0,
+            attn_pdrop=0.0,
             **cfg.tiny,
         )
         model = transformers.GPT2LMHeadModel(config).to(dtype)

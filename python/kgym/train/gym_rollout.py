@@ -1,0 +1,157 @@
+"""Multi-turn rollouts with the gym: each (task, sample) is a conversation in which the policy
+writes a kernel, the gym evaluates it, and the gym's feedback opens the next turn (the prompts
+and feedback messages are kgym eval's: kgym.evaluation.prompts). Every (trajectory, turn) is a
+training sample with its prompt tokens, completion tokens, the sampler's log-probabilities and
+the gym's Result."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from kgym.evaluation.prompts import Prompts
+from kgym.evaluation.tasksets import EvalTask
+from kgym.train.config import RolloutConfig
+from kgym.train.policy import Policy
+from kgym.train.rollout import Batch
+
+Evaluator = Callable[[EvalTask, str], dict[str, Any]]
+
+
+@dataclass
+class Sample:
+    traj: int
+    turn: int  # 0-based
+    group: int  # the task's index: samples of one task (and turn) are compared
+    prompt_ids: list[int]
+    completion_ids: list[int]
+    old_logprobs: list[float]
+    text: str
+    result: dict[str, Any] = field(default_factory=dict)
+
+
+def render(messages: list[dict[str, str]], tokenizer: Any) -> str:
+    """The conversation as the model reads it: its chat template, or plain role-tagged text."""
+    if getattr(tokenizer, "chat_template", None):
+        return str(
+            tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        )
+    return "\n\n".join(f"{m['role']}: {m['content']}" for m in messages) + "\n\nassistant:"
+
+
+@torch.no_grad()
+def _generate(
+    policy: Policy, texts: list[str], cfg: RolloutConfig, max_prompt_tokens: int
+) -> list[tuple[list[int], list[int], list[float], str]]:
+    tok, model = policy.tokenizer, policy.model
+    tok.padding_side = "left"
+    tok.truncation_side = "left"  # keep the end of a long conversation: the latest feedback
+    enc = tok(
+        texts, return_tensors="pt", padding=True, truncation=True, max_length=max_prompt_tokens
+    )
+    enc = enc.to(policy.device)
+    model.eval()
+    out = model.generate(
+        input_ids=enc.input_ids,
+        attention_mask=enc.attention_mask,
+        do_sample=True,
+        temperature=cfg.temperature,
+        top_p=cfg.top_p,
+        top_k=0,
+        max_new_tokens=cfg.max_new_tokens,
+        pad_token_id=tok.pad_token_id,
+        eos_token_id=tok.eos_token_id,
+        output_scores=True,
+        return_dict_in_generate=True,
+    )
+    width = enc.input_ids.shape[1]
+    completion = out.sequences[:, width:]
+    scores = torch.stack(out.scores, dim=1).float()
+    logp = torch.log_softmax(scores, dim=-1).gather(-1, completion.unsqueeze(-1)).squeeze(-1)
+    rows = []
+    for i in range(len(texts)):
+        prompt = enc.input_ids[i][enc.attention_mask[i] > 0].tolist()
+        ids = completion[i].tolist()
+        if tok.eos_token_id in ids:  # up to and with the first EOS
+            ids = ids[: ids.index(tok.eos_token_id) + 1]
+        rows.append(
+            (prompt, ids, logp[i, : len(ids)].tolist(), tok.decode(ids, skip_special_tokens=True))
+        )
+    return rows
+
+
+@dataclass
+class RolloutStats:
+    rollout_s: float = 0.0
+    gym_s: float = 0.0
+    evaluations: int = 0
+
+
+def rollout(
+    policy: Policy,
+    tasks: list[EvalTask],
+    prompts: Prompts,
+    cfg: RolloutConfig,
+    evaluate: Evaluator,
+    feedback: Callable[[dict[str, Any]], str],
+    jobs: int,
+) -> tuple[list[Sample], RolloutStats]:
+    n = cfg.samples_per_prompt
+    trajectories = [(g, task) for g, task in enumerate(tasks) for _ in range(n)]
+    conversations = [prompts.first(task) for _, task in trajectories]
+    samples: list[Sample] = []
+    stats = RolloutStats()
+    max_prompt = int(getattr(policy.model.config, "n_positions", 0) or 1 << 30) - cfg.max_new_tokens
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        for turn in range(cfg.turns):
+            started = time.perf_counter()
+            texts = [render(c, policy.tokenizer) for c in conversations]
+            generated = _generate(policy, texts, cfg, max(8, max_prompt))
+            stats.rollout_s += time.perf_counter() - started
+            started = time.perf_counter()
+            results = list(
+                pool.map(
+                    lambda i, done=generated: evaluate(trajectories[i][1], done[i][3]),
+                    range(len(trajectories)),
+                )
+            )
+            stats.gym_s += time.perf_counter() - started
+            stats.evaluations += len(results)
+            for i, ((group, _), (prompt, ids, logp, text), result) in enumerate(
+                zip(trajectories, generated, results)
+            ):
+                samples.append(Sample(i, turn, group, prompt, ids, logp, text, result))
+                conversations[i] = [
+                    *conversations[i],
+                    {"role": "assistant", "content": text},
+                    prompts.next_turn(feedback(result), turn + 2, cfg.turns),
+                ]
+    return samples, stats
+
+
+def collate(samples: list[Sample], pad_id: int, device: torch.device) -> Batch:
+    """One padded batch: prompts left-padded to a common length, completions right-padded."""
+    width = max(len(s.prompt_ids) for s in samples)
+    length = max(1, max(len(s.completion_ids) for s in samples))
+    seqs, attn, mask, old = [], [], [], []
+    for s in samples:
+        left = width - len(s.prompt_ids)
+        right = length - len(s.completion_ids)
+        seqs.append([pad_id] * left + s.prompt_ids + s.completion_ids + [pad_id] * right)
+        attn.append([0] * left + [1] * (len(s.prompt_ids) + len(s.completion_ids)) + [0] * right)
+        mask.append([1.0] * len(s.completion_ids) + [0.0] * right)
+        old.append(s.old_logprobs + [0.0] * right)
+    return Batch(
+        sequences=torch.tensor(seqs, device=device),
+        attention=torch.tensor(attn, device=device),
+        prompt_len=width,
+        completion_mask=torch.tensor(mask, device=device),
+        old_logprobs=torch.tensor(old, device=device),
+        texts=[s.text for s in samples],
+        group=torch.tensor([s.group for s in samples], device=device),
+    )
