@@ -89,3 +89,64 @@ run: {steps: 2, checkpoint_every: 1}
             assert math.isfinite(m[key]), key
         assert m["time/gym_s"] > 0 and m["time/rollout_s"] > 0
     assert (tmp_path / "run" / "checkpoint.pt").exists()
+
+
+def kernelbook_file(path: Path, n: int = 12) -> Path:
+    rows = [
+        {
+            "uuid": i,
+            "module_name": f"Mod{i}",
+            "entry_point": f"Mod{i}",
+            "python_code": f"import torch\nclass Mod{i}(torch.nn.Module):\n    def forward(self, x):\n        return x * {i}\n",
+            "triton_code": f"@triton.jit\ndef mul_{i}(x_ptr, y_ptr):\n    tl.store(y_ptr, tl.load(x_ptr) * {i})\n",
+            "licenses": ["MIT"],
+            "synthetic": False,
+            "repo_link": "",
+        }
+        for i in range(n)
+    ] + [
+        {
+            "uuid": 99,
+            "module_name": "Empty",
+            "entry_point": "Empty",
+            "python_code": "",
+            "triton_code": "",
+            "licenses": [],
+            "synthetic": True,
+            "repo_link": "",
+        }
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_kernelbook_rows_become_prompts_split_stably(tmp_path: Path) -> None:
+    from kgym.train.data import kernelbook_prompts
+
+    file = kernelbook_file(tmp_path / "kernelbook.jsonl")
+    train_rows = kernelbook_prompts(file, "train", 0.25, 0)
+    held = kernelbook_prompts(file, "heldout", 0.25, 0)
+    assert {r["id"] for r in train_rows}.isdisjoint({r["id"] for r in held})
+    assert len(train_rows) + len(held) == 12  # the row without programs is skipped
+    assert kernelbook_prompts(file, "train", 0.25, 0) == train_rows  # the same split every time
+    first = train_rows[0]
+    assert "ModelNew" in first["prompt"] and f"class Mod{first['id']}" in first["prompt"]
+    assert first["reference"].startswith("@triton.jit")
+    assert len(kernelbook_prompts(file, "train", 0.25, 3)) == 3
+
+
+def test_training_on_kernelbook_draws_prompts_per_step(tmp_path: Path) -> None:
+    file = kernelbook_file(tmp_path / "kernelbook.jsonl")
+    config = tmp_path / "kb.yaml"
+    config.write_text(
+        f"""
+model: {{tiny: {{n_embd: 32, n_layer: 1, n_head: 2, n_positions: 1024}}, device: cpu}}
+data: {{kernelbook: {file}, holdout_fraction: 0.2}}
+rollout: {{samples_per_prompt: 2, max_new_tokens: 8, prompts_per_step: 3}}
+optim: {{lr: 0.001}}
+run: {{steps: 3}}
+"""
+    )
+    history = train(load_config(config), tmp_path / "run", quiet=True)
+    assert [m["step"] for m in history] == [1, 2, 3]
+    assert all(m["tokens"] > 0 and 0.0 <= m["reward/similarity"] <= 1.0 for m in history)

@@ -34,6 +34,12 @@ class ModelConfig:
 class DataConfig:
     # Each prompt with its reference answer (the similarity and format rewards).
     prompts: list[dict[str, str]] = field(default_factory=list)
+    # KernelBook rows (a .parquet/.json/.jsonl file): PyTorch program -> prompt, Triton
+    # program -> reference; a stable hash of each row's uuid holds out holdout_fraction.
+    kernelbook: str | None = None
+    kernelbook_split: str = "train"  # train | heldout
+    kernelbook_limit: int = 0  # rows at most; 0: all
+    holdout_fraction: float = 0.1
     # Gym tasks (the dr_kernel reward): a task set as kgym eval takes it, and task globs.
     task_set: str = "builtin"
     tasks: list[str] = field(default_factory=list)
@@ -46,6 +52,8 @@ class RolloutConfig:
     temperature: float = 1.0
     top_p: float = 1.0
     turns: int = 1  # turns per trajectory with the gym's feedback (Dr. Kernel: 3)
+    # Prompts (or tasks) drawn per step, by a seeded draw of the step (exact on resume); 0: all.
+    prompts_per_step: int = 0
 
 
 @dataclass
@@ -154,6 +162,7 @@ class TrainConfig:
             ("optim", "schedule"): ("constant", "cosine"),
             ("model", "dtype"): ("float32", "bfloat16"),
             ("model", "device"): ("auto", "cpu", "cuda"),
+            ("data", "kernelbook_split"): ("train", "heldout"),
         }
         for (section, key), allowed in choices.items():
             value = getattr(getattr(self, section), key)
@@ -166,17 +175,15 @@ class TrainConfig:
                 raise ValueError("[data] tasks: the gym's tasks (ids or globs) for dr_kernel")
             if self.rollout.turns < 1:
                 raise ValueError("[rollout] turns must be at least 1")
-        elif not self.data.prompts:
-            raise ValueError("[data] prompts: at least one {prompt, reference}")
+        elif not self.data.prompts and not self.data.kernelbook:
+            raise ValueError("[data] prompts: at least one {prompt, reference}, or kernelbook")
         elif self.rollout.turns != 1:
             raise ValueError("[rollout] turns > 1 needs the gym (reward.kind = dr_kernel)")
         for p in self.data.prompts:
             if not isinstance(p, dict) or not {"prompt", "reference"} <= p.keys():
                 raise ValueError("[data] prompts: each is {prompt = ..., reference = ...}")
-        if self.model.path is None and not self.model.tokenizer_corpus:
-            self.model.tokenizer_corpus = [
-                text for p in self.data.prompts for text in (p["prompt"], p["reference"])
-            ]
+        if not 0.0 <= self.data.holdout_fraction < 1.0:
+            raise ValueError("[data] holdout_fraction must be in [0, 1)")
         if self.run.steps < 1 or self.loss.epochs < 1:
             raise ValueError("[run] steps and [loss] epochs must be at least 1")
 

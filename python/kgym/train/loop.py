@@ -62,10 +62,22 @@ def _save(out: Path, policy: Policy, opt: Any, sched: Any, step: int, cfg: Train
     policy.tokenizer.save_pretrained(out / "tokenizer")
 
 
-def train_step(policy: Policy, cfg: TrainConfig, opt: Any, sched: Any) -> dict[str, Any]:
+def draw(items: list[Any], per_step: int, seed: int, step: int) -> list[Any]:
+    """The step's prompts (or tasks): all, or ``per_step`` drawn by the step's own seeded
+    generator, so that a resumed run draws what an uninterrupted one would."""
+    if not per_step or per_step >= len(items):
+        return items
+    rng = np.random.default_rng([seed, step])
+    return [items[i] for i in sorted(rng.choice(len(items), size=per_step, replace=False))]
+
+
+def train_step(
+    policy: Policy, cfg: TrainConfig, opt: Any, sched: Any, rows: list[dict[str, str]], step: int
+) -> dict[str, Any]:
     started = time.perf_counter()
-    prompts = [p["prompt"] for p in cfg.data.prompts]
-    references = [p["reference"] for p in cfg.data.prompts]
+    chosen = draw(rows, cfg.rollout.prompts_per_step, cfg.run.seed, step)
+    prompts = [p["prompt"] for p in chosen]
+    references = [p["reference"] for p in chosen]
     batch = rollout.sample(policy, prompts, cfg.rollout)
     rollout_s = time.perf_counter() - started
 
@@ -117,6 +129,13 @@ def train(cfg: TrainConfig, out: Path, quiet: bool = False) -> list[dict[str, An
     config_file.write_text(json.dumps(cfg.to_dict(), indent=2) + "\n")
     _seed_everything(cfg.run.seed)
     ctx = None
+    rows: list[dict[str, str]] = []
+    if not cfg.uses_gym:
+        from kgym.train.data import resolve_prompts
+
+        rows = resolve_prompts(cfg.data)
+        if cfg.model.path is None and not cfg.model.tokenizer_corpus:
+            cfg.model.tokenizer_corpus = [t for p in rows for t in (p["prompt"], p["reference"])]
     if cfg.uses_gym:
         from kgym.train.gym_step import open_gym
 
@@ -128,13 +147,15 @@ def train(cfg: TrainConfig, out: Path, quiet: bool = False) -> list[dict[str, An
                 ctx.prompts.feedback.template,
             ]
     try:
-        return _train(cfg, out, quiet, ctx)
+        return _train(cfg, out, quiet, ctx, rows)
     finally:
         if ctx is not None:
             ctx.stack.close()
 
 
-def _train(cfg: TrainConfig, out: Path, quiet: bool, ctx: Any) -> list[dict[str, Any]]:
+def _train(
+    cfg: TrainConfig, out: Path, quiet: bool, ctx: Any, rows: list[dict[str, str]]
+) -> list[dict[str, Any]]:
     metrics_path = out / "metrics.jsonl"
     policy = load_policy(cfg.model)
     opt, sched = update.make_optimizer(policy.model, cfg.optim, cfg.run.steps)
@@ -164,7 +185,7 @@ def _train(cfg: TrainConfig, out: Path, quiet: bool, ctx: Any) -> list[dict[str,
 
             m = {"step": step, **gym_step(policy, cfg, opt, sched, ctx, step)}
         else:
-            m = {"step": step, **train_step(policy, cfg, opt, sched)}
+            m = {"step": step, **train_step(policy, cfg, opt, sched, rows, step)}
         history.append(m)
         with metrics_path.open("a") as f:
             f.write(json.dumps(m) + "\n")
