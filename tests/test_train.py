@@ -150,3 +150,40 @@ run: {{steps: 3}}
     history = train(load_config(config), tmp_path / "run", quiet=True)
     assert [m["step"] for m in history] == [1, 2, 3]
     assert all(m["tokens"] > 0 and 0.0 <= m["reward/similarity"] <= 1.0 for m in history)
+
+
+@pytest.mark.parametrize("lora", [False, True])
+def test_a_kl_penalty_to_the_initial_policy_full_or_lora(tmp_path: Path, lora: bool) -> None:
+    if lora:
+        pytest.importorskip("peft")
+    overrides: dict = {"run": {"steps": 4}, "loss": {"kl_coef": 0.1}, "optim": {"lr": 0.01}}
+    if lora:
+        overrides["model"] = {"lora": {"r": 4, "alpha": 8, "target_modules": ["c_attn"]}}
+    history = train(
+        load_config(preset_path("similarity_demo"), overrides), tmp_path / "r", quiet=True
+    )
+    kl = [m["kl_ref"] for m in history]
+    assert kl[0] == pytest.approx(0.0, abs=1e-6)  # the first step: the policy is the reference
+    assert kl[-1] > 0.0 and all(math.isfinite(v) for v in kl)  # it moved away, and paid for it
+
+
+def test_the_paper_presets_load_with_a_model_and_data(tmp_path: Path) -> None:
+    kb = kernelbook_file(tmp_path / "kb.jsonl")
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        f"preset: kernel_coder\nmodel: {{path: some/model}}\ndata: {{kernelbook: {kb}}}\n"
+    )
+    coder = load_config(config)
+    assert (coder.reward.kind, coder.advantage.estimator, coder.rollout.turns) == (
+        "both",
+        "grpo",
+        1,
+    )
+    config.write_text("preset: dr_kernel\nmodel: {path: some/model}\n")
+    drk = load_config(config)
+    assert (drk.advantage.estimator, drk.rollout.turns, drk.rollout.samples_per_prompt) == (
+        "trloo",
+        3,
+        16,
+    )
+    assert drk.prs.enabled and drk.mismatch.kind == "geometric" and drk.uses_gym

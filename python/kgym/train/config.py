@@ -26,6 +26,9 @@ class ModelConfig:
     tokenizer_corpus: list[str] = field(default_factory=list)
     tokenizer_vocab: int = 300
     dtype: str = "float32"  # float32 | bfloat16
+    # LoRA adapters through peft instead of full fine-tuning: {r, alpha, dropout,
+    # target_modules}; None trains every weight.
+    lora: dict[str, Any] | None = None
     gradient_checkpointing: bool = False
     device: str = "auto"  # auto | cpu | cuda
 
@@ -60,8 +63,10 @@ class RolloutConfig:
 class RewardConfig:
     # similarity: Kernel Coder's difflib ratio against the prompt's reference;
     # format: Kernel Coder's format reward; both: their sum;
-    # dr_kernel: Dr. Kernel's reward from the gym's Result (kgym.rewards, released weights).
+    # dr_kernel: Dr. Kernel's reward from the gym's Result (kgym.rewards, released weights);
+    # staged: the staged reward from the Result; spec: the kgym.rewards spec in `spec`.
     kind: str = "similarity"
+    spec: dict[str, Any] | None = None  # a kgym.rewards spec (docs/rl-maths.md), kind = spec
 
 
 @dataclass
@@ -112,6 +117,8 @@ class LossConfig:
     # token_mean: mean over every valid token of the batch; seq_mean: mean of per-sequence means.
     aggregation: str = "dr_grpo"
     epochs: int = 1  # passes over each batch (1: ratio is 1 at the start, on-policy)
+    # A KL penalty to the initial policy (k3 estimator per token); 0: no reference model.
+    kl_coef: float = 0.0
 
 
 @dataclass
@@ -150,11 +157,14 @@ class TrainConfig:
 
     @property
     def uses_gym(self) -> bool:
-        return self.reward.kind == "dr_kernel"
+        return self.reward.kind in ("dr_kernel", "staged", "spec")
+
+    def gym_reward_spec(self) -> Any:
+        return self.reward.spec if self.reward.kind == "spec" else {"kind": self.reward.kind}
 
     def validate(self) -> None:
         choices = {
-            ("reward", "kind"): ("similarity", "format", "both", "dr_kernel"),
+            ("reward", "kind"): ("similarity", "format", "both", "dr_kernel", "staged", "spec"),
             ("gym", "device"): ("auto", "cpu", "cuda"),
             ("mismatch", "kind"): ("none", "tis", "mis", "geometric"),
             ("advantage", "estimator"): ("grpo", "dr_grpo", "rloo", "trloo"),
@@ -170,6 +180,12 @@ class TrainConfig:
                 raise ValueError(f"[{section}] {key} = {value!r}: one of {', '.join(allowed)}")
         if self.rollout.samples_per_prompt < 2:
             raise ValueError("[rollout] samples_per_prompt must be at least 2 (group baselines)")
+        if self.reward.kind == "spec":
+            from kgym.rewards import load_reward_spec
+
+            if not self.reward.spec:
+                raise ValueError("[reward] spec: a kgym.rewards spec, with kind = spec")
+            load_reward_spec(self.reward.spec)  # refused here, with its reason, when invalid
         if self.uses_gym:
             if not self.data.tasks:
                 raise ValueError("[data] tasks: the gym's tasks (ids or globs) for dr_kernel")

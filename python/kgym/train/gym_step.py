@@ -93,7 +93,7 @@ def gym_step(
         policy, tasks, ctx.prompts, cfg.rollout, ctx.evaluate, ctx.feedback, cfg.gym.jobs
     )
     results = [s.result for s in samples]
-    rewards = compute_rewards(results, {"kind": "dr_kernel"})
+    rewards = compute_rewards(results, cfg.gym_reward_spec())
     traj = np.array([s.traj for s in samples])
     turn = np.array([s.turn for s in samples])
     group = np.array([s.group for s in samples])
@@ -158,9 +158,10 @@ def gym_step(
         adv_t = torch.where(keep, adv_t, torch.zeros_like(adv_t))
     diff = ((logp_train - batch.old_logprobs).abs() * mask).sum() / mask.sum().clamp(min=1)
 
+    ref = policy.reference_logprobs(loss.token_logprobs, batch) if cfg.loss.kl_coef > 0 else None
     for _ in range(cfg.loss.epochs):
         logprobs, entropy = loss.token_logprobs(policy.model, batch)
-        parts = loss.policy_loss(logprobs, entropy, batch, adv_t, cfg.loss, weights)
+        parts = loss.policy_loss(logprobs, entropy, batch, adv_t, cfg.loss, weights, ref)
         grad_norm = update.step(policy.model, opt, sched, parts.loss, cfg.optim.max_grad_norm)
     update_s = time.perf_counter() - started
 
@@ -194,6 +195,7 @@ def gym_step(
             "clip_fraction": parts.clip_fraction,
             "entropy": parts.entropy,
             "approx_kl": parts.approx_kl,
+            "kl_ref": parts.kl_ref,
             "grad_norm": grad_norm,
             "lr": float(sched.get_last_lr()[0]),
             "tokens": float(mask.sum()),

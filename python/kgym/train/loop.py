@@ -15,7 +15,7 @@ import torch
 
 from kgym.train import advantage, loss, reward, rollout, update
 from kgym.train.config import TrainConfig
-from kgym.train.policy import Policy, load_policy
+from kgym.train.policy import Policy, load_policy, with_reference
 
 CHECKPOINT = "checkpoint.pt"
 
@@ -88,9 +88,10 @@ def train_step(
 
     policy.model.train()
     update_started = time.perf_counter()
+    ref = policy.reference_logprobs(loss.token_logprobs, batch) if cfg.loss.kl_coef > 0 else None
     for _ in range(cfg.loss.epochs):
         logprobs, entropy = loss.token_logprobs(policy.model, batch)
-        result = loss.policy_loss(logprobs, entropy, batch, adv_t, cfg.loss)
+        result = loss.policy_loss(logprobs, entropy, batch, adv_t, cfg.loss, ref_logprobs=ref)
         grad_norm = update.step(policy.model, opt, sched, result.loss, cfg.optim.max_grad_norm)
     update_s = time.perf_counter() - update_started
     tokens = float(batch.completion_mask.sum())
@@ -104,6 +105,7 @@ def train_step(
             "clip_fraction": result.clip_fraction,
             "entropy": result.entropy,
             "approx_kl": result.approx_kl,
+            "kl_ref": result.kl_ref,
             "grad_norm": grad_norm,
             "lr": float(sched.get_last_lr()[0]),
             "tokens": tokens,
@@ -157,7 +159,7 @@ def _train(
     cfg: TrainConfig, out: Path, quiet: bool, ctx: Any, rows: list[dict[str, str]]
 ) -> list[dict[str, Any]]:
     metrics_path = out / "metrics.jsonl"
-    policy = load_policy(cfg.model)
+    policy = with_reference(load_policy(cfg.model), cfg.loss.kl_coef)
     opt, sched = update.make_optimizer(policy.model, cfg.optim, cfg.run.steps)
     start = 0
     if (out / CHECKPOINT).exists():

@@ -33,6 +33,7 @@ class LossParts:
     clip_fraction: float
     entropy: float
     approx_kl: float  # k3 estimator of KL(sampler || policy) over valid tokens
+    kl_ref: float = 0.0  # k3 estimate of KL(policy || reference), when there is a penalty
 
 
 def policy_loss(
@@ -42,6 +43,7 @@ def policy_loss(
     adv: torch.Tensor,
     cfg: LossConfig,
     token_weights: torch.Tensor | None = None,
+    ref_logprobs: torch.Tensor | None = None,
 ) -> LossParts:
     """``token_weights``: per-token weights of the mismatch correction (TIS weights or an MIS
     mask), not differentiated through."""
@@ -54,6 +56,13 @@ def policy_loss(
     per_token = -surrogate * mask
     if token_weights is not None:
         per_token = per_token * token_weights.detach()
+    kl_ref = 0.0
+    if ref_logprobs is not None and cfg.kl_coef > 0:
+        # k3 estimator of KL(policy || reference) per token (Schulman 2020), differentiable
+        log_r = ref_logprobs.detach() - logprobs
+        k3 = (torch.exp(log_r) - 1 - log_r) * mask
+        per_token = per_token + cfg.kl_coef * k3
+        kl_ref = float(k3.detach().sum() / mask.sum().clamp(min=1))
     if cfg.aggregation == "dr_grpo":
         loss = per_token.sum() / (mask.shape[0] * mask.shape[1])
     elif cfg.aggregation == "token_mean":
@@ -64,10 +73,11 @@ def policy_loss(
     with torch.no_grad():
         clipped = ((ratio - 1).abs() > cfg.clip_low).float() * mask
         log_ratio = batch.old_logprobs - logprobs
-        k3 = (torch.exp(log_ratio) - 1 - log_ratio) * mask
+        k3_sampler = (torch.exp(log_ratio) - 1 - log_ratio) * mask
     return LossParts(
         loss,
         float(clipped.sum() / valid),
         float((entropy.detach() * mask).sum() / valid),
-        float(k3.sum() / valid),
+        float(k3_sampler.sum() / valid),
+        kl_ref,
     )

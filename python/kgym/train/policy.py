@@ -13,9 +13,20 @@ from kgym.train.config import ModelConfig
 
 @dataclass
 class Policy:
-    model: Any  # transformers.PreTrainedModel
+    model: Any  # transformers.PreTrainedModel (a peft model with LoRA)
     tokenizer: Any  # transformers.PreTrainedTokenizerFast
     device: torch.device
+    reference: Any = None  # a frozen copy of the initial model, for the KL penalty
+    lora: bool = False
+
+    @torch.no_grad()
+    def reference_logprobs(self, score: Any, batch: Any) -> torch.Tensor:
+        """The initial policy's log-probability of each completion token: the base model with
+        the adapters switched off under LoRA, else the frozen copy."""
+        if self.lora:
+            with self.model.disable_adapter():
+                return score(self.model, batch)[0]
+        return score(self.reference, batch)[0]
 
 
 def _device(name: str) -> torch.device:
@@ -63,4 +74,30 @@ def load_policy(cfg: ModelConfig) -> Policy:
         model = transformers.GPT2LMHeadModel(config).to(dtype)
     if cfg.gradient_checkpointing:
         model.gradient_checkpointing_enable()
-    return Policy(model.to(device), tokenizer, device)
+    if cfg.lora:
+        try:
+            from peft import LoraConfig, get_peft_model
+        except ImportError as exc:
+            raise RuntimeError("model.lora needs peft (pip install peft)") from exc
+        options = {"r": 8, "alpha": 16, "dropout": 0.0, **cfg.lora}
+        model = get_peft_model(
+            model,
+            LoraConfig(
+                r=int(options["r"]),
+                lora_alpha=int(options["alpha"]),
+                lora_dropout=float(options["dropout"]),
+                target_modules=options.get("target_modules"),
+                task_type="CAUSAL_LM",
+            ),
+        )
+    return Policy(model.to(device), tokenizer, device, lora=bool(cfg.lora))
+
+
+def with_reference(policy: Policy, kl_coef: float) -> Policy:
+    """A frozen copy of the initial model for the KL penalty (not needed under LoRA, whose
+    base model is the reference)."""
+    if kl_coef > 0 and not policy.lora:
+        import copy
+
+        policy.reference = copy.deepcopy(policy.model).eval().requires_grad_(False)
+    return policy
