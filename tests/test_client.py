@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import httpx
 import pytest
 
 from kgym import cli
@@ -504,3 +505,25 @@ def test_client_is_reachable_from_the_package() -> None:
     import kgym
 
     assert kgym.Client is Client and kgym.AsyncClient is AsyncClient
+
+
+def test_check_waits_for_the_result_and_raises_on_a_failed_job() -> None:
+    from kgym.client import Client, GymError
+
+    jobs = {
+        "j1": {"id": "j1", "status": "done", "result": {"status": "ok"}},
+        "j2": {"id": "j2", "status": "failed", "error": {"code": "internal", "message": "boom"}},
+    }
+    order = iter(["j1", "j2"])
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.method == "POST":
+            job = jobs[next(order)]
+            return httpx.Response(202, json={**job, "status": "queued"})
+        job_id = request.url.path.rsplit("/", 1)[-1]
+        return httpx.Response(200, json=jobs[job_id])
+
+    with Client("http://gym.test", transport=httpx.MockTransport(handler)) as gym:
+        assert gym.check("01_relu", "code") == {"status": "ok"}
+        with pytest.raises(GymError, match="boom"):
+            gym.check("01_relu", "code")

@@ -275,6 +275,25 @@ class Client(_Base):
                 time.sleep(backoff)
                 backoff = min(backoff * 2, 1.0)
 
+    def check(
+        self,
+        task: str | Mapping[str, Any],
+        candidate: str,
+        *,
+        options: Mapping[str, Any] | None = None,
+        completion: bool = False,
+    ) -> dict[str, Any]:
+        """One evaluation, waited for: its Result. A job that failed or was cancelled is a
+        GymError (code ``job_failed`` / ``job_cancelled``) with the service's reason."""
+        job = self.evaluate(task, candidate, options=options, completion=completion, wait=600)
+        if job.get("status") not in TERMINAL:
+            job = self.result(job["id"])
+        if job.get("status") != "done" or not isinstance(job.get("result"), dict):
+            error = job.get("error") or {}
+            status = str(job.get("status"))
+            raise GymError(0, f"job_{status}", f"job {job.get('id')} {status}: {error}")
+        return dict(job["result"])
+
     def cancel(self, job_id: str) -> dict[str, Any]:
         return _json(self._request("DELETE", _job_path(job_id)))
 

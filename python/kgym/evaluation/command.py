@@ -155,26 +155,15 @@ def _evaluator(args: argparse.Namespace, given: dict[str, Any], server: str | No
         client = Client(server, token=args.token or os.environ.get("KGYM_TOKEN"))
 
         def remote(task: Any, completion: str) -> dict[str, Any]:
+            target = {"source": task.task.source, "id": task.task.id}
             try:
-                job = client.evaluate(
-                    {"source": task.task.source, "id": task.task.id},
-                    completion,
-                    options=given,
-                    completion=True,
-                    wait=600,
-                )
+                return client.check(target, completion, options=given, completion=True)
             except GymError as exc:
                 if exc.status in (400, 413) and (
                     not completion.strip() or len(completion.encode()) > 1 << 20
                 ):
                     return _refused_candidate(task, completion, str(exc))
                 raise
-            if job.get("status") != "done":
-                job = client.result(job["id"])
-            if not isinstance(job.get("result"), dict):
-                error = job.get("error") or {}
-                raise RuntimeError(f"gym job {job.get('id')}: {job.get('status')} {error}")
-            return job["result"]
 
         return remote
     from kgym.check import CheckOptions, check

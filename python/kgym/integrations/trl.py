@@ -58,10 +58,7 @@ def service_evaluator(url: str, token: str | None = None, **options: Any) -> Eva
     def evaluate(task: str, completion: str) -> dict[str, Any]:
         path = Path(task)
         target: Any = {"source": path.read_text(), "id": path.stem} if path.is_file() else task
-        job = client.evaluate(target, completion, options=options, completion=True, wait=600)
-        if job.get("status") != "done":
-            job = client.result(job["id"])
-        return dict(job["result"])
+        return client.check(target, completion, options=options, completion=True)
 
     return evaluate
 

@@ -18,7 +18,7 @@ from kgym.evaluation.prompts import Prompts
 from kgym.evaluation.tasksets import EvalTask
 from kgym.train.config import RolloutConfig
 from kgym.train.policy import Policy
-from kgym.train.rollout import Batch
+from kgym.train.rollout import Batch, generate_scored
 
 Evaluator = Callable[[EvalTask, str], dict[str, Any]]
 
@@ -48,37 +48,18 @@ def render(messages: list[dict[str, str]], tokenizer: Any) -> str:
 def _generate(
     policy: Policy, texts: list[str], cfg: RolloutConfig, max_prompt_tokens: int
 ) -> list[tuple[list[int], list[int], list[float], str]]:
-    tok, model = policy.tokenizer, policy.model
+    tok = policy.tokenizer
     tok.padding_side = "left"
     tok.truncation_side = "left"  # keep the end of a long conversation: the latest feedback
     enc = tok(
         texts, return_tensors="pt", padding=True, truncation=True, max_length=max_prompt_tokens
     )
     enc = enc.to(policy.device)
-    model.eval()
-    out = model.generate(
-        input_ids=enc.input_ids,
-        attention_mask=enc.attention_mask,
-        do_sample=True,
-        temperature=cfg.temperature,
-        top_p=cfg.top_p,
-        top_k=0,
-        max_new_tokens=cfg.max_new_tokens,
-        pad_token_id=tok.pad_token_id,
-        eos_token_id=tok.eos_token_id,
-        output_scores=True,
-        return_dict_in_generate=True,
-    )
-    width = enc.input_ids.shape[1]
-    completion = out.sequences[:, width:]
-    scores = torch.stack(out.scores, dim=1).float()
-    logp = torch.log_softmax(scores, dim=-1).gather(-1, completion.unsqueeze(-1)).squeeze(-1)
+    _, completion, logp, mask = generate_scored(policy, enc.input_ids, enc.attention_mask, cfg)
     rows = []
     for i in range(len(texts)):
         prompt = enc.input_ids[i][enc.attention_mask[i] > 0].tolist()
-        ids = completion[i].tolist()
-        if tok.eos_token_id in ids:  # up to and with the first EOS
-            ids = ids[: ids.index(tok.eos_token_id) + 1]
+        ids = completion[i][mask[i] > 0].tolist()  # up to and with the first EOS
         rows.append(
             (prompt, ids, logp[i, : len(ids)].tolist(), tok.decode(ids, skip_special_tokens=True))
         )

@@ -65,16 +65,8 @@ def open_gym(cfg: TrainConfig, run_dir: Any) -> GymContext:
         def evaluate(task: EvalTask, completion: str) -> dict[str, Any]:
             if not completion.strip():  # the service refuses empty candidates: none to run
                 return check(task.task, "", CheckOptions(device="cpu"))
-            job = client.evaluate(
-                {"source": task.task.source, "id": task.task.id},
-                completion,
-                options=options,
-                completion=True,
-                wait=600,
-            )
-            if job.get("status") != "done":
-                job = client.result(job["id"])
-            return job["result"]
+            target = {"source": task.task.source, "id": task.task.id}
+            return client.check(target, completion, options=options, completion=True)
 
     return GymContext(tasks, Prompts.load(), evaluate, feedback, stack)
 

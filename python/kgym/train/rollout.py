@@ -23,13 +23,12 @@ class Batch:
 
 
 @torch.no_grad()
-def sample(policy: Policy, prompts: list[str], cfg: RolloutConfig) -> Batch:
+def generate_scored(
+    policy: Policy, ids: torch.Tensor, attn: torch.Tensor, cfg: RolloutConfig
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Samples completions of left-padded prompts: (sequences, completion tokens, the
+    sampler's log-probability of each, the mask of tokens up to and with the first EOS)."""
     tok, model = policy.tokenizer, policy.model
-    tok.padding_side = "left"
-    enc = tok(prompts, return_tensors="pt", padding=True).to(policy.device)
-    n = cfg.samples_per_prompt
-    ids = enc.input_ids.repeat_interleave(n, dim=0)
-    attn = enc.attention_mask.repeat_interleave(n, dim=0)
     model.eval()
     out = model.generate(
         input_ids=ids,
@@ -44,8 +43,7 @@ def sample(policy: Policy, prompts: list[str], cfg: RolloutConfig) -> Batch:
         output_scores=True,
         return_dict_in_generate=True,
     )
-    prompt_len = ids.shape[1]
-    completion = out.sequences[:, prompt_len:]
+    completion = out.sequences[:, ids.shape[1] :]
     # The scores are the processed logits the sampler drew from (temperature, top-p).
     scores = torch.stack(out.scores, dim=1).float()  # [B, T, V]
     old = torch.log_softmax(scores, dim=-1).gather(-1, completion.unsqueeze(-1)).squeeze(-1)
@@ -54,7 +52,20 @@ def sample(policy: Policy, prompts: list[str], cfg: RolloutConfig) -> Batch:
     after_eos = (is_eos.cumsum(dim=1) - is_eos.long()) > 0
     mask = (~after_eos).float()
     old = torch.where(mask > 0, old, torch.zeros_like(old))
+    return out.sequences, completion, old, mask
+
+
+@torch.no_grad()
+def sample(policy: Policy, prompts: list[str], cfg: RolloutConfig) -> Batch:
+    tok = policy.tokenizer
+    tok.padding_side = "left"
+    enc = tok(prompts, return_tensors="pt", padding=True).to(policy.device)
+    n = cfg.samples_per_prompt
+    ids = enc.input_ids.repeat_interleave(n, dim=0)
+    attn = enc.attention_mask.repeat_interleave(n, dim=0)
+    sequences, completion, old, mask = generate_scored(policy, ids, attn, cfg)
+    prompt_len = ids.shape[1]
     texts = tok.batch_decode(completion, skip_special_tokens=True)
     attention = torch.cat([attn, mask.long()], dim=1)
     group = torch.arange(len(prompts), device=ids.device).repeat_interleave(n)
-    return Batch(out.sequences, attention, prompt_len, mask, old, texts, group)
+    return Batch(sequences, attention, prompt_len, mask, old, texts, group)
