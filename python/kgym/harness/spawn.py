@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -191,6 +192,9 @@ def _become_runner(
         os.chdir(directory)
         os.environ["HOME"] = str(directory)
         os.environ["TMPDIR"] = str(directory)
+        # tempfile caches its directory at the first call, and a judge-side import may have made
+        # it (dill, which torch imports when installed, does at import): the runner's is its own.
+        tempfile.tempdir = None
         os.environ["TRITON_CACHE_DIR"] = str(directory / "triton-cache")
         os.environ["KGYM_AUDIT_FD"] = str(audit_write)
         _core.confine_undumpable()
