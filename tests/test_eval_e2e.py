@@ -176,7 +176,8 @@ def test_a_scripted_model_over_three_turns_then_the_same_from_a_file(
             for t in trajectories
         )
     )
-    from_file = run_eval(tmp_path / "from-file", "--generations", str(generations))
+    # (in this process: the service path was covered above, and a second start costs seconds)
+    from_file = run_eval(tmp_path / "from-file", "--generations", str(generations), "--in-process")
     check_summary(from_file)
     assert from_file["policies"] == summary["policies"]
 
@@ -186,7 +187,7 @@ def test_a_run_folder_of_another_run_is_not_resumed(tmp_path: Path, model_url: s
     generations.write_text(json.dumps({"task": "01_relu", "completion": NO_CODE}))
     argv = ["eval", "builtin", "--tasks", "01_relu", "--out", str(tmp_path / "r"), "--turns", "1"]
     argv += ["--device", "cpu", "--json", "--bootstrap", "10"]
-    assert cli.main([*argv, "--generations", str(generations)]) == 0
+    assert cli.main([*argv, "--generations", str(generations), "--in-process"]) == 0
     assert cli.main([*argv, "--openai-url", model_url, "--model", "other"]) == 2
 
 

@@ -22,10 +22,10 @@ def test_a_tiny_model_learns_the_similarity_reward(tmp_path: Path) -> None:
     out = tmp_path / "run"
     assert cli.main(["train", "--preset", "similarity_demo", "--out", str(out), "--json"]) == 0
     history = [json.loads(line) for line in (out / "metrics.jsonl").open()]
-    assert [m["step"] for m in history] == list(range(1, 61))
+    assert [m["step"] for m in history] == list(range(1, 41))
     rewards = np.array([m["reward/total"] for m in history])
     first, last = rewards[:10].mean(), rewards[-10:].mean()
-    assert last > first + 0.08, (first, last)  # about 0.16 -> 0.32 with this seed
+    assert last > first + 0.08, (first, last)  # about 0.13 -> 0.34 with this seed
     for m in history:
         for key in ("loss", "entropy", "clip_fraction", "approx_kl", "grad_norm", "tokens_per_s"):
             assert math.isfinite(m[key]), key
