@@ -146,3 +146,25 @@ def test_a_layout_can_be_repeated_for_more_slots() -> None:
     more = layout.with_slots(5)
     assert more.slots == 5 and more.slot_bytes == layout.slot_bytes
     assert more.inputs == layout.inputs and more.outputs == layout.outputs
+
+
+def test_each_side_gets_enough_calls_for_a_sample() -> None:
+    from kgym.harness.timing import calls_per_sample
+
+    # A 3 ms reference and a 0.5 ms candidate: 4 and 20 calls for a 10 ms sample.
+    calls = calls_per_sample({"reference": 3.0, "candidate": 0.5}, 10.0, 256)
+    assert calls == {"reference": 4, "candidate": 20}
+    # Within the slots the arenas hold, and at least one call.
+    assert calls_per_sample({"candidate": 0.001, "reference": 50.0}, 10.0, 64) == {
+        "candidate": 64,
+        "reference": 1,
+    }
+
+
+def test_a_sample_loses_its_fixed_cost_and_the_output_copy_but_not_everything() -> None:
+    from kgym.harness.timing import MIN_SHARE_AFTER_SUBTRACTION, per_call_ms
+
+    # 20 calls in 11 ms, of which 0.8 ms is the sample's fixed cost and 0.02 ms a call's copy.
+    assert abs(per_call_ms(11.0, 20, 0.8, 0.02) - (10.2 / 20 - 0.02)) < 1e-12
+    # Estimates larger than the sample never leave less than the floor.
+    assert per_call_ms(1.0, 1, 5.0, 1.0) == MIN_SHARE_AFTER_SUBTRACTION * 1.0

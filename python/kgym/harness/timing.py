@@ -4,8 +4,13 @@ Each sample is one batch: the judge writes fresh inputs (seeds from the OS) into
 runner's shared memory, flushes the L2 from its own context, pauses the other runner (SIGSTOP),
 then reads its clock, asks the runner to call the model once per slot and synchronise, waits
 for the reply, runs a tiny canary kernel of its own and synchronises, and reads its clock again.
-The sample is that time over B. The reference's runner is timed by the very same method, in
-alternating order, so what the method adds is added to both. The candidate's outputs of every
+The reference's runner is timed by the very same method, in alternating order. What the method
+adds to a sample is taken out, because it is not the same share of both sides' samples and
+would pull every speedup toward 1: the fixed cost of a sample (the round trip to a runner, its
+synchronisation, the canary), measured as a batch of no calls on the reference's runner, and
+the runner's copy of each output into shared memory (twice an output's bytes of traffic per
+call), measured by the judge as the same copy between its own arenas. A sample is then
+(time - fixed cost) / B - copy. Each side's B is its own: enough calls for ``batch_ms``. The candidate's outputs of every
 timed call (or of the share ``verify_fraction``) are compared with the reference's answer to the
 same fresh inputs; the candidate never sees an input twice, so no cache can win. Work the
 candidate leaves on the GPU after replying delays the canary, which is inside its sample, and is
@@ -127,6 +132,50 @@ def left_work_suspected(candidate_canaries: list[float], reference_canaries: lis
     return bool(candidate_canaries) and cand > 3 * ref + 0.2
 
 
+# A sample is never taken below this share of its raw time per call, whatever is subtracted:
+# the subtracted costs are estimates, and a tiny remainder would make a ratio explode.
+MIN_SHARE_AFTER_SUBTRACTION = 0.05
+
+
+def calls_per_sample(
+    estimates: dict[str, float], batch_ms: float, max_slots: int
+) -> dict[str, int]:
+    """Each series' calls per sample: enough that a sample lasts ``batch_ms`` (so the fixed
+    cost of a sample weighs the same on both sides), within the slots the arenas hold."""
+    return {
+        name: int(min(max_slots, max(1, math.ceil(batch_ms / max(ms, 1e-6)))))
+        for name, ms in estimates.items()
+    }
+
+
+def per_call_ms(total_ms: float, calls: int, overhead_ms: float, copy_ms: float) -> float:
+    """One sample's time per call, without the sample's fixed cost and the output copy."""
+    raw = total_ms / max(calls, 1)
+    net = (total_ms - overhead_ms) / max(calls, 1) - copy_ms
+    return max(net, raw * MIN_SHARE_AFTER_SUBTRACTION)
+
+
+def measure_output_copy_ms(src: list[Any], dst: list[Any], repeats: int = 7) -> float:
+    """The judge's own time for the copy a runner makes of one call's outputs into shared
+    memory: from freshly written tensors (as a kernel's outputs are) into an arena slot."""
+    tensors = [(a, b) for a, b in zip(src, dst) if a is not None and b is not None]
+    if not tensors:
+        return 0.0
+    times = []
+    for _ in range(repeats):
+        for a, _b in tensors:
+            a.zero_()
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        for a, b in tensors:
+            b.copy_(a)
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return _median(times)
+
+
 def time_runners(ev: Any, config: TimingConfig, baseline: str) -> dict[str, Any]:
     """Times the reference's and the candidate's runners (and torch.compile of the reference
     when asked) on fresh inputs, verifying the candidate's timed outputs. ``ev`` is the judge's
@@ -220,8 +269,8 @@ def time_runners(ev: Any, config: TimingConfig, baseline: str) -> dict[str, Any]
                 if not got.ok:
                     problem = got.mismatch
                     break
-        per_call_ms = (end - start) / 1e6 / len(slots)
-        return per_call_ms, (end - replied) / 1e6, problem
+        total_ms = (end - start) / 1e6
+        return total_ms, (end - replied) / 1e6, problem
 
     # Warm-up (compilation, autotuning, caches) and the batch size: enough calls that a sample
     # lasts ``batch_ms``, so the fixed cost of a round trip and a synchronisation is amortised.
@@ -234,13 +283,15 @@ def time_runners(ev: Any, config: TimingConfig, baseline: str) -> dict[str, Any]
         single = multi = math.inf
         while rounds < 3 or (_perf_counter() - started) * 1e3 < config.warmup_ms:
             single = min(single, batch(name, [0], verify=False)[0])
-            multi = min(multi, batch(name, list(range(warm)), verify=False)[0] * warm)
+            multi = min(multi, batch(name, list(range(warm)), verify=False)[0])
             rounds += 1
         marginal = (multi - single) / (warm - 1) if warm > 1 else single
         estimates[name] = max(marginal, single / 10, 1e-4)
-    slowest = max(estimates.values())
-    calls_per_sample = int(min(max_slots, max(1, math.ceil(config.batch_ms / max(slowest, 1e-6)))))
-    slots = list(range(calls_per_sample))
+    calls = calls_per_sample(estimates, config.batch_ms, max_slots)
+    # The fixed cost of a sample, on the reference's runner (the candidate's could be slowed on
+    # purpose to have more taken off), and the output copy, on the judge's own arenas.
+    overhead_ms = _median([batch("reference", [], verify=False)[0] for _ in range(9)])
+    copy_ms = measure_output_copy_ms(views["reference"].outputs[0], views["candidate"].outputs[0])
     verify_every = max(1, round(1 / max(config.verify_fraction, 1e-6)))
 
     samples: dict[str, list[float]] = {name: [] for name in series}
@@ -258,8 +309,9 @@ def time_runners(ev: Any, config: TimingConfig, baseline: str) -> dict[str, Any]
             verify = name == "candidate" and (
                 verify_every == 1 or secrets.randbelow(verify_every) == 0
             )
-            per_call, canary_ms, problem = batch(name, slots, verify)
-            times[name].append(per_call)
+            slots = list(range(calls[name]))
+            total_ms, canary_ms, problem = batch(name, slots, verify)
+            times[name].append(per_call_ms(total_ms, len(slots), overhead_ms, copy_ms))
             into[name].append(canary_ms)
             if problem and disagreement is None:
                 disagreement = problem
@@ -316,13 +368,18 @@ def time_runners(ev: Any, config: TimingConfig, baseline: str) -> dict[str, Any]
         "samples": samples,
         "method": {
             "clock": "judge_host_clock",
-            "calls_per_sample": calls_per_sample,
+            "calls_per_sample": calls["candidate"],
+            "calls_per_sample_by_series": calls,
+            "sample_overhead_ms": overhead_ms,
+            "output_copy_ms": copy_ms,
             "fresh_inputs_every_call": True,
             "verified_fraction": 1 / verify_every,
             "l2_flush_bytes": flush.numel() * 4,
             "l2_flush": "by the judge before each batch; no call reads inputs another touched",
-            "includes": "the runner's copy of outputs into shared memory, one device "
-            "synchronisation and a canary kernel per sample",
+            "includes": "the calls and the work they leave on the GPU; taken out: the fixed "
+            "cost of a sample (sample_overhead_ms, a batch of no calls on the reference's "
+            "runner) and the runner's copy of each output into shared memory (output_copy_ms, "
+            "the same copy timed by the judge)",
             "canary_ms": {name: _median(v) for name, v in canaries.items()},
             "canary_check": canary_check,
             "gpu_contended": ref_canary > CONTENDED_CANARY_MS,
