@@ -1,5 +1,6 @@
 """The share of Fast@p verdicts that differ between two `kgym eval` runs of the same
-generations (one verdict per attempt: accepted with speedup >= p, under the run's policy).
+generations (one verdict per attempt: accepted with speedup >= p, under the run's policy), the
+statuses that differ, and how far the speedups of attempts timed in both runs moved.
 
     python bench/eval_gpu/flips.py RUN_A RUN_B [--p 1.2] [--json]
 """
@@ -8,20 +9,23 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 from pathlib import Path
+from typing import Any
 
 from kgym.evaluation.attempt import attempt_from_result
 from kgym.evaluation.metrics import is_fast
 
+Key = tuple[str, int, int]
 
-def verdicts(run: Path, p: float, policy: str) -> dict[tuple[str, int, int], bool]:
+
+def attempts(run: Path) -> dict[Key, Any]:
     out = {}
     for line in (run / "results.jsonl").open():
         row = json.loads(line)
-        a = attempt_from_result(
+        out[row["task"], row["sample"], row["turn"]] = attempt_from_result(
             row["result"], row["task"], row.get("level"), row["sample"], row["turn"]
         )
-        out[row["task"], row["sample"], row["turn"]] = is_fast(a, policy, p)
     return out
 
 
@@ -32,21 +36,43 @@ def main() -> int:
     parser.add_argument("--policy", default="hybrid")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    a, b = (verdicts(r, args.p, args.policy) for r in args.runs)
+    a, b = (attempts(r) for r in args.runs)
     common = sorted(a.keys() & b.keys())
-    flipped = [k for k in common if a[k] != b[k]]
+    flipped = [
+        k
+        for k in common
+        if is_fast(a[k], args.policy, args.p) != is_fast(b[k], args.policy, args.p)
+    ]
+    statuses = [k for k in common if a[k].status != b[k].status]
+    moves = sorted(
+        (abs(a[k].speedup / b[k].speedup - 1.0), k, a[k].speedup, b[k].speedup)
+        for k in common
+        if a[k].speedup and b[k].speedup
+    )
     report = {
         "p": args.p,
         "attempts": len(common),
         "flipped": len(flipped),
         "share": len(flipped) / len(common) if common else None,
-        "which": [list(k) for k in flipped],
+        "which": [{"attempt": list(k), "speedups": [a[k].speedup, b[k].speedup]} for k in flipped],
+        "status_differs": [list(k) for k in statuses],
+        "timed_in_both": len(moves),
+        "speedup_move_median": statistics.median(m[0] for m in moves) if moves else None,
+        "speedup_moves_over_2pct": [
+            {"attempt": list(k), "speedups": [x, y]} for d, k, x, y in moves if d > 0.02
+        ],
     }
-    print(
-        json.dumps(report)
-        if args.json
-        else f"{len(flipped)} of {len(common)} Fast@{args.p} verdicts differ: {flipped}"
-    )
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(f"{len(flipped)} of {len(common)} Fast@{args.p} verdicts differ: {report['which']}")
+        print(f"statuses that differ: {len(statuses)}; timed in both runs: {len(moves)}")
+        if moves:
+            print(
+                f"speedup moved by {report['speedup_move_median']:.1%} (median), "
+                f"{moves[-1][0]:.1%} at most ({moves[-1][1]}); over 2%: "
+                f"{len(report['speedup_moves_over_2pct'])}"
+            )
     return 0
 
 
