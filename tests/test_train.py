@@ -35,16 +35,28 @@ def test_a_tiny_model_learns_the_similarity_reward(tmp_path: Path) -> None:
 
 
 def test_a_resumed_run_matches_one_that_never_stopped(tmp_path: Path) -> None:
-    def config(steps: int):  # type: ignore[no-untyped-def]
+    def config(steps: int, tensorboard: str = "off"):  # type: ignore[no-untyped-def]
         return load_config(
-            preset_path("similarity_demo"), {"run": {"steps": steps, "checkpoint_every": 3}}
+            preset_path("similarity_demo"),
+            {"run": {"steps": steps, "checkpoint_every": 3, "tensorboard": tensorboard}},
         )
 
     straight = train(config(6), tmp_path / "straight", quiet=True)
-    train(config(3), tmp_path / "resumed", quiet=True)
-    resumed = train(config(6), tmp_path / "resumed", quiet=True)
+    train(config(3, "on"), tmp_path / "resumed", quiet=True)
+    resumed = train(config(6, "on"), tmp_path / "resumed", quiet=True)
     keys = ("reward/total", "loss", "entropy", "grad_norm")
     assert [[m[k] for k in keys] for m in resumed] == [[m[k] for k in keys] for m in straight]
+    assert not (tmp_path / "straight" / "tensorboard").exists()
+
+    # The TensorBoard scalars are metrics.jsonl's, one per step across the restart.
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(tmp_path / "resumed" / "tensorboard"))
+    events.Reload()
+    for key in keys:
+        series = events.Scalars(key)
+        assert [e.step for e in series] == list(range(1, 7)), key
+        assert [e.value for e in series] == pytest.approx([m[key] for m in resumed], rel=1e-6)
 
 
 def test_bad_configs_are_refused_with_the_key(tmp_path: Path) -> None:

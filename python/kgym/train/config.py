@@ -136,6 +136,9 @@ class RunConfig:
     seed: int = 0
     checkpoint_every: int = 50  # steps; 0: only at the end
     log_every: int = 1
+    # TensorBoard event files in OUT/tensorboard: auto (where the tensorboard package is
+    # installed), on (an error without it), off.
+    tensorboard: str = "auto"
 
 
 @dataclass
@@ -173,6 +176,7 @@ class TrainConfig:
             ("model", "dtype"): ("float32", "bfloat16"),
             ("model", "device"): ("auto", "cpu", "cuda"),
             ("data", "kernelbook_split"): ("train", "heldout"),
+            ("run", "tensorboard"): ("auto", "on", "off"),
         }
         for (section, key), allowed in choices.items():
             value = getattr(getattr(self, section), key)

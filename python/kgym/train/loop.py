@@ -16,6 +16,7 @@ import torch
 from kgym.train import advantage, loss, reward, rollout, update
 from kgym.train.config import TrainConfig
 from kgym.train.policy import Policy, load_policy, with_reference
+from kgym.train.tensorboard_log import ScalarLog
 
 CHECKPOINT = "checkpoint.pt"
 
@@ -181,6 +182,29 @@ def _train(
         if metrics_path.exists()
         else []
     )
+    scalars = ScalarLog(out, cfg.run.tensorboard, start)
+    try:
+        history = _steps(cfg, out, quiet, ctx, rows, policy, opt, sched, start, history, scalars)
+    finally:
+        scalars.close()
+    plot_curves(history, out / "curves.png")
+    return history
+
+
+def _steps(
+    cfg: TrainConfig,
+    out: Path,
+    quiet: bool,
+    ctx: Any,
+    rows: list[dict[str, str]],
+    policy: Policy,
+    opt: Any,
+    sched: Any,
+    start: int,
+    history: list[dict[str, Any]],
+    scalars: ScalarLog,
+) -> list[dict[str, Any]]:
+    metrics_path = out / "metrics.jsonl"
     for step in range(start + 1, cfg.run.steps + 1):
         if ctx is not None:
             from kgym.train.gym_step import gym_step
@@ -191,6 +215,7 @@ def _train(
         history.append(m)
         with metrics_path.open("a") as f:
             f.write(json.dumps(m) + "\n")
+        scalars.write(m)
         if not quiet and (step % cfg.run.log_every == 0 or step == cfg.run.steps):
             print(
                 f"[step {step}/{cfg.run.steps}] reward {m['reward/total']:.3f} "
@@ -202,7 +227,6 @@ def _train(
         every = cfg.run.checkpoint_every
         if (every and step % every == 0) or step == cfg.run.steps:
             _save(out, policy, opt, sched, step, cfg)
-    plot_curves(history, out / "curves.png")
     return history
 
 
