@@ -26,7 +26,7 @@ from kgym.rewards import compute_reward
 HOSTILE_DIR = Path(__file__).resolve().parent / "hostile"
 STATUSES = {"ok", "rejected", "compile_error", "runtime_error", "incorrect", "timeout", "crashed"}
 FAULT_STATUSES = {"crashed", "timeout", "runtime_error"}
-TIMEOUT_S = 20.0  # for attacks that are expected to hang
+TIMEOUT_S = 10.0  # for attacks that are expected to hang
 DEFAULT_TIMEOUT_S = 180.0
 # On a GPU, timing runs (briefly) so that attacks aimed at the timed calls are exercised.
 GPU_TIMING = {"warmup_ms": 5.0, "min_samples": 6, "max_samples": 12, "budget_ms": 300.0}
