@@ -12,8 +12,10 @@ echo "== lint" >&2
 git ls-files -- 'cpp/*.cpp' 'cpp/*.hpp' | xargs clang-format --dry-run --Werror
 
 echo "== C++ tests (ASan + UBSan)" >&2
+# A unity build with line tables only (-g1: sanitizer reports keep file and line) compiles in
+# about half the time of a per-file build with full debug information.
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DKGYM_BUILD_TESTS=ON \
-  -DKGYM_SANITIZE=ON >/dev/null
+  -DKGYM_SANITIZE=ON -DCMAKE_UNITY_BUILD=ON -DCMAKE_CXX_FLAGS_DEBUG=-g1 >/dev/null
 cmake --build build-asan -j "$JOBS"
 ctest --test-dir build-asan --output-on-failure -j "$JOBS"
 
