@@ -10,7 +10,7 @@ from pathlib import Path
 TASK_HEADER = "import torch\nimport torch.nn as nn\n\n"
 
 
-def lint(directory: Path | None = None) -> dict:
+def lint(directory: Path | None = None, *extra: str) -> dict:
     args = [
         sys.executable,
         "-m",
@@ -22,6 +22,7 @@ def lint(directory: Path | None = None) -> dict:
         "cpu",
         "--jobs",
         "2",
+        *extra,
     ]
     if directory is not None:
         args.insert(5, str(directory))
@@ -79,3 +80,21 @@ def test_builtin_suite_is_clean() -> None:
     for task_id, report in reports.items():
         assert not report.get("error"), (task_id, report["error"])
         assert report["findings"] == [], (task_id, report["findings"])
+
+
+def test_kernelbench_sizes_are_scaled_for_a_cpu(tmp_path: Path) -> None:
+    # KernelBench's way of writing sizes: module constants that get_inputs reads.
+    (tmp_path / "big_relu.py").write_text(
+        TASK_HEADER
+        + "class Model(nn.Module):\n"
+        + "    def forward(self, x, y):\n        return torch.relu(x) * y\n\n"
+        + "batch_size = 4096\ndim = 65536\n\n"
+        + "def get_inputs():\n"
+        + "    return [torch.randn(batch_size, dim), torch.randn(batch_size, dim)]\n"
+        + "\ndef get_init_inputs():\n    return []\n"
+    )
+    report = lint(tmp_path, "--cpu-scale", "64")["big_relu"]
+    assert not report.get("error"), report["error"]
+    assert report["findings"] == []
+    assert report["sizes"] == "cpu"
+    assert report["size_overrides"] == {"batch_size": 64, "dim": 1024}

@@ -192,6 +192,7 @@ def cmd_tasks_lint(args: argparse.Namespace) -> int:
         args.timeout,
         args.jobs,
         progress=lambda line: print(line, file=sys.stderr, flush=True),
+        cpu_scale=args.cpu_scale,
     )
     flagged = [r for r in reports if r["findings"] or r.get("error")]
     if args.json:
@@ -319,6 +320,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per task")
     p.add_argument("--jobs", type=int, default=1, help="tasks linted at a time")
+    p.add_argument(
+        "--cpu-scale",
+        type=float,
+        metavar="F",
+        help="on a CPU, lint tasks that declare no CPU sizes with their size constants divided "
+        "by F, as kgym eval --cpu-scale (each report's size_overrides says which sizes ran)",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_tasks_lint)
 

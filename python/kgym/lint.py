@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -27,10 +28,32 @@ def gpu_lint_lock() -> Path:
     return directory / "lint-gpu.lock"
 
 
-def lint_task(task: Task, device: str, sizes: str, timeout_s: float) -> dict[str, Any]:
+def lint_task(
+    task: Task, device: str, sizes: str, timeout_s: float, cpu_scale: float | None = None
+) -> dict[str, Any]:
+    """Lints one task in a child process. ``cpu_scale``: on a CPU, a task that declares no CPU
+    sizes runs with its size constants divided by it (as ``kgym eval --cpu-scale``); the
+    report's ``size_overrides`` says which sizes ran."""
+    overrides: dict[str, Any] | None = None
+    with tempfile.TemporaryDirectory(prefix="kgym-lint-") as scratch:
+        path = task.path
+        if cpu_scale and device == "cpu" and not task.cpu_sizes and sizes != "gpu":
+            from kgym.evaluation.tasksets import source_with_cpu_sizes
+
+            source, overrides = source_with_cpu_sizes(task.source, cpu_scale, "kgym tasks lint")
+            path = Path(scratch) / task.path.name
+            path.write_text(source)
+            sizes = "cpu"
+        report = _lint_file(task, path, device, sizes, timeout_s)
+    if overrides is not None:
+        report["size_overrides"] = overrides
+    return report
+
+
+def _lint_file(task: Task, path: Path, device: str, sizes: str, timeout_s: float) -> dict[str, Any]:
     if sizes == "auto":
         sizes = "cpu" if device == "cpu" and task.cpu_sizes else "gpu"
-    args = [sys.executable, "-I", "-m", "kgym.lint_child", str(task.path), sizes, device]
+    args = [sys.executable, "-I", "-m", "kgym.lint_child", str(path), sizes, device]
     env = dict(os.environ)
     if device == "cuda":
         env["KGYM_LINT_GPU_LOCK"] = str(gpu_lint_lock())
@@ -58,9 +81,10 @@ def lint_tasks(
     timeout_s: float = 300.0,
     jobs: int = 1,
     progress: Callable[[str], None] | None = None,
+    cpu_scale: float | None = None,
 ) -> list[dict[str, Any]]:
     def one(task: Task) -> dict[str, Any]:
-        report = lint_task(task, device, sizes, timeout_s)
+        report = lint_task(task, device, sizes, timeout_s, cpu_scale)
         if progress:
             verdict = report.get("error") or (
                 ", ".join(f["rule"] for f in report["findings"]) or "clean"

@@ -193,14 +193,20 @@ def scaled_cpu_sizes(source: str, factor: float) -> dict[str, Any]:
     return {k: v for k, v in scaled.items() if v is not None and v != original[k]}
 
 
+def source_with_cpu_sizes(source: str, factor: float, by: str) -> tuple[str, dict[str, Any]]:
+    """The task's source with KGYM_CPU_SIZES (its size constants divided by ``factor``)
+    appended, and those sizes; ``by`` names the command in the added comment."""
+    sizes = scaled_cpu_sizes(source, factor)
+    return source.rstrip("\n") + (
+        f"\n\n# Added by {by} --cpu-scale {factor:g}: sizes for a CPU run.\n"
+        f"KGYM_CPU_SIZES = {sizes!r}\n"
+    ), sizes
+
+
 def with_cpu_sizes(task: EvalTask, factor: float) -> tuple[EvalTask, dict[str, Any]]:
     """The task with KGYM_CPU_SIZES scaled by ``factor`` appended, unless it declares its own."""
     if task.task.cpu_sizes:
         return task, dict(task.task.cpu_sizes)
-    sizes = scaled_cpu_sizes(task.task.source, factor)
-    source = task.task.source.rstrip("\n") + (
-        f"\n\n# Added by kgym eval --cpu-scale {factor:g}: sizes for a CPU run.\n"
-        f"KGYM_CPU_SIZES = {sizes!r}\n"
-    )
+    source, sizes = source_with_cpu_sizes(task.task.source, factor, "kgym eval")
     scaled = replace(task.task, source=source, cpu_sizes=sizes)
     return EvalTask(task.key, task.level, scaled), sizes
