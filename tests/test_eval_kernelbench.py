@@ -57,6 +57,12 @@ def test_size_constants_are_scaled_and_small_ones_kept() -> None:
         "dim": 6144,
         "batch_size": 64,
     }
+    # sizes written as products of numbers (KernelBench's "M = 16384 * 4") are sizes too
+    assert scaled_cpu_sizes("M = 16384 * 4\nK = 32 * 2\nshape = (256 * 8, 3)\n", 64) == {
+        "M": 1024,
+        "K": 16,
+        "shape": (32, 3),
+    }
 
 
 def test_a_kernelbench_checkout_is_loaded_by_level(tmp_path: Path) -> None:

@@ -145,7 +145,8 @@ def _static_value(node: Any, env: dict[str, Any]) -> Any:
 
 def scaled_cpu_sizes(source: str, factor: float) -> dict[str, Any]:
     """Sizes for Triton's interpreter on a CPU, read statically (the file is not run): every
-    module-level integer constant (``N = 4096``, ``H, W = 224, 224``, ``shape = (128, 4096)``)
+    module-level integer constant (``N = 4096``, ``M = 16384 * 4``, ``H, W = 224, 224``,
+    ``shape = (128, 4096)``)
     of at least SCALED_AT_LEAST divided by ``factor``, never below SCALED_FLOOR; and every
     module-level value computed from such constants (``bias_shape = (out_features,)``,
     ``dim = 2 * N``) computed again from the scaled ones. A task whose shapes must keep a
@@ -157,9 +158,12 @@ def scaled_cpu_sizes(source: str, factor: float) -> dict[str, Any]:
     scaled: dict[str, Any] = {}
 
     def literal(node: ast.AST) -> bool:
-        return (isinstance(node, ast.Constant) and type(node.value) is int) or (
-            isinstance(node, ast.Tuple)
-            and all(isinstance(e, ast.Constant) and type(e.value) is int for e in node.elts)
+        """A size written with numbers only (``4096``, ``16384 * 4``, ``(128, 256 * 8)``)."""
+        if any(isinstance(n, ast.Name) for n in ast.walk(node)):
+            return False
+        value = _static_value(node, {})
+        return type(value) is int or (
+            isinstance(value, tuple) and all(type(v) is int for v in value)
         )
 
     def assign(name: str, value_node: ast.AST) -> None:
