@@ -17,7 +17,7 @@ def test_load_scaled_down(tmp_path: Path) -> None:
     assert spec is not None and spec.loader is not None
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
-    argv = ["--clients", "40", "--requests", "400", "--fresh", "6", "--out-dir", str(tmp_path)]
+    argv = ["--clients", "40", "--requests", "400", "--fresh", "4", "--out-dir", str(tmp_path)]
     assert bench.main(argv) == 0
     report = json.loads((tmp_path / "results.json").read_text())
     assert report["problems"] == []
