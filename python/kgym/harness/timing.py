@@ -157,7 +157,9 @@ def per_call_ms(total_ms: float, calls: int, overhead_ms: float, copy_ms: float)
 
 def measure_output_copy_ms(src: list[Any], dst: list[Any], repeats: int = 7) -> float:
     """The judge's own time for the copy a runner makes of one call's outputs into shared
-    memory: from freshly written tensors (as a kernel's outputs are) into an arena slot."""
+    memory: from freshly written tensors (as a kernel's outputs are) into an arena slot. The
+    fastest of ``repeats``: other work on the GPU can only lengthen a copy, and a longer one,
+    subtracted from both sides, would widen a speedup."""
     tensors = [(a, b) for a, b in zip(src, dst) if a is not None and b is not None]
     if not tensors:
         return 0.0
@@ -173,7 +175,7 @@ def measure_output_copy_ms(src: list[Any], dst: list[Any], repeats: int = 7) -> 
         end.record()
         end.synchronize()
         times.append(start.elapsed_time(end))
-    return _median(times)
+    return min(times)
 
 
 def time_runners(ev: Any, config: TimingConfig, baseline: str) -> dict[str, Any]:
@@ -289,9 +291,19 @@ def time_runners(ev: Any, config: TimingConfig, baseline: str) -> dict[str, Any]
         estimates[name] = max(marginal, single / 10, 1e-4)
     calls = calls_per_sample(estimates, config.batch_ms, max_slots)
     # The fixed cost of a sample, on the reference's runner (the candidate's could be slowed on
-    # purpose to have more taken off), and the output copy, on the judge's own arenas.
-    overhead_ms = _median([batch("reference", [], verify=False)[0] for _ in range(9)])
-    copy_ms = measure_output_copy_ms(views["reference"].outputs[0], views["candidate"].outputs[0])
+    # purpose to have more taken off), and the output copy, on the judge's own arenas with both
+    # runners stopped. The fastest of each: work another process leaves on the GPU can only
+    # lengthen them, and more taken off both sides would widen a speedup.
+    overhead_ms = min(batch("reference", [], verify=False)[0] for _ in range(9))
+    for handle in ev.runners.values():
+        handle.pause()
+    try:
+        copy_ms = measure_output_copy_ms(
+            views["reference"].outputs[0], views["candidate"].outputs[0]
+        )
+    finally:
+        for handle in ev.runners.values():
+            handle.resume()
     verify_every = max(1, round(1 / max(config.verify_fraction, 1e-6)))
 
     samples: dict[str, list[float]] = {name: [] for name in series}
