@@ -22,16 +22,7 @@ import types
 from pathlib import Path
 from typing import Any
 
-
-def code_of(completion: str) -> str:
-    """The last fenced Python block of a completion (what kgym's `auto` extraction takes for
-    these files: each completion is one block)."""
-    parts = completion.split("```")
-    blocks = [parts[i] for i in range(1, len(parts), 2)]
-    if not blocks:
-        return completion
-    block = blocks[-1]
-    return block.split("\n", 1)[1] if block.startswith("python") else block
+from kgym.check import extract
 
 
 def _stub_generation_clients() -> None:
@@ -117,7 +108,8 @@ def main() -> int:
         spec = {
             "src": str(args.src.resolve()),
             "task_file": str((args.tasks / f"{row['task']}.py").resolve()),
-            "code": code_of(row["completion"]),
+            # The code kgym eval judged: the same extraction.
+            "code": extract(row["completion"])["code"],
             "correct_trials": args.correct_trials,
             "perf_trials": args.perf_trials,
         }

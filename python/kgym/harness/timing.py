@@ -10,11 +10,11 @@ would pull every speedup toward 1: the fixed cost of a sample (the round trip to
 synchronisation, the canary), measured as a batch of no calls on the reference's runner, and
 the runner's copy of each output into shared memory (twice an output's bytes of traffic per
 call), measured by the judge as the same copy between its own arenas. A sample is then
-(time - fixed cost) / B - copy. Each side's B is its own: enough calls for ``batch_ms``. The candidate's outputs of every
-timed call (or of the share ``verify_fraction``) are compared with the reference's answer to the
-same fresh inputs; the candidate never sees an input twice, so no cache can win. Work the
-candidate leaves on the GPU after replying delays the canary, which is inside its sample, and is
-reported when the canary is slower after its batches than after the reference's.
+(time - fixed cost) / B - copy. Each side's B is its own: enough calls for ``batch_ms``.
+The candidate's outputs of every timed call (or of the share ``verify_fraction``) are
+compared with the reference's answer to the same fresh inputs; the candidate never sees an
+input twice, so no cache can win. Work the candidate leaves on the GPU after replying delays
+the canary, which is inside its sample, and is reported when the canary is slower after its batches than after the reference's.
 
 Only raw samples leave this module; medians, spreads and confidence intervals are computed by
 the C++ supervisor.

@@ -64,18 +64,15 @@ def compute_trloo_advantage(
     present = np.zeros((batch, n_turns), dtype=bool)
     per_token = token_level_rewards.detach().to(torch.float64).cpu().numpy()
     turn_np = turn.cpu().numpy()
-    for b in range(batch):
-        for t in range(n_turns):
-            at = turn_np[b] == t
-            if at.any():
-                present[b, t] = True
-                rewards[b, t] = per_token[b, at].sum()
+    on = turn_np >= 0
+    cells = (np.nonzero(on)[0], turn_np[on])  # (trajectory, turn) of every model token
+    np.add.at(rewards, cells, per_token[on])
+    present[cells] = True
     adv, ret = advantages_dense(
         rewards, group_ids.astype(np.int64), present=present, estimator="trloo", gamma=gamma
     )
     safe = turn.clamp(min=0).cpu().numpy()
     rows = np.arange(batch)[:, None]
-    on = turn_np >= 0
     dtype, device = token_level_rewards.dtype, token_level_rewards.device
     advantages = torch.tensor(np.where(on, adv[rows, safe], 0.0), dtype=dtype, device=device)
     returns = torch.tensor(np.where(on, ret[rows, safe], 0.0), dtype=dtype, device=device)
