@@ -14,7 +14,8 @@ call), measured by the judge as the same copy between its own arenas. A sample i
 The candidate's outputs of every timed call (or of the share ``verify_fraction``) are
 compared with the reference's answer to the same fresh inputs; the candidate never sees an
 input twice, so no cache can win. Work the candidate leaves on the GPU after replying delays
-the canary, which is inside its sample, and is reported when the canary is slower after its batches than after the reference's.
+the canary, which is inside its sample, and is reported when the canary is slower after its
+batches than after the reference's.
 
 Only raw samples leave this module; medians, spreads and confidence intervals are computed by
 the C++ supervisor.
