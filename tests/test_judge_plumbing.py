@@ -168,3 +168,46 @@ def test_a_sample_loses_its_fixed_cost_and_the_output_copy_but_not_everything() 
     assert abs(per_call_ms(11.0, 20, 0.8, 0.02) - (10.2 / 20 - 0.02)) < 1e-12
     # Estimates larger than the sample never leave less than the floor.
     assert per_call_ms(1.0, 1, 5.0, 1.0) == MIN_SHARE_AFTER_SUBTRACTION * 1.0
+
+
+def test_a_profile_is_read_bounded_and_typed() -> None:
+    from kgym.harness.profile_check import MAX_KERNELS, reported_kernels
+
+    reported = {
+        "kernels": [
+            {"name": "k" * 1000, "total_ms": 1.5, "calls": 3},
+            "not an object",
+            {"name": "negative", "total_ms": -1.0, "calls": 1},
+            {"name": "nan", "total_ms": float("nan"), "calls": 1},
+            {"name": "inf", "total_ms": float("inf"), "calls": 1},
+            {"name": "text", "total_ms": "fast", "calls": 1},
+            {"name": "huge count", "total_ms": 0.5, "calls": 1e400},
+            {"name": "no calls", "total_ms": 0.25},
+        ]
+    }
+    got = list(reported_kernels(reported))
+    assert got == [("k" * 200, 1.5, 3), ("no calls", 0.25, 0)]
+    assert list(reported_kernels({"kernels": "x"})) == []
+    assert list(reported_kernels(["not", "a", "dict"])) == []
+    many = {
+        "kernels": [{"name": str(i), "total_ms": 0.1, "calls": 1} for i in range(MAX_KERNELS + 10)]
+    }
+    assert len(list(reported_kernels(many))) == MAX_KERNELS
+
+
+def test_a_profile_must_fit_in_the_time_the_judge_measured() -> None:
+    from kgym.harness.profile_check import excess_kernel_time
+
+    measured = [0.9, 1.0, 1.1, 5.0]  # median (upper) 1.1 ms per call
+    fits = {"kernels": [{"name": "a", "total_ms": 3 * 1.0, "calls": 3}]}
+    assert excess_kernel_time(fits, 3, measured) is None
+    # 1.5 x 1.1 + 0.05 = 1.7 ms per call is the most a profile of these calls may claim.
+    edge = {"kernels": [{"name": "a", "total_ms": 3 * 1.69, "calls": 3}]}
+    assert excess_kernel_time(edge, 3, measured) is None
+    forged = {"kernels": [{"name": "a", "total_ms": 3 * 1.0, "calls": 3}] * 2}
+    forged["kernels"].append({"name": "b", "total_ms": 3 * 0.5, "calls": 3})
+    claimed, per_call = excess_kernel_time(forged, 3, measured) or (0.0, 0.0)
+    assert claimed == pytest.approx(2.5) and per_call == pytest.approx(1.1)
+    assert excess_kernel_time(forged, 3, []) is None  # nothing measured: nothing to hold it to
+    assert excess_kernel_time(forged, 0, measured) is None
+

@@ -1,0 +1,48 @@
+"""The judge's reading of a profile its candidate's runner reported: bounded, typed, and held
+against the time the judge measured itself (pure functions, so they are tested on any machine)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+MAX_KERNELS = 500
+MAX_NAME_CHARS = 200
+# A profile's kernels run in fewer, colder calls than a timed batch's, so they may take somewhat
+# longer per call than the judge's median; past this they cannot be the calls the judge timed.
+SLACK_FACTOR = 1.5
+SLACK_MS = 0.05
+
+
+def reported_kernels(reported: Any) -> Iterator[tuple[str, float, int]]:
+    """(name, total ms, calls) of each well-formed kernel entry, at most MAX_KERNELS; entries
+    that are not objects, or whose time is negative or not a number, are dropped."""
+    entries = reported.get("kernels") if isinstance(reported, dict) else None
+    if not isinstance(entries, list):
+        return
+    for entry in entries[:MAX_KERNELS]:
+        if not isinstance(entry, dict):
+            continue
+        try:
+            ms = float(entry.get("total_ms") or 0.0)
+            count = int(entry.get("calls") or 0)
+        except (TypeError, ValueError, OverflowError):
+            continue
+        if not (0.0 <= ms < float("inf")):
+            continue
+        yield str(entry.get("name", "?"))[:MAX_NAME_CHARS], ms, max(count, 0)
+
+
+def excess_kernel_time(
+    reported: Any, calls: int, measured_ms: list[float]
+) -> tuple[float, float] | None:
+    """(claimed ms per call, measured ms per call) when the profile claims more kernel time per
+    call than fits in the judge's median time per call; None when it fits or nothing was
+    measured."""
+    if not measured_ms or calls <= 0:
+        return None
+    claimed = sum(ms for _, ms, _ in reported_kernels(reported)) / calls
+    per_call = sorted(measured_ms)[len(measured_ms) // 2]
+    if claimed > SLACK_FACTOR * per_call + SLACK_MS:
+        return claimed, per_call
+    return None
