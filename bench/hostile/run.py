@@ -87,7 +87,16 @@ def summary(result: dict[str, Any]) -> dict[str, Any]:
         "reject_rules": sorted(
             {f["rule"] for f in result["findings"] if f.get("severity") == "reject"}
         ),
+        "error": error_line(result),
     }
+
+
+def error_line(result: dict[str, Any]) -> str | None:
+    """Phase, type and the start of the message of a Result's error, to read a failure by."""
+    error = result.get("error")
+    if not isinstance(error, dict):
+        return None
+    return f"{error.get('phase')}: {error.get('type')}: {str(error.get('message'))[:300]}"
 
 
 def verdict(entry: dict[str, Any], result: dict[str, Any], reward: float) -> tuple[bool, str]:
