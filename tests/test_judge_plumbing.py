@@ -210,4 +210,3 @@ def test_a_profile_must_fit_in_the_time_the_judge_measured() -> None:
     assert claimed == pytest.approx(2.5) and per_call == pytest.approx(1.1)
     assert excess_kernel_time(forged, 3, []) is None  # nothing measured: nothing to hold it to
     assert excess_kernel_time(forged, 0, measured) is None
-
