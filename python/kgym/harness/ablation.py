@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 _INT_VIEW = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+_set_deterministic = torch._C._set_deterministic_algorithms
 
 
 @contextlib.contextmanager
@@ -32,13 +33,16 @@ def uninitialised_memory_filled() -> Iterator[None]:
     with warnings.catch_warnings():
         # Ops without a deterministic kernel only warn (warn_only): nothing else changes.
         warnings.simplefilter("ignore")
-        torch.use_deterministic_algorithms(True, warn_only=True)
+        # torch.use_deterministic_algorithms also sets Inductor's flag, and importing Inductor's
+        # config imports Dynamo: 2.1 s of every evaluation's decoy phase on a 2-core CPU, for a
+        # compiler the ablated calls never use. The flag the fill depends on is this one.
+        _set_deterministic(True, warn_only=True)
         torch.utils.deterministic.fill_uninitialized_memory = True
         try:
             yield
         finally:
             torch.utils.deterministic.fill_uninitialized_memory = was_filling
-            torch.use_deterministic_algorithms(was_on, warn_only=was_warn_only)
+            _set_deterministic(was_on, warn_only=was_warn_only)
 
 
 def _tensor_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[torch.Tensor]:
