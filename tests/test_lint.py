@@ -98,3 +98,24 @@ def test_kernelbench_sizes_are_scaled_for_a_cpu(tmp_path: Path) -> None:
     assert report["findings"] == []
     assert report["sizes"] == "cpu"
     assert report["size_overrides"] == {"batch_size": 64, "dim": 1024}
+
+
+def test_reports_stream_to_a_file_and_an_interrupted_run_resumes(tmp_path: Path) -> None:
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    write_task(tasks, "good", "x * y + x")
+    write_task(tasks, "ignores_y", "torch.relu(x)")
+    reports = tmp_path / "reports.jsonl"
+    first = lint(tasks, "--reports", str(reports))
+    lines = [json.loads(line) for line in reports.read_text().splitlines()]
+    assert sorted(r["task"] for r in lines) == ["good", "ignores_y"]
+    assert all(r["device"] == "cpu" for r in lines)
+    # An interrupted run: one report kept, the other cut mid-line.
+    good = next(line for line in reports.read_text().splitlines() if '"good"' in line)
+    reports.write_text(good + "\n" + '{"device": "cpu", "task": "ignores_y", "find')
+    second = lint(tasks, "--reports", str(reports))
+    assert second == first
+    assert "input-no-effect" in rules(second["ignores_y"]) and not rules(second["good"])
+    # The cut line is gone; the kept report stays first, the one linted again follows.
+    lines = [json.loads(line) for line in reports.read_text().splitlines()]
+    assert [r["task"] for r in lines] == ["good", "ignores_y"]

@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -185,15 +186,27 @@ def cmd_tasks_lint(args: argparse.Namespace) -> int:
         import torch
 
         device = "cuda" if torch.cuda.is_available() else "cpu"
-    reports = lint_tasks(
-        tasks,
+    kept = _kept_lint_reports(args.reports, device) if args.reports else {}
+    if kept:
+        print(f"{len(kept)} task(s) kept from {args.reports}", file=sys.stderr)
+    write_lock = threading.Lock()
+
+    def keep(report: dict[str, Any]) -> None:
+        with write_lock, open(args.reports, "a") as f:
+            f.write(json.dumps({"device": device, **report}) + "\n")
+
+    fresh = lint_tasks(
+        [t for t in tasks if t.id not in kept],
         device,
         args.sizes,
         args.timeout,
         args.jobs,
         progress=lambda line: print(line, file=sys.stderr, flush=True),
         cpu_scale=args.cpu_scale,
+        on_report=keep if args.reports else None,
     )
+    by_task = {**kept, **{r["task"]: r for r in fresh}}
+    reports = [by_task[t.id] for t in tasks if t.id in by_task]
     flagged = [r for r in reports if r["findings"] or r.get("error")]
     if args.json:
         print(json.dumps({"device": device, "tasks": reports}, indent=2))
@@ -205,6 +218,32 @@ def cmd_tasks_lint(args: argparse.Namespace) -> int:
                 print(f"{r['task']}: [{f['rule']}] {f['detail']}")
         print(f"{len(reports)} tasks linted on {device}: {len(flagged)} flagged")
     return 0
+
+
+def _kept_lint_reports(path: str, device: str) -> dict[str, dict[str, Any]]:
+    """The reports an earlier run on the same device wrote to ``path`` (one JSON object a
+    line). A line cut short by an interrupted run is dropped from the file, and its task is
+    linted again; reports made on another device stay in the file and are not used."""
+    kept: dict[str, dict[str, Any]] = {}
+    try:
+        text = Path(path).read_text()
+    except FileNotFoundError:
+        return kept
+    lines = text.splitlines()
+    whole = []
+    for line in lines:
+        try:
+            report = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(report, dict) or "task" not in report:
+            continue
+        whole.append(line)
+        if report.pop("device", None) == device:
+            kept[str(report["task"])] = report
+    if len(whole) != len(lines) or (text and not text.endswith("\n")):
+        Path(path).write_text("".join(line + "\n" for line in whole))
+    return kept
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -326,6 +365,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="F",
         help="on a CPU, lint tasks that declare no CPU sizes with their size constants divided "
         "by F, as kgym eval --cpu-scale (each report's size_overrides says which sizes ran)",
+    )
+    p.add_argument(
+        "--reports",
+        metavar="FILE",
+        help="append each task's report to FILE (JSON lines) as soon as it is made, and skip "
+        "the tasks FILE already holds for this device: an interrupted run resumes",
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_tasks_lint)

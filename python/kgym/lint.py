@@ -82,9 +82,15 @@ def lint_tasks(
     jobs: int = 1,
     progress: Callable[[str], None] | None = None,
     cpu_scale: float | None = None,
+    on_report: Callable[[dict[str, Any]], None] | None = None,
 ) -> list[dict[str, Any]]:
+    """Lints ``tasks``, ``jobs`` at a time; ``on_report`` gets each report as soon as it is
+    made (from several threads)."""
+
     def one(task: Task) -> dict[str, Any]:
         report = lint_task(task, device, sizes, timeout_s, cpu_scale)
+        if on_report:
+            on_report(report)
         if progress:
             verdict = report.get("error") or (
                 ", ".join(f["rule"] for f in report["findings"]) or "clean"
