@@ -210,3 +210,54 @@ def test_a_profile_must_fit_in_the_time_the_judge_measured() -> None:
     assert claimed == pytest.approx(2.5) and per_call == pytest.approx(1.1)
     assert excess_kernel_time(forged, 3, []) is None  # nothing measured: nothing to hold it to
     assert excess_kernel_time(forged, 0, measured) is None
+
+
+class _ProfiledOnce:
+    """An Evaluation reduced to its profile phase: each profile the runner "reports" comes
+    from a list, as if the candidate's runner had been asked again."""
+
+    def __init__(self, profiles: list[dict], measured_ms: list[float]) -> None:
+        from types import SimpleNamespace
+
+        from kgym.harness.run import Evaluation
+
+        ev = Evaluation.__new__(Evaluation)
+        ev.job = {"profile": True}
+        ev.device = torch.device("cuda")  # only its type is read before the runner is asked
+        ev.views = {"candidate": SimpleNamespace(layout=SimpleNamespace(slots=8))}
+        ev.timing = {"samples": {"candidate": measured_ms}}
+        ev.declared = {"triton_kernel"}
+        ev.findings = []
+        ev.durations = {}
+        ev.channel = SimpleNamespace(phase=lambda name: None)
+        self.asked = 0
+
+        def profiled_calls(calls: int) -> dict:
+            self.asked += 1
+            return profiles.pop(0)
+
+        ev._profiled_calls = profiled_calls  # type: ignore[method-assign]
+        self.ev = ev
+
+
+def _kernels(ms_per_call: float) -> dict:
+    return {"kernels": [{"name": "triton_kernel", "total_ms": 3 * ms_per_call, "calls": 3}]}
+
+
+def test_a_profile_that_does_not_fit_is_taken_again_before_it_is_a_finding() -> None:
+    measured = [1.0] * 9
+    # Fits at once: one profile, no finding.
+    once = _ProfiledOnce([_kernels(1.0)], measured)
+    once.ev.profile_phase()
+    assert once.asked == 1 and once.ev.findings == []
+    assert once.ev.profile["kernels"][0]["triton"] is True
+    # Lengthened once (another process on the GPU): the second profile is the one kept.
+    contended = _ProfiledOnce([_kernels(4.0), _kernels(1.1)], measured)
+    contended.ev.profile_phase()
+    assert contended.asked == 2 and contended.ev.findings == []
+    assert contended.ev.profile["kernels"][0]["total_ms"] == pytest.approx(3.3)
+    # Claimed twice: a forged profile is forged again.
+    forged = _ProfiledOnce([_kernels(4.0), _kernels(4.0)], measured)
+    forged.ev.profile_phase()
+    assert forged.asked == 2
+    assert [f["rule"] for f in forged.ev.findings] == ["profile-inconsistent"]
