@@ -186,14 +186,18 @@ def cmd_tasks_lint(args: argparse.Namespace) -> int:
         import torch
 
         device = "cuda" if torch.cuda.is_available() else "cpu"
-    kept = _kept_lint_reports(args.reports, device) if args.reports else {}
+    reports_path = Path(args.reports) if args.reports else None
+    kept = _kept_lint_reports(reports_path, device) if reports_path else {}
     if kept:
-        print(f"{len(kept)} task(s) kept from {args.reports}", file=sys.stderr)
+        print(f"{len(kept)} task(s) kept from {reports_path}", file=sys.stderr)
     write_lock = threading.Lock()
 
     def keep(report: dict[str, Any]) -> None:
-        with write_lock, open(args.reports, "a") as f:
-            f.write(json.dumps({"device": device, **report}) + "\n")
+        from kgym import jsonl
+
+        assert reports_path is not None
+        with write_lock:
+            jsonl.append(reports_path, {"device": device, **report})
 
     fresh = lint_tasks(
         [t for t in tasks if t.id not in kept],
@@ -203,7 +207,7 @@ def cmd_tasks_lint(args: argparse.Namespace) -> int:
         args.jobs,
         progress=lambda line: print(line, file=sys.stderr, flush=True),
         cpu_scale=args.cpu_scale,
-        on_report=keep if args.reports else None,
+        on_report=keep if reports_path else None,
     )
     by_task = {**kept, **{r["task"]: r for r in fresh}}
     reports = [by_task[t.id] for t in tasks if t.id in by_task]
@@ -220,30 +224,18 @@ def cmd_tasks_lint(args: argparse.Namespace) -> int:
     return 0
 
 
-def _kept_lint_reports(path: str, device: str) -> dict[str, dict[str, Any]]:
-    """The reports an earlier run on the same device wrote to ``path`` (one JSON object a
-    line). A line cut short by an interrupted run is dropped from the file, and its task is
-    linted again; reports made on another device stay in the file and are not used."""
-    kept: dict[str, dict[str, Any]] = {}
-    try:
-        text = Path(path).read_text()
-    except FileNotFoundError:
-        return kept
-    lines = text.splitlines()
-    whole = []
-    for line in lines:
-        try:
-            report = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(report, dict) or "task" not in report:
-            continue
-        whole.append(line)
-        if report.pop("device", None) == device:
-            kept[str(report["task"])] = report
-    if len(whole) != len(lines) or (text and not text.endswith("\n")):
-        Path(path).write_text("".join(line + "\n" for line in whole))
-    return kept
+def _kept_lint_reports(path: Path, device: str) -> dict[str, dict[str, Any]]:
+    """The reports an earlier run on the same device wrote to ``path``. A line cut short by an
+    interrupted run is dropped from the file, and its task is linted again; reports made on
+    another device stay in the file and are not used."""
+    from kgym import jsonl
+
+    jsonl.mend(path)
+    return {
+        str(r["task"]): {k: v for k, v in r.items() if k != "device"}
+        for r in jsonl.read_rows(path)
+        if r.get("device") == device and "task" in r
+    }
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

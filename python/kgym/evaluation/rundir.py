@@ -16,6 +16,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from kgym import jsonl
+
 Key = tuple[str, int, int]  # task, sample, turn
 
 # What must match for a run folder to be resumed; the rest (jobs, server, progress) may change.
@@ -51,18 +53,6 @@ class RunDir:
         self.done: dict[Key, dict[str, Any]] = {}
         self.results: dict[Key, dict[str, Any]] = {}
 
-    def _end_cut_lines(self) -> None:
-        """A kill mid-write leaves a last line without its newline: end it, so that the next row
-        starts a line of its own (the cut row is unreadable and is skipped)."""
-        for path in (self.results_path, self.trajectories_path):
-            if path.exists() and path.stat().st_size > 0:
-                with path.open("rb") as f:
-                    f.seek(-1, 2)
-                    cut = f.read(1) != b"\n"
-                if cut:
-                    with path.open("a") as f:
-                        f.write("\n")
-
     def open(self, config: dict[str, Any]) -> int:
         """Creates the folder, or resumes it when its run.json asked for the same run; returns
         how many attempts were already done."""
@@ -78,32 +68,22 @@ class RunDir:
                 )
         else:
             run_file.write_text(json.dumps(config, indent=2) + "\n")
-        self._end_cut_lines()
+        # A kill mid-write leaves a cut last line: dropped, so that the next row starts a line
+        # of its own (the cut row's attempt runs again).
+        for path in (self.results_path, self.trajectories_path):
+            jsonl.mend(path)
         self._load()
         return len(self.done)
-
-    def _rows(self, path: Path) -> list[dict[str, Any]]:
-        rows = []
-        if not path.exists():
-            return rows
-        for line in path.read_text().splitlines():
-            try:
-                row = json.loads(line)
-            except ValueError:
-                continue  # a line cut by a kill: that attempt runs again
-            if isinstance(row, dict):
-                rows.append(row)
-        return rows
 
     @staticmethod
     def key(row: dict[str, Any]) -> Key:
         return (str(row["task"]), int(row["sample"]), int(row["turn"]))
 
     def _load(self) -> None:
-        by_id = {r.get("id"): r for r in self._rows(self.results_path) if r.get("id")}
+        by_id = {r.get("id"): r for r in jsonl.read_rows(self.results_path) if r.get("id")}
         self.done.clear()
         self.results.clear()
-        for row in self._rows(self.trajectories_path):
+        for row in jsonl.read_rows(self.trajectories_path):
             result = by_id.get(row.get("id"))
             if result is None:
                 continue
@@ -126,9 +106,7 @@ class RunDir:
                 (self.results_path, result_row),
                 (self.trajectories_path, trajectory_row),
             ):
-                with path.open("a") as f:
-                    f.write(json.dumps(row) + "\n")
-                    f.flush()
+                jsonl.append(path, row)
             key = self.key(trajectory_row)
             self.done[key] = trajectory_row
             self.results[key] = result_row
