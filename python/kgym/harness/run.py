@@ -132,18 +132,26 @@ class Evaluation:
         return self._gpu_lock(exclusive=False)
 
     @contextlib.contextmanager
-    def _gpu_phase(self, exclusive: bool) -> Iterator[None]:
-        """GPU phases under the lock. Where the evaluation ends inside them (an exception here,
-        or the caller's ``close``), the runners and arenas go before the lock does, so that
-        their memory, and any work a runner left on the GPU, are gone before another job's
-        timing starts: with five jobs on an H100 the device filled to 77 of 80 GB, and an
-        evaluation that started while another's arenas outlived its lock ran out of memory."""
+    def _gpu_phase(self, exclusive: bool, last: bool = False) -> Iterator[None]:
+        """GPU phases under the lock. Where the evaluation ends inside them (an exception, a
+        failed check, a finding that rejects, or the ``last`` phases), the runners and arenas
+        go before the lock does, so that their memory, and any work a runner left on the GPU,
+        are gone before another job's timing starts: with five jobs on an H100 the device
+        filled to 77 of 80 GB, and an evaluation that started while another's arenas outlived
+        its lock ran out of memory."""
         with self._exclusive_device() if exclusive else self._shared_device():
             try:
                 yield
             except BaseException:
                 self.close()
                 raise
+            if last or self._ends_here():
+                self.close()
+
+    def _ends_here(self) -> bool:
+        """No further phase runs: the candidate failed a correctness trial or was rejected."""
+        c = self.correctness
+        return c is None or c["passed"] < c["trials"] or self._rejected()
 
     # -- helpers -------------------------------------------------------------------------------
     def _phase(self, name: str) -> float:
@@ -706,24 +714,19 @@ class Evaluation:
                 self.load()
                 self.init()
                 self.correctness_phase()
-                assert self.correctness is not None
-                if self.correctness["passed"] < self.correctness["trials"] or self._rejected():
-                    self.close()
+            assert self.correctness is not None
             if self.correctness["passed"] < self.correctness["trials"]:
                 status = "incorrect"
             elif not self._rejected():
                 with self._gpu_phase(exclusive=False):
                     self.decoy_phase()
-                    if self._rejected():
-                        self.close()
                 if not self._rejected():
                     # The profile's kernel times are checked against the timing's, so both are
                     # measured with the GPU to themselves: a profile beside other jobs' work
                     # took an honest 10_matmul for `profile-inconsistent` (H100, 8 jobs).
-                    with self._gpu_phase(exclusive=True):
+                    with self._gpu_phase(exclusive=True, last=True):
                         self.timing_phase()
                         self.profile_phase()
-                        self.close()
         except EvaluationFailure as failure:
             status = failure.status
             if failure.status == "compile_error" and failure.phase in ("compile", "load"):
