@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import socket
 import struct
+from typing import Any
 
 import pytest
 import torch
@@ -130,15 +131,57 @@ def test_cpu_arena_is_shared_through_its_descriptor() -> None:
 def test_timing_holds_as_many_input_sets_as_memory_allows() -> None:
     from kgym.harness.timing import plan_slots
 
-    small = plan_slots(4 << 20, 70 << 30, 256)
+    gpu = 80 << 30
+    small = plan_slots(4 << 20, 70 << 30, 256, gpu)
     assert (small.slots, small.memory_limited, small.note) == (256, False, None)
     # KernelBench level 1 19_ReLU at its native size: 6.4 GB in, 6.4 GB out.
     relu = 2 * 4096 * 393216 * 4
-    big = plan_slots(relu, 75 << 30, 256)
+    big = plan_slots(relu, 75 << 30, 256, gpu)
     assert big.slots == 1 and big.memory_limited
     assert big.note is not None and "1 input set(s)" in big.note and "fresh inputs" in big.note
-    mid = plan_slots(256 << 20, 40 << 30, 256)
-    assert 1 < mid.slots < 256 and mid.memory_limited
+    mid = plan_slots(256 << 20, 70 << 30, 256, gpu)
+    assert 1 < mid.slots < 256 and mid.memory_limited and "share" in (mid.note or "")
+
+
+def test_what_other_jobs_hold_does_not_change_the_calls_per_sample_until_memory_is_short() -> None:
+    from kgym.harness.timing import plan_slots
+
+    gpu = 80 << 30
+    slot = 128 << 20  # a 06_softmax-sized call: many input sets wanted
+    alone = plan_slots(slot, 78 << 30, 256, gpu)
+    beside_others = plan_slots(slot, 55 << 30, 256, gpu)
+    assert alone.slots == beside_others.slots == int(0.3 * gpu) // (3 * slot)
+    # Less than the budget plus the others' reserve free: fewer sets, and the note says why.
+    short = plan_slots(slot, 30 << 30, 256, gpu)
+    assert 1 <= short.slots < alone.slots
+    assert short.note is not None and "other jobs left 30.0 GiB free" in short.note
+    assert plan_slots(slot, 1 << 30, 256, gpu).slots == 1
+
+
+def test_seeded_inputs_are_generated_again_for_checks_only_when_they_come_out_the_same() -> None:
+    import random
+    from types import SimpleNamespace
+
+    from kgym.harness.timing import COPIES_PER_SLOT_REGENERATED, inputs_regenerable, plan_slots
+
+    def judge(get_inputs):  # an Evaluation's _inputs: the task's inputs under torch's seed
+        def inputs(seed: int) -> list:
+            torch.manual_seed(seed)
+            return list(get_inputs())
+
+        return SimpleNamespace(_inputs=inputs, _fresh_seed=lambda: random.getrandbits(62))
+
+    torch_drawn = judge(lambda: [torch.randn(64, 32), torch.rand(8) > 0.5, 3])
+    assert inputs_regenerable(torch_drawn)
+    # A NaN in the inputs is still the same bytes.
+    assert inputs_regenerable(judge(lambda: [torch.full((4,), float("nan")), torch.randn(4)]))
+    elsewhere = judge(lambda: [torch.tensor([random.random() for _ in range(16)])])
+    assert not inputs_regenerable(elsewhere)
+    # Two copies per slot instead of three: half as many input sets again.
+    slot, gpu = 128 << 20, 80 << 30
+    kept = plan_slots(slot, 78 << 30, 256, gpu).slots
+    regenerated = plan_slots(slot, 78 << 30, 256, gpu, COPIES_PER_SLOT_REGENERATED).slots
+    assert regenerated == int(0.3 * gpu) // (2 * slot) and regenerated > kept
 
 
 def test_a_layout_can_be_repeated_for_more_slots() -> None:
@@ -212,52 +255,60 @@ def test_a_profile_must_fit_in_the_time_the_judge_measured() -> None:
     assert excess_kernel_time(forged, 0, measured) is None
 
 
-class _ProfiledOnce:
-    """An Evaluation reduced to its profile phase: each profile the runner "reports" comes
-    from a list, as if the candidate's runner had been asked again."""
+def _profile_of(recorded: dict | None, measured_ms: list[float], profile: bool = True) -> Any:
+    """An Evaluation reduced to its profile phase, after a timing phase that recorded
+    ``recorded`` (the candidate's runner's kernels and the calls they cover)."""
+    from types import SimpleNamespace
 
-    def __init__(self, profiles: list[dict], measured_ms: list[float]) -> None:
-        from types import SimpleNamespace
+    from kgym.harness.run import Evaluation
 
-        from kgym.harness.run import Evaluation
-
-        ev = Evaluation.__new__(Evaluation)
-        ev.job = {"profile": True}
-        ev.device = torch.device("cuda")  # only its type is read before the runner is asked
-        ev.views = {"candidate": SimpleNamespace(layout=SimpleNamespace(slots=8))}
-        ev.timing = {"samples": {"candidate": measured_ms}}
-        ev.declared = {"triton_kernel"}
-        ev.findings = []
-        ev.durations = {}
-        ev.channel = SimpleNamespace(phase=lambda name: None)
-        self.asked = 0
-
-        def profiled_calls(calls: int) -> dict:
-            self.asked += 1
-            return profiles.pop(0)
-
-        ev._profiled_calls = profiled_calls  # type: ignore[method-assign]
-        self.ev = ev
+    ev = Evaluation.__new__(Evaluation)
+    ev.job = {"profile": profile}
+    ev.device = torch.device("cuda")  # only its type is read
+    ev.timing = {"available": True, "samples": {"candidate": measured_ms}}
+    ev.recorded_kernels = recorded
+    ev.declared = {"triton_kernel"}
+    ev.findings = []
+    ev.durations = {}
+    ev.channel = SimpleNamespace(phase=lambda name: None)
+    ev.profile_phase()
+    return ev
 
 
-def _kernels(ms_per_call: float) -> dict:
-    return {"kernels": [{"name": "triton_kernel", "total_ms": 3 * ms_per_call, "calls": 3}]}
+def _recorded(ms_per_call: float, calls: int = 400) -> dict:
+    kernels = [
+        {"name": "triton_kernel", "total_ms": 0.75 * calls * ms_per_call, "calls": calls},
+        {
+            "name": "at::native::vectorized_elementwise_kernel",
+            "total_ms": 0.25 * calls * ms_per_call,
+            "calls": calls,
+        },
+    ]
+    return {"profile": {"kernels": kernels, "copies_ms": 1.0}, "calls": calls}
 
 
-def test_a_profile_that_does_not_fit_is_taken_again_before_it_is_a_finding() -> None:
+def test_pr_comes_from_the_kernels_recorded_in_the_timed_calls() -> None:
     measured = [1.0] * 9
-    # Fits at once: one profile, no finding.
-    once = _ProfiledOnce([_kernels(1.0)], measured)
-    once.ev.profile_phase()
-    assert once.asked == 1 and once.ev.findings == []
-    assert once.ev.profile["kernels"][0]["triton"] is True
-    # Lengthened once (another process on the GPU): the second profile is the one kept.
-    contended = _ProfiledOnce([_kernels(4.0), _kernels(1.1)], measured)
-    contended.ev.profile_phase()
-    assert contended.asked == 2 and contended.ev.findings == []
-    assert contended.ev.profile["kernels"][0]["total_ms"] == pytest.approx(3.3)
-    # Claimed twice: a forged profile is forged again.
-    forged = _ProfiledOnce([_kernels(4.0), _kernels(4.0)], measured)
-    forged.ev.profile_phase()
-    assert forged.asked == 2
-    assert [f["rule"] for f in forged.ev.findings] == ["profile-inconsistent"]
+    ev = _profile_of(_recorded(1.0), measured)
+    assert ev.findings == []
+    assert ev.profile["available"] and ev.profile["calls_profiled"] == 400
+    assert ev.profile["source"] == "the timed calls"
+    # Triton is the judge's decision, by the names the candidate's source declares.
+    assert [k["triton"] for k in ev.profile["kernels"]] == [True, False]
+    assert ev.recorded_kernels is None  # read once
+
+
+def test_a_record_that_does_not_fit_the_judges_clock_is_a_finding() -> None:
+    # 4 ms of kernels per call claimed against 1 ms measured per call.
+    ev = _profile_of(_recorded(4.0), [1.0] * 9)
+    assert [f["rule"] for f in ev.findings] == ["profile-inconsistent"]
+
+
+def test_no_profile_without_timed_calls_or_when_the_job_does_not_profile() -> None:
+    untimed = _profile_of(None, [])
+    assert not untimed.profile["available"]
+    assert "timed calls" in untimed.profile["reason"]
+    off = _profile_of(_recorded(1.0), [1.0] * 9, profile=False)
+    assert off.profile == {"available": False, "reason": "profiling disabled by the job"}
+    empty = _profile_of({"profile": {"kernels": []}, "calls": 10}, [1.0] * 9)
+    assert not empty.profile["available"] and empty.findings == []

@@ -335,6 +335,10 @@ def main() -> int:
             "pass": ok,
             "verdict": text,
             "speedup": (result.get("timing") or {}).get("speedup"),
+            # How much of the candidate was timed and verified, and on what share PR rests.
+            "timed_rounds": ((result.get("timing") or {}).get("method") or {}).get("rounds"),
+            "calls_profiled": (result.get("profile") or {}).get("calls_profiled"),
+            "triton_share": (result.get("profile") or {}).get("triton_share"),
         }
         rows.append(row)
         print(

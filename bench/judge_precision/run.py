@@ -2,6 +2,7 @@
 
 Usage (on a GPU, after `pip install .`):
     python bench/judge_precision/run.py --tasks 06_softmax 10_matmul --evaluations 10 \
+        --profile both \
         --out bench/judge_precision/results.md --json bench/judge_precision/results.json
 
 Per task: the speedup of every evaluation (each a fresh judge process, so across evaluations is
@@ -66,61 +67,89 @@ def main() -> None:
     parser.add_argument("--evaluations", type=int, default=10)
     parser.add_argument("--out", type=Path, default=Path(__file__).with_name("results.md"))
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument(
+        "--profile",
+        choices=["on", "off", "both"],
+        default="both",
+        help="evaluate with the kernel record (PR) on, off, or both, alternating evaluations "
+        "so that the record's effect on timing is measured side by side (default both)",
+    )
     args = parser.parse_args()
+    modes = {"on": [True], "off": [False], "both": [True, False]}[args.profile]
     rows: list[dict[str, Any]] = []
     for task_id in args.tasks:
         task = find_task(task_id)
         solution = task.solution_path()
         assert solution is not None
         source = solution.read_text()
-        speedups: list[float] = []
-        halfwidths: list[float] = []
-        methods: list[dict[str, Any]] = []
-        statuses: list[str] = []
+        seen: dict[bool, dict[str, list[Any]]] = {
+            m: {"speedups": [], "halfwidths": [], "methods": [], "statuses": [], "pr": []}
+            for m in modes
+        }
         for i in range(args.evaluations):
-            started = time.time()
-            r = check(task, source, CheckOptions(device="cuda", trials=2, profile=False))
-            statuses.append(r["status"])
-            t = r["timing"]
-            if t.get("available"):
-                speedups.append(t["speedup"])
-                lo, hi = t["speedup_ci"]
-                halfwidths.append((hi - lo) / 2 / t["speedup"])
-                methods.append(t.get("method", {}))
-            print(
-                f"{task_id} {i + 1}/{args.evaluations}: {r['status']} speedup "
-                f"{t.get('speedup')} ({time.time() - started:.1f} s)",
-                flush=True,
+            for profile in modes:
+                got = seen[profile]
+                started = time.time()
+                options = CheckOptions(device="cuda", trials=2, profile=profile)
+                r = check(task, source, options)
+                got["statuses"].append(r["status"])
+                t = r["timing"]
+                if t.get("available"):
+                    got["speedups"].append(t["speedup"])
+                    lo, hi = t["speedup_ci"]
+                    got["halfwidths"].append((hi - lo) / 2 / t["speedup"])
+                    got["methods"].append(t.get("method", {}))
+                pr = (r.get("profile") or {}).get("triton_share")
+                if pr is not None:
+                    got["pr"].append(pr)
+                print(
+                    f"{task_id} {i + 1}/{args.evaluations} profile={'on' if profile else 'off'}: "
+                    f"{r['status']} speedup {t.get('speedup')} PR {pr} "
+                    f"({time.time() - started:.1f} s)",
+                    flush=True,
+                )
+        reference = do_bench_speedup(task_id)
+        for profile in modes:
+            got = seen[profile]
+            speedups = got["speedups"]
+            halfwidths = got["halfwidths"]
+            mean = statistics.fmean(speedups) if speedups else float("nan")
+            cv = statistics.pstdev(speedups) / mean if len(speedups) > 1 else float("nan")
+            rows.append(
+                {
+                    "task": task_id,
+                    "profile": profile,
+                    "statuses": got["statuses"],
+                    "speedups": speedups,
+                    "mean_speedup": mean,
+                    "cv_across_evaluations": cv,
+                    "mean_ci_halfwidth_within": (
+                        statistics.fmean(halfwidths) if halfwidths else None
+                    ),
+                    "do_bench_speedup": reference,
+                    "pr": got["pr"],
+                    "calls_per_sample": [m.get("calls_per_sample") for m in got["methods"]],
+                    "rounds": [m.get("rounds") for m in got["methods"]],
+                }
             )
-        mean = statistics.fmean(speedups) if speedups else float("nan")
-        cv = statistics.pstdev(speedups) / mean if len(speedups) > 1 else float("nan")
-        rows.append(
-            {
-                "task": task_id,
-                "statuses": statuses,
-                "speedups": speedups,
-                "mean_speedup": mean,
-                "cv_across_evaluations": cv,
-                "mean_ci_halfwidth_within": statistics.fmean(halfwidths) if halfwidths else None,
-                "do_bench_speedup": do_bench_speedup(task_id),
-                "calls_per_sample": [m.get("calls_per_sample") for m in methods],
-                "rounds": [m.get("rounds") for m in methods],
-            }
-        )
     import torch
 
     header = (
         f"# Judge timing precision\n\nCommand: `python bench/judge_precision/run.py --tasks "
-        f"{' '.join(args.tasks)} --evaluations {args.evaluations}`\n\nMachine: "
+        f"{' '.join(args.tasks)} --evaluations {args.evaluations} --profile {args.profile}`"
+        f"\n\nMachine: "
         f"{torch.cuda.get_device_name()} ({platform.node()}), torch {torch.__version__}; date "
         f"{dt.date.today().isoformat()}.\n\n"
-        "| task | evaluations ok | mean speedup | CV across evaluations | mean CI half-width "
-        "within one | do_bench speedup (same run) |\n|---|---|---|---|---|---|\n"
+        "| task | kernel record (PR) | evaluations ok | mean speedup | CV across evaluations | "
+        "mean CI half-width within one | PR | do_bench speedup (same run) |\n"
+        "|---|---|---|---|---|---|---|---|\n"
     )
     lines = [
-        f"| {r['task']} | {r['statuses'].count('ok')}/{len(r['statuses'])} | "
+        f"| {r['task']} | {'on' if r['profile'] else 'off'} | "
+        f"{r['statuses'].count('ok')}/{len(r['statuses'])} | "
         f"{r['mean_speedup']:.3f} | {100 * r['cv_across_evaluations']:.2f}% | "
         f"{100 * (r['mean_ci_halfwidth_within'] or float('nan')):.2f}% | "
+        f"{statistics.fmean(r['pr']) if r['pr'] else float('nan'):.3f} | "
         f"{r['do_bench_speedup'] or float('nan'):.3f} |"
         for r in rows
     ]

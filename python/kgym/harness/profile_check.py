@@ -8,8 +8,9 @@ from typing import Any
 
 MAX_KERNELS = 500
 MAX_NAME_CHARS = 200
-# A profile's kernels run in fewer, colder calls than a timed batch's, so they may take somewhat
-# longer per call than the judge's median; past this they cannot be the calls the judge timed.
+# The kernels recorded in the timed calls, per call, against the judge's median time per call:
+# kernels on several streams overlap (their sum can exceed the wall time) and the median is not
+# the mean, hence some slack; past it they cannot be the calls the judge timed.
 SLACK_FACTOR = 1.5
 SLACK_MS = 0.05
 

@@ -1,12 +1,24 @@
-"""Profiling: the Triton share of CUDA kernel time (PR) and the kernel list."""
+"""Kernel recording in a runner: the CUDA kernels of the timed calls, for the Triton share (PR).
+
+The recorder runs through the judge's measured rounds (started after warm-up, stopped after the
+last round, in both runners so that both sides' timed calls pay the same overhead). So PR is
+derived from the very calls the judge timed and verified: no call is profiled that is not
+timed, and a candidate that ran other code when it believed it was profiled would run it on the
+clock as well.
+
+Memory copies are not kernels and are left out: the runner's own copy of each output into
+shared memory (a device-to-device memcpy for a contiguous output) happens inside the recorded
+calls, and would otherwise count as the candidate's non-Triton time.
+"""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable
 from typing import Any
 
 import torch
+
+# torch.profiler's names for memory copies (cudaMemcpy activity, not kernel launches).
+_MEMCPY_PREFIX = "Memcpy"
 
 
 def _device_time_us(event: Any) -> float:
@@ -17,38 +29,44 @@ def _device_time_us(event: Any) -> float:
     return 0.0
 
 
-def profile_kernels(
-    run: Callable[[], Any],
-    triton_names: set[str],
-    device: torch.device,
-    calls: int = 3,
-    gpu_lock: Callable[[], contextlib.AbstractContextManager[Any]] = contextlib.nullcontext,
-) -> dict[str, Any]:
-    """Profiles ``calls`` calls and attributes each CUDA kernel to Triton or not by name.
+class KernelRecorder:
+    """torch.profiler's CUDA activity across many calls, read once at the end."""
 
-    ``gpu_lock`` is held around the calls (the service's shared GPU lock)."""
-    from torch.autograd import DeviceType
-    from torch.profiler import ProfilerActivity, profile
+    def __init__(self, device: torch.device) -> None:
+        from torch.profiler import ProfilerActivity, profile
 
-    torch.cuda.synchronize(device)
-    with profile(activities=[ProfilerActivity.CUDA]) as prof, gpu_lock():
-        for _ in range(calls):
-            run()
+        self.device = device
+        self._profile = profile(activities=[ProfilerActivity.CUDA])
         torch.cuda.synchronize(device)
-    kernels = []
-    for event in prof.key_averages():
-        if getattr(event, "device_type", None) != DeviceType.CUDA:
-            continue
-        total_us = _device_time_us(event)
-        if total_us <= 0:
-            continue
-        name = str(event.key)
-        kernels.append(
-            {
-                "name": name[:200],
-                "triton": name in triton_names,
-                "calls": int(event.count),
-                "total_ms": total_us / 1e3,
-            }
-        )
-    return {"available": True, "kernels": kernels, "calls_profiled": calls}
+        self._profile.start()
+
+    @classmethod
+    def warm(cls, device: torch.device) -> None:
+        """Starts and stops the profiler once around a tiny kernel, so that the first start
+        the judge times is not the process's first."""
+        recorder = cls(device)
+        torch.ones(1, device=device).add_(1)
+        recorder.stop()
+
+    def stop(self) -> dict[str, Any]:
+        """The kernels recorded (name, calls, total ms each) and the memory copies' time."""
+        from torch.autograd import DeviceType
+
+        torch.cuda.synchronize(self.device)
+        self._profile.stop()
+        kernels = []
+        copies_ms = 0.0
+        for event in self._profile.key_averages():
+            if getattr(event, "device_type", None) != DeviceType.CUDA:
+                continue
+            total_us = _device_time_us(event)
+            if total_us <= 0:
+                continue
+            name = str(event.key)
+            if name.startswith(_MEMCPY_PREFIX):
+                copies_ms += total_us / 1e3
+                continue
+            kernels.append(
+                {"name": name[:200], "calls": int(event.count), "total_ms": total_us / 1e3}
+            )
+        return {"available": True, "kernels": kernels, "copies_ms": copies_ms}

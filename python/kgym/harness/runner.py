@@ -48,6 +48,7 @@ class Runner:
         self.jit = JitRanges([])
         self.triton_names: set[str] = set()
         self.compiled: Any = None
+        self.kernel_recorder: Any = None  # a KernelRecorder while the judge's rounds are recorded
 
     # -- messages ------------------------------------------------------------------------------
     def serve(self) -> None:
@@ -102,6 +103,13 @@ class Runner:
         if self.device.type == "cuda":
             torch.cuda.set_device(self.device)
             torch.empty(1, device=self.device)  # the CUDA context, now
+            if spec.get("profile"):
+                from kgym.harness.profiling import KernelRecorder
+
+                # The profiler's first start in a process takes seconds (CUPTI, Kineto): here,
+                # beside other jobs' work and before the guards' snapshot and the candidate,
+                # rather than in the timing window, which holds the GPU's lock exclusively.
+                KernelRecorder.warm(self.device)
         self.source_file = spec["source_file"]
         if self.role == "candidate":
             from kgym.harness.guards import Guards
@@ -277,27 +285,21 @@ class Runner:
         self.compiled = compiled
         return {"ok": True}
 
-    def op_profile(self, message: dict[str, Any], payload: Any, fds: list[int]) -> dict[str, Any]:
-        """The CUDA kernels of calls on ``slots``, from torch.profiler (the candidate's report:
-        the judge cross-checks it against its own clock)."""
-        from kgym.harness.profiling import profile_kernels
+    def op_record(self, message: dict[str, Any], payload: Any, fds: list[int]) -> dict[str, Any]:
+        """Kernel recording through the judge's measured rounds: ``on`` starts it, ``off``
+        stops it and reports the kernels recorded (the runner's report: the judge holds their
+        time against its own clock, and decides which are the candidate's Triton kernels)."""
+        from kgym.harness.profiling import KernelRecorder
 
-        assert self.views is not None
-        slots = [int(k) for k in message["slots"]]
-        values: dict[str, list[Any]] = {}
-        outputs: list[tuple[int, Any]] = []
-
-        def run() -> None:  # the outputs are copied out after the profiler has stopped
-            k = slots[len(outputs) % len(slots)]
-            outputs.append((k, self.model(*self.views.inputs[k])))  # type: ignore[union-attr]
-
-        profile = profile_kernels(run, self.triton_names, self.device, calls=len(slots))
-        for k, out in outputs:
-            problem = self._store(out, k, values.setdefault(str(k), []))
-            if problem is not None:
-                return {"ok": False, "kind": "mismatch", "detail": problem}
-        _sync(self.device)
-        return {"ok": True, "profile": profile, "values": values}
+        if message.get("on"):
+            if self.kernel_recorder is not None:
+                return {"ok": False, "kind": "refused", "detail": "already recording"}
+            self.kernel_recorder = KernelRecorder(self.device)
+            return {"ok": True}
+        if self.kernel_recorder is None:
+            return {"ok": False, "kind": "refused", "detail": "not recording"}
+        recorder, self.kernel_recorder = self.kernel_recorder, None
+        return {"ok": True, "profile": recorder.stop()}
 
 
 def _warm_triton_driver() -> None:

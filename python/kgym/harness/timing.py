@@ -15,7 +15,10 @@ The candidate's outputs of every timed call (or of the share ``verify_fraction``
 compared with the reference's answer to the same fresh inputs; the candidate never sees an
 input twice, so no cache can win. Work the candidate leaves on the GPU after replying delays
 the canary, which is inside its sample, and is reported when the canary is slower after its
-batches than after the reference's.
+batches than after the reference's. The arenas' input sets are a share of the GPU's total memory
+(``plan_slots``), and a checked batch's inputs are generated again from their seeds when the
+task's inputs allow it (``inputs_regenerable``). When the job profiles, both runners record the CUDA kernels
+of the measured rounds (profiling.py), and the Triton share (PR) is derived from them.
 
 Only raw samples leave this module; medians, spreads and confidence intervals are computed by
 the C++ supervisor.
@@ -76,12 +79,21 @@ def median_ci_halfwidth(samples: list[float]) -> float:
 
 
 # Enough input sets that a sample of a sub-millisecond kernel is many calls (a batch of ~10 ms
-# amortises the round trip and synchronisation around it), within what another job may need.
-ARENA_SHARE_OF_FREE = 0.5
+# amortises the round trip and synchronisation around it). The arenas' size is a share of the
+# GPU's total memory, not of what is free at the moment: the calls per sample (and so the fixed
+# cost left in each call) then depend on the GPU, not on what other jobs hold. Timing holds the
+# GPU's lock exclusively and frees its arenas before letting it go, so only one job's timing
+# arenas exist per GPU; the others' load and checks keep running beside it and are left a
+# reserve. Only when less than the budget plus that reserve is free do the arenas shrink, and
+# the Result says so.
+ARENA_SHARE_OF_TOTAL = 0.3
 ARENA_MAX_BYTES = 32 << 30
-# While timing, each slot's tensors are held about three times over: in the candidate's arena,
-# in the reference's, and in the judge's copies (fresh inputs, the expected answer).
+RESERVE_SHARE_OF_TOTAL = 0.25
+# While timing, each slot's tensors are held in the candidate's arena and in the reference's;
+# the judge keeps a third copy of a batch's fresh inputs for its check only when the task's
+# inputs cannot be generated again from their seed (``inputs_regenerable``).
 COPIES_PER_SLOT = 3
+COPIES_PER_SLOT_REGENERATED = 2
 
 
 @dataclass(frozen=True)
@@ -91,22 +103,62 @@ class SlotPlan:
     note: str | None
 
 
-def plan_slots(slot_bytes: int, free_bytes: int, max_batch: int) -> SlotPlan:
+def plan_slots(
+    slot_bytes: int,
+    free_bytes: int,
+    max_batch: int,
+    total_bytes: int,
+    copies_per_slot: int = COPIES_PER_SLOT,
+) -> SlotPlan:
     """How many input sets the arenas hold while timing: up to ``max_batch``, within a share of
-    the free device memory (other jobs may share the GPU). At KernelBench's largest sizes one
-    call's tensors take gigabytes, so there is room for one set: every sample is then one call,
-    still on fresh inputs, and the Result says so."""
-    budget = min(int(free_bytes * ARENA_SHARE_OF_FREE), ARENA_MAX_BYTES)
-    fit = budget // max(COPIES_PER_SLOT * slot_bytes, 1)
+    the device's total memory, less when other jobs leave too little free. At KernelBench's
+    largest sizes one call's tensors take gigabytes, so there is room for one set: every sample
+    is then one call, still on fresh inputs, and the Result says so."""
+    budget = min(int(total_bytes * ARENA_SHARE_OF_TOTAL), ARENA_MAX_BYTES)
+    room = free_bytes - int(total_bytes * RESERVE_SHARE_OF_TOTAL)
+    pressed = room < budget
+    if pressed:
+        budget = max(room, free_bytes // 4)
+    fit = budget // max(copies_per_slot * slot_bytes, 1)
     slots = int(max(1, min(max_batch, fit)))
     if fit >= max_batch:
         return SlotPlan(slots, False, None)
+    why = (
+        f"other jobs left {free_bytes / 2**30:.1f} GiB free"
+        if pressed
+        else f"the timing arenas' share of the GPU's {total_bytes / 2**30:.1f} GiB"
+    )
     note = (
         f"one call's tensors take {slot_bytes / 2**20:.1f} MiB: {slots} input set(s) fit in "
-        f"{budget / 2**30:.1f} GiB of the {free_bytes / 2**30:.1f} GiB free, so a sample is at "
-        f"most {slots} call(s), each on fresh inputs"
+        f"{budget / 2**30:.1f} GiB ({why}), so a sample is at most {slots} call(s), each on "
+        f"fresh inputs"
     )
     return SlotPlan(slots, True, note)
+
+
+def _same_bytes(a: Any, b: Any) -> bool:
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return False
+        return bool(
+            torch.equal(
+                a.contiguous().view(-1).view(torch.uint8), b.contiguous().view(-1).view(torch.uint8)
+            )
+        )
+    return type(a) is type(b) and a == b
+
+
+def inputs_regenerable(ev: Any) -> bool:
+    """Whether the task's inputs come out bit for bit the same from the same seed (torch's
+    generators are seeded; a task that draws from another source is not): then the judge
+    keeps a batch's seeds rather than a copy of its inputs, and generates the inputs of a
+    checked call again after it, which leaves room for half as many input sets again."""
+    seed = ev._fresh_seed()
+    try:
+        first, second = ev._inputs(seed), ev._inputs(seed)
+    except torch.cuda.OutOfMemoryError:
+        return False  # two input sets at once do not fit: keep copies, as few as fit
+    return len(first) == len(second) and all(_same_bytes(a, b) for a, b in zip(first, second))
 
 
 def l2_flush_buffer(device: torch.device) -> torch.Tensor:
@@ -179,10 +231,29 @@ def measure_output_copy_ms(src: list[Any], dst: list[Any], repeats: int = 7) -> 
     return min(times)
 
 
-def time_runners(ev: Any, config: TimingConfig, baseline: str) -> dict[str, Any]:
+def _record(ev: Any, on: bool) -> dict[str, Any]:
+    """Starts (``on``) or stops kernel recording in both runners; the candidate's profile when
+    stopped."""
+    profile: dict[str, Any] = {}
+    for role in ("reference", "candidate"):
+        reply = ev._ask(role, {"op": "record", "on": on}, "timing")
+        if not reply.get("ok"):
+            if role == "candidate":
+                raise ev._failed_reply(reply, "timing")
+            raise RuntimeError(f"the reference's runner could not record kernels: {reply}"[:600])
+        if role == "candidate" and not on:
+            profile = reply.get("profile") or {}
+    return profile
+
+
+def time_runners(
+    ev: Any, config: TimingConfig, baseline: str, record_kernels: bool = False
+) -> dict[str, Any]:
     """Times the reference's and the candidate's runners (and torch.compile of the reference
     when asked) on fresh inputs, verifying the candidate's timed outputs. ``ev`` is the judge's
-    Evaluation (inputs, reference, runners, slots)."""
+    Evaluation (inputs, reference, runners, slots). With ``record_kernels``, both runners record
+    the CUDA kernels of every measured round (profiling.py): the result's ``kernels`` is the
+    candidate's record and the number of calls it covers."""
     from kgym.harness import compare
     from kgym.harness.arena import ArenaAllocationError
 
@@ -193,8 +264,11 @@ def time_runners(ev: Any, config: TimingConfig, baseline: str) -> dict[str, Any]
     for role in ("candidate", "reference"):
         ev._ask(role, {"op": "trim"}, "timing")  # what the checks left cached, given back
     torch.cuda.empty_cache()  # the judge's cached blocks are free memory for the arenas
-    free, _ = torch.cuda.mem_get_info(device)
-    plan = plan_slots(base.slot_bytes, free, config.max_batch)
+    regenerate = inputs_regenerable(ev)
+    torch.cuda.empty_cache()
+    free, total = torch.cuda.mem_get_info(device)
+    copies = COPIES_PER_SLOT_REGENERATED if regenerate else COPIES_PER_SLOT
+    plan = plan_slots(base.slot_bytes, free, config.max_batch, total, copies)
     max_slots = plan.slots
     while True:
         try:
@@ -226,11 +300,14 @@ def time_runners(ev: Any, config: TimingConfig, baseline: str) -> dict[str, Any]
     def batch(name: str, slots: list[int], verify: bool) -> tuple[float, float, str | None]:
         role = runner_of[name]
         view = views[role]
-        pristine = []
+        # Per slot, what the check needs: the seed of its inputs, or the inputs themselves.
+        pristine: list[Any] = []
         for k in slots:
-            inputs = ev._inputs(ev._fresh_seed())
+            seed = ev._fresh_seed()
+            inputs = ev._inputs(seed)
             ev._fill(view, k, inputs)
-            pristine.append(inputs)
+            pristine.append(seed if regenerate else inputs)
+            del inputs
         flush.zero_()
         _synchronize(device)
         others = [h for r, h in ev.runners.items() if r != role]
@@ -264,7 +341,8 @@ def time_runners(ev: Any, config: TimingConfig, baseline: str) -> dict[str, Any]
         ev._take_findings(reply)
         problem = None
         if verify:
-            for k, inputs in zip(slots, pristine):
+            for k, kept in zip(slots, pristine):
+                inputs = ev._inputs(kept) if regenerate else kept
                 expected = ev._reference(inputs, "timing", keep_inputs=False)
                 got = compare.compare_outputs(
                     ev._answer(view, k, reply), compare.flatten(expected), tol.atol, tol.rtol
@@ -291,6 +369,11 @@ def time_runners(ev: Any, config: TimingConfig, baseline: str) -> dict[str, Any]
         marginal = (multi - single) / (warm - 1) if warm > 1 else single
         estimates[name] = max(marginal, single / 10, 1e-4)
     calls = calls_per_sample(estimates, config.batch_ms, max_slots)
+    # Recording starts before the fixed cost is measured, so that it is measured as the rounds
+    # will run; its per-launch overhead is paid by both runners alike.
+    if record_kernels:
+        _record(ev, on=True)
+    recorded_calls = 0
     # The fixed cost of a sample, on the reference's runner (the candidate's could be slowed on
     # purpose to have more taken off), and the output copy, on the judge's own arenas with both
     # runners stopped. The fastest of each: work another process leaves on the GPU can only
@@ -315,7 +398,7 @@ def time_runners(ev: Any, config: TimingConfig, baseline: str) -> dict[str, Any]
     stop_reason = "max_samples"
 
     def one_round(index: int, into: dict[str, list[float]], times: dict[str, list[float]]) -> None:
-        nonlocal disagreement
+        nonlocal disagreement, recorded_calls
         order = series if index % 2 == 0 else list(reversed(series))
         for name in order:
             # Which rounds are verified is drawn from the OS: no count of calls predicts it.
@@ -324,6 +407,8 @@ def time_runners(ev: Any, config: TimingConfig, baseline: str) -> dict[str, Any]
             )
             slots = list(range(calls[name]))
             total_ms, canary_ms, problem = batch(name, slots, verify)
+            if name == "candidate":
+                recorded_calls += len(slots)
             times[name].append(per_call_ms(total_ms, len(slots), overhead_ms, copy_ms))
             into[name].append(canary_ms)
             if problem and disagreement is None:
@@ -372,12 +457,16 @@ def time_runners(ev: Any, config: TimingConfig, baseline: str) -> dict[str, Any]
             )
         else:
             canary_check = "not confirmed in a second block of rounds"
+    kernels = None
+    if record_kernels:
+        kernels = {"profile": _record(ev, on=False), "calls": recorded_calls}
     if compile_error:
         samples["compile_error"] = compile_error  # type: ignore[assignment]
     return {
         "available": True,
         "disagreement": disagreement,
         "left_work": left_work,
+        "kernels": kernels,
         "samples": samples,
         "method": {
             "clock": "judge_host_clock",
@@ -397,6 +486,7 @@ def time_runners(ev: Any, config: TimingConfig, baseline: str) -> dict[str, Any]
             "canary_check": canary_check,
             "gpu_contended": ref_canary > CONTENDED_CANARY_MS,
             "other_runner_paused": True,
+            "kernels_recorded": record_kernels,
             "interleaved": True,
             "rounds": round_index,
             "stop_reason": stop_reason,
@@ -405,6 +495,7 @@ def time_runners(ev: Any, config: TimingConfig, baseline: str) -> dict[str, Any]
             "arena_slots": max_slots,
             "slots_limited_by_memory": plan.memory_limited or max_slots < plan.slots,
             "memory_note": plan.note,
+            "inputs_regenerated_for_checks": regenerate,
         },
     }
 
