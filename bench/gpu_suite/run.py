@@ -59,6 +59,14 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="also write every Result here")
     parser.add_argument("--baseline", choices=["eager", "compile", "both"], default="both")
     parser.add_argument("--tasks", help="comma-separated task ids (default: all)")
+    parser.add_argument(
+        "--from-json",
+        type=Path,
+        nargs="+",
+        help="evaluate nothing: write --out from these --json files of earlier runs (shards of "
+        "the suite run side by side; their wall times are added in --note)",
+    )
+    parser.add_argument("--note", default="", help="a line added under the header")
     args = parser.parse_args()
 
     only = set(args.tasks.split(",")) if args.tasks else None
@@ -66,6 +74,12 @@ def main() -> int:
     options = CheckOptions(device="cuda", trials=5, baseline=args.baseline)
     results: dict[str, Any] = {}
     started = time.time()
+    if args.from_json:
+        for path in args.from_json:
+            results.update(json.loads(path.read_text()))
+        order = [t.id for t in list_tasks()]
+        results = dict(sorted(results.items(), key=lambda kv: order.index(kv[0])))
+        tasks = []
     for i, task in enumerate(tasks, 1):
         solution = task.solution_path()
         assert solution is not None
@@ -80,27 +94,41 @@ def main() -> int:
             flush=True,
         )
     device = next((r["device"] for r in results.values() if r.get("device")), {}) or {}
-    gpu = subprocess.run(
-        ["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm", "--format=csv,noheader"],
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
+    try:
+        gpu = subprocess.run(
+            [
+                "nvidia-smi",
+                "--query-gpu=name,driver_version,clocks.max.sm",
+                "--format=csv,noheader",
+            ],
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    except FileNotFoundError:  # rendering --from-json away from the GPU machine
+        gpu = "not queried"
     lines = [
         "# Built-in suite at GPU sizes",
         "",
         f"- command: `python bench/gpu_suite/run.py --out {args.out} --baseline {args.baseline}`",
-        f"- date: {dt.datetime.now(dt.timezone.utc).isoformat(timespec='seconds')}",
+        f"- date: {dt.datetime.now(dt.timezone.utc).isoformat(timespec='seconds')}"
+        if tasks
+        else "- date and host: see below",
         f"- GPU: {device.get('name')} (nvidia-smi: {gpu}); CUDA {device.get('cuda')}, "
         f"torch {device.get('torch')}, triton {device.get('triton')}, python {device.get('python')}",
-        f"- host: {platform.node()} {platform.machine()}, {platform.platform()}",
-        f"- total wall time: {time.time() - started:.0f} s for {len(tasks)} evaluations",
+        f"- host: {platform.node()} {platform.machine()}, {platform.platform()}"
+        if tasks
+        else "- rendered with --from-json",
+        f"- total wall time: {time.time() - started:.0f} s for {len(tasks)} evaluations"
+        if tasks
+        else f"- {len(results)} evaluations, rendered from {len(args.from_json or [])} JSON file(s)",
+        *([f"- {args.note}"] if args.note else []),
         "",
         "Times are medians of per-call samples taken by the judge's clock around batches of "
         "calls in the reference's and the candidate's runner processes (fresh inputs for every "
         "call, L2 flushed by the judge before each batch, every timed output checked, the two "
         "runners alternating; each call includes copying its output into shared memory); the "
         "speedup CI is a 95% bootstrap interval computed by the C++ supervisor. PR is the Triton "
-        "share of profiled CUDA kernel time. Phases are wall seconds measured by the supervisor: "
+        "share of the CUDA kernel time recorded in the timed calls. Phases are wall seconds measured by the supervisor: "
         + " / ".join(PHASES)
         + ".",
         "",
