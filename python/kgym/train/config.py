@@ -60,6 +60,22 @@ class RolloutConfig:
 
 
 @dataclass
+class EngineConfig:
+    # Where rollouts are sampled: hf (Hugging Face generate in the trainer's process) or openai
+    # (an OpenAI-compatible server: vLLM, SGLang; kgym/train/engine.py).
+    kind: str = "hf"
+    url: str = ""  # the server's base URL, e.g. http://127.0.0.1:8000
+    model: str = ""  # the served model's name in requests
+    # Weights to the server before every step: disk (the full model, SGLang's
+    # /update_weights_from_disk), lora (the adapter, vLLM's /v1/load_lora_adapter), none.
+    sync: str = "disk"
+    sync_dir: str = ""  # where the weights are written for the server ("": OUT/engine_weights)
+    timeout_s: float = 600.0
+    concurrency: int = 16  # requests in flight
+    api_key_env: str = "OPENAI_API_KEY"  # the bearer token's environment variable, if set
+
+
+@dataclass
 class RewardConfig:
     # similarity: Kernel Coder's difflib ratio against the prompt's reference;
     # format: Kernel Coder's format reward; both: their sum;
@@ -146,6 +162,7 @@ class TrainConfig:
     model: ModelConfig = field(default_factory=ModelConfig)
     data: DataConfig = field(default_factory=DataConfig)
     rollout: RolloutConfig = field(default_factory=RolloutConfig)
+    engine: EngineConfig = field(default_factory=EngineConfig)
     reward: RewardConfig = field(default_factory=RewardConfig)
     gym: GymConfig = field(default_factory=GymConfig)
     prs: PrsConfig = field(default_factory=PrsConfig)
@@ -169,6 +186,8 @@ class TrainConfig:
         choices = {
             ("reward", "kind"): ("similarity", "format", "both", "dr_kernel", "staged", "spec"),
             ("gym", "device"): ("auto", "cpu", "cuda"),
+            ("engine", "kind"): ("hf", "openai"),
+            ("engine", "sync"): ("disk", "lora", "none"),
             ("mismatch", "kind"): ("none", "tis", "mis", "geometric"),
             ("advantage", "estimator"): ("grpo", "dr_grpo", "rloo", "trloo"),
             ("loss", "aggregation"): ("dr_grpo", "token_mean", "seq_mean"),
@@ -206,6 +225,13 @@ class TrainConfig:
             raise ValueError("[data] holdout_fraction must be in [0, 1)")
         if self.run.steps < 1 or self.loss.epochs < 1:
             raise ValueError("[run] steps and [loss] epochs must be at least 1")
+        if self.engine.kind == "openai":
+            if not self.engine.url:
+                raise ValueError("[engine] url: the server's base URL, with kind = openai")
+            if self.engine.sync == "lora" and not self.model.lora:
+                raise ValueError("[engine] sync = lora needs [model] lora (adapters to send)")
+            if self.engine.sync == "disk" and self.model.lora:
+                raise ValueError("[engine] sync = disk sends a full model: use lora with LoRA")
 
 
 def _merge(target: Any, values: dict[str, Any], where: str) -> None:

@@ -18,7 +18,7 @@ from kgym.evaluation.prompts import Prompts
 from kgym.evaluation.tasksets import EvalTask
 from kgym.train.config import RolloutConfig
 from kgym.train.policy import Policy
-from kgym.train.rollout import Batch, generate_scored
+from kgym.train.rollout import Batch, generate_scored, pack
 
 Evaluator = Callable[[EvalTask, str], dict[str, Any]]
 
@@ -46,11 +46,20 @@ def render(messages: list[dict[str, str]], tokenizer: Any) -> str:
 
 @torch.no_grad()
 def _generate(
-    policy: Policy, texts: list[str], cfg: RolloutConfig, max_prompt_tokens: int
+    policy: Policy, texts: list[str], cfg: RolloutConfig, max_prompt_tokens: int, engine: Any
 ) -> list[tuple[list[int], list[int], list[float], str]]:
     tok = policy.tokenizer
     tok.padding_side = "left"
     tok.truncation_side = "left"  # keep the end of a long conversation: the latest feedback
+    if engine is not None:  # an inference server samples (engine.py)
+        prompts = [
+            list(tok(t, truncation=True, max_length=max_prompt_tokens).input_ids) for t in texts
+        ]
+        done = engine.complete(prompts, cfg)
+        return [
+            (prompt, ids, logp, tok.decode(ids, skip_special_tokens=True))
+            for prompt, (ids, logp) in zip(prompts, done)
+        ]
     enc = tok(
         texts, return_tensors="pt", padding=True, truncation=True, max_length=max_prompt_tokens
     )
@@ -81,6 +90,7 @@ def rollout(
     evaluate: Evaluator,
     feedback: Callable[[dict[str, Any]], str],
     jobs: int,
+    engine: Any = None,
 ) -> tuple[list[Sample], RolloutStats]:
     n = cfg.samples_per_prompt
     trajectories = [(g, task) for g, task in enumerate(tasks) for _ in range(n)]
@@ -92,7 +102,7 @@ def rollout(
         for turn in range(cfg.turns):
             started = time.perf_counter()
             texts = [render(c, policy.tokenizer) for c in conversations]
-            generated = _generate(policy, texts, cfg, max(8, max_prompt))
+            generated = _generate(policy, texts, cfg, max(8, max_prompt), engine)
             stats.rollout_s += time.perf_counter() - started
             started = time.perf_counter()
             results = list(
@@ -116,23 +126,13 @@ def rollout(
 
 
 def collate(samples: list[Sample], pad_id: int, device: torch.device) -> Batch:
-    """One padded batch: prompts left-padded to a common length, completions right-padded."""
-    width = max(len(s.prompt_ids) for s in samples)
-    length = max(1, max(len(s.completion_ids) for s in samples))
-    seqs, attn, mask, old = [], [], [], []
-    for s in samples:
-        left = width - len(s.prompt_ids)
-        right = length - len(s.completion_ids)
-        seqs.append([pad_id] * left + s.prompt_ids + s.completion_ids + [pad_id] * right)
-        attn.append([0] * left + [1] * (len(s.prompt_ids) + len(s.completion_ids)) + [0] * right)
-        mask.append([1.0] * len(s.completion_ids) + [0.0] * right)
-        old.append(s.old_logprobs + [0.0] * right)
-    return Batch(
-        sequences=torch.tensor(seqs, device=device),
-        attention=torch.tensor(attn, device=device),
-        prompt_len=width,
-        completion_mask=torch.tensor(mask, device=device),
-        old_logprobs=torch.tensor(old, device=device),
-        texts=[s.text for s in samples],
-        group=torch.tensor([s.group for s in samples], device=device),
+    """One padded batch of the samples (rollout.pack)."""
+    return pack(
+        [s.prompt_ids for s in samples],
+        [s.completion_ids for s in samples],
+        [s.old_logprobs for s in samples],
+        [s.text for s in samples],
+        [s.group for s in samples],
+        pad_id,
+        device,
     )

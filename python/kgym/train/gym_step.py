@@ -76,13 +76,19 @@ def _per_turn(values: np.ndarray, turns: np.ndarray, n_turns: int) -> list[float
 
 
 def gym_step(
-    policy: Policy, cfg: TrainConfig, opt: Any, sched: Any, ctx: GymContext, step: int
+    policy: Policy,
+    cfg: TrainConfig,
+    opt: Any,
+    sched: Any,
+    ctx: GymContext,
+    step: int,
+    engine: Any = None,
 ) -> dict[str, Any]:
     from kgym.train.loop import draw
 
     tasks = draw(ctx.tasks, cfg.rollout.prompts_per_step, cfg.run.seed, step)
     samples, stats = gym_rollout.rollout(
-        policy, tasks, ctx.prompts, cfg.rollout, ctx.evaluate, ctx.feedback, cfg.gym.jobs
+        policy, tasks, ctx.prompts, cfg.rollout, ctx.evaluate, ctx.feedback, cfg.gym.jobs, engine
     )
     results = [s.result for s in samples]
     rewards = compute_rewards(results, cfg.gym_reward_spec())

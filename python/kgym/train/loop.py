@@ -15,6 +15,7 @@ import torch
 
 from kgym.train import advantage, loss, reward, rollout, update
 from kgym.train.config import TrainConfig
+from kgym.train.engine import open_engine
 from kgym.train.policy import Policy, load_policy, with_reference
 from kgym.train.tensorboard_log import ScalarLog
 
@@ -73,13 +74,19 @@ def draw(items: list[Any], per_step: int, seed: int, step: int) -> list[Any]:
 
 
 def train_step(
-    policy: Policy, cfg: TrainConfig, opt: Any, sched: Any, rows: list[dict[str, str]], step: int
+    policy: Policy,
+    cfg: TrainConfig,
+    opt: Any,
+    sched: Any,
+    rows: list[dict[str, str]],
+    step: int,
+    engine: Any = None,
 ) -> dict[str, Any]:
     started = time.perf_counter()
     chosen = draw(rows, cfg.rollout.prompts_per_step, cfg.run.seed, step)
     prompts = [p["prompt"] for p in chosen]
     references = [p["reference"] for p in chosen]
-    batch = rollout.sample(policy, prompts, cfg.rollout)
+    batch = rollout.sample(policy, prompts, cfg.rollout, engine)
     rollout_s = time.perf_counter() - started
 
     group = batch.group.cpu().numpy()
@@ -205,13 +212,18 @@ def _steps(
     scalars: ScalarLog,
 ) -> list[dict[str, Any]]:
     metrics_path = out / "metrics.jsonl"
+    engine = open_engine(cfg.engine, out)
     for step in range(start + 1, cfg.run.steps + 1):
+        # The server samples this step's rollouts from the policy as it is now.
+        sync_s = engine.sync(policy, step) if engine is not None else 0.0
         if ctx is not None:
             from kgym.train.gym_step import gym_step
 
-            m = {"step": step, **gym_step(policy, cfg, opt, sched, ctx, step)}
+            m = {"step": step, **gym_step(policy, cfg, opt, sched, ctx, step, engine)}
         else:
-            m = {"step": step, **train_step(policy, cfg, opt, sched, rows, step)}
+            m = {"step": step, **train_step(policy, cfg, opt, sched, rows, step, engine)}
+        if engine is not None:
+            m["time/sync_s"] = sync_s
         history.append(m)
         with metrics_path.open("a") as f:
             f.write(json.dumps(m) + "\n")

@@ -1,9 +1,11 @@
-"""Sampling: a group of completions per prompt with Hugging Face ``generate``, and the
-sampler's own log-probability of every sampled token (the PPO ratio's denominator)."""
+"""Sampling: a group of completions per prompt with Hugging Face ``generate`` (or an
+OpenAI-compatible server, engine.py), and the sampler's own log-probability of every sampled
+token (the PPO ratio's denominator)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -55,8 +57,55 @@ def generate_scored(
     return out.sequences, completion, old, mask
 
 
+def pack(
+    prompt_ids: list[list[int]],
+    completion_ids: list[list[int]],
+    old_logprobs: list[list[float]],
+    texts: list[str],
+    group: list[int],
+    pad_id: int,
+    device: torch.device,
+) -> Batch:
+    """One padded batch: prompts left-padded to a common length, completions right-padded."""
+    width = max(len(p) for p in prompt_ids)
+    length = max(1, max(len(c) for c in completion_ids))
+    seqs, attn, mask, old = [], [], [], []
+    for prompt, ids, logp in zip(prompt_ids, completion_ids, old_logprobs):
+        left, right = width - len(prompt), length - len(ids)
+        seqs.append([pad_id] * left + prompt + ids + [pad_id] * right)
+        attn.append([0] * left + [1] * (len(prompt) + len(ids)) + [0] * right)
+        mask.append([1.0] * len(ids) + [0.0] * right)
+        old.append(list(logp) + [0.0] * right)
+    return Batch(
+        sequences=torch.tensor(seqs, device=device),
+        attention=torch.tensor(attn, device=device),
+        prompt_len=width,
+        completion_mask=torch.tensor(mask, device=device),
+        old_logprobs=torch.tensor(old, device=device),
+        texts=texts,
+        group=torch.tensor(group, device=device),
+    )
+
+
+def sample_on_server(policy: Policy, prompts: list[str], cfg: RolloutConfig, engine: Any) -> Batch:
+    """The group of completions per prompt sampled by an inference server (engine.py)."""
+    tok = policy.tokenizer
+    n = cfg.samples_per_prompt
+    ids = [list(tok(p).input_ids) for p in prompts]
+    rows = [ids[i] for i in range(len(prompts)) for _ in range(n)]
+    done = engine.complete(rows, cfg)
+    completions = [c for c, _ in done]
+    texts = [tok.decode(c, skip_special_tokens=True) for c in completions]
+    group = [i for i in range(len(prompts)) for _ in range(n)]
+    return pack(
+        rows, completions, [lp for _, lp in done], texts, group, tok.pad_token_id, policy.device
+    )
+
+
 @torch.no_grad()
-def sample(policy: Policy, prompts: list[str], cfg: RolloutConfig) -> Batch:
+def sample(policy: Policy, prompts: list[str], cfg: RolloutConfig, engine: Any = None) -> Batch:
+    if engine is not None:
+        return sample_on_server(policy, prompts, cfg, engine)
     tok = policy.tokenizer
     tok.padding_side = "left"
     enc = tok(prompts, return_tensors="pt", padding=True).to(policy.device)
