@@ -199,8 +199,25 @@ class Evaluation:
         )
 
     def _ask(self, role: str, message: dict[str, Any], phase: str, **kw: Any) -> dict[str, Any]:
+        self._send(role, message, phase, **kw)
+        return self._receive(role, phase)
+
+    def _send(self, role: str, message: dict[str, Any], phase: str, **kw: Any) -> None:
         try:
-            reply = self.runners[role].request(message, **kw)
+            self.runners[role].send(message, **kw)
+        except RunnerGone as gone:
+            raise self._gone(role, gone, phase) from gone
+
+    def _gone(self, role: str, gone: RunnerGone, phase: str) -> EvaluationFailure:
+        if role == "candidate":
+            return self._candidate_gone(gone, phase)
+        return EvaluationFailure(
+            "infra_error", phase, message=f"the reference's process {gone.how}"
+        )
+
+    def _receive(self, role: str, phase: str) -> dict[str, Any]:
+        try:
+            reply = self.runners[role].receive()
             wrong = reply_schema.problems(reply)
             if wrong and role == "candidate":
                 self.runners[role].kill()
@@ -217,11 +234,7 @@ class Evaluation:
                 )
             return reply
         except RunnerGone as gone:
-            if role == "candidate":
-                raise self._candidate_gone(gone, phase) from gone
-            raise EvaluationFailure(
-                "infra_error", phase, message=f"the reference's process {gone.how}"
-            ) from gone
+            raise self._gone(role, gone, phase) from gone
 
     def _failed_reply(self, reply: dict[str, Any], phase: str) -> EvaluationFailure:
         """A candidate runner's report of a failure (believed: it can only cost the candidate)."""
@@ -369,6 +382,8 @@ class Evaluation:
         torch.set_grad_enabled(False)
         weights, fds = self._weights_arena()
         protected = [str(Path(loader.__file__).resolve().parents[1] / "builtin_tasks")]
+        # Both runners set up at once (imports, the model, the profiler's first start: seconds
+        # on a GPU each), then their replies are read in order.
         for role in ("reference", "candidate"):
             source = self.task_file if role == "reference" else self.candidate_file
             spec = {
@@ -382,7 +397,9 @@ class Evaluation:
                 "protected": protected,
                 "profile": bool(self.job["profile"]),
             }
-            reply = self._ask(role, {"op": "setup"}, "load", payload=spec, fds=list(fds))
+            self._send(role, {"op": "setup"}, "load", payload=spec, fds=list(fds))
+        for role in ("reference", "candidate"):
+            reply = self._receive(role, "load")
             if not reply.get("ok"):
                 if role == "reference":
                     raise EvaluationFailure(

@@ -54,9 +54,22 @@ class RunnerHandle:
     def request(
         self, message: dict[str, Any], payload: Any = None, fds: list[int] | None = None
     ) -> dict[str, Any]:
+        self.send(message, payload, fds)
+        return self.receive()
+
+    def send(
+        self, message: dict[str, Any], payload: Any = None, fds: list[int] | None = None
+    ) -> None:
+        """The first half of a request, so that two runners can work on theirs at once."""
+        self._guarded(lambda: protocol.send(self.sock, message, payload, fds))
+
+    def receive(self) -> dict[str, Any]:
+        reply: dict[str, Any] = self._guarded(lambda: protocol.recv_untrusted(self.sock))
+        return reply
+
+    def _guarded(self, io: Any) -> Any:
         try:
-            protocol.send(self.sock, message, payload, fds)
-            return protocol.recv_untrusted(self.sock)
+            return io()
         except protocol.PeerClosed as exc:
             raise self._gone(str(exc)) from exc
         except protocol.ProtocolError as exc:
