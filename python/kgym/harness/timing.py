@@ -15,10 +15,11 @@ The candidate's outputs of every timed call (or of the share ``verify_fraction``
 compared with the reference's answer to the same fresh inputs; the candidate never sees an
 input twice, so no cache can win. Work the candidate leaves on the GPU after replying delays
 the canary, which is inside its sample, and is reported when the canary is slower after its
-batches than after the reference's. The arenas' input sets are a share of the GPU's total memory
-(``plan_slots``), and a checked batch's inputs are generated again from their seeds when the
-task's inputs allow it (``inputs_regenerable``). When the job profiles, both runners record the CUDA kernels
-of the measured rounds (profiling.py), and the Triton share (PR) is derived from them.
+batches than after the reference's. The arenas' input sets are a share of the GPU's total
+memory (``plan_slots``), and a checked batch's inputs are generated again from their seeds when
+the task's inputs allow it (``inputs_regenerable``). When the job profiles, both runners record
+the CUDA kernels of the measured rounds (profiling.py), and the Triton share (PR) is derived
+from them.
 
 Only raw samples leave this module; medians, spreads and confidence intervals are computed by
 the C++ supervisor.
