@@ -199,3 +199,36 @@ def test_the_paper_presets_load_with_a_model_and_data(tmp_path: Path) -> None:
         16,
     )
     assert drk.prs.enabled and drk.mismatch.kind == "geometric" and drk.uses_gym
+
+
+def test_the_gym_loop_evaluates_on_a_named_gym_service(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """gym.server: the evaluations go to a running service (a host's, or a pool's front door),
+    with its bearer token from gym.token_env; a wrong token is a clear error."""
+    from kgym.client import GymError
+    from kgym.local_gym import LocalGym
+
+    token_file = tmp_path / "token"
+    token_file.write_text("s3cret-token\n")
+    with LocalGym(
+        tmp_path / "gym", ["--no-cache", "--cpu-workers", "2", "--token-file", str(token_file)]
+    ) as gym:
+        config = tmp_path / "served.yaml"
+        config.write_text(
+            f"""
+model: {{tiny: {{n_embd: 32, n_layer: 1, n_head: 2, n_positions: 2048}}, tokenizer_vocab: 400, device: cpu}}
+data: {{task_set: builtin, tasks: [01_relu, 02_gelu]}}
+rollout: {{samples_per_prompt: 2, turns: 1, max_new_tokens: 8}}
+reward: {{kind: dr_kernel}}
+gym: {{device: cpu, trials: 1, jobs: 2, server: "{gym.url}", token_env: TRAIN_GYM_TOKEN}}
+run: {{steps: 1}}
+"""
+        )
+        monkeypatch.setenv("TRAIN_GYM_TOKEN", "s3cret-token")
+        (m,) = train(load_config(config), tmp_path / "run", quiet=True)
+        assert m["gym_evaluations"] == 2 * 2
+        assert not (tmp_path / "run" / "gym").exists()  # no gym of its own was started
+        monkeypatch.setenv("TRAIN_GYM_TOKEN", "wrong")
+        with pytest.raises(GymError, match="401|token|auth"):
+            train(load_config(config), tmp_path / "run2", quiet=True)

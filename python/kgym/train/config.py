@@ -93,6 +93,10 @@ class GymConfig:
     jobs: int = 4  # evaluations at a time
     # Evaluate in this process (no service); else a local gym service is started.
     in_process: bool = False
+    # A running gym service to evaluate on instead (a host's, or a worker pool's front door:
+    # docs/scale.md), e.g. http://gym:8177; its bearer token from the variable token_env.
+    server: str = ""
+    token_env: str = "KGYM_TOKEN"
 
 
 @dataclass
@@ -225,6 +229,8 @@ class TrainConfig:
             raise ValueError("[data] holdout_fraction must be in [0, 1)")
         if self.run.steps < 1 or self.loss.epochs < 1:
             raise ValueError("[run] steps and [loss] epochs must be at least 1")
+        if self.gym.server and self.gym.in_process:
+            raise ValueError("[gym] server and in_process exclude each other")
         if self.engine.kind == "openai":
             if not self.engine.url:
                 raise ValueError("[engine] url: the server's base URL, with kind = openai")

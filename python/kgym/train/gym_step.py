@@ -38,8 +38,9 @@ def gym_tasks(cfg: TrainConfig) -> list[EvalTask]:
 
 
 def open_gym(cfg: TrainConfig, run_dir: Any) -> GymContext:
-    """The tasks, kgym eval's prompts, and an evaluator: in this process, or through a local gym
-    service started for the run (its state in RUN/gym)."""
+    """The tasks, kgym eval's prompts, and an evaluator: in this process, on the gym service
+    named by ``gym.server`` (a pool's front door, say), or through a local gym service started
+    for the run (its state in RUN/gym)."""
     from kgym.check import CheckOptions, check, feedback
 
     tasks = gym_tasks(cfg)
@@ -53,14 +54,20 @@ def open_gym(cfg: TrainConfig, run_dir: Any) -> GymContext:
             return check(task.task, completion, check_options)
 
     else:
+        import os
+
         from kgym.client import Client
         from kgym.local_gym import LocalGym
 
-        gpus = "none" if cfg.gym.device == "cpu" else "auto"
-        gym = stack.enter_context(
-            LocalGym(run_dir / "gym", ["--no-cache", "--cpu-workers", str(cfg.gym.jobs)], gpus)
-        )
-        client = stack.enter_context(Client(gym.url))
+        if cfg.gym.server:
+            token = os.environ.get(cfg.gym.token_env) if cfg.gym.token_env else None
+            client = stack.enter_context(Client(cfg.gym.server, token=token))
+        else:
+            gpus = "none" if cfg.gym.device == "cpu" else "auto"
+            gym = stack.enter_context(
+                LocalGym(run_dir / "gym", ["--no-cache", "--cpu-workers", str(cfg.gym.jobs)], gpus)
+            )
+            client = stack.enter_context(Client(gym.url))
 
         def evaluate(task: EvalTask, completion: str) -> dict[str, Any]:
             if not completion.strip():  # the service refuses empty candidates: none to run
