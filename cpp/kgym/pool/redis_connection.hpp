@@ -1,7 +1,9 @@
 // One connection to Redis (hiredis, synchronous), owned RAII-style. A command that cannot reach
 // the server throws RedisUnavailable and drops the connection; the next command connects again,
 // so callers retry whole operations instead of handling half-open sockets. A reply that is a
-// Redis error throws RedisCommandError with the server's message.
+// Redis error throws RedisCommandError with the server's message. The process must ignore
+// SIGPIPE (kgym-gym does): hiredis writes to the socket, and a server gone away must be an error,
+// not the end of the process.
 #pragma once
 
 #include <chrono>
