@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -42,6 +43,7 @@ class StreamQueueRedis : public ::testing::Test {
     socket_ = (dir_ / "r.sock").string();
     pid_ = ::fork();
     if (pid_ == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a test binary killed midway leaves no server
       const std::string dir = dir_.string();
       ::execlp("redis-server", "redis-server", "--port", "0", "--unixsocket", socket_.c_str(),
                "--dir", dir.c_str(), "--save", "", "--appendonly", "no", "--logfile",

@@ -153,13 +153,24 @@ void PoolWorker::handle(std::size_t index, StreamQueue& queue, const Delivery& d
     }
   } catch (const service::ApiError& e) {
     outcome = {"failed", nullptr, service::error_json(e.code, e.what())};
-  } catch (const std::exception& e) {
+  } catch (const RedisUnavailable& e) {
     // Redis failing before the job ran: the entry stays pending and is taken again once the
     // lease runs out; nothing is answered from here.
+    emit({{"event", "redis_unavailable"}, {"job", d.job_id}, {"error", e.what()}});
+    std::lock_guard lock(mu_);
+    running_[index].active = false;
+    return;
+  } catch (const RedisCommandError& e) {
     emit({{"event", "redis_error"}, {"job", d.job_id}, {"error", e.what()}});
     std::lock_guard lock(mu_);
     running_[index].active = false;
     return;
+  } catch (const std::exception& e) {
+    // Anything else is this job's problem, not the pool's: it ends with a clear error rather
+    // than being handed to the next worker to fail the same way.
+    outcome = {"failed", nullptr,
+               service::error_json("internal",
+                                   fmt::format("the worker could not run the job: {}", e.what()))};
   }
   bool lost;
   {
