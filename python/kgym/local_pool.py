@@ -22,10 +22,11 @@ from kgym.local_gym import gym_exe
 @dataclass
 class RedisServer:
     """`redis-server` on a unix socket under `data_dir`, persisting every write to its
-    append-only file before answering (appendfsync always), so that even a `kill -9` loses
-    nothing it acknowledged. Restartable on the same directory."""
+    append-only file before answering (appendfsync always, by default), so that even a
+    `kill -9` loses nothing it acknowledged. Restartable on the same directory."""
 
     data_dir: Path
+    appendfsync: str = "always"  # or "everysec": faster, may lose the last second on a crash
     proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -47,7 +48,14 @@ class RedisServer:
         with open(self.data_dir / "redis.log", "ab") as log:
             self.proc = subprocess.Popen(
                 [exe, "--port", "0", "--unixsocket", str(self.socket), "--unixsocketperm", "700"]
-                + ["--dir", str(self.data_dir), "--appendonly", "yes", "--appendfsync", "always"]
+                + [
+                    "--dir",
+                    str(self.data_dir),
+                    "--appendonly",
+                    "yes",
+                    "--appendfsync",
+                    self.appendfsync,
+                ]
                 + ["--save", "", "--daemonize", "no"],
                 stdout=log,
                 stderr=subprocess.STDOUT,
