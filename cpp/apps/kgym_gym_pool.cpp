@@ -53,6 +53,11 @@ CLI::App* add_worker_command(CLI::App& app, WorkerOptions& o) {
   cmd->add_option("--cpu-workers", o.cpu_workers, "concurrent jobs in CPU mode (0: one per core)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1024));
+  cmd->add_option("--threads-per-job", o.threads_per_job,
+                  "CPU threads each job may use (0: this host's cores shared out between its "
+                  "slots)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1024));
   cmd->add_option("--state-dir", o.state_dir,
                   "where fork servers and GPU lock files live (default: ~/.local/state/kgym)");
   cmd->add_option("--python", o.python, "interpreter with kgym, torch and triton installed");
@@ -183,8 +188,8 @@ int run_worker(const WorkerOptions& o) {
   config.poll = std::chrono::milliseconds(static_cast<long long>(o.poll_s * 1000));
   MachineSlots machine;
   try {
-    machine = make_machine_slots(
-        {o.gpus, o.workers_per_gpu, o.cpu_workers, o.fork_server, state_dir, python});
+    machine = make_machine_slots({o.gpus, o.workers_per_gpu, o.cpu_workers, o.fork_server,
+                                  state_dir, python, o.threads_per_job});
   } catch (const std::exception& e) {
     std::cerr << "kgym-gym worker: " << e.what() << "\n";
     return 2;

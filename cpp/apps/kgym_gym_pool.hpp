@@ -13,6 +13,7 @@ struct WorkerOptions {
   std::string gpus = "auto";
   int workers_per_gpu = 4;
   int cpu_workers = 0;
+  int threads_per_job = 0;
   std::string state_dir;
   std::string python;
   bool fork_server = true;

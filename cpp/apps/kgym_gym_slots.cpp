@@ -112,7 +112,8 @@ MachineSlots make_machine_slots(const SlotOptions& o) {
   const int concurrent = gpus.empty()
                              ? (o.cpu_workers > 0 ? o.cpu_workers : cores)
                              : static_cast<int>(gpus.size()) * std::max(1, o.workers_per_gpu);
-  const int threads_per_job = std::max(1, cores / std::max(1, concurrent));
+  const int threads_per_job =
+      o.threads_per_job > 0 ? o.threads_per_job : std::max(1, cores / std::max(1, concurrent));
   auto add_workers = [&](int count, const std::string& label, const std::string& visible,
                          const std::string& lock) {
     for (int i = 0; i < count; ++i) {

@@ -15,6 +15,10 @@ struct SlotOptions {
   bool fork_server = true;
   std::string state_dir;  // fork server homes and GPU lock files live here
   std::string python;
+  // CPU threads per job (OMP_NUM_THREADS); 0: the machine's cores shared out between its slots.
+  // A pool worker on a host it shares with others (or several workers standing in for hosts on
+  // one machine) sets it to its share.
+  int threads_per_job = 0;
 };
 
 struct MachineSlots {
