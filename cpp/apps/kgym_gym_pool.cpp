@@ -28,8 +28,8 @@ namespace {
 // Said by both commands when this executable was built without hiredis.
 constexpr const char* kNoRedis =
     "this kgym-gym was built without Redis support (libhiredis-dev was not found when it was "
-    "built); install it (Debian: apt-get install libhiredis-dev) and rebuild, or run the "
-    "embedded service without --redis";
+    "built, or KGYM_WITH_POOL was OFF): install it (Debian: apt-get install libhiredis-dev) and "
+    "rebuild, or run the embedded service without --redis";
 
 }  // namespace
 
