@@ -3,7 +3,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <thread>
@@ -39,7 +41,8 @@ CLI::App* add_worker_command(CLI::App& app, WorkerOptions& o) {
       "Run this host's GPU (or CPU) slots as workers of a pool fed through Redis "
       "(docs/scale.md)");
   cmd->add_option("--redis", o.redis,
-                  "the pool's Redis: redis://[:password@]host[:port][/db] or unix:///path")
+                  "the pool's Redis: redis://host[:port][/db] or unix:///path (its password "
+                  "from $KGYM_REDIS_PASSWORD)")
       ->required();
   cmd->add_option("--pool", o.pool, "the pool's name (as given to serve --pool)")
       ->capture_default_str();
@@ -101,12 +104,30 @@ int run_worker(const WorkerOptions&) {
 
 #else
 
+namespace {
+
+// The URL's address, with the password from $KGYM_REDIS_PASSWORD when the URL has none: a
+// command line is readable by every process of the machine, an environment block only by the
+// process' user, and its copy in /proc/<pid>/environ is overwritten here (as for KGYM_TOKEN).
+kgym::pool::RedisAddress redis_address(const std::string& url) {
+  auto address = kgym::pool::parse_redis_url(url);
+  if (char* value = std::getenv("KGYM_REDIS_PASSWORD"); value != nullptr) {
+    const std::string password = value;
+    std::fill(value, value + password.size(), 'x');
+    ::unsetenv("KGYM_REDIS_PASSWORD");
+    if (address.password.empty()) address.password = password;
+  }
+  return address;
+}
+
+}  // namespace
+
 std::shared_ptr<kgym::service::JobPool> make_redis_pool(const std::string& url,
                                                         const std::string& pool) {
   kgym::pool::QueueConfig config;
   config.pool = pool;
   kgym::pool::check_pool_name(pool);
-  auto redis = std::make_shared<kgym::pool::RedisJobPool>(kgym::pool::parse_redis_url(url), config);
+  auto redis = std::make_shared<kgym::pool::RedisJobPool>(redis_address(url), config);
   redis->check_reachable();
   return redis;
 }
@@ -150,7 +171,7 @@ int run_worker(const WorkerOptions& o) {
 
   kgym::pool::WorkerConfig config;
   try {
-    config.address = kgym::pool::parse_redis_url(o.redis);
+    config.address = redis_address(o.redis);
     kgym::pool::check_pool_name(o.pool);
   } catch (const std::exception& e) {
     std::cerr << "kgym-gym worker: " << e.what() << "\n";

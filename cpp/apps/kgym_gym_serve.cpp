@@ -86,8 +86,8 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& o) {
                 "did not get every layer");
   cmd->add_option("--redis", o.redis,
                   "run the jobs on a pool of worker hosts fed through this Redis "
-                  "(redis://[:password@]host[:port][/db] or unix:///path; docs/scale.md) instead "
-                  "of on this machine");
+                  "(redis://host[:port][/db] or unix:///path, its password from "
+                  "$KGYM_REDIS_PASSWORD; docs/scale.md) instead of on this machine");
   cmd->add_option("--pool", o.pool, "with --redis: the pool's name")->capture_default_str();
   cmd->add_option("--pool-device", o.pool_device,
                   "with --redis: the device the pool's workers evaluate on")
