@@ -117,7 +117,16 @@ class Pool:
                 assert job["result"]["status"] == "ok", job["result"]
             else:
                 assert job["error"]["code"] and job["error"]["message"], job
-        recorded = Counter(e["job"] for e in self.events("answered") if e["answer"] == "recorded")
+        # A worker logs its answer just after Redis took it, and the front door may have
+        # recorded and served it in between: the logs are given a moment to catch up.
+        deadline = time.monotonic() + 10
+        while True:
+            recorded = Counter(
+                e["job"] for e in self.events("answered") if e["answer"] == "recorded"
+            )
+            if all(recorded[j["id"]] for j in jobs) or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
         assert {j["id"]: recorded[j["id"]] for j in jobs} == {j["id"]: 1 for j in jobs}
         if not metrics:
             return

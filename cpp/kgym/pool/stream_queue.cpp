@@ -34,9 +34,13 @@ constexpr const char* kHeartbeat = KGYM_OWNER_CHECK
 
 // The result, exactly once: only the entry's owner may answer, and only the first answer of the
 // job counts (a job queued twice after a Redis restart has two entries). The entry is
-// acknowledged and deleted in the same step, so no one runs it again.
+// acknowledged and deleted in the same step, so no one runs it again. A worker that sends its
+// answer again because the reply to the first was lost (Redis went away just after running the
+// script) finds its own token in the result key and is told it was recorded.
 // KEYS: stream, result key, inbox. ARGV: group, consumer, entry id, job id, payload, ttl (s).
-constexpr const char* kComplete = KGYM_OWNER_CHECK
+#define KGYM_ALREADY_ANSWERED_BY_ME \
+  "if redis.call('GET', KEYS[2]) == ARGV[2] .. ' ' .. ARGV[3] then return 1 end\n"
+constexpr const char* kComplete = KGYM_ALREADY_ANSWERED_BY_ME KGYM_OWNER_CHECK
     R"lua(redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
 redis.call('XDEL', KEYS[1], ARGV[3])
 if not redis.call('SET', KEYS[2], ARGV[2] .. ' ' .. ARGV[3], 'NX', 'EX', ARGV[6]) then
@@ -47,6 +51,7 @@ return 1
 )lua";
 
 #undef KGYM_OWNER_CHECK
+#undef KGYM_ALREADY_ANSWERED_BY_ME
 
 // The front door recorded an event. KEYS: inbox, published marker. ARGV: group, entry, kind.
 constexpr const char* kAckInbox = R"lua(
