@@ -1,6 +1,7 @@
 // kgym-gym: the C++ gym executable. Subcommands: check (one candidate against one task),
 // extract (completion -> candidate code), feedback (Result JSON -> model-facing text),
-// screen (static screen of candidate sources).
+// screen (static screen of candidate sources), serve (the HTTP service), worker (a host of a
+// pool of workers), backup, openapi.
 #include <unistd.h>
 
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include <CLI/CLI.hpp>
 
 #include <nlohmann/json.hpp>
+#include "kgym_gym_pool.hpp"
 #include "kgym_gym_serve.hpp"
 
 #include "kgym/check/evaluate.hpp"
@@ -158,6 +160,8 @@ int main(int argc, char** argv) {
   auto* openapi_cmd = add_openapi_command(app);
   BackupOptions backup_options;
   auto* backup_cmd = add_backup_command(app, backup_options);
+  WorkerOptions worker_options;
+  auto* worker_cmd = add_worker_command(app, worker_options);
 
   CLI11_PARSE(app, argc, argv);
   if (*openapi_cmd) return run_openapi();
@@ -167,6 +171,14 @@ int main(int argc, char** argv) {
       return run_serve(serve_options);
     } catch (const std::exception& e) {
       std::cerr << "kgym-gym serve: " << e.what() << "\n";
+      return 2;
+    }
+  }
+  if (*worker_cmd) {
+    try {
+      return run_worker(worker_options);
+    } catch (const std::exception& e) {
+      std::cerr << "kgym-gym worker: " << e.what() << "\n";
       return 2;
     }
   }

@@ -23,6 +23,7 @@
 #include "kgym/service/job_service.hpp"
 #include "kgym/service/job_store.hpp"
 #include "kgym/service/openapi.hpp"
+#include "kgym_gym_slots.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -83,6 +84,15 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& o) {
   cmd->add_flag("--require-sandbox", o.require_sandbox,
                 "refuse to start when a sandbox layer is unavailable here, and fail any job that "
                 "did not get every layer");
+  cmd->add_option("--redis", o.redis,
+                  "run the jobs on a pool of worker hosts fed through this Redis "
+                  "(redis://host[:port][/db] or unix:///path, its password from "
+                  "$KGYM_REDIS_PASSWORD; docs/scale.md) instead of on this machine");
+  cmd->add_option("--pool", o.pool, "with --redis: the pool's name")->capture_default_str();
+  cmd->add_option("--pool-device", o.pool_device,
+                  "with --redis: the device the pool's workers evaluate on")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--retain-days", o.retain_days,
                   "finished jobs older than this many days are deleted (checked every minute)")
       ->capture_default_str()
@@ -114,72 +124,6 @@ int run_openapi() {
 
 namespace {
 
-std::string capture(const std::string& command) {
-  std::string out;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return out;
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
-  ::pclose(pipe);
-  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-  return out;
-}
-
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-// GPUs the NVIDIA driver lists, read from /proc (or, in containers that do not show that
-// folder, from nvidia-smi): no CUDA call in the supervisor.
-int driver_gpu_count() {
-  std::error_code ec;
-  int n = 0;
-  for (const auto& e : fs::directory_iterator("/proc/driver/nvidia/gpus", ec)) {
-    (void)e;
-    ++n;
-  }
-  if (!ec && n > 0) return n;
-  const auto listed = capture("nvidia-smi -L 2>/dev/null | grep -c '^GPU '");
-  try {
-    return listed.empty() ? 0 : std::stoi(listed);
-  } catch (const std::exception&) {
-    return 0;
-  }
-}
-
-std::vector<int> pick_gpus(const std::string& spec) {
-  std::vector<int> ids;
-  if (spec == "none") return ids;
-  const int count = driver_gpu_count();
-  if (spec == "auto" || spec == "all") {
-    for (int i = 0; i < count; ++i) ids.push_back(i);
-    if (spec == "all" && ids.empty()) throw std::runtime_error("--gpus all: no NVIDIA GPU found");
-    return ids;
-  }
-  std::stringstream list(spec);
-  std::string item;
-  while (std::getline(list, item, ',')) {
-    int id = -1;
-    try {
-      id = std::stoi(item);
-    } catch (const std::exception&) {
-      throw std::runtime_error(fmt::format("--gpus: '{}' is not a GPU index", item));
-    }
-    if (id < 0 || id >= count) {
-      throw std::runtime_error(fmt::format("--gpus: GPU {} does not exist ({} found)", id, count));
-    }
-    ids.push_back(id);
-  }
-  return ids;
-}
-
-}  // namespace
-
-namespace {
-
 // The token from its file (first line), else from $KGYM_TOKEN, whose value is then overwritten
 // in place: /proc/<pid>/environ shows the process's original environment block, and a
 // same-user process should not find the token there.
@@ -203,11 +147,6 @@ std::string read_token(const std::string& token_file) {
 }
 
 }  // namespace
-
-std::string default_state_dir() {
-  const char* home = std::getenv("HOME");
-  return fmt::format("{}/.local/state/kgym", home != nullptr ? home : "/tmp");
-}
 
 int run_backup(const BackupOptions& o) {
   const std::string state_dir = o.state_dir.empty() ? default_state_dir() : o.state_dir;
@@ -261,26 +200,16 @@ int run_serve(const ServeOptions& o) {
   }
   for (const auto& d : dirs) suite.load_dir(d);
 
-  const auto gpus = pick_gpus(o.gpus);
-  const std::string device = gpus.empty() ? "cpu" : "cuda";
-  const std::string versions =
-      capture(shell_quote(python) +
-              " -c 'import json, platform, torch, triton, kgym; print(json.dumps({\"torch\": "
-              "torch.__version__, \"triton\": triton.__version__, \"python\": "
-              "platform.python_version(), \"kgym\": kgym.__version__}))' 2>/dev/null");
-  std::string gpu_names;
-  if (!gpus.empty()) {
-    gpu_names = capture(
-        "nvidia-smi --query-gpu=name,driver_version --format=csv,noheader "
-        "2>/dev/null");
-  }
-
   if (o.require_sandbox) {
     if (!o.private_view) {
       std::cerr
           << "kgym-gym serve: --require-sandbox and --no-private-view contradict each other\n";
       return 2;
     }
+  }
+  // A pool's front door runs no job: its workers check their own sandbox (worker
+  // --require-sandbox), and the front door fails any answer that lacks a layer.
+  if (o.require_sandbox && o.redis.empty()) {
     std::cerr << "kgym-gym serve: checking the sandbox (--require-sandbox)\n";
     const auto gaps = kgym::check::probe_sandbox(python, o.sandbox_uid);
     if (!gaps.empty()) {
@@ -292,6 +221,27 @@ int run_serve(const ServeOptions& o) {
   }
 
   ServiceConfig config;
+  std::string device;
+  std::string gpu_names;
+  std::shared_ptr<JobPool> pool;
+  if (!o.redis.empty()) {
+    // The front door of a pool: no local slots; the jobs are for the pool's device.
+    device = o.pool_device;
+    try {
+      pool = make_redis_pool(o.redis, o.pool);
+    } catch (const std::exception& e) {
+      std::cerr << "kgym-gym serve: " << e.what() << "\n";
+      return 2;
+    }
+    config.pool = pool;
+  } else {
+    SlotOptions slot_options{o.gpus,        o.workers_per_gpu, o.cpu_workers,
+                             o.fork_server, state_dir,         python};
+    auto machine = make_machine_slots(slot_options);
+    device = machine.device;
+    gpu_names = machine.gpu_names;
+    config.workers = std::move(machine.slots);
+  }
   config.defaults.device = device;
   config.defaults.python = python;
   config.defaults.sandbox_uid = o.sandbox_uid;
@@ -299,70 +249,10 @@ int run_serve(const ServeOptions& o) {
   config.require_sandbox = o.require_sandbox;
   config.max_queue = o.max_queue;
   config.cache = !o.no_cache;
-  config.environment = fmt::format("{}|{}|{}", device, versions, gpu_names);
-  // The machine's cores shared out between the jobs that run at once, so that eight jobs with
-  // torch's default (a thread per core each) do not oversubscribe the CPU by eight.
-  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  const int concurrent = gpus.empty()
-                             ? (o.cpu_workers > 0 ? o.cpu_workers : cores)
-                             : static_cast<int>(gpus.size()) * std::max(1, o.workers_per_gpu);
-  const int threads_per_job = std::max(1, cores / std::max(1, concurrent));
-  auto add_workers = [&](int count, const std::string& label, const std::string& visible,
-                         const std::string& lock) {
-    for (int i = 0; i < count; ++i) {
-      WorkerSlot slot;
-      slot.device = device;
-      slot.visible_devices = visible;
-      slot.cpu_threads = threads_per_job;
-      slot.timing_lock = lock;
-      slot.label = label;
-      if (o.fork_server) {
-        // One warm server per worker (a server runs one job at a time), started with the
-        // environment of this worker's jobs so that its imports are theirs (TRITON_INTERPRET on
-        // a CPU, the GPU it may see). Its HOME is private: jobs get their own directories.
-        kgym::check::CheckJob probe;
-        probe.device = device;
-        probe.visible_devices = visible;
-        probe.cpu_threads = threads_per_job;
-        const auto home = fmt::format("{}/forkserver/{}-{}", state_dir, label, i);
-        fs::create_directories(home);
-        auto server = std::make_shared<kgym::sandbox::ForkServer>(
-            kgym::check::fork_server_program(python), kgym::check::child_environment(probe, home));
-        slot.make_launcher = [server, label]() -> kgym::check::Launcher {
-          // Warmed by the worker's own thread, so that the first job does not pay for it.
-          if (auto why = server->start(); !why.empty()) {
-            std::cerr << fmt::format(
-                "kgym-gym: {}: the fork server did not start ({}); this worker starts a fresh "
-                "Python per job instead\n",
-                label, why);
-            return {};
-          }
-          return [server](const kgym::sandbox::ChildSpec& spec,
-                          const kgym::sandbox::LineCallback& on_line) {
-            return server->run(spec, on_line);
-          };
-        };
-        slot.restarts = [server] { return server->restarts(); };
-      }
-      config.workers.push_back(std::move(slot));
-    }
-  };
-  if (gpus.empty()) {
-    const int n = o.cpu_workers > 0
-                      ? o.cpu_workers
-                      : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-    add_workers(n, "cpu", "", "");
-  } else {
-    for (int id : gpus) {
-      const auto lock = fmt::format("{}/gpu{}.timing.lock", state_dir, id);
-      // The harness opens both read-only and flocks them: the lock (shared while a job uses the
-      // GPU, exclusive while it times) and its gate (see python/kgym/harness/run.py).
-      std::ofstream{lock, std::ios::app};
-      std::ofstream{lock + ".gate", std::ios::app};
-      add_workers(std::max(1, o.workers_per_gpu), fmt::format("gpu{}", id), std::to_string(id),
-                  lock);
-    }
-  }
+  // In a pool, the device's name is not the front door's to read: the cache keys name the
+  // pool instead (its workers must run one GPU model and the same software, docs/scale.md).
+  config.environment = fmt::format("{}|{}|{}", device, software_versions(python),
+                                   pool ? fmt::format("pool:{}", o.pool) : gpu_names);
 
   JobStore store(db);
   JobService service(config, std::move(suite), store);
@@ -439,12 +329,18 @@ int run_serve(const ServeOptions& o) {
                     {"port", server.bound_port()},
                     {"device", device},
                     {"workers", config.workers.size()},
+                    {"pool", pool ? json(pool->describe()) : json(nullptr)},
                     {"fork_server", o.fork_server},
                     {"db", db}}
                    .dump()
             << std::endl;
-  std::cerr << fmt::format("kgym-gym: serving {} on {} with {} workers; state in {}\n", device, url,
-                           config.workers.size(), db);
+  if (pool) {
+    std::cerr << fmt::format("kgym-gym: serving {} on {} with the workers of {}; state in {}\n",
+                             device, url, pool->describe(), db);
+  } else {
+    std::cerr << fmt::format("kgym-gym: serving {} on {} with {} workers; state in {}\n", device,
+                             url, config.workers.size(), db);
+  }
 
   std::thread signal_thread([&] {
     int sig = 0;

@@ -1,7 +1,12 @@
 // `kgym-gym serve`: the gym as an HTTP service (docs/service-api.md).
 #pragma once
 
+#include <memory>
+#include <string>
+
 #include <CLI/CLI.hpp>
+
+#include "kgym/service/job_pool.hpp"
 
 struct ServeOptions {
   std::string host = "127.0.0.1";
@@ -28,6 +33,9 @@ struct ServeOptions {
   bool require_sandbox = false;        // refuse to start (and fail jobs) without every layer
   double retain_days = 7.0;            // finished jobs older than this are deleted
   std::uint64_t retain_jobs = 100000;  // and beyond this many (the most recent are kept)
+  std::string redis;                   // a pool's Redis URL: jobs run on its workers
+  std::string pool = "default";        // the pool's name (several pools can share a Redis)
+  std::string pool_device = "cuda";    // what the pool's workers evaluate on
 };
 
 struct BackupOptions {
@@ -42,3 +50,8 @@ CLI::App* add_backup_command(CLI::App& app, BackupOptions& options);
 int run_backup(const BackupOptions& options);
 int run_serve(const ServeOptions& options);
 int run_openapi();
+
+// The front door's connection to a pool (kgym_gym_pool.cpp); throws std::runtime_error with a
+// clear message when the URL is wrong, Redis cannot be reached, or this build has no Redis.
+std::shared_ptr<kgym::service::JobPool> make_redis_pool(const std::string& url,
+                                                        const std::string& pool);

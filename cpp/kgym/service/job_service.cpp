@@ -40,10 +40,6 @@ bool cacheable(const result::Result& result) {
          status == "runtime_error" || status == "rejected";
 }
 
-json error_json(const std::string& code, const std::string& message) {
-  return {{"code", code}, {"message", message}};
-}
-
 const std::map<std::string, std::pair<std::string, std::string>> kHelp = {
     {"kgym_requests_total", {"evaluation requests accepted, by how they were answered", ""}},
     {"kgym_jobs_finished_total", {"jobs finished, by job status and Result status", ""}},
@@ -91,6 +87,11 @@ void JobService::start() {
       enqueue_locked(live);
       metrics_.count("kgym_requests_total", "answer=\"recovered\"");
     }
+  }
+  if (config_.pool) {
+    threads_.emplace_back([this] { dispatch_loop(); });
+    threads_.emplace_back([this] { collect_loop(); });
+    return;
   }
   for (std::size_t i = 0; i < config_.workers.size(); ++i) {
     threads_.emplace_back([this, i] { worker_loop(i); });
@@ -299,7 +300,7 @@ json JobService::get(const std::string& id, double wait_s) {
 
 json JobService::cancel(const std::string& id) {
   {
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
     const auto it = live_.find(id);
     if (it != live_.end()) {
       auto& live = *it->second;
@@ -312,11 +313,24 @@ json JobService::cancel(const std::string& id) {
         store_.finish(id, "cancelled", live.answer.dump(), live.stored.finished_at);
         metrics_.count("kgym_jobs_finished_total", "status=\"cancelled\",result=\"none\"");
         auto answer = live.answer;
+        const bool dispatched = live.dispatched;
+        const auto key = live.stored.cache_key;
         live_.erase(it);
         done_cv_.notify_all();
+        if (dispatched) {
+          // Published: the workers are told to skip it, and an identical request need not
+          // wait for an answer that is no longer wanted.
+          lock.unlock();
+          cancel_in_pool(id);
+          release_key(key);
+        }
         return answer;
       }
       if (live.pgid > 0) ::kill(-live.pgid, SIGKILL);
+      if (live.dispatched) {
+        lock.unlock();
+        cancel_in_pool(id);  // the worker running it kills it and answers `cancelled`
+      }
     }
   }
   return get(id, 30.0);  // a running job ends within moments of the kill
@@ -377,31 +391,40 @@ json JobService::finished_answer(const Live& live, const json& result, const std
   return answer;
 }
 
+std::shared_ptr<JobService::Live> JobService::next_job() {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    queue_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (stopping_) return nullptr;
+    const auto entry = queue_.top();
+    queue_.pop();
+    const auto it = live_.find(entry.id);
+    if (it == live_.end() || it->second->cancel_requested) continue;
+    auto live = it->second;
+    const auto& key = live->stored.cache_key;
+    if (config_.cache && !key.empty()) {
+      if (running_keys_.contains(key)) {
+        waiting_on_key_[key].push_back(live);  // an identical request is running
+        continue;
+      }
+      running_keys_.insert(key);
+    }
+    return live;
+  }
+}
+
 void JobService::worker_loop(std::size_t index) {
   check::Launcher launcher;
   if (config_.workers[index].make_launcher) launcher = config_.workers[index].make_launcher();
   for (;;) {
-    std::shared_ptr<Live> live;
+    auto live = next_job();
+    if (!live) return;
     {
-      std::unique_lock lock(mu_);
-      queue_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-      if (stopping_) return;
-      const auto entry = queue_.top();
-      queue_.pop();
-      const auto it = live_.find(entry.id);
-      if (it == live_.end() || it->second->cancel_requested) continue;
-      live = it->second;
-      const auto& key = live->stored.cache_key;
-      if (config_.cache && !key.empty()) {
-        if (running_keys_.contains(key)) {
-          waiting_on_key_[key].push_back(live);  // an identical request is running
-          continue;
-        }
-        running_keys_.insert(key);
-      }
+      std::lock_guard lock(mu_);
       live->stored.status = "running";
       live->stored.started_at = now_seconds();
       ++live->stored.attempts;
+      live->counted_running = true;
       ++running_;
     }
     metrics_.observe("kgym_queue_wait_seconds", "",
@@ -444,14 +467,14 @@ void JobService::release_key(const std::string& key) {
   waiting_on_key_.erase(waiting);
 }
 
-void JobService::check_reference_drift(const WorkerSlot& slot, const Live& live,
+void JobService::check_reference_drift(const std::string& where, const Live& live,
                                        const result::Result& read, json& result) {
   const auto& timing = read.timing;
   if (!timing || !timing->available || !timing->reference) return;
   const double measured = timing->reference->median_ms;
   const auto samples = static_cast<int>(timing->reference->samples);
   if (!(measured > 0)) return;
-  const auto key = reference_key(config_.environment, slot.label, live.request.job.task_source,
+  const auto key = reference_key(config_.environment, where, live.request.job.task_source,
                                  live.request.normalized.value("options", json::object()));
   try {
     if (auto stored = store_.reference_timing(key)) {
@@ -470,25 +493,29 @@ void JobService::check_reference_drift(const WorkerSlot& slot, const Live& live,
 void JobService::run_one(std::size_t index, const std::shared_ptr<Live>& live,
                          const check::Launcher& launcher) {
   const auto& slot = config_.workers[index];
-  check::CheckJob job = live->request.job;
-  job.visible_devices = slot.visible_devices;
-  job.cpu_threads = slot.cpu_threads;
-  job.timing_lock = slot.timing_lock;
-  json result;
-  json error = nullptr;
-  std::string status = "done";
-  try {
-    const auto prepared = live->prepared ? *live->prepared : check::prepare(job);
-    result = check::run_prepared(job, prepared, {}, launcher, [this, live](int pgid) {
-      std::lock_guard lock(mu_);
-      live->pgid = pgid;
-      if (live->cancel_requested || stopping_) ::kill(-pgid, SIGKILL);
-    });
-  } catch (const std::exception& e) {
-    status = "failed";
-    error = error_json("internal", fmt::format("the evaluation could not run: {}", e.what()));
-    result = nullptr;
+  auto outcome =
+      evaluate_on_slot(slot, live->request.job, live->prepared, launcher, [this, live](int pgid) {
+        std::lock_guard lock(mu_);
+        live->pgid = pgid;
+        if (live->cancel_requested || stopping_) ::kill(-pgid, SIGKILL);
+      });
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_ && !live->cancel_requested) {
+      // Killed by the shutdown: left `running` in the store, so that the next start re-runs it.
+      --running_;
+      live->counted_running = false;
+      return;
+    }
   }
+  complete(live, slot.label, std::move(outcome));
+}
+
+void JobService::complete(const std::shared_ptr<Live>& live, const std::string& where,
+                          EvalOutcome outcome) {
+  auto& status = outcome.status;
+  auto& result = outcome.result;
+  auto& error = outcome.error;
   if (config_.require_sandbox && status == "done") {
     if (const auto gaps = check::sandbox_gaps(result); !gaps.empty()) {
       status = "failed";
@@ -498,17 +525,9 @@ void JobService::run_one(std::size_t index, const std::shared_ptr<Live>& live,
       result = nullptr;
     }
   }
-  bool stopping;
   {
     std::lock_guard lock(mu_);
-    stopping = stopping_;
     if (live->cancel_requested) status = "cancelled";
-  }
-  if (stopping && status != "cancelled") {
-    // Killed by the shutdown: left `running` in the store, so that the next start re-runs it.
-    std::lock_guard lock(mu_);
-    --running_;
-    return;
   }
   // The service keeps serving whatever came back: a damaged result is read as far as it can be.
   const auto read = result::read_result_leniently(result);
@@ -520,7 +539,7 @@ void JobService::run_one(std::size_t index, const std::shared_ptr<Live>& live,
       metrics_.observe("kgym_phase_seconds", Metrics::label("phase", phase), ms / 1e3);
     }
   }
-  if (status == "done" && result.is_object()) check_reference_drift(slot, *live, read, result);
+  if (status == "done" && result.is_object()) check_reference_drift(where, *live, read, result);
   if (status == "done" && config_.cache && cacheable(read) && !live->stored.cache_key.empty()) {
     try {
       store_.put_cached_result(live->stored.cache_key, result.dump(), now_seconds());
@@ -546,7 +565,8 @@ void JobService::finish_running(const std::shared_ptr<Live>& live, const std::st
     // Answered to waiters all the same; the store is the record, not the answer.
   }
   live_.erase(live->stored.id);
-  --running_;
+  if (live->counted_running) --running_;
+  live->counted_running = false;
   done_cv_.notify_all();
 }
 
@@ -559,6 +579,7 @@ json JobService::tasks() const {
 }
 
 json JobService::health() const {
+  if (config_.pool) return pool_health();
   std::lock_guard lock(mu_);
   json devices = json::array();
   for (const auto& w : config_.workers) devices.push_back(w.label);

@@ -2,6 +2,8 @@
 // queues the rest by priority, runs them on worker threads (several per device, so that one
 // job's Triton compilation overlaps another's GPU work; the harness serialises timing per GPU
 // with a lock file), persists every job in SQLite and re-queues what a crash left unfinished.
+// With a pool (ServiceConfig::pool) the jobs run on worker hosts instead: a dispatcher thread
+// publishes them and a collector thread records what the workers answer (docs/scale.md).
 #pragma once
 
 #include <atomic>
@@ -22,24 +24,15 @@
 
 #include "kgym/check/evaluate.hpp"
 #include "kgym/result/result.hpp"
+#include "kgym/service/evaluation.hpp"
+#include "kgym/service/job_pool.hpp"
 #include "kgym/service/job_store.hpp"
 #include "kgym/service/metrics.hpp"
 #include "kgym/service/request.hpp"
 #include "kgym/service/task_suite.hpp"
+#include "kgym/service/worker_slot.hpp"
 
 namespace kgym::service {
-
-// One worker thread: the device it evaluates on and how it starts harness children.
-struct WorkerSlot {
-  std::string device = "cpu";   // cpu | cuda
-  std::string visible_devices;  // CUDA_VISIBLE_DEVICES of its children ("" on a CPU)
-  int cpu_threads = 0;          // OMP_NUM_THREADS of its children (0 = every core)
-  std::string timing_lock;      // the per-GPU lock file ("" on a CPU)
-  std::string label;            // "cpu" or "gpu0", for /healthz and metrics
-  // Makes the launcher of this worker (a fork server per worker), or empty for exec per job.
-  std::function<check::Launcher()> make_launcher;
-  std::function<int()> restarts;  // the launcher's restart count, for metrics (may be empty)
-};
 
 struct ServiceConfig {
   std::vector<WorkerSlot> workers;
@@ -55,6 +48,9 @@ struct ServiceConfig {
   double reference_drift_tolerance = 0.10;
   // A job that did not get every sandbox layer fails instead of answering (--require-sandbox).
   bool require_sandbox = false;
+  // A pool of worker hosts (docs/scale.md): jobs are published to it instead of run on
+  // `workers`, which is then empty. Null: the embedded service.
+  std::shared_ptr<JobPool> pool;
 };
 
 class JobService {
@@ -92,6 +88,8 @@ class JobService {
     nlohmann::json answer;  // set once finished
     int pgid = 0;
     bool cancel_requested = false;
+    bool counted_running = false;  // counted in running_ (a worker started it)
+    bool dispatched = false;       // published to the pool
   };
   struct QueueEntry {
     int priority;
@@ -118,14 +116,29 @@ class JobService {
   nlohmann::json answer_of(const Live& live) const;
   nlohmann::json finished_answer(const Live& live, const nlohmann::json& result,
                                  const std::string& status, const nlohmann::json& error) const;
+  // The next job to run or publish, by priority (null when stopping). An identical request
+  // that is running makes it wait for that one's answer instead.
+  std::shared_ptr<Live> next_job();
   void worker_loop(std::size_t index);
   void run_one(std::size_t index, const std::shared_ptr<Live>& live,
                const check::Launcher& launcher);
+  // What an evaluation produced, recorded: sandbox requirement, metrics, reference drift,
+  // cache, answer. `where` names the slot (a local one, or a pool worker's).
+  void complete(const std::shared_ptr<Live>& live, const std::string& where, EvalOutcome outcome);
   // Compares the reference median of a measured result with the stored one for its task and
   // device, adds timing.reference_check to the result, and stores the new measurement. `read`
   // is `result` as read (the reference median comes from it).
-  void check_reference_drift(const WorkerSlot& slot, const Live& live, const result::Result& read,
+  void check_reference_drift(const std::string& where, const Live& live, const result::Result& read,
                              nlohmann::json& result);
+  // Pool mode (job_service_pool.cpp): publishing, and recording the workers' events.
+  void dispatch_loop();
+  void collect_loop();
+  void publish_until_done(const std::shared_ptr<Live>& live);
+  void on_pool_event(const PoolEvent& event);
+  void republish_dispatched();
+  nlohmann::json pool_message(const Live& live) const;
+  void cancel_in_pool(const std::string& id);
+  nlohmann::json pool_health() const;
   std::string new_id();
 
   ServiceConfig config_;

@@ -32,6 +32,10 @@ void TaskSuite::load_dir(const std::string& dir) {
   if (ec) throw std::runtime_error(fmt::format("cannot read '{}': {}", dir, ec.message()));
 }
 
+void TaskSuite::add(const std::string& id, const std::string& source) {
+  tasks_[id] = SuiteTask{id, source, sha256_hex(source)};
+}
+
 const SuiteTask* TaskSuite::find(const std::string& id) const {
   const auto it = tasks_.find(id);
   return it == tasks_.end() ? nullptr : &it->second;

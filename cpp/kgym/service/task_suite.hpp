@@ -18,6 +18,8 @@ class TaskSuite {
  public:
   // Throws std::runtime_error when the directory cannot be read.
   void load_dir(const std::string& dir);
+  // One task by id (a pool worker's suite: the one task a job names, sent with it).
+  void add(const std::string& id, const std::string& source);
   const SuiteTask* find(const std::string& id) const;
   const std::map<std::string, SuiteTask>& tasks() const { return tasks_; }
 

@@ -1,0 +1,172 @@
+#include "kgym_gym_slots.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "kgym/check/evaluate.hpp"
+#include "kgym/sandbox/fork_server.hpp"
+
+namespace fs = std::filesystem;
+using kgym::service::WorkerSlot;
+
+std::string capture(const std::string& command) {
+  std::string out;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return out;
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
+  ::pclose(pipe);
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+namespace {
+
+// GPUs the NVIDIA driver lists, read from /proc (or, in containers that do not show that
+// folder, from nvidia-smi): no CUDA call in the supervisor.
+int driver_gpu_count() {
+  std::error_code ec;
+  int n = 0;
+  for (const auto& e : fs::directory_iterator("/proc/driver/nvidia/gpus", ec)) {
+    (void)e;
+    ++n;
+  }
+  if (!ec && n > 0) return n;
+  const auto listed = capture("nvidia-smi -L 2>/dev/null | grep -c '^GPU '");
+  try {
+    return listed.empty() ? 0 : std::stoi(listed);
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+std::vector<int> pick_gpus(const std::string& spec) {
+  std::vector<int> ids;
+  if (spec == "none") return ids;
+  const int count = driver_gpu_count();
+  if (spec == "auto" || spec == "all") {
+    for (int i = 0; i < count; ++i) ids.push_back(i);
+    if (spec == "all" && ids.empty()) throw std::runtime_error("--gpus all: no NVIDIA GPU found");
+    return ids;
+  }
+  std::stringstream list(spec);
+  std::string item;
+  while (std::getline(list, item, ',')) {
+    int id = -1;
+    try {
+      id = std::stoi(item);
+    } catch (const std::exception&) {
+      throw std::runtime_error(fmt::format("--gpus: '{}' is not a GPU index", item));
+    }
+    if (id < 0 || id >= count) {
+      throw std::runtime_error(fmt::format("--gpus: GPU {} does not exist ({} found)", id, count));
+    }
+    ids.push_back(id);
+  }
+  return ids;
+}
+
+}  // namespace
+
+std::string software_versions(const std::string& python) {
+  return capture(shell_quote(python) +
+                 " -c 'import json, platform, torch, triton, kgym; print(json.dumps({\"torch\": "
+                 "torch.__version__, \"triton\": triton.__version__, \"python\": "
+                 "platform.python_version(), \"kgym\": kgym.__version__}))' 2>/dev/null");
+}
+
+std::string default_state_dir() {
+  const char* home = std::getenv("HOME");
+  return fmt::format("{}/.local/state/kgym", home != nullptr ? home : "/tmp");
+}
+
+MachineSlots make_machine_slots(const SlotOptions& o) {
+  MachineSlots out;
+  const auto gpus = pick_gpus(o.gpus);
+  const std::string device = gpus.empty() ? "cpu" : "cuda";
+  out.device = device;
+  if (!gpus.empty()) {
+    out.gpu_names = capture(
+        "nvidia-smi --query-gpu=name,driver_version --format=csv,noheader "
+        "2>/dev/null");
+  }
+  // The machine's cores shared out between the jobs that run at once, so that eight jobs with
+  // torch's default (a thread per core each) do not oversubscribe the CPU by eight.
+  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int concurrent = gpus.empty()
+                             ? (o.cpu_workers > 0 ? o.cpu_workers : cores)
+                             : static_cast<int>(gpus.size()) * std::max(1, o.workers_per_gpu);
+  const int threads_per_job =
+      o.threads_per_job > 0 ? o.threads_per_job : std::max(1, cores / std::max(1, concurrent));
+  auto add_workers = [&](int count, const std::string& label, const std::string& visible,
+                         const std::string& lock) {
+    for (int i = 0; i < count; ++i) {
+      WorkerSlot slot;
+      slot.device = device;
+      slot.visible_devices = visible;
+      slot.cpu_threads = threads_per_job;
+      slot.timing_lock = lock;
+      slot.label = label;
+      if (o.fork_server) {
+        // One warm server per worker (a server runs one job at a time), started with the
+        // environment of this worker's jobs so that its imports are theirs (TRITON_INTERPRET on
+        // a CPU, the GPU it may see). Its HOME is private: jobs get their own directories.
+        kgym::check::CheckJob probe;
+        probe.device = device;
+        probe.visible_devices = visible;
+        probe.cpu_threads = threads_per_job;
+        const auto home = fmt::format("{}/forkserver/{}-{}", o.state_dir, label, i);
+        fs::create_directories(home);
+        auto server = std::make_shared<kgym::sandbox::ForkServer>(
+            kgym::check::fork_server_program(o.python),
+            kgym::check::child_environment(probe, home));
+        slot.make_launcher = [server, label]() -> kgym::check::Launcher {
+          // Warmed by the worker's own thread, so that the first job does not pay for it.
+          if (auto why = server->start(); !why.empty()) {
+            std::cerr << fmt::format(
+                "kgym-gym: {}: the fork server did not start ({}); this worker starts a fresh "
+                "Python per job instead\n",
+                label, why);
+            return {};
+          }
+          return [server](const kgym::sandbox::ChildSpec& spec,
+                          const kgym::sandbox::LineCallback& on_line) {
+            return server->run(spec, on_line);
+          };
+        };
+        slot.restarts = [server] { return server->restarts(); };
+      }
+      out.slots.push_back(std::move(slot));
+    }
+  };
+  if (gpus.empty()) {
+    add_workers(o.cpu_workers > 0 ? o.cpu_workers : cores, "cpu", "", "");
+  } else {
+    for (int id : gpus) {
+      const auto lock = fmt::format("{}/gpu{}.timing.lock", o.state_dir, id);
+      // The harness opens both read-only and flocks them: the lock (shared while a job uses the
+      // GPU, exclusive while it times) and its gate (see python/kgym/harness/run.py).
+      std::ofstream{lock, std::ios::app};
+      std::ofstream{lock + ".gate", std::ios::app};
+      add_workers(std::max(1, o.workers_per_gpu), fmt::format("gpu{}", id), std::to_string(id),
+                  lock);
+    }
+  }
+  return out;
+}

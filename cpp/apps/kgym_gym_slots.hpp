@@ -1,0 +1,39 @@
+// The evaluation slots of one machine, as `serve` (embedded) and `worker` (a pool host) both
+// make them: the GPUs picked, --workers-per-gpu slots per GPU with its timing lock, or CPU
+// slots that share the cores; each with its own warm fork server.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kgym/service/worker_slot.hpp"
+
+struct SlotOptions {
+  std::string gpus = "auto";  // auto | none | all | 0,1
+  int workers_per_gpu = 4;
+  int cpu_workers = 0;  // 0: one per core
+  bool fork_server = true;
+  std::string state_dir;  // fork server homes and GPU lock files live here
+  std::string python;
+  // CPU threads per job (OMP_NUM_THREADS); 0: the machine's cores shared out between its slots.
+  // A pool worker on a host it shares with others (or several workers standing in for hosts on
+  // one machine) sets it to its share.
+  int threads_per_job = 0;
+};
+
+struct MachineSlots {
+  std::string device;  // cpu | cuda
+  std::vector<kgym::service::WorkerSlot> slots;
+  std::string gpu_names;  // nvidia-smi's names and driver ("" on a CPU)
+};
+
+// Throws std::runtime_error for a --gpus that names no GPU of this machine.
+MachineSlots make_machine_slots(const SlotOptions& options);
+
+// The output of a shell command, trailing blanks trimmed ("" when it cannot run).
+std::string capture(const std::string& command);
+std::string shell_quote(const std::string& s);
+// {"torch", "triton", "python", "kgym"} versions of `python`, as JSON text.
+std::string software_versions(const std::string& python);
+// ~/.local/state/kgym (or /tmp/.local/state/kgym without HOME).
+std::string default_state_dir();

@@ -1,0 +1,32 @@
+// One evaluation on one worker slot, as the embedded service and a pool worker both run it: the
+// slot's devices, threads and lock applied to the job, the child run, and any exception turned
+// into a clear `failed` outcome (the worker keeps serving).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "kgym/check/evaluate.hpp"
+#include "kgym/service/worker_slot.hpp"
+
+namespace kgym::service {
+
+struct EvalOutcome {
+  std::string status = "done";  // done | failed (a job status, docs/service-api.md)
+  nlohmann::json result;        // the Result, or null when failed
+  nlohmann::json error;         // {"code", "message"} when failed, else null
+};
+
+// `prepared` is the request's preparation when the caller has it (else it is made here).
+// `on_started` gets the child's process group as soon as it exists (to kill it on cancel).
+EvalOutcome evaluate_on_slot(const WorkerSlot& slot, check::CheckJob job,
+                             const std::optional<check::PreparedCandidate>& prepared,
+                             const check::Launcher& launcher,
+                             const std::function<void(int pgid)>& on_started);
+
+nlohmann::json error_json(const std::string& code, const std::string& message);
+
+}  // namespace kgym::service

@@ -1,0 +1,23 @@
+// Where one job at a time is evaluated: a worker thread of the embedded service, or a slot of
+// a pool worker host (docs/scale.md).
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "kgym/check/evaluate.hpp"
+
+namespace kgym::service {
+
+struct WorkerSlot {
+  std::string device = "cpu";   // cpu | cuda
+  std::string visible_devices;  // CUDA_VISIBLE_DEVICES of its children ("" on a CPU)
+  int cpu_threads = 0;          // OMP_NUM_THREADS of its children (0 = every core)
+  std::string timing_lock;      // the per-GPU lock file ("" on a CPU)
+  std::string label;            // "cpu" or "gpu0", for /healthz and metrics
+  // Makes the launcher of this worker (a fork server per worker), or empty for exec per job.
+  std::function<check::Launcher()> make_launcher;
+  std::function<int()> restarts;  // the launcher's restart count, for metrics (may be empty)
+};
+
+}  // namespace kgym::service
