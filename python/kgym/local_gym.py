@@ -9,9 +9,42 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
+
+
+def wait_until_ready(
+    proc: subprocess.Popen[bytes],
+    ready: Callable[[], bool],
+    what: str,
+    log: Callable[[], str],
+    timeout: float,
+) -> None:
+    """Polls ``ready`` until it holds; a child that exits first, or does not get there within
+    ``timeout`` seconds (then it is killed), is an error naming ``what`` and its log's end."""
+    deadline = time.monotonic() + timeout
+    while not ready():
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited: {log()[-2000:]}")
+        if time.monotonic() > deadline:
+            proc.kill()
+            proc.wait()
+            raise TimeoutError(f"{what} did not start")
+        time.sleep(0.05)
+
+
+def stop_child(proc: subprocess.Popen[bytes], sig: int, timeout: float = 30.0) -> int:
+    """Sends ``sig`` and waits; a child that does not stop in time is killed (it must not
+    outlive its client). Its exit status."""
+    if proc.poll() is None:
+        proc.send_signal(sig)
+    try:
+        return proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.wait()
 
 
 def gym_exe() -> str:
@@ -48,14 +81,11 @@ class LocalGym:
                 stderr=log,
                 env=env,
             )
-        deadline = time.monotonic() + timeout
-        while not port_file.exists():
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"kgym-gym serve exited: {self.log()[-2000:]}")
-            if time.monotonic() > deadline:
-                self.stop(signal.SIGKILL)
-                raise TimeoutError("kgym-gym serve did not start")
-            time.sleep(0.05)
+        try:
+            wait_until_ready(self.proc, port_file.exists, "kgym-gym serve", self.log, timeout)
+        except BaseException:
+            self.proc = None
+            raise
         self.port = int(port_file.read_text())
         return self
 
@@ -67,12 +97,7 @@ class LocalGym:
         if self.proc is None:
             return 0
         proc, self.proc = self.proc, None
-        proc.send_signal(sig)
-        try:
-            return proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()  # it did not stop in time: it must not outlive its client
-            return proc.wait()
+        return stop_child(proc, sig)
 
     def __enter__(self) -> LocalGym:
         try:

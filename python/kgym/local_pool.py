@@ -10,13 +10,12 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from kgym.local_gym import gym_exe
+from kgym.local_gym import gym_exe, stop_child, wait_until_ready
 
 
 @dataclass
@@ -60,14 +59,11 @@ class RedisServer:
                 stdout=log,
                 stderr=subprocess.STDOUT,
             )
-        deadline = time.monotonic() + timeout
-        while not self.ping():
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"redis-server exited: {self.log()[-2000:]}")
-            if time.monotonic() > deadline:
-                self.stop(signal.SIGKILL)
-                raise TimeoutError("redis-server did not start")
-            time.sleep(0.05)
+        try:
+            wait_until_ready(self.proc, self.ping, "redis-server", self.log, timeout)
+        except BaseException:
+            self.proc = None
+            raise
         return self
 
     def ping(self) -> bool:
@@ -90,12 +86,7 @@ class RedisServer:
         if self.proc is None:
             return 0
         proc, self.proc = self.proc, None
-        proc.send_signal(sig)
-        try:
-            return proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            return proc.wait()
+        return stop_child(proc, sig)
 
 
 @dataclass
@@ -124,14 +115,17 @@ class PoolWorker:
                 stderr=err,
                 env=env,
             )
-        deadline = time.monotonic() + timeout
-        while not any(e.get("event") == "worker" for e in self.events()):
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"kgym-gym worker exited: {self.log()[-2000:]}")
-            if time.monotonic() > deadline:
-                self.stop(signal.SIGKILL)
-                raise TimeoutError("kgym-gym worker did not start")
-            time.sleep(0.05)
+        try:
+            wait_until_ready(
+                self.proc,
+                lambda: any(e.get("event") == "worker" for e in self.events()),
+                "kgym-gym worker",
+                self.log,
+                timeout,
+            )
+        except BaseException:
+            self.proc = None
+            raise
         return self
 
     def events(self) -> list[dict[str, Any]]:
@@ -160,12 +154,7 @@ class PoolWorker:
         proc, self.proc = self.proc, None
         if proc.poll() is None:
             os.kill(proc.pid, signal.SIGCONT)  # a paused worker cannot act on SIGTERM
-            proc.send_signal(sig)
-        try:
-            return proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            return proc.wait()
+        return stop_child(proc, sig, timeout)
 
     def __enter__(self) -> PoolWorker:
         return self.start()
