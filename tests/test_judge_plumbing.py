@@ -312,3 +312,41 @@ def test_no_profile_without_timed_calls_or_when_the_job_does_not_profile() -> No
     assert off.profile == {"available": False, "reason": "profiling disabled by the job"}
     empty = _profile_of({"profile": {"kernels": []}, "calls": 10}, [1.0] * 9)
     assert not empty.profile["available"] and empty.findings == []
+
+
+def test_the_quick_verdict_of_timed_checks_never_disagrees_with_the_exact_check() -> None:
+    """The timed calls' checks pass certainly-close outputs by a float32 check; whatever it
+    passes, the exact float64 check passes, and every verdict stays the same."""
+    from kgym.harness.compare import clearly_close, compare_outputs
+
+    gen = torch.Generator().manual_seed(0)
+    expected = torch.randn(4096, generator=gen)
+    atol = rtol = 1e-3
+    bound = atol + rtol * expected.abs()
+    cases = {
+        "exact": expected.clone(),
+        "well inside": expected + 0.5 * bound,
+        "at the bound": expected + bound,  # exact check decides: the quick one must not
+        "just past": expected + bound * (1 + 1e-5),
+        "far off": expected + 1.0,
+        "one NaN": expected.clone().index_fill_(0, torch.tensor([7]), float("nan")),
+        "one inf": expected.clone().index_fill_(0, torch.tensor([9]), float("inf")),
+        "half": (expected + 0.1 * bound).half(),
+    }
+    for name, actual in cases.items():
+        want = expected.to(actual.dtype)
+        exact = compare_outputs([actual], [want], atol, rtol)
+        quick = compare_outputs([actual], [want], atol, rtol, errors=False)
+        assert quick.ok == exact.ok, name
+        if clearly_close(actual, want, atol, rtol, True):
+            assert exact.ok, name
+    assert clearly_close(cases["well inside"], expected, atol, rtol, True)
+    assert not clearly_close(cases["at the bound"], expected, atol, rtol, True)
+    assert not clearly_close(cases["one NaN"], expected, atol, rtol, True)
+    # Inside every element's bound but with a relative L2 error above rtol: not close.
+    shifted = expected + 0.9 * atol
+    assert compare_outputs([shifted], [expected], atol, 1e-5, relative_l2=False).ok
+    assert compare_outputs([shifted], [expected], atol, 1e-5).ok is False
+    assert compare_outputs([shifted], [expected], atol, 1e-5, errors=False).ok is False
+    # float64 data always takes the exact check.
+    assert not clearly_close(expected.double(), expected.double(), atol, rtol, True)

@@ -1,50 +1,130 @@
-"""What starting torch.profiler costs in a fresh process: the first session against later ones.
+"""What starting torch.profiler costs in a fresh process, and whether that cost is paid in
+parallel when several processes start it at once (the judge's two runners, several jobs).
 
-Usage (on a GPU): python bench/profiler_start/run.py [--sessions 3] [--json]
+Usage (on a GPU): python bench/profiler_start/run.py [--sessions 3] [--concurrency 1,2,8]
+[--json] [--out FILE.json]
 
-The judge's runners record CUDA kernels through the timed rounds (kgym.harness.profiling); this
-is why each runner starts the profiler once at set-up, outside the timing window.
+Each measurement is a fresh Python (`--child ORDER`) that imports torch, then either creates
+the CUDA context and starts the profiler (order `context-first`, what a runner does), or starts
+the profiler before any CUDA call (order `profiler-first`). It reports wall and CPU seconds of
+each step: CPU time close to wall time means the start is work on this core; far below it means
+the process waits (on the driver, or on another process). Then N children at once, for each N of
+`--concurrency`: if the start were serialised across processes, the slowest of N would take
+about N times as long as one alone.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
+import subprocess
+import sys
 import time
+from pathlib import Path
+from typing import Any
 
-import torch
+
+def _timed(fn: Any) -> tuple[float, float]:
+    wall, cpu = time.perf_counter(), time.process_time()
+    fn()
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def child(order: str, sessions: int) -> dict[str, Any]:
+    """One fresh process: the CUDA context and the profiler's sessions, each step timed."""
+    began = time.perf_counter()
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    row: dict[str, Any] = {"order": order, "import_s": time.perf_counter() - began}
+
+    def context() -> None:
+        torch.empty(1, device="cuda")
+        torch.cuda.synchronize()
+
+    def session() -> dict[str, float]:
+        prof = profile(activities=[ProfilerActivity.CUDA])
+        start_s, start_cpu = _timed(prof.start)
+        torch.ones(1000, device="cuda").add_(1)
+        torch.cuda.synchronize()
+        stop_s, _ = _timed(prof.stop)
+        kernels = sum(1 for e in prof.key_averages() if str(e.key).startswith(("void", "at::")))
+        return {"start_s": start_s, "start_cpu_s": start_cpu, "stop_s": stop_s, "kernels": kernels}
+
+    if order == "profiler-first":
+        prof = profile(activities=[ProfilerActivity.CUDA])
+        row["first_start_s"], row["first_start_cpu_s"] = _timed(prof.start)
+        row["context_s"], row["context_cpu_s"] = _timed(context)
+        prof.stop()
+    else:
+        row["context_s"], row["context_cpu_s"] = _timed(context)
+    row["sessions"] = [session() for _ in range(sessions)]
+    row["total_s"] = time.perf_counter() - began
+    return row
+
+
+def spawn(order: str, sessions: int, n: int) -> list[dict[str, Any]]:
+    """N children started together; each one's row."""
+    cmd = [sys.executable, __file__, "--child", order, "--sessions", str(sessions)]
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) for _ in range(n)]
+    rows = []
+    for proc in procs:
+        out, _ = proc.communicate(timeout=600)
+        rows.append(json.loads(out.strip().splitlines()[-1]))
+    return rows
+
+
+def first_start(row: dict[str, Any]) -> float:
+    return float(row.get("first_start_s") or row["sessions"][0]["start_s"])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sessions", type=int, default=3)
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument("--sessions", type=int, default=3, help="profiler sessions per process")
+    parser.add_argument("--concurrency", default="1,2,8", help="processes at once, comma-separated")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--out", type=Path, help="also write the results to this JSON file")
+    parser.add_argument(
+        "--child", choices=["context-first", "profiler-first"], help=argparse.SUPPRESS
+    )
     args = parser.parse_args()
-    from torch.profiler import ProfilerActivity, profile
-
-    t = time.perf_counter()
-    torch.empty(1, device="cuda")
-    torch.cuda.synchronize()
-    rows = [{"what": "CUDA context", "s": time.perf_counter() - t}]
-    for i in range(args.sessions):
-        t = time.perf_counter()
-        session = profile(activities=[ProfilerActivity.CUDA])
-        session.start()
-        started = time.perf_counter()
-        torch.ones(1000, device="cuda").add_(1)
-        torch.cuda.synchronize()
-        worked = time.perf_counter()
-        session.stop()
-        rows.append(
-            {
-                "what": f"profiler session {i}",
-                "start_s": started - t,
-                "stop_s": time.perf_counter() - worked,
-            }
+    if args.child:
+        print(json.dumps(child(args.child, args.sessions)))
+        return
+    results: dict[str, Any] = {"orders": {}, "concurrency": []}
+    for order in ("context-first", "profiler-first"):
+        row = spawn(order, args.sessions, 1)[0]
+        results["orders"][order] = row
+        print(
+            f"{order}: context {row['context_s']:.3f} s, first profiler start "
+            f"{first_start(row):.3f} s (CPU {row.get('first_start_cpu_s', row['sessions'][0]['start_cpu_s']):.3f} s), "
+            f"later starts {[round(s['start_s'], 3) for s in row['sessions'][1:]]}",
+            file=sys.stderr,
+            flush=True,
         )
-        if not args.json:
-            print(f"session {i}: start {started - t:.3f} s", flush=True)
-    print(json.dumps(rows, indent=1) if args.json else rows)
+    for n in (int(x) for x in args.concurrency.split(",") if x):
+        began = time.perf_counter()
+        rows = spawn("context-first", 1, n)
+        starts = [first_start(r) for r in rows]
+        entry = {
+            "processes": n,
+            "wall_s": time.perf_counter() - began,
+            "first_start_s": {"median": statistics.median(starts), "max": max(starts)},
+            "context_s_max": max(r["context_s"] for r in rows),
+            "start_cpu_s_median": statistics.median(r["sessions"][0]["start_cpu_s"] for r in rows),
+        }
+        results["concurrency"].append(entry)
+        print(
+            f"{n} at once: first start median {entry['first_start_s']['median']:.3f} s, "
+            f"max {entry['first_start_s']['max']:.3f} s; all done in {entry['wall_s']:.1f} s",
+            file=sys.stderr,
+            flush=True,
+        )
+    if args.out:
+        args.out.write_text(json.dumps(results, indent=1))
+    if args.json:
+        print(json.dumps(results))
 
 
 if __name__ == "__main__":

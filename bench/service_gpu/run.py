@@ -138,9 +138,12 @@ def build_mix(folder: Path) -> list[dict[str, Any]]:
     return mix
 
 
+PROFILE = False  # --profile: both sides record the kernels of the timed calls (PR)
+
+
 def options_for(entry: dict[str, Any], seed: int) -> dict[str, Any]:
     # The service's defaults are the CLI's: only the seed, the time limit and profiling are set.
-    return {"seed": seed, "timeout_s": entry["timeout_s"], "profile": False}
+    return {"seed": seed, "timeout_s": entry["timeout_s"], "profile": PROFILE}
 
 
 def run_baseline(mix: list[dict[str, Any]], seed: int, log: Any) -> list[dict[str, Any]]:
@@ -150,7 +153,8 @@ def run_baseline(mix: list[dict[str, Any]], seed: int, log: Any) -> list[dict[st
         started = time.perf_counter()
         proc = subprocess.run(
             [gym_exe(), "check", str(ROOT / "tasks" / f"{entry['task']}.py"), entry["file"]]
-            + ["--json", "--no-profile", "--seed", str(seed)]
+            + ["--json", "--seed", str(seed)]
+            + ([] if PROFILE else ["--no-profile"])
             + ["--timeout", str(entry["timeout_s"])],
             capture_output=True,
             text=True,
@@ -262,7 +266,8 @@ def part_throughput(args: argparse.Namespace, log: Any) -> dict[str, Any]:
         "candidates": len(mix),
         "mix": {k: sum(e["kind"] == k for e in mix) for k in sorted({e["kind"] for e in mix})},
         "workers_per_gpu": args.workers,
-        "options": "defaults (5 trials, timing budget 4 s, target CI 1%), profile off, "
+        "options": "defaults (5 trials, timing budget 4 s, target CI 1%), "
+        f"profile {'on' if PROFILE else 'off'}, "
         f"timeout {TIMEOUT_S:.0f} s ({HANG_TIMEOUT_S:.0f} s for the hangs)",
         "service": {"wall_s": service_wall, "per_min": 60 * len(mix) / service_wall},
         "baseline": {"wall_s": baseline_wall, "per_min": 60 * len(mix) / baseline_wall},
@@ -299,6 +304,10 @@ def part_latency(args: argparse.Namespace, log: Any) -> dict[str, Any]:
                         "status": result["status"],
                         "durations_ms": result["durations_ms"],
                         "reference_check": (result.get("timing") or {}).get("reference_check"),
+                        "timing_method": {
+                            key: ((result.get("timing") or {}).get("method") or {}).get(key)
+                            for key in ("rounds", "calls_per_sample", "stop_reason", "judge_s")
+                        },
                     }
                 )
                 print(f"latency {i}: {round_trip:.2f} s {result['status']}", file=log)
@@ -518,10 +527,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--gpus", default="all", help="the service's --gpus (none: a CPU smoke test)")
     p.add_argument("--limit", type=int, default=0, help="throughput: only this many candidates")
+    p.add_argument(
+        "--profile", action="store_true", help="throughput: profile on (PR) on both sides"
+    )
     p.add_argument("--json", action="store_true", help="print each part's JSON")
     args = p.parse_args(argv)
-    global GPUS
+    global GPUS, PROFILE
     GPUS = args.gpus
+    PROFILE = args.profile
     args.out_dir.mkdir(parents=True, exist_ok=True)
     parts = {"throughput": part_throughput, "latency": part_latency}
     parts |= {"precision": part_precision, "faults": part_faults}

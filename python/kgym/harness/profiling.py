@@ -48,6 +48,21 @@ class KernelRecorder:
         torch.ones(1, device=device).add_(1)
         recorder.stop()
 
+    @staticmethod
+    def warm_before_context(device: torch.device) -> None:
+        """The same, started before this process's first CUDA call: the profiler's first start
+        then costs less (measured on an H100: 4.6 s against 6.3 s after the context), and the
+        context is created inside the session."""
+        from torch.profiler import ProfilerActivity, profile
+
+        session = profile(activities=[ProfilerActivity.CUDA])
+        session.start()
+        try:
+            torch.ones(1, device=device).add_(1)
+            torch.cuda.synchronize(device)
+        finally:
+            session.stop()
+
     def stop(self) -> dict[str, Any]:
         """The kernels recorded (name, calls, total ms each) and the memory copies' time."""
         from torch.autograd import DeviceType

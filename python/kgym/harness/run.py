@@ -78,6 +78,7 @@ class Evaluation:
         self.compiled = False
         self.correctness: dict[str, Any] | None = None
         self.timing: dict[str, Any] = {"available": False, "reason": "not measured"}
+        self.warming = False  # warm requests sent to the runners whose replies are unread
         self.profile: dict[str, Any] = {"available": False, "reason": "not measured"}
         # The candidate's kernels recorded in the timed calls (timing.py), for the profile phase.
         self.recorded_kernels: dict[str, Any] | None = None
@@ -303,6 +304,15 @@ class Evaluation:
         # reader's own fence.
         self.runners["candidate"].request({"op": "ping"})
         self.candidate_observed = self.runners["candidate"].observed()
+        # Both runners start their slow GPU set-up now (the CUDA context, the profiler's first
+        # start), while the judge confines itself, loads the task and builds its reference; the
+        # replies are read before the set-up (init). On a CPU the request does nothing, but
+        # takes the same path.
+        warm = {"op": "warm", "device": "cuda" if use_cuda else "cpu"}
+        warm["profile"] = bool(self.job["profile"])
+        for role in ("reference", "candidate"):
+            self._send(role, warm, "load")
+        self.warming = True
         # The judge leaves root too before any task code runs (task sources come from clients).
         applied, note = _core.confine_drop_capabilities(uid)
         self.judge["unprivileged"] = applied and os.geteuid() != 0
@@ -382,8 +392,19 @@ class Evaluation:
         torch.set_grad_enabled(False)
         weights, fds = self._weights_arena()
         protected = [str(Path(loader.__file__).resolve().parents[1] / "builtin_tasks")]
-        # Both runners set up at once (imports, the model, the profiler's first start: seconds
-        # on a GPU each), then their replies are read in order.
+        if self.warming:
+            self.warming = False
+            for role in ("reference", "candidate"):
+                reply = self._receive(role, "init")
+                if not reply.get("ok"):
+                    raise EvaluationFailure(
+                        "infra_error",
+                        "init",
+                        message=f"the {role}'s runner could not start on the GPU: "
+                        f"{str(reply)[:500]}",
+                    )
+        # Both runners set up at once (imports, the model: seconds on a GPU each), then their
+        # replies are read in order.
         for role in ("reference", "candidate"):
             source = self.task_file if role == "reference" else self.candidate_file
             spec = {
@@ -764,6 +785,9 @@ class Evaluation:
 
     def close(self) -> None:
         """Ends both runners and frees the arenas; a second call does nothing."""
+        if self.warming:  # ended before the set-up: nothing to wait for in the runners' replies
+            for runner in self.runners.values():
+                runner.kill()
         for runner in self.runners.values():
             runner.close()
         self.runners.clear()

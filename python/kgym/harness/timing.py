@@ -258,6 +258,7 @@ def time_runners(
     from kgym.harness import compare
     from kgym.harness.arena import ArenaAllocationError
 
+    phase_started = _perf_counter()
     device = ev.device
     tol = ev.tolerance
     # The call layout is the correctness phase's (same shapes), so no probe call is needed.
@@ -298,9 +299,14 @@ def time_runners(
     flush = l2_flush_buffer(device)
     canary = torch.zeros(1024, device=device)
 
+    # Where the judge's seconds go (the Result's method.judge_s): the fresh inputs, the timed
+    # requests, the checks of the timed outputs; the rest is set-up and warm-up.
+    spent = {"inputs": 0.0, "calls": 0.0, "checks": 0.0}
+
     def batch(name: str, slots: list[int], verify: bool) -> tuple[float, float, str | None]:
         role = runner_of[name]
         view = views[role]
+        began = _perf_counter()
         # Per slot, what the check needs: the seed of its inputs, or the inputs themselves.
         pristine: list[Any] = []
         for k in slots:
@@ -311,6 +317,8 @@ def time_runners(
             del inputs
         flush.zero_()
         _synchronize(device)
+        called = _perf_counter()
+        spent["inputs"] += called - began
         others = [h for r, h in ev.runners.items() if r != role]
         for other in others:
             other.pause()
@@ -340,17 +348,24 @@ def time_runners(
             detail = f"{error.get('type', '?')}: {error.get('message', '')}" if error else reply
             raise RuntimeError(f"the reference's runner failed while timed: {str(detail)[:600]}")
         ev._take_findings(reply)
+        checked = _perf_counter()
+        spent["calls"] += checked - called
         problem = None
         if verify:
             for k, kept in zip(slots, pristine):
                 inputs = ev._inputs(kept) if regenerate else kept
                 expected = ev._reference(inputs, "timing", keep_inputs=False)
                 got = compare.compare_outputs(
-                    ev._answer(view, k, reply), compare.flatten(expected), tol.atol, tol.rtol
+                    ev._answer(view, k, reply),
+                    compare.flatten(expected),
+                    tol.atol,
+                    tol.rtol,
+                    errors=False,  # the verdict only: a quick check where it is certain
                 )
                 if not got.ok:
                     problem = got.mismatch
                     break
+            spent["checks"] += _perf_counter() - checked
         total_ms = (end - start) / 1e6
         return total_ms, (end - replied) / 1e6, problem
 
@@ -497,6 +512,10 @@ def time_runners(
             "slots_limited_by_memory": plan.memory_limited or max_slots < plan.slots,
             "memory_note": plan.note,
             "inputs_regenerated_for_checks": regenerate,
+            "judge_s": {
+                **{name: round(value, 4) for name, value in spent.items()},
+                "total": round(_perf_counter() - phase_started, 4),
+            },
         },
     }
 
