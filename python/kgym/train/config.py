@@ -91,6 +91,11 @@ class GymConfig:
     trials: int = 2  # correctness trials per evaluation
     timeout_s: float = 300.0
     jobs: int = 4  # evaluations at a time
+    # Concurrent jobs per GPU of the local gym service (its --workers-per-gpu); 0: its default.
+    workers_per_gpu: int = 0
+    # More service options for every evaluation (docs/options.md), e.g. {timing_budget_ms:
+    # 1000} to trade timing precision for gym throughput while training.
+    options: dict[str, Any] = field(default_factory=dict)
     # Evaluate in this process (no service); else a local gym service is started.
     in_process: bool = False
     # A running gym service to evaluate on instead (a host's, or a worker pool's front door:

@@ -46,6 +46,7 @@ def open_gym(cfg: TrainConfig, run_dir: Any) -> GymContext:
     tasks = gym_tasks(cfg)
     options = {"device": cfg.gym.device, "trials": cfg.gym.trials, "timeout_s": cfg.gym.timeout_s}
     options["torch_compute"] = "hybrid"
+    options.update(cfg.gym.options)
     stack = contextlib.ExitStack()
     if cfg.gym.in_process:
         check_options = CheckOptions(**options)
@@ -64,9 +65,10 @@ def open_gym(cfg: TrainConfig, run_dir: Any) -> GymContext:
             client = stack.enter_context(Client(cfg.gym.server, token=token))
         else:
             gpus = "none" if cfg.gym.device == "cpu" else "auto"
-            gym = stack.enter_context(
-                LocalGym(run_dir / "gym", ["--no-cache", "--cpu-workers", str(cfg.gym.jobs)], gpus)
-            )
+            args = ["--no-cache", "--cpu-workers", str(cfg.gym.jobs)]
+            if cfg.gym.workers_per_gpu:
+                args += ["--workers-per-gpu", str(cfg.gym.workers_per_gpu)]
+            gym = stack.enter_context(LocalGym(run_dir / "gym", args, gpus))
             client = stack.enter_context(Client(gym.url))
 
         def evaluate(task: EvalTask, completion: str) -> dict[str, Any]:
@@ -147,16 +149,15 @@ def gym_step(
             logp_train, batch.old_logprobs, mask, lo=cfg.mismatch.mis_lo, hi=cfg.mismatch.mis_hi
         ).float()
     elif cfg.mismatch.kind == "geometric":
+        # kgym.rl answers in the inputs' kind: a tensor on the policy's device here.
         keep = torch.as_tensor(
-            np.asarray(
-                rl.geometric_rejection(
-                    logp_train,
-                    batch.old_logprobs,
-                    mask,
-                    lo=cfg.mismatch.geo_lo,
-                    hi=cfg.mismatch.geo_hi,
-                ).keep
-            ),
+            rl.geometric_rejection(
+                logp_train,
+                batch.old_logprobs,
+                mask,
+                lo=cfg.mismatch.geo_lo,
+                hi=cfg.mismatch.geo_hi,
+            ).keep,
             device=policy.device,
         )
         geo_dropped = int((~keep).sum())

@@ -243,7 +243,8 @@ def _steps(
 
 
 def plot_curves(history: list[dict[str, Any]], target: Path) -> Path | None:
-    """Reward, loss, entropy and clip fraction against the step (PNG)."""
+    """Reward, loss, entropy and clip fraction against the step (PNG); with the gym, also the
+    pass and Fast@1.2 rates per turn and where each step's time went."""
     try:
         import matplotlib
 
@@ -252,9 +253,24 @@ def plot_curves(history: list[dict[str, Any]], target: Path) -> Path | None:
     except ImportError:
         return None
     steps = [m["step"] for m in history]
-    fig, axes = plt.subplots(2, 2, figsize=(9, 6))
-    for ax, key in zip(axes.flat, ("reward/total", "loss", "entropy", "clip_fraction")):
-        ax.plot(steps, [m[key] for m in history])
+    gym = bool(history) and "pass_rate_by_turn" in history[0]
+    keys = ["reward/total", "loss", "entropy", "clip_fraction"]
+    if gym:
+        keys = ["reward/total", "pass_rate_by_turn", "fast_1.2_by_turn", "entropy", "time", "loss"]
+    fig, axes = plt.subplots(2, len(keys) // 2, figsize=(4.5 * len(keys) // 2, 6))
+    for ax, key in zip(axes.flat, keys):
+        if key.endswith("_by_turn"):
+            for turn in range(len(history[0][key])):
+                ax.plot(steps, [m[key][turn] for m in history], label=f"turn {turn + 1}")
+            ax.set_ylim(-0.05, 1.05)
+            ax.legend(fontsize=8)
+        elif key == "time":
+            for part in ("rollout", "gym", "update"):
+                ax.plot(steps, [m.get(f"time/{part}_s", 0.0) for m in history], label=part)
+            ax.set_ylabel("seconds")
+            ax.legend(fontsize=8)
+        else:
+            ax.plot(steps, [m[key] for m in history])
         ax.set_title(key)
         ax.set_xlabel("step")
         ax.grid(alpha=0.3)

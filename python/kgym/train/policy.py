@@ -47,6 +47,24 @@ def _tiny_tokenizer(corpus: list[str], vocab: int) -> Any:
     return tok
 
 
+def tiny_model(tokenizer: Any, shape: dict[str, Any]) -> Any:
+    """A GPT-2 of the given shape (n_embd, n_layer, n_head, n_positions) made from a config, for
+    the tokenizer's vocabulary: no downloaded weights."""
+    import transformers
+
+    config = transformers.GPT2Config(
+        vocab_size=len(tokenizer),
+        bos_token_id=tokenizer.eos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        # No dropout: the sampler (eval mode) and the trainer must score tokens alike.
+        resid_pdrop=0.0,
+        embd_pdrop=0.0,
+        attn_pdrop=0.0,
+        **shape,
+    )
+    return transformers.GPT2LMHeadModel(config)
+
+
 def load_policy(cfg: ModelConfig) -> Policy:
     try:
         import transformers
@@ -58,20 +76,10 @@ def load_policy(cfg: ModelConfig) -> Policy:
         tokenizer = transformers.AutoTokenizer.from_pretrained(cfg.path)
         if tokenizer.pad_token is None:
             tokenizer.pad_token = tokenizer.eos_token
-        model = transformers.AutoModelForCausalLM.from_pretrained(cfg.path, torch_dtype=dtype)
+        model = transformers.AutoModelForCausalLM.from_pretrained(cfg.path, dtype=dtype)
     else:
         tokenizer = _tiny_tokenizer(cfg.tokenizer_corpus, cfg.tokenizer_vocab)
-        config = transformers.GPT2Config(
-            vocab_size=len(tokenizer),
-            bos_token_id=tokenizer.eos_token_id,
-            eos_token_id=tokenizer.eos_token_id,
-            # No dropout: the sampler (eval mode) and the trainer must score tokens alike.
-            resid_pdrop=0.0,
-            embd_pdrop=0.0,
-            attn_pdrop=0.0,
-            **cfg.tiny,
-        )
-        model = transformers.GPT2LMHeadModel(config).to(dtype)
+        model = tiny_model(tokenizer, cfg.tiny).to(dtype)
     if cfg.gradient_checkpointing:
         model.gradient_checkpointing_enable()
     if cfg.lora:
