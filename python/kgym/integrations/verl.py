@@ -142,12 +142,15 @@ def compute_score(
     return fields
 
 
-def dataset_rows(tasks: list[Any], prompts: Any, data_source: str = "kgym") -> list[dict[str, Any]]:
+def dataset_rows(
+    tasks: list[Any], prompts: Any, data_source: str = "kgym", agent_name: str | None = None
+) -> list[dict[str, Any]]:
     """verl's RL dataset rows (its parquet format) for ``kgym eval``'s tasks (EvalTask, from
     kgym.evaluation.tasksets) with its prompts (kgym.evaluation.prompts.Prompts): ``prompt``
     (chat messages), ``reward_model.ground_truth`` and ``extra_info.task`` (a built-in task's
     id, else its file, which the reward workers must be able to read). Write them with
-    ``datasets.Dataset.from_list(rows).to_parquet(path)``."""
+    ``datasets.Dataset.from_list(rows).to_parquet(path)``. ``agent_name="kgym_gym"``: the rows
+    are rolled out by the gym's multi-turn agent loop (kgym.integrations.verl_agent_loop)."""
     rows = []
     for index, item in enumerate(tasks):
         task = item.task.id if item.task.origin == "builtin" else str(item.task.path)
@@ -160,6 +163,8 @@ def dataset_rows(tasks: list[Any], prompts: Any, data_source: str = "kgym") -> l
                 "extra_info": {"task": task, "index": index, "key": item.key},
             }
         )
+        if agent_name:
+            rows[-1]["agent_name"] = agent_name
     return rows
 
 
