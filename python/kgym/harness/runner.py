@@ -49,7 +49,6 @@ class Runner:
         self.triton_names: set[str] = set()
         self.compiled: Any = None
         self.kernel_recorder: Any = None  # a KernelRecorder while the judge's rounds are recorded
-        self.warmed = False  # the CUDA context (and the profiler's first start) done: op_warm
 
     # -- messages ------------------------------------------------------------------------------
     def serve(self) -> None:
@@ -110,10 +109,9 @@ class Runner:
         if message.get("profile"):
             from kgym.harness.profiling import KernelRecorder
 
-            KernelRecorder.warm_before_context(device)
+            KernelRecorder.warm(device)
         else:
             torch.empty(1, device=device)  # the CUDA context, now
-        self.warmed = True
         return {"ok": True}
 
     def op_setup(self, message: dict[str, Any], payload: Any, fds: list[int]) -> dict[str, Any]:
@@ -122,14 +120,9 @@ class Runner:
         self.device = torch.device(spec["device"])
         if self.device.type == "cuda":
             torch.cuda.set_device(self.device)
-            torch.empty(1, device=self.device)  # the CUDA context, now (if not warmed)
-            if spec.get("profile") and not self.warmed:
-                from kgym.harness.profiling import KernelRecorder
-
-                # The profiler's first start in a process takes seconds (CUPTI, Kineto): here,
-                # beside other jobs' work and before the guards' snapshot and the candidate,
-                # rather than in the timing window, which holds the GPU's lock exclusively.
-                KernelRecorder.warm(self.device)
+            # The context and the profiler's first start were made by op_warm, which the judge
+            # always asks for first: outside the timing window, before the guards' snapshot.
+            torch.empty(1, device=self.device)
         self.source_file = spec["source_file"]
         if self.role == "candidate":
             from kgym.harness.guards import Guards
