@@ -24,7 +24,7 @@ from kgym.evaluation.tasksets import load_task_set, select  # noqa: E402
 from kgym.integrations import verl as kv  # noqa: E402
 from kgym.integrations.trl import local_evaluator  # noqa: E402
 from kgym.integrations.verl_agent_loop import KgymAgentLoop  # noqa: E402
-from kgym.train.policy import _tiny_tokenizer  # noqa: E402
+from kgym.train.policy import tiny_tokenizer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 WRONG = (ROOT / "tasks" / "wrong" / "01_relu__numel_from_last_dim.py").read_text()
@@ -59,7 +59,7 @@ def test_a_trajectory_takes_the_gyms_feedback_into_its_next_turn(
     task = select(load_task_set("builtin").tasks, ["01_relu"], None)[0]
     row = kv.dataset_rows([task], Prompts.load(), agent_name="kgym_gym")[0]
     assert row["agent_name"] == "kgym_gym" and row["extra_info"]["task"] == "01_relu"
-    tokenizer = _tiny_tokenizer([task.task.source, WRONG, RIGHT], 400)
+    tokenizer = tiny_tokenizer([task.task.source, WRONG, RIGHT], 400)
     tokenizer.chat_template = TEMPLATE
     server = StandInServer(tokenizer, [WRONG, RIGHT])
     config = OmegaConf.create(

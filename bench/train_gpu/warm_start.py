@@ -35,13 +35,10 @@ def solutions_of(task_id: str) -> list[str]:
 
 
 def build(args: argparse.Namespace) -> dict[str, Any]:
-    import transformers
-    from tokenizers import ByteLevelBPETokenizer
-
     from kgym.evaluation.prompts import Prompts
     from kgym.evaluation.tasksets import load_task_set, select
     from kgym.train.gym_rollout import render
-    from kgym.train.policy import tiny_model
+    from kgym.train.policy import tiny_model, tiny_tokenizer
 
     torch.manual_seed(args.seed)
     random.seed(args.seed)
@@ -55,10 +52,7 @@ def build(args: argparse.Namespace) -> dict[str, Any]:
     pairs = [(task, text) for task in tasks for text in solutions_of(task.task.id)]
     corpus = [t.task.source for t in tasks] + [prompts.problem.template, prompts.feedback.template]
     corpus += [text for _, text in pairs]
-    bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(corpus, vocab_size=args.vocab, min_frequency=2, show_progress=False)
-    tok = transformers.PreTrainedTokenizerFast(tokenizer_object=bpe._tokenizer)
-    tok.add_special_tokens({"eos_token": "</s>", "pad_token": "</s>"})
+    tok = tiny_tokenizer(corpus, args.vocab, min_frequency=2)
     examples = []
     for task, text in pairs:
         prompt = tok(render(prompts.first(task), tok)).input_ids

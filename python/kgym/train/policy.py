@@ -35,12 +35,16 @@ def _device(name: str) -> torch.device:
     return torch.device(name)
 
 
-def _tiny_tokenizer(corpus: list[str], vocab: int) -> Any:
+def tiny_tokenizer(corpus: list[str], vocab: int, min_frequency: int = 1) -> Any:
+    """A byte-level BPE tokenizer trained on ``corpus``, with an end-of-text token that also
+    pads: no downloaded vocabulary."""
     import transformers
     from tokenizers import ByteLevelBPETokenizer
 
     bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(corpus, vocab_size=vocab, min_frequency=1, show_progress=False)
+    bpe.train_from_iterator(
+        corpus, vocab_size=vocab, min_frequency=min_frequency, show_progress=False
+    )
     # The underlying tokenizers.Tokenizer (the wrapper lacks truncation from the left).
     tok = transformers.PreTrainedTokenizerFast(tokenizer_object=bpe._tokenizer)
     tok.add_special_tokens({"eos_token": "</s>", "pad_token": "</s>"})
@@ -78,7 +82,7 @@ def load_policy(cfg: ModelConfig) -> Policy:
             tokenizer.pad_token = tokenizer.eos_token
         model = transformers.AutoModelForCausalLM.from_pretrained(cfg.path, dtype=dtype)
     else:
-        tokenizer = _tiny_tokenizer(cfg.tokenizer_corpus, cfg.tokenizer_vocab)
+        tokenizer = tiny_tokenizer(cfg.tokenizer_corpus, cfg.tokenizer_vocab)
         model = tiny_model(tokenizer, cfg.tiny).to(dtype)
     if cfg.gradient_checkpointing:
         model.gradient_checkpointing_enable()
