@@ -4,7 +4,10 @@
 # come from Debian packages carried in .debs/ (`cd .debs && apt-get download libsqlite3-dev
 # libssl-dev libseccomp-dev`) unpacked into a private prefix; the runtime libraries are the
 # machine's own (libsqlite3.so.0, libcrypto.so.3, libseccomp.so.2: each keeps its ABI across
-# these versions).
+# these versions). hiredis, for the worker pool, is linked from the static archive of
+# libhiredis-dev (`apt-get download libhiredis-dev`)
+# when the machine has no hiredis headers and the packages are carried; without them kgym-gym is
+# built without the pool, as CMake says.
 #
 #   KGYM_WHEEL_DIR=DIR   also leave the built wheel in DIR (to install it again elsewhere
 #                        with `pip install --no-deps DIR/kgym-*.whl`, without rebuilding).
@@ -39,6 +42,11 @@ if ! [[ -e /usr/include/seccomp.h ]]; then
   lib=$(ldconfig -p | awk '/libseccomp.so.2 /{print $NF; exit}')
   defines+=(-C "cmake.define.SECCOMP_INCLUDE_DIR=$prefix/usr/include"
             -C "cmake.define.SECCOMP_LIBRARY=$lib")
+fi
+if ! [[ -e /usr/include/hiredis/hiredis.h ]] && compgen -G ".debs/libhiredis-dev_*.deb" > /dev/null; then
+  for deb in .debs/libhiredis-dev_*.deb; do dpkg -x "$deb" "$prefix"; done
+  defines+=(-C "cmake.define.HIREDIS_INCLUDE_DIR=$prefix/usr/include"
+            -C "cmake.define.HIREDIS_LIBRARY=$prefix/usr/lib/x86_64-linux-gnu/libhiredis.a")
 fi
 if [[ -n "${KGYM_WHEEL_DIR:-}" ]]; then
   mkdir -p "$KGYM_WHEEL_DIR"

@@ -1,8 +1,10 @@
-"""The worker pool (docs/scale.md) against the embedded service, in CPU mode.
+"""The worker pool (docs/scale.md) against the embedded service, in CPU mode or on a GPU.
 
 Throughput: for each worker count W, one batch of distinct jobs through (a) the embedded
 service with W CPU workers and (b) a pool front door with W `kgym-gym worker` processes of one
-slot each, all on this machine with a real redis-server (AOF, fsync always). Overhead: the same
+slot each, all on this machine with a real redis-server (AOF, fsync always). With --gpu, (a) is
+the embedded service with W workers on the GPU and (b) one worker process with W slots on it, as
+a GPU host of a pool runs (its slots share the GPU's timing lock). Overhead: the same
 jobs one at a time (submit, wait, next) through a one-slot embedded service and a one-slot pool;
 the difference of the mean latencies is what the pool adds per job (publish, take, heartbeat,
 answer, collect). Writes ``results.md``, ``results.json`` and ``throughput.png`` beside this file
@@ -10,6 +12,7 @@ answer, collect). Writes ``results.md``, ``results.json`` and ``throughput.png``
 
     python bench/pool/run.py                      # workers 1,2,4; 24 jobs a batch
     python bench/pool/run.py --workers 1,2 --jobs 8 --json
+    python bench/pool/run.py --gpu --jobs 8 --repeats 1 --latency-jobs 4   # results-gpu.*
 """
 
 from __future__ import annotations
@@ -50,18 +53,28 @@ def log(msg: str) -> None:
 class Setup:
     """An embedded service with W CPU workers, or a pool front door with W one-slot workers."""
 
-    def __init__(self, root: Path, mode: str, workers: int, fsync: str = "always") -> None:
+    def __init__(
+        self, root: Path, mode: str, workers: int, fsync: str = "always", gpu: bool = False
+    ) -> None:
         self.root, self.mode, self.n = root, mode, workers
         self.redis: RedisServer | None = None
         self.workers: list[PoolWorker] = []
         args = ["--no-cache"]
+        slots = ["--workers-per-gpu", str(workers)] if gpu else ["--cpu-workers", str(workers)]
         if mode == "pool":
             self.redis = RedisServer(root / "redis", appendfsync=fsync).start()
-            args += ["--redis", self.redis.url, "--pool", "bench", "--pool-device", "cpu"]
+            device = "cuda" if gpu else "cpu"
+            args += ["--redis", self.redis.url, "--pool", "bench", "--pool-device", device]
         else:
-            args += ["--cpu-workers", str(workers)]
-        self.gym = Gym(root / "frontdoor", args).start()
-        if mode == "pool":
+            args += slots
+        # A pool's front door needs no GPU; its worker has the GPU.
+        gym_gpus = "all" if gpu and mode == "embedded" else "none"
+        self.gym = Gym(root / "frontdoor", args, gpus=gym_gpus).start()
+        if mode == "pool" and gpu:
+            url = self.redis.url if self.redis else ""
+            worker = PoolWorker(root / "worker0", url, pool="bench", args=slots, gpus="all")
+            self.workers.append(worker.start())
+        elif mode == "pool":
             share = max(1, (os.cpu_count() or 1) // workers)
             for i in range(workers):
                 w = PoolWorker(
@@ -133,7 +146,10 @@ def plot(results: dict[str, Any], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 4))
-    for mode, label in (("embedded", "embedded (W CPU workers)"), ("pool", "pool (W workers)")):
+    gpu = results.get("device") == "cuda"
+    embedded = "embedded (W slots on the GPU)" if gpu else "embedded (W CPU workers)"
+    pool = "pool (one worker, W slots)" if gpu else "pool (W workers)"
+    for mode, label in (("embedded", embedded), ("pool", pool)):
         rows = [r for r in results["throughput"] if r["mode"] == mode]
         ax.plot(
             [r["workers"] for r in rows], [r["jobs_per_s"] for r in rows], marker="o", label=label
@@ -142,7 +158,8 @@ def plot(results: dict[str, Any], path: Path) -> None:
     ax.set_ylabel("jobs / s")
     ax.set_ylim(bottom=0)
     ax.set_xticks(results["workers"])
-    ax.set_title(f"01_relu in CPU mode, {results['jobs']} jobs a batch, {os.cpu_count()} cores")
+    where = results.get("gpu", "GPU") if gpu else f"CPU mode, {os.cpu_count()} cores"
+    ax.set_title(f"01_relu, {where}, {results['jobs']} jobs a batch", fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
@@ -150,18 +167,31 @@ def plot(results: dict[str, Any], path: Path) -> None:
 
 
 def write_markdown(results: dict[str, Any], path: Path) -> None:
+    gpu = results.get("device") == "cuda"
     lines = [
-        "# Worker pool: throughput and overhead (CPU mode)",
+        f"# Worker pool: throughput and overhead ({'on a GPU' if gpu else 'CPU mode'})",
         "",
         f"- Command: `{results['command']}`",
-        f"- Machine: {results['machine']}",
+        f"- Machine: {results['machine']}" + (f"; GPU: {results['gpu']}" if gpu else ""),
         f"- Date: {results['date']}; commit {results['commit']}",
         f"- Jobs: `01_relu`'s reference solution, trials=2, distinct text per job, `--no-cache`; "
         f"{results['jobs']} jobs a batch after a warm-up batch of one job per worker.",
-        "- The machine is shared with other work: batch rates vary by up to a third from run to "
-        "run, which is why each setup is measured several times.",
-        "- Everything ran on this one machine: the front door, redis-server (AOF, fsync always) "
-        "and the worker processes standing in for hosts share its cores.",
+    ]
+    if gpu:
+        lines += [
+            "- W is the number of jobs on the GPU at once: the embedded service's "
+            "`--workers-per-gpu W`, or one pool worker process with `--workers-per-gpu W`.",
+            "- Everything ran on this one machine: the front door, redis-server (AOF) and the "
+            "worker.",
+        ]
+    else:
+        lines += [
+            "- The machine is shared with other work: batch rates vary by up to a third from "
+            "run to run, which is why each setup is measured several times.",
+            "- Everything ran on this one machine: the front door, redis-server (AOF, fsync "
+            "always) and the worker processes standing in for hosts share its cores.",
+        ]
+    lines += [
         "",
         "## Throughput",
         "",
@@ -183,7 +213,7 @@ def write_markdown(results: dict[str, Any], path: Path) -> None:
     base = o["embedded"]["outside_median_s"]
     lines += [
         "",
-        "![throughput](throughput.png)",
+        f"![throughput](throughput{suffix(results)}.png)",
         "",
         "## Overhead per job",
         "",
@@ -217,10 +247,41 @@ def write_markdown(results: dict[str, Any], path: Path) -> None:
     path.write_text("\n".join(lines))
 
 
+def suffix(results: dict[str, Any]) -> str:
+    """The GPU run's files are results-gpu.* and throughput-gpu.png, beside the CPU run's."""
+    return "-gpu" if results.get("device") == "cuda" else ""
+
+
+def write_reports(results: dict[str, Any], out_dir: Path) -> None:
+    results["reading"] = reading(results)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    plot(results, out_dir / f"throughput{suffix(results)}.png")
+    write_markdown(results, out_dir / f"results{suffix(results)}.md")
+    log(f"wrote {out_dir / f'results{suffix(results)}.md'}")
+
+
+def gpu_reading(results: dict[str, Any], ratios: list[float]) -> str:
+    o = results["overhead"]
+    added = [
+        (o[name]["outside_median_s"] - o["embedded"]["outside_median_s"]) * 1e3
+        for name in ("pool-always", "pool-everysec")
+    ]
+    return (
+        f"On the GPU the pool's throughput is {min(ratios):.2f} to {max(ratios):.2f} times the "
+        "embedded service's with the same number of slots on the same GPU; alone, a job spends "
+        f"{min(added):.1f} to {max(added):.1f} ms more outside its evaluation in the pool. The "
+        "pool's worker runs the same slots as the embedded service (one process, its slots "
+        "sharing the GPU's timing lock), so what differs is only the way a job reaches a slot "
+        "and its answer comes back: Redis, the stream, the lease and the collection."
+    )
+
+
 def reading(results: dict[str, Any]) -> str:
-    cores = os.cpu_count() or 1
     by = {(r["mode"], r["workers"]): r["jobs_per_s"] for r in results["throughput"]}
     ratios = [by[("pool", w)] / by[("embedded", w)] for w in results["workers"]]
+    if results.get("device") == "cuda":
+        return gpu_reading(results, ratios)
+    cores = os.cpu_count() or 1
     return (
         f"The pool's throughput is {min(ratios):.2f} to {max(ratios):.2f} times the embedded "
         "service's on the same jobs and worker counts, within the run-to-run spread of this "
@@ -247,6 +308,11 @@ def main() -> int:
     ap.add_argument("--out-dir", type=Path, default=Path(__file__).resolve().parent)
     ap.add_argument("--json", action="store_true", help="print the results as JSON on stdout")
     ap.add_argument(
+        "--gpu",
+        action="store_true",
+        help="jobs on this machine's GPU (W slots on it); writes results-gpu.* instead",
+    )
+    ap.add_argument(
         "--render",
         type=Path,
         metavar="RESULTS_JSON",
@@ -255,11 +321,7 @@ def main() -> int:
     args = ap.parse_args()
     if args.render:
         results = json.loads(args.render.read_text())
-        results["reading"] = reading(results)
-        args.out_dir.mkdir(parents=True, exist_ok=True)
-        plot(results, args.out_dir / "throughput.png")
-        write_markdown(results, args.out_dir / "results.md")
-        log(f"wrote {args.out_dir / 'results.md'}")
+        write_reports(results, args.out_dir)
         return 0
     workers = [int(x) for x in args.workers.split(",") if x.strip()]
     if not workers or min(workers) < 1 or min(args.jobs, args.latency_jobs, args.repeats) < 1:
@@ -269,6 +331,7 @@ def main() -> int:
         "workers": workers,
         "jobs": args.jobs,
         "repeats": args.repeats,
+        "device": "cuda" if args.gpu else "cpu",
         "throughput": [],
     }
     serial = 0
@@ -276,7 +339,7 @@ def main() -> int:
         for w in workers:
             for mode in ("embedded", "pool"):
                 log(f"{mode}, W={w}: starting")
-                s = Setup(Path(tmp) / f"{mode}-{w}", mode, w)
+                s = Setup(Path(tmp) / f"{mode}-{w}", mode, w, gpu=args.gpu)
                 try:
                     s.run_batch(serial, w)  # warm-up: every worker's first job
                     serial += w
@@ -303,7 +366,7 @@ def main() -> int:
         for mode, fsync in (("embedded", ""), ("pool", "always"), ("pool", "everysec")):
             name = mode if mode == "embedded" else f"pool-{fsync}"
             log(f"{name}: {args.latency_jobs} jobs one at a time through one slot")
-            s = Setup(Path(tmp) / f"latency-{name}", mode, 1, fsync)
+            s = Setup(Path(tmp) / f"latency-{name}", mode, 1, fsync, gpu=args.gpu)
             try:
                 s.latencies(serial, 1)  # warm-up
                 serial += 1
@@ -327,12 +390,17 @@ def main() -> int:
     results["commit"] = subprocess.run(
         ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
     ).stdout.strip()
-    results["reading"] = reading(results)
+    if args.gpu:
+        results["gpu"] = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
     args.out_dir.mkdir(parents=True, exist_ok=True)
-    (args.out_dir / "results.json").write_text(json.dumps(results, indent=2) + "\n")
-    plot(results, args.out_dir / "throughput.png")
-    write_markdown(results, args.out_dir / "results.md")
-    log(f"wrote {args.out_dir / 'results.md'}")
+    (args.out_dir / f"results{suffix(results)}.json").write_text(
+        json.dumps(results, indent=2) + "\n"
+    )
+    write_reports(results, args.out_dir)
     if args.json:
         print(json.dumps(results, indent=2))
     return 0

@@ -4,7 +4,8 @@ when it reproduces one of its task's known solutions exactly (built-in and hones
 solution exactly (summed over a task's solutions, averaged over tasks), computed from the
 model's own probabilities: a measure of what the update did that is free of sampling noise.
 
-Usage: python bench/train_gpu/stand_in.py --model DIR [--lr 5e-6 2e-5] [--steps 4] [--json]
+Usage: python bench/train_gpu/stand_in.py --model DIR [--lr 5e-6 2e-5] [--steps 4] [--samples 4] [--device cpu]
+       [--json]
 DIR is a policy warm_start.py wrote (the GPU run's, for instance).
 """
 
@@ -39,7 +40,9 @@ def stand_in_result(correct: bool) -> dict[str, Any]:
     }
 
 
-def run(model: Path, lr: float, steps: int, seed: int) -> list[dict[str, Any]]:
+def run(
+    model: Path, lr: float, steps: int, seed: int, samples: int, device: str
+) -> list[dict[str, Any]]:
     from kgym.check import feedback
     from kgym.evaluation.prompts import Prompts
     from kgym.train import update
@@ -49,10 +52,11 @@ def run(model: Path, lr: float, steps: int, seed: int) -> list[dict[str, Any]]:
     from kgym.train.policy import load_policy
 
     overrides = {
-        "model": {"path": str(model), "device": "cpu"},
+        "model": {"path": str(model), "device": device},
         "gym": {"device": "cpu"},
         "optim": {"lr": lr, "warmup_steps": 0},
         "run": {"seed": seed},
+        "rollout": {"samples_per_prompt": samples},
     }
     cfg = load_config(HERE / "config.yaml", overrides)
     torch.manual_seed(seed)
@@ -74,7 +78,7 @@ def run(model: Path, lr: float, steps: int, seed: int) -> list[dict[str, Any]]:
         per_task: dict[str, float] = {}
         for task_id, prompt, answer in pairs:
             answer = answer + [tok.eos_token_id]
-            ids = torch.tensor([prompt + answer])
+            ids = torch.tensor([prompt + answer], device=policy.model.device)
             labels = ids.clone()
             labels[0, : len(prompt)] = -100
             nll = float(policy.model(input_ids=ids, labels=labels).loss) * len(answer)
@@ -109,10 +113,15 @@ def main() -> None:
     parser.add_argument("--lr", type=float, nargs="+", default=[5e-6, 2e-5])
     parser.add_argument("--steps", type=int, default=4)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--samples", type=int, default=4, help="samples per task and step")
+    parser.add_argument("--device", default="cpu", help="where the policy runs (cpu, cuda)")
     parser.add_argument("--out", type=Path, help="write the rows here (JSON)")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
     args = parser.parse_args()
-    runs = {f"{lr:g}": run(args.model, lr, args.steps, args.seed) for lr in args.lr}
+    runs = {
+        f"{lr:g}": run(args.model, lr, args.steps, args.seed, args.samples, args.device)
+        for lr in args.lr
+    }
     if args.out:
         args.out.write_text(json.dumps(runs, indent=1))
     if args.json:

@@ -97,6 +97,7 @@ class PoolWorker:
     redis_url: str
     pool: str = "default"
     args: list[str] = field(default_factory=list)
+    gpus: str = "none"  # CPU mode unless asked for GPUs ("all", "0,1")
     proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -109,7 +110,7 @@ class PoolWorker:
         with open(self.events_path, "ab") as out, open(self.state_dir / "worker.log", "ab") as err:
             self.proc = subprocess.Popen(
                 [gym_exe(), "worker", "--redis", self.redis_url, "--pool", self.pool, "--json"]
-                + ["--state-dir", str(self.state_dir), "--gpus", "none"]
+                + ["--state-dir", str(self.state_dir), "--gpus", self.gpus]
                 + self.args,
                 stdout=out,
                 stderr=err,
