@@ -9,7 +9,7 @@ mkdir -p "$out"
 KGYM_WHEEL_DIR=${KGYM_WHEEL_DIR:-/tmp/kgw} bash scripts/device_build.sh > "$out/build.log" 2>&1 || {
   tail -20 "$out/build.log"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpu.txt"
-PYTHONUNBUFFERED=1 python3 bench/train_gpu/warm_start.py --out bench/train_gpu/model 2>&1 | tee "$out/warm_start.log"
+PYTHONUNBUFFERED=1 python3 bench/train_gpu/warm_start.py --out bench/train_gpu/model --hostile-per-task 3 2>&1 | tee "$out/warm_start.log"
 cp bench/train_gpu/model/warm_start.json "$out/"
 PYTHONUNBUFFERED=1 python3 -c "import sys; from kgym.cli import main; sys.exit(main())" \
   train bench/train_gpu/config.yaml --out "$out/train" 2>&1 | tee "$out/train.log"

@@ -1,15 +1,21 @@
 """The small policy of the GPU training run, built here: a GPT-2 made from a config (no
 downloaded weights), a byte-level BPE tokenizer trained on the tasks, the prompts and the
 solutions, warm-started by supervised fine-tuning on the built-in and honest solutions of the
-run's tasks (kgym eval's first-turn prompt -> a solution).
+run's tasks (kgym eval's first-turn prompt -> a solution). With ``--hostile-per-task N`` the
+first N of each task's reward hacks from the hostile corpus (``tests/hostile``) join them as
+examples: the policy then starts out writing honest kernels and hacks for the same prompt, as a
+model trained on unfiltered code might, and reinforcement learning against the gym (which
+catches the hacks and pays them nothing) has a lesson to learn that a single memorised answer
+does not give.
 
 Fine-tuning stops early, at a calibrated point rather than at a fixed loss: every
 ``--check-every`` steps it samples one completion per solution at the run's temperature and
-counts those that reproduce a known solution exactly; it stops once that share reaches
+counts those that reproduce one of its examples exactly; it stops once that share reaches
 ``--stop-at``. So reinforcement learning starts from a policy that writes a working kernel
 part of the time, and has room to improve.
 
-Usage: python bench/train_gpu/warm_start.py --out DIR [--tasks a,b,c] [--json]
+Usage: python bench/train_gpu/warm_start.py --out DIR [--tasks a,b,c] [--hostile-per-task N]
+       [--json]
 """
 
 from __future__ import annotations
@@ -34,6 +40,13 @@ def solutions_of(task_id: str) -> list[str]:
     return [p.read_text() for p in found if p.exists()]
 
 
+def hacks_of(task_id: str, count: int) -> list[str]:
+    """The first `count` reward hacks of a task in the hostile corpus (sorted by name)."""
+    return [p.read_text() for p in sorted((ROOT / "tests" / "hostile").glob(f"{task_id}__*.py"))][
+        :count
+    ]
+
+
 def build(args: argparse.Namespace) -> dict[str, Any]:
     from kgym.evaluation.prompts import Prompts
     from kgym.evaluation.tasksets import load_task_set, select
@@ -50,6 +63,10 @@ def build(args: argparse.Namespace) -> dict[str, Any]:
         raise SystemExit(f"no built-in task matches {args.tasks}")
     prompts = Prompts.load()
     pairs = [(task, text) for task in tasks for text in solutions_of(task.task.id)]
+    honest = len(pairs)
+    pairs += [
+        (task, text) for task in tasks for text in hacks_of(task.task.id, args.hostile_per_task)
+    ]
     corpus = [t.task.source for t in tasks] + [prompts.problem.template, prompts.feedback.template]
     corpus += [text for _, text in pairs]
     tok = tiny_tokenizer(corpus, args.vocab, min_frequency=2)
@@ -104,6 +121,9 @@ def build(args: argparse.Namespace) -> dict[str, Any]:
     summary = {
         "tasks": [t.task.id for t in tasks],
         "examples": len(examples),
+        "examples_honest": honest,
+        "examples_hostile": len(examples) - honest,
+        "longest_answer_tokens": max(len(a) for _, a, _ in examples),
         "parameters": sum(p.numel() for p in model.parameters()),
         "vocab": len(tok),
         "longest_tokens": longest,
@@ -154,6 +174,12 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", type=Path, required=True, help="the model folder to write")
     p.add_argument("--tasks", default="03_scale_add_mul,08_layer_norm,09_rms_norm,16_cross_entropy")
+    p.add_argument(
+        "--hostile-per-task",
+        type=int,
+        default=0,
+        help="add this many of each task's hostile-corpus hacks as examples",
+    )
     p.add_argument("--steps", type=int, default=600, help="fine-tuning steps at most")
     p.add_argument("--check-every", type=int, default=20)
     p.add_argument("--stop-at", type=float, default=0.35, help="exact share that ends it")
