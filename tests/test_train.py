@@ -95,6 +95,9 @@ run: {steps: 2, checkpoint_every: 1}
         assert len(m["pass_rate_by_turn"]) == len(m["fast_1.2_by_turn"]) == 2
         assert all(0.0 <= v <= 1.0 for v in m["pass_rate_by_turn"])
         assert 0.0 <= m["hack_rate"] <= 1.0 and 0.0 <= m["prs_kept"] <= 1.0
+        assert len(m["pass_rate_by_task"]) == 2
+        assert all(0.0 <= v <= 1.0 for v in m["pass_rate_by_task"].values())
+        assert sum(m["statuses"].values()) == m["gym_evaluations"]
         # the sampler and the trainer are the same model: their log-probabilities agree
         assert m["mismatch/mean_abs_logratio"] < 1e-3
         for key in ("reward/total", "loss", "entropy", "grad_norm", "gym_evaluations_per_s"):

@@ -41,7 +41,13 @@ def stand_in_result(correct: bool) -> dict[str, Any]:
 
 
 def run(
-    model: Path, lr: float, steps: int, seed: int, samples: int, device: str
+    model: Path,
+    lr: float,
+    steps: int,
+    seed: int,
+    samples: int,
+    device: str,
+    schedule: str = "constant",
 ) -> list[dict[str, Any]]:
     from kgym.check import feedback
     from kgym.evaluation.prompts import Prompts
@@ -54,7 +60,7 @@ def run(
     overrides = {
         "model": {"path": str(model), "device": device},
         "gym": {"device": "cpu"},
-        "optim": {"lr": lr, "warmup_steps": 0},
+        "optim": {"lr": lr, "warmup_steps": 0, "schedule": schedule},
         "run": {"seed": seed},
         "rollout": {"samples_per_prompt": samples},
     }
@@ -115,11 +121,19 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--samples", type=int, default=4, help="samples per task and step")
     parser.add_argument("--device", default="cpu", help="where the policy runs (cpu, cuda)")
+    parser.add_argument(
+        "--schedule",
+        default="constant",
+        choices=["constant", "cosine"],
+        help="the learning rate's schedule, over the config's run.steps (30)",
+    )
     parser.add_argument("--out", type=Path, help="write the rows here (JSON)")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
     args = parser.parse_args()
     runs = {
-        f"{lr:g}": run(args.model, lr, args.steps, args.seed, args.samples, args.device)
+        f"{lr:g}": run(
+            args.model, lr, args.steps, args.seed, args.samples, args.device, args.schedule
+        )
         for lr in args.lr
     }
     if args.out:

@@ -84,6 +84,26 @@ def _per_turn(values: np.ndarray, turns: np.ndarray, n_turns: int) -> list[float
     return [float(values[turns == t].mean()) if (turns == t).any() else 0.0 for t in range(n_turns)]
 
 
+def _first_turn_by_task(
+    values: np.ndarray, turns: np.ndarray, groups: np.ndarray, tasks: list[EvalTask]
+) -> dict[str, float]:
+    """A first-turn rate per task: which tasks a run improves and which it loses."""
+    return {
+        task.task.id: float(values[(groups == g) & (turns == 0)].mean())
+        for g, task in enumerate(tasks)
+        if ((groups == g) & (turns == 0)).any()
+    }
+
+
+def _status_counts(results: list[dict[str, Any]]) -> dict[str, int]:
+    """How many results of the step ended in each status (ok, incorrect, hacked, ...)."""
+    counts: dict[str, int] = {}
+    for r in results:
+        status = str(r.get("status") or "missing")
+        counts[status] = counts.get(status, 0) + 1
+    return dict(sorted(counts.items()))
+
+
 def gym_step(
     policy: Policy,
     cfg: TrainConfig,
@@ -192,6 +212,8 @@ def gym_step(
             "pr_mean_correct": float(np.nanmean(pr[correct]))
             if (correct & np.isfinite(pr)).any()
             else None,
+            "pass_rate_by_task": _first_turn_by_task(correct.astype(float), turn, group, tasks),
+            "statuses": _status_counts(results),
             "hack_rate": float(hacked.mean()),
             "prs_kept": float(kept.mean()),
             "valid_samples": int(valid.sum()),
