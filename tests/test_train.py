@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
@@ -70,6 +71,25 @@ def test_bad_configs_are_refused_with_the_key(tmp_path: Path) -> None:
     bad.write_text("data: {prompts: []}\n")
     with pytest.raises(ValueError, match="prompts"):
         load_config(bad)
+    bad.write_text("preset: similarity_demo\noptim: {name: lion}\n")
+    with pytest.raises(ValueError, match="name"):
+        load_config(bad)
+
+
+def test_sgd_steps_each_weight_by_its_gradient() -> None:
+    from kgym.train import update
+    from kgym.train.config import OptimConfig
+
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 3)
+    before = [p.detach().clone() for p in model.parameters()]
+    opt, sched = update.make_optimizer(model, OptimConfig(name="sgd", lr=0.1), steps=10)
+    assert isinstance(opt, torch.optim.SGD)
+    loss = model(torch.randn(5, 4)).pow(2).mean()
+    grads = torch.autograd.grad(loss, list(model.parameters()), retain_graph=True)
+    update.step(model, opt, sched, loss, max_norm=1e9)
+    for p, b, g in zip(model.parameters(), before, grads, strict=True):
+        torch.testing.assert_close(p.detach(), b - 0.1 * g)
 
 
 def test_the_full_loop_with_the_gym_produces_every_metric(tmp_path: Path) -> None:

@@ -1,11 +1,12 @@
-"""Training steps of the GPU run's recipe on a CPU, with a stand-in gym: a sample is correct
-when it reproduces one of its task's known solutions exactly (built-in and honest solutions;
-2x faster than eager, PR 1). After every step it reports the chance of sampling a known
-solution exactly (summed over a task's solutions, averaged over tasks), computed from the
+"""Training steps of the GPU run's recipe with a stand-in gym (on a CPU or the GPU): a sample is
+correct when it reproduces one of its task's known solutions exactly (built-in and honest
+solutions; 2x faster than eager, PR 1). After every step it reports the chance of sampling a
+known solution exactly (summed over a task's solutions, averaged over tasks), computed from the
 model's own probabilities: a measure of what the update did that is free of sampling noise.
 
-Usage: python bench/train_gpu/stand_in.py --model DIR [--lr 5e-6 2e-5] [--steps 4] [--samples 4] [--device cpu]
-       [--json]
+Usage: python bench/train_gpu/stand_in.py --model DIR [--lr 5e-6 2e-5] [--steps 4]
+       [--samples 4] [--device cpu] [--schedule constant|cosine] [--optimizer adamw|sgd]
+       [--momentum M] [--out FILE] [--json]
 DIR is a policy warm_start.py wrote (the GPU run's, for instance).
 """
 
@@ -41,14 +42,9 @@ def stand_in_result(correct: bool) -> dict[str, Any]:
 
 
 def run(
-    model: Path,
-    lr: float,
-    steps: int,
-    seed: int,
-    samples: int,
-    device: str,
-    schedule: str = "constant",
+    model: Path, optim: dict[str, Any], steps: int, seed: int, samples: int, device: str
 ) -> list[dict[str, Any]]:
+    """`steps` stand-in training steps; `optim` is the config's optim section (lr, name, ...)."""
     from kgym.check import feedback
     from kgym.evaluation.prompts import Prompts
     from kgym.train import update
@@ -60,7 +56,7 @@ def run(
     overrides = {
         "model": {"path": str(model), "device": device},
         "gym": {"device": "cpu"},
-        "optim": {"lr": lr, "warmup_steps": 0, "schedule": schedule},
+        "optim": {"warmup_steps": 0, **optim},
         "run": {"seed": seed},
         "rollout": {"samples_per_prompt": samples},
     }
@@ -109,7 +105,7 @@ def run(
                 "seconds": time.perf_counter() - started,
             }
         )
-        print(f"lr {lr:g} step {step}: {json.dumps(rows[-1])}", file=sys.stderr, flush=True)
+        print(f"{optim} step {step}: {json.dumps(rows[-1])}", file=sys.stderr, flush=True)
     return rows
 
 
@@ -127,12 +123,24 @@ def main() -> None:
         choices=["constant", "cosine"],
         help="the learning rate's schedule, over the config's run.steps (30)",
     )
+    parser.add_argument("--optimizer", default="adamw", choices=["adamw", "sgd"])
+    parser.add_argument("--momentum", type=float, default=0.0, help="with --optimizer sgd")
     parser.add_argument("--out", type=Path, help="write the rows here (JSON)")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
     args = parser.parse_args()
     runs = {
         f"{lr:g}": run(
-            args.model, lr, args.steps, args.seed, args.samples, args.device, args.schedule
+            args.model,
+            {
+                "lr": lr,
+                "schedule": args.schedule,
+                "name": args.optimizer,
+                "momentum": args.momentum,
+            },
+            args.steps,
+            args.seed,
+            args.samples,
+            args.device,
         )
         for lr in args.lr
     }

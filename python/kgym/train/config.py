@@ -148,7 +148,12 @@ class LossConfig:
 
 @dataclass
 class OptimConfig:
+    # adamw, or sgd: plain gradient steps (with `momentum`). Adam moves every weight by about
+    # the learning rate whatever its gradient's size, noise included; SGD moves each weight in
+    # proportion to its gradient (bench/train_gpu/results.md: a small memorising policy).
+    name: str = "adamw"
     lr: float = 1e-5
+    momentum: float = 0.0  # sgd only
     weight_decay: float = 0.0
     warmup_steps: int = 0
     schedule: str = "constant"  # constant | cosine
@@ -201,6 +206,7 @@ class TrainConfig:
             ("advantage", "estimator"): ("grpo", "dr_grpo", "rloo", "trloo"),
             ("loss", "aggregation"): ("dr_grpo", "token_mean", "seq_mean"),
             ("optim", "schedule"): ("constant", "cosine"),
+            ("optim", "name"): ("adamw", "sgd"),
             ("model", "dtype"): ("float32", "bfloat16"),
             ("model", "device"): ("auto", "cpu", "cuda"),
             ("data", "kernelbook_split"): ("train", "heldout"),

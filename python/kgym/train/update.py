@@ -14,7 +14,13 @@ def make_optimizer(
     model: torch.nn.Module, cfg: OptimConfig, steps: int
 ) -> tuple[torch.optim.Optimizer, torch.optim.lr_scheduler.LambdaLR]:
     params = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
+    opt: torch.optim.Optimizer
+    if cfg.name == "sgd":
+        opt = torch.optim.SGD(
+            params, lr=cfg.lr, momentum=cfg.momentum, weight_decay=cfg.weight_decay
+        )
+    else:
+        opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
 
     def factor(step: int) -> float:
         if cfg.warmup_steps and step < cfg.warmup_steps:
