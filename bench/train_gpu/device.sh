@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# The GPU training run: builds kgym, warm-starts the small policy (warm_start.py), then trains
-# 30 steps with the real gym (config.yaml). Results go to $1 (default bench/train_gpu/run).
+# The GPU training run of results.md: builds kgym, warm-starts the small policy (warm_start.py,
+# with three hacks per task from the hostile corpus), picks the learning rate with the stand-in
+# gym on the GPU (stand_in.py: the rate with the highest chance of a known solution after the
+# last stand-in step), then trains 30 steps with the real gym (config.yaml, that rate).
 #   bash bench/train_gpu/device.sh OUT_DIR
+# Environment: MODEL=DIR starts from that policy instead of a new warm start; OPTIMIZER=sgd
+# (default adamw); LRS="5e-6 1e-5" the rates to try (default 5e-6 1e-5 2e-5 for AdamW, 0.01
+# 0.03 0.1 for SGD); STAND_IN_STEPS (default 6).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-bench/train_gpu/run}
@@ -9,7 +14,29 @@ mkdir -p "$out"
 KGYM_WHEEL_DIR=${KGYM_WHEEL_DIR:-/tmp/kgw} bash scripts/device_build.sh > "$out/build.log" 2>&1 || {
   tail -20 "$out/build.log"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpu.txt"
-PYTHONUNBUFFERED=1 python3 bench/train_gpu/warm_start.py --out bench/train_gpu/model --hostile-per-task 3 2>&1 | tee "$out/warm_start.log"
-cp bench/train_gpu/model/warm_start.json "$out/"
+model=${MODEL:-bench/train_gpu/model}
+if [[ -z "${MODEL:-}" ]]; then
+  PYTHONUNBUFFERED=1 python3 bench/train_gpu/warm_start.py --out "$model" --hostile-per-task 3 \
+    2>&1 | tee "$out/warm_start.log"
+fi
+cp "$model/warm_start.json" "$out/"
+optimizer=${OPTIMIZER:-adamw}
+if [[ $optimizer == sgd ]]; then default_lrs="0.01 0.03 0.1"; else default_lrs="5e-6 1e-5 2e-5"; fi
+# shellcheck disable=SC2086 # LRS is a list
+PYTHONUNBUFFERED=1 python3 bench/train_gpu/stand_in.py --model "$model" --lr ${LRS:-$default_lrs} \
+  --optimizer "$optimizer" --steps "${STAND_IN_STEPS:-6}" --samples 8 --device cuda \
+  --out "$out/stand_in.json" 2> "$out/stand_in.log" | tee "$out/stand_in.txt"
+python3 - "$out" "$model" "$optimizer" <<'PY'
+import json, sys
+import yaml
+out, model, optimizer = sys.argv[1:]
+runs = json.load(open(f"{out}/stand_in.json"))
+lr = max(runs, key=lambda k: runs[k][-1]["exact_chance"])
+print(f"learning rate chosen by the stand-in gym: {lr}")
+config = yaml.safe_load(open("bench/train_gpu/config.yaml"))
+config["model"]["path"] = model
+config["optim"].update(lr=float(lr), name=optimizer)
+yaml.safe_dump(config, open(f"{out}/config.yaml", "w"))
+PY
 PYTHONUNBUFFERED=1 python3 -c "import sys; from kgym.cli import main; sys.exit(main())" \
-  train bench/train_gpu/config.yaml --out "$out/train" 2>&1 | tee "$out/train.log"
+  train "$out/config.yaml" --out "$out/train" 2>&1 | tee "$out/train.log"
