@@ -4,10 +4,9 @@
 # come from Debian packages carried in .debs/ (`cd .debs && apt-get download libsqlite3-dev
 # libssl-dev libseccomp-dev`) unpacked into a private prefix; the runtime libraries are the
 # machine's own (libsqlite3.so.0, libcrypto.so.3, libseccomp.so.2: each keeps its ABI across
-# these versions). hiredis, for the worker pool, is linked from the static archive of
-# libhiredis-dev (`apt-get download libhiredis-dev`)
-# when the machine has no hiredis headers and the packages are carried; without them kgym-gym is
-# built without the pool, as CMake says.
+# these versions). hiredis, for the worker pool, is linked from the static archive of a carried
+# libhiredis-dev (`apt-get download libhiredis-dev`) when the machine has no hiredis headers;
+# without either, kgym-gym is built without the pool, as CMake says.
 #
 #   KGYM_WHEEL_DIR=DIR   also leave the built wheel in DIR (to install it again elsewhere
 #                        with `pip install --no-deps DIR/kgym-*.whl`, without rebuilding).

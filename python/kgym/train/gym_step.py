@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -97,11 +98,7 @@ def _first_turn_by_task(
 
 def _status_counts(results: list[dict[str, Any]]) -> dict[str, int]:
     """How many results of the step ended in each status (ok, incorrect, hacked, ...)."""
-    counts: dict[str, int] = {}
-    for r in results:
-        status = str(r.get("status") or "missing")
-        counts[status] = counts.get(status, 0) + 1
-    return dict(sorted(counts.items()))
+    return dict(sorted(Counter(str(r.get("status") or "missing") for r in results).items()))
 
 
 def gym_step(
