@@ -50,9 +50,19 @@ class StreamQueueRedis : public ::testing::Test {
                (dir + "/log").c_str(), static_cast<char*>(nullptr));
       ::_exit(127);
     }
-    for (int i = 0; i < 200 && !fs::exists(socket_); ++i) std::this_thread::sleep_for(20ms);
-    ASSERT_TRUE(fs::exists(socket_)) << "redis-server did not start";
     address_ = parse_redis_url("unix://" + socket_);
+    // Ready when it answers: the socket file appears at bind(), before the server listens, so a
+    // connection made as soon as the file exists may be refused.
+    bool ready = false;
+    for (int i = 0; i < 250 && !ready; ++i) {
+      try {
+        RedisConnection probe(address_, 200ms);
+        ready = probe.command({"PING"}).as_string() == "PONG";
+      } catch (const RedisUnavailable&) {
+        std::this_thread::sleep_for(20ms);
+      }
+    }
+    ASSERT_TRUE(ready) << "redis-server did not answer on " << socket_;
   }
   void TearDown() override {
     if (pid_ > 0) {
