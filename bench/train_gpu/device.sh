@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The GPU training run of results.md: builds kgym, warm-starts the small policy (warm_start.py,
 # with three hacks per task from the hostile corpus), picks the learning rate with the stand-in
-# gym on the GPU (stand_in.py: the rate with the highest chance of a known solution after the
-# last stand-in step), then trains 30 steps with the real gym (config.yaml, that rate).
+# gym on the GPU (stand_in.py: the rate with the highest mean chance of a known solution over the
+# second half of the stand-in steps, so that a rate that rises fast and then drifts is not
+# preferred), then trains 30 steps with the real gym (config.yaml, that rate).
 #   bash bench/train_gpu/device.sh OUT_DIR
 # Environment: MODEL=DIR starts from that policy instead of a new warm start; OPTIMIZER=sgd
 # (default adamw); LRS="5e-6 1e-5" the rates to try (default 5e-6 1e-5 2e-5 for AdamW, 0.01
-# 0.03 0.1 for SGD); STAND_IN_STEPS (default 6).
+# 0.03 0.1 for SGD); STAND_IN_STEPS (default 12).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-bench/train_gpu/run}
@@ -24,14 +25,17 @@ optimizer=${OPTIMIZER:-adamw}
 if [[ $optimizer == sgd ]]; then default_lrs="0.01 0.03 0.1"; else default_lrs="5e-6 1e-5 2e-5"; fi
 # shellcheck disable=SC2086 # LRS is a list
 PYTHONUNBUFFERED=1 python3 bench/train_gpu/stand_in.py --model "$model" --lr ${LRS:-$default_lrs} \
-  --optimizer "$optimizer" --steps "${STAND_IN_STEPS:-6}" --samples 8 --device cuda \
+  --optimizer "$optimizer" --steps "${STAND_IN_STEPS:-12}" --samples 8 --device cuda \
   --out "$out/stand_in.json" 2> "$out/stand_in.log" | tee "$out/stand_in.txt"
 python3 - "$out" "$model" "$optimizer" <<'PY'
 import json, sys
 import yaml
 out, model, optimizer = sys.argv[1:]
 runs = json.load(open(f"{out}/stand_in.json"))
-lr = max(runs, key=lambda k: runs[k][-1]["exact_chance"])
+def late_mean(steps):
+    late = steps[len(steps) // 2 :]
+    return sum(s["exact_chance"] for s in late) / len(late)
+lr = max(runs, key=lambda k: late_mean(runs[k]))
 print(f"learning rate chosen by the stand-in gym: {lr}")
 config = yaml.safe_load(open("bench/train_gpu/config.yaml"))
 config["model"]["path"] = model
