@@ -139,6 +139,7 @@ MachineSlots make_machine_slots(const SlotOptions& o) {
         slot.make_launcher = [server, label]() -> kgym::check::Launcher {
           // Warmed by the worker's own thread, so that the first job does not pay for it.
           if (auto why = server->start(); !why.empty()) {
+            if (server->closed()) return {};  // shutting down: nothing to say
             std::cerr << fmt::format(
                 "kgym-gym: {}: the fork server did not start ({}); this worker starts a fresh "
                 "Python per job instead\n",
@@ -151,6 +152,7 @@ MachineSlots make_machine_slots(const SlotOptions& o) {
           };
         };
         slot.restarts = [server] { return server->restarts(); };
+        slot.close = [server] { server->close(); };
       }
       out.slots.push_back(std::move(slot));
     }

@@ -210,6 +210,30 @@ TEST(ForkServer, ServerThatCannotStartIsAStartError) {
   EXPECT_EQ(server.restarts(), 1);
 }
 
+TEST(ForkServer, CloseEndsAStartThatIsStillImporting) {
+  // A server that never says it is ready (as one busy importing): close() from another thread
+  // ends the wait at once, and nothing of the server is left.
+  ForkServer server(command_line({"/bin/sh", "-c", "exec sleep 60"}), {});
+  std::string why;
+  const auto began = std::chrono::steady_clock::now();
+  std::thread starter([&] { why = server.start(); });
+  pid_t pid = -1;
+  for (int i = 0; i < 200 && pid <= 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    pid = server.server_pid();
+  }
+  ASSERT_GT(pid, 0);
+  server.close();
+  starter.join();
+  const auto waited = std::chrono::steady_clock::now() - began;
+  EXPECT_LT(waited, std::chrono::seconds(5));
+  EXPECT_NE(why.find("closed while it started"), std::string::npos) << why;
+  EXPECT_TRUE(server.closed());
+  EXPECT_EQ(server.server_pid(), -1);
+  EXPECT_NE(::kill(pid, 0), 0);                                 // killed and reaped
+  EXPECT_NE(server.start().find("closed"), std::string::npos);  // and it does not start again
+}
+
 TEST(ForkServer, MissingServerProgramIsAStartError) {
   ForkServer server(kgym::check::fork_server_program("/nonexistent/python3"), {});
   EXPECT_NE(server.start().find("exited with code 127"), std::string::npos);

@@ -28,7 +28,10 @@ std::chrono::milliseconds retry_wait(int failures) {
 }  // namespace
 
 PoolWorker::PoolWorker(WorkerConfig config, Sink sink)
-    : config_(std::move(config)), sink_(std::move(sink)), running_(config_.slots.size()) {}
+    : config_(std::move(config)),
+      sink_(std::move(sink)),
+      running_(config_.slots.size()),
+      launcher_made_(config_.slots.size(), false) {}
 
 void PoolWorker::emit(const json& line) {
   std::lock_guard lock(sink_mu_);
@@ -71,6 +74,10 @@ void PoolWorker::slot_loop(std::size_t index, const std::atomic<bool>& stop) {
   const auto& slot = config_.slots[index];
   check::Launcher launcher;
   if (slot.make_launcher) launcher = slot.make_launcher();
+  {
+    std::lock_guard lock(mu_);
+    launcher_made_[index] = true;
+  }
   RedisConnection redis(config_.address);
   StreamQueue queue(redis, config_.queue);
   const auto consumer = fmt::format("{}-{}", config_.name, index);
@@ -233,7 +240,17 @@ void PoolWorker::heartbeat_loop(const std::atomic<bool>& stop,
   const auto ttl = std::chrono::seconds(std::max<long long>(
       5, 2 * std::chrono::duration_cast<std::chrono::seconds>(config_.queue.lease).count()));
   bool unavailable = false;
+  bool slots_closed = false;
   while (!slots_done) {
+    if (stop && !slots_closed) {
+      // A slot still waiting for its fork server's imports gives up; one that serves finishes
+      // its job (its server may need to start again for it).
+      std::lock_guard lock(mu_);
+      for (std::size_t i = 0; i < config_.slots.size(); ++i) {
+        if (!launcher_made_[i] && config_.slots[i].close) config_.slots[i].close();
+      }
+      slots_closed = true;
+    }
     try {
       std::vector<std::pair<std::size_t, Running>> now;
       {

@@ -73,9 +73,12 @@ class PoolWorker {
 
   WorkerConfig config_;
   Sink sink_;
-  std::mutex mu_;       // running_
+  std::mutex mu_;       // running_, launcher_made_
   std::mutex sink_mu_;  // sink_
   std::vector<Running> running_;
+  // Per slot: its launcher exists (its fork server started, or failed to). Until then a stop
+  // closes the slot, so that the worker does not wait for the server's imports to end.
+  std::vector<bool> launcher_made_;
   WorkerCounters counters_;
 };
 

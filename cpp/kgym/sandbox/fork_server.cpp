@@ -165,9 +165,12 @@ ForkServer::ForkServer(Program server, std::vector<std::pair<std::string, std::s
     : server_(std::move(server)), env_(std::move(env)) {}
 
 ForkServer::~ForkServer() {
+  close();  // a start in progress on another thread gives up rather than holding the lock
   std::lock_guard lock(mutex_);
   stop_locked(2.0);
 }
+
+void ForkServer::close() { closed_ = true; }
 
 int ForkServer::restarts() const { return std::max(0, starts_.load() - 1); }
 
@@ -246,6 +249,7 @@ std::string ForkServer::death_note_locked() const {
 }
 
 std::string ForkServer::start_locked() {
+  if (closed_) return "the fork server is closed (shutting down)";
   if (alive_locked()) return {};
   if (server_.executable.empty()) return "the fork server has no program";
 
@@ -316,6 +320,10 @@ std::string ForkServer::start_locked() {
   const auto deadline = Clock::now() + kStartTimeout;
   std::vector<char> buf(4096);
   while (true) {
+    if (closed_) {
+      stop_locked(0);
+      return "the fork server was closed while it started (shutting down)";
+    }
     const auto now = Clock::now();
     if (now >= deadline) {
       stop_locked(0);
@@ -326,7 +334,7 @@ std::string ForkServer::start_locked() {
     std::array<pollfd, 2> pfds{{{control_, POLLIN, 0}, {log_, POLLIN, 0}}};
     const auto wait_ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
     const int ready = ::poll(pfds.data(), log_ >= 0 ? 2 : 1,
-                             static_cast<int>(std::min<long>(wait_ms.count() + 1, 1000)));
+                             static_cast<int>(std::min<long>(wait_ms.count() + 1, 100)));
     if (ready <= 0) continue;
     if (log_ >= 0 && pfds[1].revents != 0) drain_log_locked();
     if (pfds[0].revents == 0) continue;

@@ -61,6 +61,11 @@ class ForkServer {
   // Returns an empty string, or why it could not be started.
   std::string start();
 
+  // For shutting down, from any thread: a start in progress gives up within 0.1 s (the server,
+  // still importing, is killed rather than waited for), and every later start or run fails.
+  void close();
+  bool closed() const { return closed_; }
+
   // How many times the server had to be started again after the first start.
   int restarts() const;
   // The running server's pid, or -1. Safe to call while a job runs.
@@ -81,6 +86,7 @@ class ForkServer {
   std::mutex mutex_;  // one job at a time; guards everything below but the atomics
   std::atomic<pid_t> pid_{-1};
   std::atomic<int> starts_{0};
+  std::atomic<bool> closed_{false};
   int control_ = -1;      // the supervisor's end of the control socket
   int log_ = -1;          // read end of the server's stdout+stderr
   int last_status_ = -1;  // the wait status of the last server that was reaped

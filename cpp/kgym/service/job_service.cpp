@@ -109,6 +109,9 @@ void JobService::stop() {
   }
   queue_cv_.notify_all();
   done_cv_.notify_all();
+  for (const auto& worker : config_.workers) {
+    if (worker.close) worker.close();  // a worker still waiting for its fork server gives up
+  }
   for (auto& t : threads_) {
     if (t.joinable()) t.join();
   }

@@ -18,6 +18,9 @@ struct WorkerSlot {
   // Makes the launcher of this worker (a fork server per worker), or empty for exec per job.
   std::function<check::Launcher()> make_launcher;
   std::function<int()> restarts;  // the launcher's restart count, for metrics (may be empty)
+  // At shutdown: stops the launcher from starting, so that a worker still waiting for its fork
+  // server's imports ends at once (may be empty).
+  std::function<void()> close;
 };
 
 }  // namespace kgym::service
