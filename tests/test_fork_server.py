@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -297,3 +298,61 @@ def test_not_the_harness_is_refused(server: Any) -> None:
     )
     assert not outcome["started"]
     assert "kgym.harness" in outcome["start_error"]
+
+
+def _python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """`python -c code` in this environment less TRITON_INTERPRET (a GPU server's), plus env."""
+    base = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**base, **env},
+    )
+
+
+def test_warm_up_imports_the_compiler_stack_without_touching_cuda() -> None:
+    # The profiler's first start imports these in every runner otherwise; a forked runner could
+    # not use CUDA had the imports initialised it.
+    code = (
+        "import sys, torch\n"
+        "from kgym.harness import forkserver\n"
+        "forkserver.warm_up()\n"
+        "assert 'torch._dynamo' in sys.modules and 'torch._inductor.config' in sys.modules\n"
+        "assert not torch.cuda.is_initialized()\n"
+        "assert not forkserver._cuda_driver_initialised()\n"
+        "print('ok')\n"
+    )
+    done = _python(code)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "ok\n"
+
+
+@pytest.mark.parametrize("switch", ["TRITON_INTERPRET", "KGYM_FORKSERVER_NO_COMPILER_IMPORTS"])
+def test_cpu_servers_and_the_operators_switch_skip_the_compiler_stack(switch: str) -> None:
+    code = (
+        "import sys\n"
+        "from kgym.harness import forkserver\n"
+        "forkserver.import_compiler_stack()\n"
+        "print('torch._dynamo' in sys.modules)\n"
+    )
+    done = _python(code, **{switch: "1"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "False\n"
+
+
+def test_a_server_whose_imports_touched_cuda_starts_again_without_them() -> None:
+    code = (
+        "import os, sys\n"
+        "from kgym.harness import forkserver\n"
+        "print('start', os.environ.get(forkserver.NO_COMPILER_IMPORTS, '-'), flush=True)\n"
+        "forkserver._cuda_driver_initialised = lambda: True\n"
+        "forkserver.import_compiler_stack()\n"
+        "print('dynamo' if 'torch._dynamo' in sys.modules else 'no dynamo', flush=True)\n"
+    )
+    done = _python(code)
+    assert done.returncode == 0, done.stderr
+    # The same command again, by exec, in the same process; the second run skips the imports.
+    assert done.stdout == "start -\nstart 1\nno dynamo\n"
+    assert "initialised CUDA" in done.stderr

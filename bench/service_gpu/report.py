@@ -71,6 +71,16 @@ def latency_md(lat: dict[str, Any]) -> list[str]:
     ]
     for phase, ms in lat["median_ms"].items():
         lines.append(f"| {phase} | {ms:.1f} |")
+    other = lat.get("without_compiler_imports")
+    if other:
+        lines += [
+            "",
+            "The same run, fork servers that leave torch's compiler stack to each runner "
+            "(`KGYM_FORKSERVER_NO_COMPILER_IMPORTS=1`, the layout before): client round trip "
+            f"{other['round_trip_median_s'] * 1e3:.0f} ms; medians by phase: "
+            + ", ".join(f"{p} {ms:.0f}" for p, ms in other["median_ms"].items())
+            + " ms.",
+        ]
     checks = [r["reference_check"] for r in lat["runs"] if r.get("reference_check")]
     if checks:
         ratios = ", ".join(f"{c['ratio']:.3f}" for c in checks)

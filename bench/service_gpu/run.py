@@ -221,9 +221,9 @@ def run_service(
 GPUS = "all"  # --gpus; "none" smoke-tests the script on a CPU machine
 
 
-def start_gym(state: Path, workers: int, *extra: str) -> Gym:
+def start_gym(state: Path, workers: int, *extra: str, env: dict[str, str] | None = None) -> Gym:
     args = ["--workers-per-gpu", str(workers), "--cpu-workers", str(workers), *extra]
-    return Gym(state, args, gpus=GPUS).start()
+    return Gym(state, args, gpus=GPUS, env=env or {}).start()
 
 
 def wait_ready(gym: Gym, timeout: float = 180.0) -> None:
@@ -281,14 +281,21 @@ def part_throughput(args: argparse.Namespace, log: Any) -> dict[str, Any]:
     }
 
 
-def part_latency(args: argparse.Namespace, log: Any) -> dict[str, Any]:
+# Set in kgym-gym's environment, its fork servers leave torch's compiler stack to each runner
+# (the layout before the servers imported it).
+NO_COMPILER_IMPORTS = "KGYM_FORKSERVER_NO_COMPILER_IMPORTS"
+
+
+def latency_runs(args: argparse.Namespace, log: Any, env: dict[str, str]) -> dict[str, Any]:
+    """Six evaluations of 06_softmax's solution on a warm gym, one at a time; medians of the last
+    five (the first stores the reference timing)."""
     source = (SOLUTIONS / "06_softmax.py").read_text()
     with tempfile.TemporaryDirectory(prefix="kgym-lat-") as tmp:
-        gym = start_gym(Path(tmp), args.workers)
+        gym = start_gym(Path(tmp), args.workers, env=env)
         try:
             wait_ready(gym)
             runs = []
-            for i in range(6):  # the first stores the reference timing; five more are measured
+            for i in range(6):
                 body = {"task": {"id": "06_softmax"}, "candidate": {"source": source}}
                 body["options"] = {"seed": 100 + i}
                 started = time.perf_counter()
@@ -316,7 +323,6 @@ def part_latency(args: argparse.Namespace, log: Any) -> dict[str, Any]:
     measured = runs[1:]
     phases = sorted({k for r in measured for k in r["durations_ms"]})
     return {
-        "candidate": "tasks/solutions/06_softmax.py (default options: profile on)",
         "runs": runs,
         "median_ms": {
             p: statistics.median(r["durations_ms"].get(p, 0.0) for r in measured) for p in phases
@@ -324,6 +330,15 @@ def part_latency(args: argparse.Namespace, log: Any) -> dict[str, Any]:
         "round_trip_median_s": statistics.median(r["round_trip_s"] for r in measured),
         "queue_wait_median_s": statistics.median(r["queue_wait_s"] for r in measured),
     }
+
+
+def part_latency(args: argparse.Namespace, log: Any) -> dict[str, Any]:
+    out = {"candidate": "tasks/solutions/06_softmax.py (default options: profile on)"}
+    out |= latency_runs(args, log, {})
+    if args.compare_compiler_imports:
+        print("latency: again, fork servers without the compiler imports", file=log)
+        out["without_compiler_imports"] = latency_runs(args, log, {NO_COMPILER_IMPORTS: "1"})
+    return out
 
 
 NAIVE = r"""
@@ -529,6 +544,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--limit", type=int, default=0, help="throughput: only this many candidates")
     p.add_argument(
         "--profile", action="store_true", help="throughput: profile on (PR) on both sides"
+    )
+    p.add_argument(
+        "--compare-compiler-imports",
+        action="store_true",
+        help="latency: also measure fork servers that leave torch's compiler stack to each "
+        f"runner ({NO_COMPILER_IMPORTS}=1), in the same run",
     )
     p.add_argument("--json", action="store_true", help="print each part's JSON")
     args = p.parse_args(argv)

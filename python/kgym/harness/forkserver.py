@@ -3,11 +3,12 @@
 The C++ supervisor (``kgym::sandbox::ForkServer``) starts it as
 ``python -I -X faulthandler -m kgym.harness.forkserver`` with the control socket on descriptor 3
 and the environment the imports need (``TRITON_INTERPRET=1`` for CPU jobs: triton is imported
-here, once). It imports what every evaluation imports, then hands over to
-``_core.forkserver_serve``, which loops in C++: for each job it forks, and the child applies the
-same sandbox as an exec'd harness child (process group, network namespace, write fence, rlimits,
-descriptors 0-4 only) and takes the job's environment and directory before it returns here. The
-child then runs the harness exactly as ``python -m kgym.harness job.json`` would.
+here, once). It imports what every evaluation imports (torch's compiler stack too:
+``import_compiler_stack``), then hands over to ``_core.forkserver_serve``, which loops in C++:
+for each job it forks, and the child applies the same sandbox as an exec'd harness child
+(process group, network namespace, write fence, rlimits, descriptors 0-4 only) and takes the
+job's environment and directory before it returns here. The child then runs the harness
+exactly as ``python -m kgym.harness job.json`` would.
 
 The server never runs a candidate and never initialises CUDA (a forked child could not use it):
 nothing here calls into torch.cuda, ``torch.cuda.is_available()`` included.
@@ -47,6 +48,60 @@ def warm_up() -> None:
         run,
         timing,
     )
+
+    import_compiler_stack()
+
+
+# Set, the server leaves torch's compiler stack to each runner: by the operator (kgym-gym passes
+# it on to its fork servers), or by a server that re-executes itself without the stack.
+NO_COMPILER_IMPORTS = "KGYM_FORKSERVER_NO_COMPILER_IMPORTS"
+
+
+def _cuda_driver_initialised() -> bool:
+    """Whether anything in this process has initialised the CUDA driver (cuInit).
+
+    Asked of the driver itself, without initialising it: before cuInit, cuDeviceGetCount
+    answers CUDA_ERROR_NOT_INITIALIZED. A process whose driver was never loaded has not been
+    initialised either, and the library is not loaded here just to ask."""
+    with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+        if "libcuda.so" not in maps.read():
+            return False
+    import ctypes
+
+    count = ctypes.c_int(0)
+    cuda_error_not_initialized = 3
+    driver = ctypes.CDLL("libcuda.so.1")
+    return int(driver.cuDeviceGetCount(ctypes.byref(count))) != cuda_error_not_initialized
+
+
+def import_compiler_stack() -> None:
+    """Imports Dynamo and Inductor here, once, for every job's runners to inherit.
+
+    torch.profiler's first start imports them (``prepare_trace`` asks ``hasattr(torch,
+    "_inductor")``, which imports the package): seconds of CPU work in each of an evaluation's
+    two runners whenever the profile is on, the default on a GPU (1.9 s of the profiler's first
+    start on a 2-core CPU; on an H100 that start, this import included, took 4.6 s:
+    bench/profiler_start). CPU jobs (``TRITON_INTERPRET=1``, which kgym-gym sets for them alone)
+    never start the profiler, so their servers skip it and its cost: about 2 s more of each
+    server's start on that CPU, and the memory.
+
+    A forked child cannot use CUDA if its parent initialised the driver, so the imports must not
+    have: that is checked with the driver afterwards, and a server whose imports did initialise
+    it (some other torch build) replaces itself, by exec, with a server that skips them."""
+    if os.environ.get(NO_COMPILER_IMPORTS) or os.environ.get("TRITON_INTERPRET") == "1":
+        return
+    import torch._dynamo  # noqa: F401
+    import torch._inductor.config  # noqa: F401
+
+    if _cuda_driver_initialised():
+        print(
+            "kgym fork server: importing torch's compiler stack initialised CUDA; "
+            "starting again without it (each runner imports it when it needs it)",
+            file=sys.stderr,
+            flush=True,
+        )
+        os.environ[NO_COMPILER_IMPORTS] = "1"
+        os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])
 
 
 def _refresh_environment_snapshots() -> None:
