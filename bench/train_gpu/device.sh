@@ -3,7 +3,8 @@
 # with three hacks per task from the hostile corpus), picks the learning rate with the stand-in
 # gym on the GPU (stand_in.py: the rate with the highest mean chance of a known solution over the
 # second half of the stand-in steps, so that a rate that rises fast and then drifts is not
-# preferred), then trains 30 steps with the real gym (config.yaml, that rate).
+# preferred), then trains 30 steps with the real gym (config.yaml, that rate), and measures the
+# chance of a known solution before and after (exact_chance.py).
 #   bash bench/train_gpu/device.sh OUT_DIR
 # Environment: MODEL=DIR starts from that policy instead of a new warm start; OPTIMIZER=sgd
 # (default adamw); LRS="5e-6 1e-5" the rates to try (default 5e-6 1e-5 2e-5 for AdamW, 0.01
@@ -44,3 +45,7 @@ yaml.safe_dump(config, open(f"{out}/config.yaml", "w"))
 PY
 PYTHONUNBUFFERED=1 python3 -c "import sys; from kgym.cli import main; sys.exit(main())" \
   train "$out/config.yaml" --out "$out/train" 2>&1 | tee "$out/train.log"
+# What the run did to the policy, without the sampling draw: the chance of a known solution at
+# the start and at the last checkpoint.
+python3 bench/train_gpu/exact_chance.py --model "$model" --checkpoint "$out/train/checkpoint.pt" \
+  --device cuda --out "$out/exact_chance.json" 2> "$out/exact_chance.log"

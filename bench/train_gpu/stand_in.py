@@ -41,6 +41,36 @@ def stand_in_result(correct: bool) -> dict[str, Any]:
     }
 
 
+def known_pairs(policy: Any, tasks: list[Any]) -> list[tuple[str, list[int], list[int]]]:
+    """(task id, its first prompt's tokens, a known solution's tokens) for every known solution."""
+    from kgym.evaluation.prompts import Prompts
+    from kgym.train.gym_rollout import render
+
+    prompts = Prompts.load()
+    tok = policy.tokenizer
+    return [
+        (t.task.id, tok(render(prompts.first(t), tok)).input_ids, tok(s).input_ids)
+        for t in tasks
+        for s in solutions_of(t.task.id)
+    ]
+
+
+@torch.no_grad()
+def exact_chance_by_task(policy: Any, pairs: list[tuple[str, list[int], list[int]]]) -> dict:
+    """Per task, the policy's probability of writing one of its known solutions exactly (and
+    stopping there), from its own token probabilities."""
+    policy.model.eval()
+    per_task: dict[str, float] = {}
+    for task_id, prompt, answer in pairs:
+        answer = answer + [policy.tokenizer.eos_token_id]
+        ids = torch.tensor([prompt + answer], device=policy.model.device)
+        labels = ids.clone()
+        labels[0, : len(prompt)] = -100
+        nll = float(policy.model(input_ids=ids, labels=labels).loss) * len(answer)
+        per_task[task_id] = per_task.get(task_id, 0.0) + math.exp(-nll)
+    return per_task
+
+
 def run(
     model: Path, optim: dict[str, Any], steps: int, seed: int, samples: int, device: str
 ) -> list[dict[str, Any]]:
@@ -49,7 +79,6 @@ def run(
     from kgym.evaluation.prompts import Prompts
     from kgym.train import update
     from kgym.train.config import load_config
-    from kgym.train.gym_rollout import render
     from kgym.train.gym_step import GymContext, gym_step, gym_tasks
     from kgym.train.policy import load_policy
 
@@ -67,24 +96,10 @@ def run(
     tasks = gym_tasks(cfg)
     prompts = Prompts.load()
     known = {t.task.id: {s.strip() for s in solutions_of(t.task.id)} for t in tasks}
-    tok = policy.tokenizer
-    pairs = [
-        (t.task.id, tok(render(prompts.first(t), tok)).input_ids, tok(s).input_ids)
-        for t in tasks
-        for s in solutions_of(t.task.id)
-    ]
+    pairs = known_pairs(policy, tasks)
 
-    @torch.no_grad()
     def exact_chance() -> float:
-        policy.model.eval()
-        per_task: dict[str, float] = {}
-        for task_id, prompt, answer in pairs:
-            answer = answer + [tok.eos_token_id]
-            ids = torch.tensor([prompt + answer], device=policy.model.device)
-            labels = ids.clone()
-            labels[0, : len(prompt)] = -100
-            nll = float(policy.model(input_ids=ids, labels=labels).loss) * len(answer)
-            per_task[task_id] = per_task.get(task_id, 0.0) + math.exp(-nll)
+        per_task = exact_chance_by_task(policy, pairs)
         return sum(per_task.values()) / len(per_task)
 
     def evaluate(task: Any, text: str) -> dict[str, Any]:
