@@ -342,12 +342,21 @@ def test_cpu_servers_and_the_operators_switch_skip_the_compiler_stack(switch: st
     assert done.stdout == "False\n"
 
 
-def test_a_server_whose_imports_touched_cuda_starts_again_without_them() -> None:
+@pytest.mark.parametrize(
+    ("hazard", "said"),
+    [
+        ("forkserver._cuda_driver_initialised = lambda: True", "initialised CUDA"),
+        ("counts = iter([1, 2, 2])\nforkserver._thread_count = lambda: next(counts)", "threads"),
+    ],
+)
+def test_a_server_whose_imports_are_unsafe_to_fork_starts_again_without_them(
+    hazard: str, said: str
+) -> None:
     code = (
         "import os, sys\n"
         "from kgym.harness import forkserver\n"
         "print('start', os.environ.get(forkserver.NO_COMPILER_IMPORTS, '-'), flush=True)\n"
-        "forkserver._cuda_driver_initialised = lambda: True\n"
+        f"{hazard}\n"
         "forkserver.import_compiler_stack()\n"
         "print('dynamo' if 'torch._dynamo' in sys.modules else 'no dynamo', flush=True)\n"
     )
@@ -355,4 +364,4 @@ def test_a_server_whose_imports_touched_cuda_starts_again_without_them() -> None
     assert done.returncode == 0, done.stderr
     # The same command again, by exec, in the same process; the second run skips the imports.
     assert done.stdout == "start -\nstart 1\nno dynamo\n"
-    assert "initialised CUDA" in done.stderr
+    assert said in done.stderr

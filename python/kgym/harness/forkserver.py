@@ -74,6 +74,10 @@ def _cuda_driver_initialised() -> bool:
     return int(driver.cuDeviceGetCount(ctypes.byref(count))) != cuda_error_not_initialized
 
 
+def _thread_count() -> int:
+    return len(os.listdir("/proc/self/task"))
+
+
 def import_compiler_stack() -> None:
     """Imports Dynamo and Inductor here, once, for every job's runners to inherit.
 
@@ -85,17 +89,25 @@ def import_compiler_stack() -> None:
     never start the profiler, so their servers skip it and its cost: about 2 s more of each
     server's start on that CPU, and the memory.
 
-    A forked child cannot use CUDA if its parent initialised the driver, so the imports must not
-    have: that is checked with the driver afterwards, and a server whose imports did initialise
-    it (some other torch build) replaces itself, by exec, with a server that skips them."""
+    A forked child cannot use CUDA if its parent initialised the driver, and a thread that a
+    fork leaves behind may hold a lock the child then waits for forever; so the imports must
+    have done neither. Both are checked afterwards (the driver is asked, the process's threads
+    are counted), and a server whose imports did either (some other torch build) replaces
+    itself, by exec, with a server that skips them."""
     if os.environ.get(NO_COMPILER_IMPORTS) or os.environ.get("TRITON_INTERPRET") == "1":
         return
+    threads = _thread_count()
     import torch._dynamo  # noqa: F401
     import torch._inductor.config  # noqa: F401
 
+    why = ""
     if _cuda_driver_initialised():
+        why = "initialised CUDA"
+    elif _thread_count() != threads:
+        why = f"started threads ({threads} before, {_thread_count()} after)"
+    if why:
         print(
-            "kgym fork server: importing torch's compiler stack initialised CUDA; "
+            f"kgym fork server: importing torch's compiler stack {why}; "
             "starting again without it (each runner imports it when it needs it)",
             file=sys.stderr,
             flush=True,
