@@ -14,7 +14,7 @@ transformers = pytest.importorskip("transformers")
 tokenizers = pytest.importorskip("tokenizers")
 
 
-def tiny_model(path: Path) -> Path:
+def tiny_model(path: Path, context: int = 4096) -> Path:
     from tokenizers import ByteLevelBPETokenizer
 
     corpus = ["import torch\nimport triton\nclass ModelNew(torch.nn.Module):\n    pass\n"] * 20
@@ -23,7 +23,7 @@ def tiny_model(path: Path) -> Path:
     tok = transformers.PreTrainedTokenizerFast(tokenizer_object=trainer, eos_token="</s>")
     tok.add_special_tokens({"eos_token": "</s>", "pad_token": "</s>"})
     config = transformers.GPT2Config(
-        vocab_size=len(tok), n_positions=4096, n_embd=32, n_layer=1, n_head=2
+        vocab_size=len(tok), n_positions=context, n_embd=32, n_layer=1, n_head=2
     )
     model = transformers.GPT2LMHeadModel(config)
     model.save_pretrained(path)
@@ -46,3 +46,18 @@ def test_a_local_hugging_face_model_is_evaluated(tmp_path: Path) -> None:
     assert all(r["status"] != "ok" for r in results)  # 16 random tokens are not a kernel
     summary = json.loads((out / "summary.json").read_text())
     assert summary["policies"]["hybrid"]["groups"]["overall"]["per_turn"][1]["attempts"] == 1
+
+
+def test_a_model_with_a_short_context_reads_the_end_of_a_long_prompt(tmp_path: Path) -> None:
+    # As in training: the prompt loses its beginning and the answer is capped to what fits.
+    from kgym.evaluation.models import CompletionRequest, HFModel, ModelError
+
+    long = CompletionRequest(
+        task="01_relu", sample=0, turn=1, messages=[{"role": "user", "content": "import x\n" * 400}]
+    )
+    model = HFModel(str(tiny_model(tmp_path / "short", context=64)), max_new_tokens=100)
+    assert isinstance(model.complete(long), str)
+    # A context no longer than the 8 prompt tokens always kept leaves no room: a clear error.
+    model = HFModel(str(tiny_model(tmp_path / "tiny", context=8)), max_new_tokens=100)
+    with pytest.raises(ModelError, match="context of 8 tokens"):
+        model.complete(long)

@@ -32,7 +32,15 @@ def test_a_tiny_model_learns_the_similarity_reward(tmp_path: Path) -> None:
             assert math.isfinite(m[key]), key
         assert 0.0 <= m["reward/similarity"] <= 1.0
     assert (out / "curves.png").stat().st_size > 0
-    assert (out / "checkpoint.pt").exists()
+    # The trained policy as a Hugging Face folder: the last checkpoint's weights, and a tokenizer.
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    exported = AutoModelForCausalLM.from_pretrained(out / "policy").state_dict()
+    trained = torch.load(out / "checkpoint.pt", weights_only=False)["model"]
+    assert set(exported) <= set(trained)
+    assert all(torch.equal(exported[k], trained[k]) for k in exported)
+    tokenizer = AutoTokenizer.from_pretrained(out / "policy")
+    assert tokenizer.decode(tokenizer("def f(x):").input_ids) == "def f(x):"
 
 
 def test_a_resumed_run_matches_one_that_never_stopped(tmp_path: Path) -> None:
@@ -200,6 +208,10 @@ def test_a_kl_penalty_to_the_initial_policy_full_or_lora(tmp_path: Path, lora: b
     kl = [m["kl_ref"] for m in history]
     assert kl[0] == pytest.approx(0.0, abs=1e-6)  # the first step: the policy is the reference
     assert kl[-1] > 0.0 and all(math.isfinite(v) for v in kl)  # it moved away, and paid for it
+    # With LoRA the exported policy is the adapter; without, the whole model.
+    exported = {p.name for p in (tmp_path / "r" / "policy").iterdir()}
+    assert ("adapter_config.json" in exported) == lora
+    assert "tokenizer.json" in exported
 
 
 def test_the_paper_presets_load_with_a_model_and_data(tmp_path: Path) -> None:

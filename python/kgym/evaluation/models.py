@@ -14,6 +14,8 @@ from typing import Any, Protocol
 
 import httpx
 
+from kgym.evaluation.prompts import context_tokens, prompt_budget, render
+
 
 class ModelError(RuntimeError):
     """The model side failed (the endpoint, the file, the local model)."""
@@ -190,17 +192,24 @@ class HFModel:
 
     def complete(self, request: CompletionRequest) -> str:
         tok = self.tokenizer
-        if getattr(tok, "chat_template", None):
-            text = tok.apply_chat_template(
-                request.messages, tokenize=False, add_generation_prompt=True
-            )
-        else:
-            text = "\n\n".join(f"{m['role']}: {m['content']}" for m in request.messages)
-            text += "\n\nassistant:"
+        text = render(request.messages, tok)
+        # As in training: a prompt longer than the context left beside the answer loses its
+        # beginning (a model with a short context would otherwise fail on every long prompt).
+        budget = prompt_budget(self.model.config, self.max_new_tokens)
+        tok.truncation_side = "left"
         with self._lock:
             self._torch.manual_seed(self.seed * 1_000_003 + request.sample * 1009 + request.turn)
-            inputs = tok(text, return_tensors="pt").to(self.device)
-            kwargs: dict[str, Any] = {"max_new_tokens": self.max_new_tokens}
+            inputs = tok(
+                text, return_tensors="pt", truncation=budget is not None, max_length=budget
+            ).to(self.device)
+            prompt_tokens = int(inputs["input_ids"].shape[1])
+            context = context_tokens(self.model.config)
+            room = self.max_new_tokens if context is None else context - prompt_tokens
+            if room < 1:
+                raise ModelError(
+                    f"the model's context of {context} tokens leaves no room for an answer"
+                )
+            kwargs: dict[str, Any] = {"max_new_tokens": min(self.max_new_tokens, room)}
             if self.temperature > 0:
                 kwargs.update(do_sample=True, temperature=self.temperature, top_p=self.top_p)
             else:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from string import Template
+from typing import Any
 
 from kgym.evaluation.tasksets import EvalTask
 
@@ -69,3 +70,30 @@ class Prompts:
             "role": "user",
             "content": self.feedback.substitute(feedback=feedback, turn=turn, turns=turns),
         }
+
+
+def render(messages: list[dict[str, str]], tokenizer: Any) -> str:
+    """The conversation as a local model reads it, in training (`kgym train`) and in evaluation
+    (`kgym eval --hf`) alike: its chat template, or plain role-tagged text."""
+    if getattr(tokenizer, "chat_template", None):
+        return str(
+            tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        )
+    return "\n\n".join(f"{m['role']}: {m['content']}" for m in messages) + "\n\nassistant:"
+
+
+def context_tokens(model_config: Any) -> int | None:
+    """The model's context length from its config (GPT-2's n_positions, or
+    max_position_embeddings), or None when it names none."""
+    context = getattr(model_config, "n_positions", 0) or getattr(
+        model_config, "max_position_embeddings", 0
+    )
+    return int(context) if context else None
+
+
+def prompt_budget(model_config: Any, max_new_tokens: int) -> int | None:
+    """How many prompt tokens fit beside max_new_tokens in the model's context, or None when the
+    config names no context length. A longer prompt loses its beginning (the end holds the
+    latest feedback); at least 8 tokens are kept."""
+    context = context_tokens(model_config)
+    return max(8, context - max_new_tokens) if context else None

@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from kgym.evaluation.prompts import Prompts
+from kgym.evaluation.prompts import Prompts, prompt_budget, render
 from kgym.evaluation.tasksets import EvalTask
 from kgym.train.config import RolloutConfig
 from kgym.train.policy import Policy
@@ -33,15 +33,6 @@ class Sample:
     old_logprobs: list[float]
     text: str
     result: dict[str, Any] = field(default_factory=dict)
-
-
-def render(messages: list[dict[str, str]], tokenizer: Any) -> str:
-    """The conversation as the model reads it: its chat template, or plain role-tagged text."""
-    if getattr(tokenizer, "chat_template", None):
-        return str(
-            tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-        )
-    return "\n\n".join(f"{m['role']}: {m['content']}" for m in messages) + "\n\nassistant:"
 
 
 @torch.no_grad()
@@ -97,12 +88,12 @@ def rollout(
     conversations = [prompts.first(task) for _, task in trajectories]
     samples: list[Sample] = []
     stats = RolloutStats()
-    max_prompt = int(getattr(policy.model.config, "n_positions", 0) or 1 << 30) - cfg.max_new_tokens
+    max_prompt = prompt_budget(policy.model.config, cfg.max_new_tokens) or 1 << 30
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         for turn in range(cfg.turns):
             started = time.perf_counter()
             texts = [render(c, policy.tokenizer) for c in conversations]
-            generated = _generate(policy, texts, cfg, max(8, max_prompt), engine)
+            generated = _generate(policy, texts, cfg, max_prompt, engine)
             stats.rollout_s += time.perf_counter() - started
             started = time.perf_counter()
             results = list(

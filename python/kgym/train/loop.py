@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -20,6 +21,7 @@ from kgym.train.policy import Policy, load_policy, with_reference
 from kgym.train.tensorboard_log import ScalarLog
 
 CHECKPOINT = "checkpoint.pt"
+POLICY = "policy"  # the trained policy, a Hugging Face folder, written after the last step
 
 
 def _seed_everything(seed: int) -> None:
@@ -239,7 +241,21 @@ def _steps(
         every = cfg.run.checkpoint_every
         if (every and step % every == 0) or step == cfg.run.steps:
             _save(out, policy, opt, sched, step, cfg)
+        if step == cfg.run.steps:
+            export_policy(policy, out / POLICY)
     return history
+
+
+def export_policy(policy: Policy, target: Path) -> None:
+    """The trained policy as a Hugging Face folder (weights, config, tokenizer), for `kgym eval
+    --hf`, vLLM or transformers; with LoRA, the adapter (peft's format) beside the base model's
+    name. Written to a temporary folder and renamed, so a folder that exists is whole."""
+    tmp = target.with_name(target.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    policy.model.save_pretrained(tmp)
+    policy.tokenizer.save_pretrained(tmp)
+    shutil.rmtree(target, ignore_errors=True)
+    tmp.replace(target)
 
 
 def plot_curves(history: list[dict[str, Any]], target: Path) -> Path | None:
