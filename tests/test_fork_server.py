@@ -41,10 +41,9 @@ def base_environment() -> list[tuple[str, str]]:
     ]
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[Any]:
+def started_server(*extra_env: tuple[str, str]) -> Iterator[Any]:
     with tempfile.TemporaryDirectory(prefix="kgym-fs-home-") as home:
-        env = [*base_environment(), ("HOME", home), ("TMPDIR", home)]
+        env = [*base_environment(), ("HOME", home), ("TMPDIR", home), *extra_env]
         env.append(("PYTHONDONTWRITEBYTECODE", "1"))
         if DEVICE == "cpu":
             env.append(("TRITON_INTERPRET", "1"))  # fixed when the server imports triton
@@ -53,6 +52,17 @@ def server() -> Iterator[Any]:
         assert error == "", error
         yield fs
         del fs
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[Any]:
+    yield from started_server()
+
+
+@pytest.fixture(scope="module")
+def server_with_compiler_stack() -> Iterator[Any]:
+    # What a GPU server imports, on any device (a CPU server skips it by default).
+    yield from started_server(("KGYM_FORKSERVER_COMPILER_IMPORTS", "on"))
 
 
 def make_job(tmp: Path, candidate: str, timeout_s: float = 120.0) -> tuple[str, dict[str, Any]]:
@@ -329,17 +339,26 @@ def test_warm_up_imports_the_compiler_stack_without_touching_cuda() -> None:
     assert done.stdout == "ok\n"
 
 
-@pytest.mark.parametrize("switch", ["TRITON_INTERPRET", "KGYM_FORKSERVER_NO_COMPILER_IMPORTS"])
-def test_cpu_servers_and_the_operators_switch_skip_the_compiler_stack(switch: str) -> None:
+@pytest.mark.parametrize(
+    ("env", "imported"),
+    [
+        ({"TRITON_INTERPRET": "1"}, False),  # a CPU server, by default
+        ({"TRITON_INTERPRET": "1", "KGYM_FORKSERVER_COMPILER_IMPORTS": "on"}, True),
+        ({"KGYM_FORKSERVER_COMPILER_IMPORTS": "off"}, False),
+    ],
+)
+def test_the_switch_and_cpu_servers_decide_the_compiler_import(
+    env: dict[str, str], imported: bool
+) -> None:
     code = (
         "import sys\n"
         "from kgym.harness import forkserver\n"
         "forkserver.import_compiler_stack()\n"
         "print('torch._dynamo' in sys.modules)\n"
     )
-    done = _python(code, **{switch: "1"})
+    done = _python(code, **env)
     assert done.returncode == 0, done.stderr
-    assert done.stdout == "False\n"
+    assert done.stdout == f"{imported}\n"
 
 
 @pytest.mark.parametrize(
@@ -355,7 +374,7 @@ def test_a_server_whose_imports_are_unsafe_to_fork_starts_again_without_them(
     code = (
         "import os, sys\n"
         "from kgym.harness import forkserver\n"
-        "print('start', os.environ.get(forkserver.NO_COMPILER_IMPORTS, '-'), flush=True)\n"
+        "print('start', os.environ.get(forkserver.COMPILER_IMPORTS, '-'), flush=True)\n"
         f"{hazard}\n"
         "forkserver.import_compiler_stack()\n"
         "print('dynamo' if 'torch._dynamo' in sys.modules else 'no dynamo', flush=True)\n"
@@ -363,5 +382,38 @@ def test_a_server_whose_imports_are_unsafe_to_fork_starts_again_without_them(
     done = _python(code)
     assert done.returncode == 0, done.stderr
     # The same command again, by exec, in the same process; the second run skips the imports.
-    assert done.stdout == "start -\nstart 1\nno dynamo\n"
+    assert done.stdout == "start -\nstart off\nno dynamo\n"
     assert said in done.stderr
+
+
+HOSTILE = Path(__file__).parent / "hostile"
+JUDGED_ALIKE = {
+    "correct": lambda: solution_source("01_relu"),
+    "incorrect": incorrect_source,
+    **{
+        name: lambda name=name: (HOSTILE / f"01_relu__{name}.py").read_text()
+        for name in ("patch_harness_sys_modules", "patch_task_model_forward", "patch_perf_counter")
+    },
+}
+
+
+@pytest.mark.parametrize("name", list(JUDGED_ALIKE))
+def test_runners_that_inherit_the_compiler_stack_are_judged_alike(
+    tmp_path: Path, server_with_compiler_stack: Any, name: str
+) -> None:
+    exec_run, fork_run = run_both(tmp_path, server_with_compiler_stack, JUDGED_ALIKE[name]())
+    a, b = exec_run["result"], fork_run["result"]
+    assert fork_run["outcome"]["started"], fork_run["outcome"]["start_error"]
+    for key in ("status", "compiled", "correct", "hacked"):
+        assert b[key] == a[key], (key, a, b)
+    assert {f["rule"] for f in b["findings"]} == {f["rule"] for f in a["findings"]}
+
+
+def test_the_candidates_runner_inherits_the_compiler_stack(
+    tmp_path: Path, server_with_compiler_stack: Any
+) -> None:
+    probe = "import sys\nraise RuntimeError(f\"dynamo={'torch._dynamo' in sys.modules}\")\n"
+    job, spec = make_job(tmp_path, probe)
+    result = json.loads(_core.sandbox_run_harness(job, spec, server_with_compiler_stack)["result"])
+    assert result["status"] == "compile_error"
+    assert "dynamo=True" in result["error"]["message"], result["error"]

@@ -6,8 +6,8 @@ Usage: python bench/profiler_start/forked.py [--children 6] [--device auto|cpu|c
 [--out-dir DIR]
 
 Both variants run side by side, interleaved: a parent for each runs the fork server's own
-``warm_up`` (one with ``KGYM_FORKSERVER_NO_COMPILER_IMPORTS=1``, so it skips the compiler stack,
-as the server did before), then forks ``--children`` children one after the other. Each child
+``warm_up`` (one with ``KGYM_FORKSERVER_COMPILER_IMPORTS=off``, so it skips the compiler stack,
+as the server did before; the other with ``on``), then forks ``--children`` children one after the other. Each child
 does what a runner does first when the profile is on: it starts and stops the profiler around one
 small kernel (CUDA activity before the first CUDA call on a GPU, as ``KernelRecorder.warm``; CPU
 activity on a CPU, where the start's import is the same and CUPTI plays no part). Wall and CPU
@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-SKIP = "KGYM_FORKSERVER_NO_COMPILER_IMPORTS"
-VARIANTS = {"server imports the compiler stack": {}, "each runner imports it": {SKIP: "1"}}
+SWITCH = "KGYM_FORKSERVER_COMPILER_IMPORTS"
+VARIANTS = {"server imports the compiler stack": "on", "each runner imports it": "off"}
 
 
 def _timed(fn: Any) -> dict[str, float]:
@@ -88,10 +88,8 @@ def parent(device: str, children: int) -> dict[str, Any]:
 
 
 def run_parent(variant: str, device: str, children: int) -> dict[str, Any]:
-    # Without TRITON_INTERPRET (set, a server skips the import as a CPU server), and with or
-    # without the operator's switch.
-    env = {k: v for k, v in os.environ.items() if k not in (SKIP, "TRITON_INTERPRET")}
-    env |= VARIANTS[variant]
+    # The switch on or off (on: a CPU server imports the stack too).
+    env = {**os.environ, SWITCH: VARIANTS[variant]}
     cmd = [sys.executable, __file__, "--parent", device, "--children", str(children)]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])

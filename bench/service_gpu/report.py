@@ -76,7 +76,7 @@ def latency_md(lat: dict[str, Any]) -> list[str]:
         lines += [
             "",
             "The same run, fork servers that leave torch's compiler stack to each runner "
-            "(`KGYM_FORKSERVER_NO_COMPILER_IMPORTS=1`, the layout before): client round trip "
+            "(`KGYM_FORKSERVER_COMPILER_IMPORTS=off`, the layout before): client round trip "
             f"{other['round_trip_median_s'] * 1e3:.0f} ms; medians by phase: "
             + ", ".join(f"{p} {ms:.0f}" for p, ms in other["median_ms"].items())
             + " ms.",

@@ -281,9 +281,9 @@ def part_throughput(args: argparse.Namespace, log: Any) -> dict[str, Any]:
     }
 
 
-# Set in kgym-gym's environment, its fork servers leave torch's compiler stack to each runner
-# (the layout before the servers imported it).
-NO_COMPILER_IMPORTS = "KGYM_FORKSERVER_NO_COMPILER_IMPORTS"
+# Set to `off` in kgym-gym's environment, its fork servers leave torch's compiler stack to each
+# runner (the layout before the servers imported it).
+COMPILER_IMPORTS = "KGYM_FORKSERVER_COMPILER_IMPORTS"
 
 
 def latency_runs(args: argparse.Namespace, log: Any, env: dict[str, str]) -> dict[str, Any]:
@@ -337,7 +337,7 @@ def part_latency(args: argparse.Namespace, log: Any) -> dict[str, Any]:
     out |= latency_runs(args, log, {})
     if args.compare_compiler_imports:
         print("latency: again, fork servers without the compiler imports", file=log)
-        out["without_compiler_imports"] = latency_runs(args, log, {NO_COMPILER_IMPORTS: "1"})
+        out["without_compiler_imports"] = latency_runs(args, log, {COMPILER_IMPORTS: "off"})
     return out
 
 
@@ -549,7 +549,7 @@ def main(argv: list[str] | None = None) -> int:
         "--compare-compiler-imports",
         action="store_true",
         help="latency: also measure fork servers that leave torch's compiler stack to each "
-        f"runner ({NO_COMPILER_IMPORTS}=1), in the same run",
+        f"runner ({COMPILER_IMPORTS}=off), in the same run",
     )
     p.add_argument("--json", action="store_true", help="print each part's JSON")
     args = p.parse_args(argv)

@@ -196,18 +196,18 @@ TEST(ForkServer, OnlyRunsTheHarness) {
 }
 
 TEST(ForkServer, TheCompilerImportSwitchReachesTheServerAndNothingElseOfKgymDoes) {
-  ::setenv("KGYM_FORKSERVER_NO_COMPILER_IMPORTS", "1", 1);
+  ::setenv("KGYM_FORKSERVER_COMPILER_IMPORTS", "off", 1);
   ::setenv("KGYM_SOMETHING_ELSE", "1", 1);
   kgym::check::CheckJob job;
   const auto env = kgym::check::child_environment(job, "/tmp/home");
-  ::unsetenv("KGYM_FORKSERVER_NO_COMPILER_IMPORTS");
+  ::unsetenv("KGYM_FORKSERVER_COMPILER_IMPORTS");
   ::unsetenv("KGYM_SOMETHING_ELSE");
   auto has = [&](const std::string& name) {
     for (const auto& [key, value] : env)
       if (key == name) return true;
     return false;
   };
-  EXPECT_TRUE(has("KGYM_FORKSERVER_NO_COMPILER_IMPORTS"));
+  EXPECT_TRUE(has("KGYM_FORKSERVER_COMPILER_IMPORTS"));
   EXPECT_FALSE(has("KGYM_SOMETHING_ELSE"));
 }
 
