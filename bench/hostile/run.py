@@ -3,10 +3,15 @@
 Usage (from the repository root, after `pip install .`):
     python bench/hostile/run.py                    # device auto: GPU sizes on a GPU, else CPU
     python bench/hostile/run.py --shard 1/2        # half of the corpus (a device-time limit)
+    python bench/hostile/run.py --through-service  # through one embedded kgym-gym instead
 
 Every attack (tests/hostile/) and every honest solution (tests/honest/) goes through
 ``kgym.check.check`` one after the other, from this single process: the gym must survive the whole
-corpus. After each fault (an attack whose expected or actual status is crashed, timeout or
+corpus. With ``--through-service`` each goes instead to one ``kgym-gym serve`` (one worker, its
+fork server, no result cache) started for the run: the path the service and ``kgym train`` take,
+where every job is forked from a warm server rather than started fresh, and the service must
+survive the whole corpus. Only the service's options travel there (the short GPU timing keeps
+its budget, not its sample counts). After each fault (an attack whose expected or actual status is crashed, timeout or
 runtime_error) the task's built-in solution is evaluated again and compared with a fresh
 evaluation made before any attack ran: same status, same correctness, nothing flagged.
 
@@ -21,6 +26,7 @@ import datetime as dt
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import time
@@ -164,7 +170,8 @@ def write_outputs(
         f"- software: torch {meta['torch']}, triton {meta['triton']}, python {meta['python']}",
         f"- sizes: {meta['side']} sizes; trials per evaluation: {meta['trials']}; static screen "
         f"{'on' if meta.get('screen', True) else 'OFF (runtime guards and supervisor only)'}",
-        f"- one process, {meta['evaluations']} evaluations back to back, total wall time "
+        f"- one process ({meta.get('through', 'check')}), {meta['evaluations']} evaluations "
+        "back to back, total wall time "
         f"{meta['wall_s']:.0f} s",
         f"- attacks: {caught}/{len(attacks)} caught as labelled (skipped: {meta['skipped']}); "
         f"honest: {accepted}/{len(honest)} accepted; after each fault the built-in solution "
@@ -210,6 +217,43 @@ def write_outputs(
     md.write_text("\n".join(lines) + "\n")
 
 
+class Service:
+    """One `kgym-gym serve` for the whole run, and a client to it."""
+
+    def __init__(self, on_gpu: bool, state: Path) -> None:
+        from kgym.client import Client
+        from kgym.local_gym import LocalGym
+
+        args = ["--no-cache", "--workers-per-gpu", "1", "--cpu-workers", "1"]
+        self.gym = LocalGym(state, args, gpus="all" if on_gpu else "none").start()
+        self.client = Client(self.gym.url, timeout=900.0)
+
+    def check(self, task_id: str, source: str, options: dict[str, Any]) -> dict[str, Any]:
+        return self.client.check(task_id, source, options=options)
+
+    def close(self) -> None:
+        self.client.close()
+        self.gym.stop()
+        shutil.rmtree(self.gym.state_dir, ignore_errors=True)
+
+
+def start_service(on_gpu: bool) -> Service:
+    import atexit
+    import tempfile
+
+    service = Service(on_gpu, Path(tempfile.mkdtemp(prefix="kgym-hostile-service-")))
+    atexit.register(service.close)
+    return service
+
+
+def service_options(options: CheckOptions) -> dict[str, Any]:
+    """The check's options the service takes (its API leaves the rest at their defaults)."""
+    from kgym import _core
+
+    taken = {o["name"] for o in json.loads(_core.option_table()) if o.get("service")}
+    return {k: v for k, v in options.options().items() if k in taken and v != "auto"}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
@@ -226,6 +270,11 @@ def main() -> int:
     parser.add_argument(
         "--timing-budget-ms", type=float, default=400.0, help="GPU timing budget per evaluation"
     )
+    parser.add_argument(
+        "--through-service",
+        action="store_true",
+        help="evaluate through one embedded kgym-gym (its fork server) instead of kgym.check",
+    )
     args = parser.parse_args()
 
     import torch  # only to learn which side this is; the evaluations run in sandboxed children
@@ -238,7 +287,8 @@ def main() -> int:
         wanted = set(args.only.split(","))
         entries = [e for e in entries if e["name"] in wanted]
     entries = entries[k - 1 :: n]
-    suffix = ("-noscreen" if args.no_screen else "") + ("" if n == 1 else f"-{k}of{n}")
+    suffix = ("-noscreen" if args.no_screen else "") + ("-service" if args.through_service else "")
+    suffix += "" if n == 1 else f"-{k}of{n}"
     args.out_dir.mkdir(parents=True, exist_ok=True)
     md = args.out_dir / f"results-{side}{suffix}.md"
     js = args.out_dir / f"results-{side}{suffix}.json"
@@ -289,9 +339,21 @@ def main() -> int:
     rows: list[dict[str, Any]] = []
     faults: list[dict[str, Any]] = []
 
+    service = start_service(on_gpu) if args.through_service else None
+    meta["through"] = "check"
+    if service is not None:
+        imports = os.environ.get("KGYM_FORKSERVER_COMPILER_IMPORTS", "auto")
+        meta["through"] = (
+            "kgym-gym serve: one worker, its fork server (KGYM_FORKSERVER_COMPILER_IMPORTS="
+            f"{imports}), no result cache"
+        )
+
     def evaluate(task_id: str, source: str, timeout_s: float) -> tuple[dict[str, Any], float]:
         t0 = time.monotonic()
-        result = check(find_task(task_id), source, options(timeout_s))
+        if service is None:
+            result = check(find_task(task_id), source, options(timeout_s))
+        else:
+            result = service.check(task_id, source, options=service_options(options(timeout_s)))
         meta["evaluations"] += 1
         return result, time.monotonic() - t0
 
