@@ -43,8 +43,7 @@ def stand_in_result(correct: bool) -> dict[str, Any]:
 
 def known_pairs(policy: Any, tasks: list[Any]) -> list[tuple[str, list[int], list[int]]]:
     """(task id, its first prompt's tokens, a known solution's tokens) for every known solution."""
-    from kgym.evaluation.prompts import Prompts
-    from kgym.train.gym_rollout import render
+    from kgym.evaluation.prompts import Prompts, render
 
     prompts = Prompts.load()
     tok = policy.tokenizer

@@ -48,9 +48,8 @@ def hacks_of(task_id: str, count: int) -> list[str]:
 
 
 def build(args: argparse.Namespace) -> dict[str, Any]:
-    from kgym.evaluation.prompts import Prompts
+    from kgym.evaluation.prompts import Prompts, render
     from kgym.evaluation.tasksets import load_task_set, select
-    from kgym.train.gym_rollout import render
     from kgym.train.policy import tiny_model, tiny_tokenizer
 
     torch.manual_seed(args.seed)

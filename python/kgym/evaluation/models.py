@@ -183,6 +183,9 @@ class HFModel:
         self._torch = torch
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         self.tokenizer = AutoTokenizer.from_pretrained(path)
+        # As in training: a prompt longer than the context left beside the answer loses its
+        # beginning (the end holds the latest feedback).
+        self.tokenizer.truncation_side = "left"
         self.model = AutoModelForCausalLM.from_pretrained(path).to(self.device).eval()
         self.temperature = temperature
         self.top_p = top_p
@@ -193,10 +196,7 @@ class HFModel:
     def complete(self, request: CompletionRequest) -> str:
         tok = self.tokenizer
         text = render(request.messages, tok)
-        # As in training: a prompt longer than the context left beside the answer loses its
-        # beginning (a model with a short context would otherwise fail on every long prompt).
         budget = prompt_budget(self.model.config, self.max_new_tokens)
-        tok.truncation_side = "left"
         with self._lock:
             self._torch.manual_seed(self.seed * 1_000_003 + request.sample * 1009 + request.turn)
             inputs = tok(
