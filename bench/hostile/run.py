@@ -11,9 +11,10 @@ corpus. With ``--through-service`` each goes instead to one ``kgym-gym serve`` (
 fork server, no result cache) started for the run: the path the service and ``kgym train`` take,
 where every job is forked from a warm server rather than started fresh, and the service must
 survive the whole corpus. Only the service's options travel there (the short GPU timing keeps
-its budget, not its sample counts). After each fault (an attack whose expected or actual status is crashed, timeout or
-runtime_error) the task's built-in solution is evaluated again and compared with a fresh
-evaluation made before any attack ran: same status, same correctness, nothing flagged.
+its budget, not its sample counts). After each fault (an attack whose expected or actual status
+is crashed, timeout or runtime_error) the task's built-in solution is evaluated again and
+compared with a fresh evaluation made before any attack ran: same status, same correctness,
+nothing flagged.
 
 Writes ``results-<cpu|gpu>[-<k>of<n>].md`` and ``.json`` next to this file (or to --out-dir),
 updating the json after every evaluation so that a run cut short keeps what it measured.
@@ -228,9 +229,6 @@ class Service:
         self.gym = LocalGym(state, args, gpus="all" if on_gpu else "none").start()
         self.client = Client(self.gym.url, timeout=900.0)
 
-    def check(self, task_id: str, source: str, options: dict[str, Any]) -> dict[str, Any]:
-        return self.client.check(task_id, source, options=options)
-
     def close(self) -> None:
         self.client.close()
         self.gym.stop()
@@ -353,7 +351,8 @@ def main() -> int:
         if service is None:
             result = check(find_task(task_id), source, options(timeout_s))
         else:
-            result = service.check(task_id, source, options=service_options(options(timeout_s)))
+            opts = service_options(options(timeout_s))
+            result = service.client.check(task_id, source, options=opts)
         meta["evaluations"] += 1
         return result, time.monotonic() - t0
 
