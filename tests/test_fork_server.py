@@ -104,7 +104,9 @@ def make_job(tmp: Path, candidate: str, timeout_s: float = 120.0) -> tuple[str, 
         "env": env,
         "workdir": str(workdir),
         "token": os.urandom(32).hex(),
-        "limits": {"wall_seconds": timeout_s},
+        # As check::evaluate: the harness draws its own write fences, and a fence around the
+        # whole job would stop the candidate runner mounting the private /proc CUDA needs.
+        "limits": {"wall_seconds": timeout_s, "confine_writes": False},
     }
     return json.dumps(check_job), spec
 

@@ -161,11 +161,17 @@ MachineSlots make_machine_slots(const SlotOptions& o) {
     add_workers(o.cpu_workers > 0 ? o.cpu_workers : cores, "cpu", "", "");
   } else {
     for (int id : gpus) {
-      const auto lock = fmt::format("{}/gpu{}.timing.lock", o.state_dir, id);
       // The harness opens both read-only and flocks them: the lock (shared while a job uses the
-      // GPU, exclusive while it times) and its gate (see python/kgym/harness/run.py).
-      std::ofstream{lock, std::ios::app};
-      std::ofstream{lock + ".gate", std::ios::app};
+      // GPU, exclusive while it times) and its gate (see python/kgym/harness/run.py). The user's
+      // lock of this GPU, the one `kgym check` and every other kgym-gym of the user take, so
+      // that two services on one GPU (each with its own state directory) do not time at once;
+      // one in the state directory only when the user has no lock directory.
+      auto lock = kgym::check::gpu_timing_lock(std::to_string(id));
+      if (lock.empty()) {
+        lock = fmt::format("{}/gpu{}.timing.lock", o.state_dir, id);
+        std::ofstream{lock, std::ios::app};
+        std::ofstream{lock + ".gate", std::ios::app};
+      }
       add_workers(std::max(1, o.workers_per_gpu), fmt::format("gpu{}", id), std::to_string(id),
                   lock);
     }

@@ -13,7 +13,7 @@ struct SlotOptions {
   int workers_per_gpu = 4;
   int cpu_workers = 0;  // 0: one per core
   bool fork_server = true;
-  std::string state_dir;  // fork server homes and GPU lock files live here
+  std::string state_dir;  // fork server homes (GPU locks too when the user has no lock dir)
   std::string python;
   // CPU threads per job (OMP_NUM_THREADS); 0: the machine's cores shared out between its slots.
   // A pool worker on a host it shares with others (or several workers standing in for hosts on

@@ -1,4 +1,4 @@
-// check::default_timing_lock: separate local checks on one GPU share a lock per GPU and user.
+// check::gpu_timing_lock: every check and service of a user on one GPU shares its lock.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -57,5 +57,25 @@ TEST(TimingLock, OnePerGpuAndUserWithItsGate) {
   job.visible_devices = "GPU-1a/../x";  // a UUID-style value never leaves the directory
   const auto odd = kgym::check::default_timing_lock(job);
   EXPECT_EQ(fs::path(odd).parent_path(), dir / "kgym");
+  fs::remove_all(dir);
+}
+
+TEST(TimingLock, ChecksAndServicesOfOneUserShareIt) {
+  // kgym-gym's slots take gpu_timing_lock(id) whatever their --state-dir: the file that a check
+  // on that GPU takes, so two services (or a service and a check) never time at once.
+  const fs::path dir = fs::temp_directory_path() / fmt::format("kgym-lock-share-{}", ::getpid());
+  fs::create_directories(dir);
+  EnvVar run("XDG_RUNTIME_DIR", dir.c_str());
+  kgym::check::CheckJob job;
+  job.device = "cuda";
+  job.visible_devices = "2";
+  EXPECT_EQ(kgym::check::gpu_timing_lock("2"), kgym::check::default_timing_lock(job));
+  EnvVar no_run("XDG_RUNTIME_DIR", nullptr);
+  EnvVar home("HOME", dir.c_str());
+  const auto lock = kgym::check::gpu_timing_lock("1");
+  EXPECT_EQ(lock, (dir / ".cache" / "kgym" / "locks" / "gpu1.timing.lock").string());
+  EXPECT_TRUE(fs::exists(lock + ".gate"));
+  EnvVar no_home("HOME", nullptr);
+  EXPECT_EQ(kgym::check::gpu_timing_lock("1"), "");  // nowhere to put it: the caller's fallback
   fs::remove_all(dir);
 }

@@ -562,7 +562,10 @@ std::string default_timing_lock(const CheckJob& job) {
   std::string gpu = job.visible_devices;
   if (gpu.empty() && std::getenv("CUDA_VISIBLE_DEVICES") != nullptr)
     gpu = std::getenv("CUDA_VISIBLE_DEVICES");
-  gpu = gpu.substr(0, gpu.find(','));  // the judge uses the first visible GPU
+  return gpu_timing_lock(gpu.substr(0, gpu.find(',')));  // the judge uses the first visible GPU
+}
+
+std::string gpu_timing_lock(std::string gpu) {
   if (gpu.empty()) gpu = "0";
   for (char& c : gpu) {
     if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '-') c = '_';

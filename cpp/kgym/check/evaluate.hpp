@@ -75,9 +75,15 @@ nlohmann::json assemble_result(const CheckJob& job, const sandbox::ChildOutcome&
 sandbox::Program harness_program(const std::string& python, std::vector<std::string> args);
 sandbox::Program fork_server_program(const std::string& python);
 
-// The GPU lock a job without one takes: one per GPU and user ($XDG_RUNTIME_DIR/kgym, else
-// ~/.cache/kgym/locks), so that separate `kgym check` processes on one GPU time one at a time
-// as the service's jobs do; "" on a CPU or when no such directory can be made.
+// The timing lock of GPU `gpu` (an index or a UUID as CUDA_VISIBLE_DEVICES names it) for this
+// user, made with its gate: $XDG_RUNTIME_DIR/kgym/gpuN.timing.lock, else
+// ~/.cache/kgym/locks/gpuN.timing.lock. Every kgym process of the user that times on the GPU
+// takes this one file (`kgym check`, every kgym-gym service and pool worker, whatever their
+// state directories), so that timing windows on one GPU never overlap; "" when no such
+// directory can be made.
+std::string gpu_timing_lock(std::string gpu);
+
+// The GPU lock a job without one takes: gpu_timing_lock of the first GPU it sees; "" on a CPU.
 std::string default_timing_lock(const CheckJob& job);
 
 // The python interpreter used when the job names none: $KGYM_PYTHON, else python3 next to the
