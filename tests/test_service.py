@@ -227,7 +227,8 @@ def test_faults_of_the_fork_server_and_its_children(tmp_path: Path) -> None:
         status, batch, _ = call(
             g.url + "/v1/evaluate:batch",
             "POST",
-            {"requests": [request(HANG, timeout_s=60)] * 2 + [request(RELU)]},
+            # The second job's short limit: after the server is killed under it, it runs again.
+            {"requests": [request(HANG, timeout_s=60), request(HANG, timeout_s=8), request(RELU)]},
         )
         assert status == 202
         first, second, last = (job["id"] for job in batch["jobs"])
@@ -248,8 +249,11 @@ def test_faults_of_the_fork_server_and_its_children(tmp_path: Path) -> None:
         os.kill(server, signal.SIGKILL)
         status, killed_server, _ = call(g.url + f"/v1/jobs/{second}?wait=60")
         assert status == 200 and killed_server["status"] == "done"
-        assert killed_server["result"]["status"] == "infra_error"
-        assert "fork server" in killed_server["result"]["error"]["message"]
+        # The job ran once more on the restarted server (the hang, to its limit this time), and
+        # the result keeps the first run's error.
+        assert killed_server["result"]["status"] == "timeout"
+        first_error = killed_server["result"]["infra_retry"]["first_error"]
+        assert "fork server" in first_error["message"]
 
         status, after, _ = call(g.url + f"/v1/jobs/{last}?wait=120")
         assert status == 200 and after["result"]["status"] == "ok"
@@ -258,6 +262,29 @@ def test_faults_of_the_fork_server_and_its_children(tmp_path: Path) -> None:
         assert 'kgym_worker_restarts_total{worker="cpu"} 1' in metrics
     finally:
         g.stop()
+
+
+def test_infra_error_runs_once_more_and_keeps_the_first_error(gym: Gym) -> None:
+    """A task whose reference fails is not the candidate's fault: the service runs the job a
+    second time (the first error kept beside the second run's result), and no more."""
+    source = (ROOT / "tasks" / "01_relu.py").read_text()
+    broken = source.replace(
+        "        super().__init__()\n",
+        "        super().__init__()\n        raise RuntimeError('reference out of order')\n",
+    )
+    assert broken != source
+    body = {
+        "task": {"id": "broken_relu", "source": broken},
+        "candidate": {"source": RELU},
+        "reward": "dr_kernel",
+    }
+    status, job, _ = call(gym.url + "/v1/evaluate?wait=120", "POST", body)
+    assert status == 200 and job["status"] == "done", job
+    result = job["result"]
+    assert result["status"] == "infra_error"
+    assert "reference out of order" in result["error"]["message"]
+    assert result["infra_retry"]["first_error"]["phase"] == result["error"]["phase"] == "init"
+    assert job["reward"] is None and job["reward_detail"]["valid"] is False  # never scored
 
 
 def test_openapi_document_matches_docs(gym: Gym) -> None:

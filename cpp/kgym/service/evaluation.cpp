@@ -8,6 +8,14 @@ nlohmann::json error_json(const std::string& code, const std::string& message) {
   return {{"code", code}, {"message", message}};
 }
 
+namespace {
+
+bool is_infra_error(const nlohmann::json& result) {
+  return result.is_object() && result.value("status", std::string()) == "infra_error";
+}
+
+}  // namespace
+
 EvalOutcome evaluate_on_slot(const WorkerSlot& slot, check::CheckJob job,
                              const std::optional<check::PreparedCandidate>& prepared,
                              const check::Launcher& launcher,
@@ -19,6 +27,16 @@ EvalOutcome evaluate_on_slot(const WorkerSlot& slot, check::CheckJob job,
   try {
     const auto ready = prepared ? *prepared : check::prepare(job);
     out.result = check::run_prepared(job, ready, {}, launcher, on_started);
+    if (is_infra_error(out.result)) {
+      // Not the candidate's failure, and often a passing one: the GPU out of memory while other
+      // jobs held it (10 of 960 evaluations of a training run with 12 jobs on one H100), the
+      // fork server killed under the job. It runs once more on this slot, and the result keeps
+      // the first run's error. Once only, so that a candidate that provokes it costs at most
+      // two runs, and a task whose reference always fails answers in two.
+      const auto first_error = out.result.value("error", nlohmann::json(nullptr));
+      out.result = check::run_prepared(job, ready, {}, launcher, on_started);
+      if (out.result.is_object()) out.result["infra_retry"] = {{"first_error", first_error}};
+    }
   } catch (const std::exception& e) {
     out.status = "failed";
     out.error = error_json("internal", fmt::format("the evaluation could not run: {}", e.what()));
