@@ -8,7 +8,7 @@
 #   bash bench/train_gpu/device.sh OUT_DIR
 # Environment: MODEL=DIR starts from that policy instead of a new warm start; OPTIMIZER=sgd
 # (default adamw); LRS="5e-6 1e-5" the rates to try (default 5e-6 1e-5 2e-5 for AdamW, 0.01
-# 0.03 0.1 for SGD); STAND_IN_STEPS (default 12).
+# 0.03 0.1 for SGD); STAND_IN_STEPS (default 12); STEPS the training steps (default config.yaml's).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-bench/train_gpu/run}
@@ -29,7 +29,7 @@ PYTHONUNBUFFERED=1 python3 bench/train_gpu/stand_in.py --model "$model" --lr ${L
   --optimizer "$optimizer" --steps "${STAND_IN_STEPS:-12}" --samples 8 --device cuda \
   --out "$out/stand_in.json" 2> "$out/stand_in.log" | tee "$out/stand_in.txt"
 python3 - "$out" "$model" "$optimizer" <<'PY'
-import json, sys
+import json, os, sys
 import yaml
 out, model, optimizer = sys.argv[1:]
 runs = json.load(open(f"{out}/stand_in.json"))
@@ -41,6 +41,8 @@ print(f"learning rate chosen by the stand-in gym: {lr}")
 config = yaml.safe_load(open("bench/train_gpu/config.yaml"))
 config["model"]["path"] = model
 config["optim"].update(lr=float(lr), name=optimizer)
+if os.environ.get("STEPS"):  # a longer run (resumable: `kgym train OUT/config.yaml --out OUT/train`)
+    config["run"]["steps"] = int(os.environ["STEPS"])
 yaml.safe_dump(config, open(f"{out}/config.yaml", "w"))
 PY
 PYTHONUNBUFFERED=1 python3 -c "import sys; from kgym.cli import main; sys.exit(main())" \
