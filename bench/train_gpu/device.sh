@@ -41,7 +41,7 @@ print(f"learning rate chosen by the stand-in gym: {lr}")
 config = yaml.safe_load(open("bench/train_gpu/config.yaml"))
 config["model"]["path"] = model
 config["optim"].update(lr=float(lr), name=optimizer)
-if os.environ.get("STEPS"):  # a longer run (resumable: `kgym train OUT/config.yaml --out OUT/train`)
+if os.environ.get("STEPS"):  # a longer run; `kgym train OUT/config.yaml --out OUT/train` resumes it
     config["run"]["steps"] = int(os.environ["STEPS"])
 yaml.safe_dump(config, open(f"{out}/config.yaml", "w"))
 PY
