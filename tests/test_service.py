@@ -285,6 +285,8 @@ def test_infra_error_runs_once_more_and_keeps_the_first_error(gym: Gym) -> None:
     assert "reference out of order" in result["error"]["message"]
     assert result["infra_retry"]["first_error"]["phase"] == result["error"]["phase"] == "init"
     assert job["reward"] is None and job["reward_detail"]["valid"] is False  # never scored
+    _, metrics, _ = call(gym.url + "/metrics")
+    assert "kgym_infra_retries_total 1" in metrics
 
 
 def test_openapi_document_matches_docs(gym: Gym) -> None:

@@ -46,6 +46,8 @@ const std::map<std::string, std::pair<std::string, std::string>> kHelp = {
     {"kgym_cache_hits_total", {"requests answered from the result cache", ""}},
     {"kgym_cache_misses_total", {"requests that needed an evaluation", ""}},
     {"kgym_worker_restarts_total", {"fork servers restarted after dying", ""}},
+    {"kgym_infra_retries_total",
+     {"evaluations run a second time because the first ended infra_error", ""}},
     {"kgym_reference_checks_total",
      {"measured reference medians compared with the stored one, by whether they drifted", ""}},
     {"kgym_queue_depth", {"jobs waiting for a worker", ""}},
@@ -543,9 +545,15 @@ void JobService::complete(const std::shared_ptr<Live>& live, const std::string& 
     }
   }
   if (status == "done" && result.is_object()) check_reference_drift(where, *live, read, result);
+  const bool retried = result.is_object() && result.contains("infra_retry");
+  if (retried) metrics_.count("kgym_infra_retries_total");
   if (status == "done" && config_.cache && cacheable(read) && !live->stored.cache_key.empty()) {
     try {
-      store_.put_cached_result(live->stored.cache_key, result.dump(), now_seconds());
+      // The verdict is cached, not this job's history: a later request answered from the cache
+      // did not meet the first run's error.
+      json verdict = result;
+      if (retried) verdict.erase("infra_retry");
+      store_.put_cached_result(live->stored.cache_key, verdict.dump(), now_seconds());
     } catch (const std::exception&) {
       // A cache that cannot be written costs speed, not correctness.
     }
