@@ -7,9 +7,9 @@ Usage: python bench/profiler_start/forked.py [--children 6] [--device auto|cpu|c
 
 Both variants run side by side, interleaved: a parent for each runs the fork server's own
 ``warm_up`` (one with ``KGYM_FORKSERVER_COMPILER_IMPORTS=off``, so it skips the compiler stack,
-as the server did before; the other with ``on``), then forks ``--children`` children one after the other. Each child
-does what a runner does first when the profile is on: it starts and stops the profiler around one
-small kernel (CUDA activity before the first CUDA call on a GPU, as ``KernelRecorder.warm``; CPU
+as the server did before; the other with ``on``), then forks ``--children`` children one after
+the other. Each child does what a runner does first when the profile is on: it starts and stops
+the profiler around one small kernel (CUDA activity before the first CUDA call on a GPU, as ``KernelRecorder.warm``; CPU
 activity on a CPU, where the start's import is the same and CUPTI plays no part). Wall and CPU
 seconds are reported; the parents' warm-up time too, since that is where the import's cost moves
 (once per server instead of once per runner). kgym-gym's CPU servers skip the import (CPU jobs
