@@ -9,11 +9,12 @@ Both variants run side by side, interleaved: a parent for each runs the fork ser
 ``warm_up`` (one with ``KGYM_FORKSERVER_COMPILER_IMPORTS=off``, so it skips the compiler stack,
 as the server did before; the other with ``on``), then forks ``--children`` children one after
 the other. Each child does what a runner does first when the profile is on: it starts and stops
-the profiler around one small kernel (CUDA activity before the first CUDA call on a GPU, as ``KernelRecorder.warm``; CPU
-activity on a CPU, where the start's import is the same and CUPTI plays no part). Wall and CPU
-seconds are reported; the parents' warm-up time too, since that is where the import's cost moves
-(once per server instead of once per runner). kgym-gym's CPU servers skip the import (CPU jobs
-never profile); on a CPU this bench measures the import's share of the start all the same.
+the profiler around one small kernel (CUDA activity before the first CUDA call on a GPU, as
+``KernelRecorder.warm``; CPU activity on a CPU, where the start's import is the same and CUPTI
+plays no part). Wall and CPU seconds are reported; the parents' warm-up time too, since that is
+where the import's cost moves (once per server instead of once per runner). kgym-gym's CPU
+servers skip the import (CPU jobs never profile); on a CPU this bench measures the import's
+share of the start all the same.
 
 Writes ``results-forked-{cpu,gpu}.json`` and ``.md`` beside this file, or in ``--out-dir``.
 """
