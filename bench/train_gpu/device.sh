@@ -8,7 +8,8 @@
 #   bash bench/train_gpu/device.sh OUT_DIR
 # Environment: MODEL=DIR starts from that policy instead of a new warm start; OPTIMIZER=sgd
 # (default adamw); LRS="5e-6 1e-5" the rates to try (default 5e-6 1e-5 2e-5 for AdamW, 0.01
-# 0.03 0.1 for SGD); STAND_IN_STEPS (default 12); STEPS the training steps (default config.yaml's).
+# 0.03 0.1 for SGD); STAND_IN_STEPS (default 12); STEPS the training steps (default config.yaml's);
+# TIMING_BUDGET_MS the gym's timing window per evaluation (default config.yaml's).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-bench/train_gpu/run}
@@ -43,6 +44,8 @@ config["model"]["path"] = model
 config["optim"].update(lr=float(lr), name=optimizer)
 if os.environ.get("STEPS"):  # a longer run; `kgym train OUT/config.yaml --out OUT/train` resumes it
     config["run"]["steps"] = int(os.environ["STEPS"])
+if os.environ.get("TIMING_BUDGET_MS"):  # each correct evaluation's timing window holds the GPU
+    config["gym"]["options"]["timing_budget_ms"] = float(os.environ["TIMING_BUDGET_MS"])
 yaml.safe_dump(config, open(f"{out}/config.yaml", "w"))
 PY
 PYTHONUNBUFFERED=1 python3 -c "import sys; from kgym.cli import main; sys.exit(main())" \
