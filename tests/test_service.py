@@ -285,8 +285,73 @@ def test_infra_error_runs_once_more_and_keeps_the_first_error(gym: Gym) -> None:
     assert "reference out of order" in result["error"]["message"]
     assert result["infra_retry"]["first_error"]["phase"] == result["error"]["phase"] == "init"
     assert job["reward"] is None and job["reward_detail"]["valid"] is False  # never scored
+    # The reference failed in the judge before the candidate's code was sent: no control runs.
+    assert "control" not in result["infra_retry"]
     _, metrics, _ = call(gym.url + "/metrics")
     assert "kgym_infra_retries_total 1" in metrics
+
+
+# A task whose reference fails only beside a candidate that carries a mark: a stand-in, on a CPU,
+# for a candidate that starves the reference side of what they share (the GPU's memory, say).
+# The mark is assembled at run time, so that the task's own source (the control's candidate)
+# does not carry it.
+STARVED_RELU = """
+import os
+import torch
+import torch.nn as nn
+
+
+def _beside_a_starving_candidate() -> bool:
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        with open(os.path.join(here, "candidate.py")) as f:
+            return "STARVE" + "_THE_REFERENCE" in f.read()
+    except OSError:
+        return False
+
+
+class Model(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if _beside_a_starving_candidate():
+            raise MemoryError("the reference could not allocate")
+        return torch.relu(x)
+
+
+def get_inputs():
+    return [torch.randn(4096)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_a_reference_failure_only_beside_the_candidate_is_charged_to_it(gym: Gym) -> None:
+    """Twice infra_error beside a candidate, and the reference runs beside the task's own Model
+    (the control): the failure is the candidate's, a runtime_error that the reward penalises,
+    not an infra_error that would excuse it (training drops those samples)."""
+    body = {
+        "task": {"id": "starved_relu", "source": STARVED_RELU},
+        "candidate": {"source": RELU + "\n# STARVE_THE_REFERENCE\n"},
+        "options": {"trials": 2},
+        "reward": "dr_kernel",
+    }
+    status, job, _ = call(gym.url + "/v1/evaluate?wait=180", "POST", body)
+    assert status == 200 and job["status"] == "done", job
+    result = job["result"]
+    assert result["status"] == "runtime_error", result.get("error")
+    assert result["error"]["type"] == "CandidateInterference"
+    retry = result["infra_retry"]
+    assert retry["charged"] is True
+    assert "could not allocate" in retry["first_error"]["message"]
+    assert "could not allocate" in retry["second_error"]["message"]
+    assert retry["control"]["status"] not in ("infra_error", "timeout", "crashed")
+    assert retry["control"]["reached"] in ("correctness", "decoy", "timing", "profile")
+    assert result["policies"]["strict"]["status"] == "runtime_error"
+    assert job["reward_detail"]["valid"] is True and job["reward"] is not None, job["reward_detail"]
+    assert job["reward"] <= 0.0
+    _, metrics, _ = call(gym.url + "/metrics")
+    assert 'kgym_infra_controls_total{charged="true"} 1' in metrics
 
 
 def test_openapi_document_matches_docs(gym: Gym) -> None:

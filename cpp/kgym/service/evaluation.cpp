@@ -2,19 +2,13 @@
 
 #include <fmt/format.h>
 
+#include "kgym/service/interference.hpp"
+
 namespace kgym::service {
 
 nlohmann::json error_json(const std::string& code, const std::string& message) {
   return {{"code", code}, {"message", message}};
 }
-
-namespace {
-
-bool is_infra_error(const nlohmann::json& result) {
-  return result.is_object() && result.value("status", std::string()) == "infra_error";
-}
-
-}  // namespace
 
 EvalOutcome evaluate_on_slot(const WorkerSlot& slot, check::CheckJob job,
                              const std::optional<check::PreparedCandidate>& prepared,
@@ -36,6 +30,16 @@ EvalOutcome evaluate_on_slot(const WorkerSlot& slot, check::CheckJob job,
       const auto first_error = out.result.value("error", nlohmann::json(nullptr));
       out.result = check::run_prepared(job, ready, {}, launcher, on_started);
       if (out.result.is_object()) out.result["infra_retry"] = {{"first_error", first_error}};
+      if (is_infra_error(out.result) && candidate_code_ran(out.result)) {
+        // Twice, and after the candidate's code ran: whose failure is it? The control answers
+        // with the same job and a harmless candidate (interference.hpp). A candidate that
+        // provokes this costs three runs, and answers for what it caused.
+        const auto control = control_job(job);
+        const auto control_result =
+            check::run_prepared(control, check::prepare(control), {}, launcher, on_started);
+        out.result =
+            attribute_after_control(std::move(out.result), control_result, job.torch_compute);
+      }
     }
   } catch (const std::exception& e) {
     out.status = "failed";

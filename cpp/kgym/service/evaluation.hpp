@@ -1,7 +1,8 @@
 // One evaluation on one worker slot, as the embedded service and a pool worker both run it: the
 // slot's devices, threads and lock applied to the job, the child run (once more when it ends
-// `infra_error`, the first error kept as the result's `infra_retry`), and any exception turned
-// into a clear `failed` outcome (the worker keeps serving).
+// `infra_error`, the first error kept as the result's `infra_retry`; after a second one, a
+// control run decides whether the candidate caused it: interference.hpp), and any exception
+// turned into a clear `failed` outcome (the worker keeps serving).
 #pragma once
 
 #include <functional>

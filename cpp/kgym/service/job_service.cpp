@@ -48,6 +48,10 @@ const std::map<std::string, std::pair<std::string, std::string>> kHelp = {
     {"kgym_worker_restarts_total", {"fork servers restarted after dying", ""}},
     {"kgym_infra_retries_total",
      {"evaluations run a second time because the first ended infra_error", ""}},
+    {"kgym_infra_controls_total",
+     {"control runs after a second infra_error, by whether the failure was charged to the "
+      "candidate",
+      ""}},
     {"kgym_reference_checks_total",
      {"measured reference medians compared with the stored one, by whether they drifted", ""}},
     {"kgym_queue_depth", {"jobs waiting for a worker", ""}},
@@ -547,7 +551,16 @@ void JobService::complete(const std::shared_ptr<Live>& live, const std::string& 
   if (status == "done" && result.is_object()) check_reference_drift(where, *live, read, result);
   const bool retried = result.is_object() && result.contains("infra_retry");
   if (retried) metrics_.count("kgym_infra_retries_total");
-  if (status == "done" && config_.cache && cacheable(read) && !live->stored.cache_key.empty()) {
+  const bool controlled = retried && result["infra_retry"].contains("control");
+  const bool charged = controlled && result["infra_retry"].value("charged", false);
+  if (controlled) {
+    metrics_.count("kgym_infra_controls_total",
+                   Metrics::label("charged", charged ? "true" : "false"));
+  }
+  // A failure charged to the candidate is not cached: the control vouches for one moment of one
+  // machine, and a later submission of the same text is evaluated afresh.
+  if (status == "done" && config_.cache && cacheable(read) && !charged &&
+      !live->stored.cache_key.empty()) {
     try {
       // The verdict is cached, not this job's history: a later request answered from the cache
       // did not meet the first run's error.

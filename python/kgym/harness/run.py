@@ -404,7 +404,9 @@ class Evaluation:
                         f"{str(reply)[:500]}",
                     )
         # Both runners set up at once (imports, the model: seconds on a GPU each), then their
-        # replies are read in order.
+        # replies are read in order. From here the candidate's code runs: a failure of the
+        # reference side after this point may be its doing (the service's control run decides).
+        self.judge["candidate_code_started"] = True
         for role in ("reference", "candidate"):
             source = self.task_file if role == "reference" else self.candidate_file
             spec = {

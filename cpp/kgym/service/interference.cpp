@@ -1,0 +1,93 @@
+#include "kgym/service/interference.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "kgym/check/evaluate.hpp"
+#include "kgym/check/policy_verdicts.hpp"
+
+namespace kgym::service {
+
+using nlohmann::json;
+
+bool is_infra_error(const json& result) {
+  return result.is_object() && result.value("status", std::string()) == "infra_error";
+}
+
+check::CheckJob control_job(const check::CheckJob& job) {
+  check::CheckJob control = job;
+  // A subclass keeps the reference's parameter names, so the judge's weight copy applies to it
+  // as it would to a faithful candidate; appended after the task's own code, which defines
+  // Model and what it needs.
+  control.candidate_text = job.task_source + "\n\nclass ModelNew(Model):\n    pass\n";
+  control.extract_rule = text::ExtractRule::kWhole;
+  control.screen = false;
+  control.torch_compute = "hybrid";
+  return control;
+}
+
+int furthest_phase(const json& result) {
+  if (!result.is_object() || !result.contains("durations_ms") ||
+      !result["durations_ms"].is_object()) {
+    return -1;
+  }
+  const auto& phases = check::evaluation_phases();
+  int furthest = -1;
+  for (const auto& [name, ms] : result["durations_ms"].items()) {
+    const auto at = std::find(phases.begin(), phases.end(), name);
+    if (at != phases.end()) furthest = std::max(furthest, static_cast<int>(at - phases.begin()));
+  }
+  return furthest;
+}
+
+bool candidate_code_ran(const json& result) {
+  return result.is_object() && result.contains("judge") && result["judge"].is_object() &&
+         result["judge"].value("candidate_code_started", false);
+}
+
+bool control_cleared(const json& control, const json& failed) {
+  if (!control.is_object()) return false;
+  const auto status = control.value("status", std::string());
+  if (status.empty() || status == "infra_error" || status == "timeout" || status == "crashed") {
+    return false;
+  }
+  return status == "ok" || furthest_phase(control) >= furthest_phase(failed);
+}
+
+json attribute_after_control(json result, const json& control, const std::string& torch_compute) {
+  if (!is_infra_error(result)) return result;
+  const bool charged = candidate_code_ran(result) && control_cleared(control, result);
+  const auto phases = check::evaluation_phases();
+  const int reached = furthest_phase(control);
+  json record = {
+      {"status", control.is_object() ? control.value("status", std::string()) : std::string()},
+      {"reached", reached >= 0 ? json(phases[static_cast<std::size_t>(reached)]) : json(nullptr)},
+      {"error", control.is_object() ? control.value("error", json(nullptr)) : json(nullptr)}};
+  auto& retry = result["infra_retry"];
+  if (!retry.is_object()) retry = json::object();
+  retry["control"] = std::move(record);
+  retry["charged"] = charged;
+  if (!charged) return result;
+  const json second = result.value("error", json(nullptr));
+  retry["second_error"] = second;
+  const std::string phase =
+      second.is_object() ? second.value("phase", std::string("init")) : std::string("init");
+  const std::string what = second.is_object() ? second.value("message", std::string()) : "";
+  result["status"] = "runtime_error";
+  result["correct"] = false;
+  result["error"] = {
+      {"phase", phase},
+      {"type", "CandidateInterference"},
+      {"message",
+       fmt::format("the reference side failed twice beside this candidate ({}) and ran beside a "
+                   "harmless stand-in (the task's own Model), so the failure is the candidate's: "
+                   "it starved or disturbed the judge or the reference (GPU or host memory, "
+                   "processes, time)",
+                   what.substr(0, 300))},
+      {"traceback", ""}};
+  result["policies"] = check::policy_verdicts(result, torch_compute);
+  return result;
+}
+
+}  // namespace kgym::service
