@@ -391,6 +391,8 @@ def main() -> int:
             ),
             "all_findings": sorted({f["rule"] for f in result["findings"]}),
             "error": (result.get("error") or {}).get("message", "")[:300],
+            # Through the service: a retry after infra_error, and the control run's charge.
+            "infra_retry": result.get("infra_retry"),
             "reward": reward,
             "wall_s": wall,
             "pass": ok,
