@@ -96,7 +96,25 @@ std::string default_state_dir() {
   return fmt::format("{}/.local/state/kgym", home != nullptr ? home : "/tmp");
 }
 
+namespace {
+
+// The fork servers read KGYM_FORKSERVER_COMPILER_IMPORTS (kgym/harness/forkserver.py); a value
+// they do not know would silently act as `auto`, so a misspelt `of` would keep the imports the
+// operator meant to turn off. Refused here, before any server starts.
+void check_compiler_imports_setting() {
+  const char* value = std::getenv("KGYM_FORKSERVER_COMPILER_IMPORTS");
+  if (value == nullptr) return;
+  const std::string mode = value;
+  if (mode != "auto" && mode != "on" && mode != "off") {
+    throw std::runtime_error(fmt::format(
+        "KGYM_FORKSERVER_COMPILER_IMPORTS={}: expected auto, on or off", shell_quote(mode)));
+  }
+}
+
+}  // namespace
+
 MachineSlots make_machine_slots(const SlotOptions& o) {
+  if (o.fork_server) check_compiler_imports_setting();
   MachineSlots out;
   const auto gpus = pick_gpus(o.gpus);
   const std::string device = gpus.empty() ? "cpu" : "cuda";
