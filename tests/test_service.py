@@ -291,10 +291,12 @@ def test_infra_error_runs_once_more_and_keeps_the_first_error(gym: Gym) -> None:
     assert "kgym_infra_retries_total 1" in metrics
 
 
-# A task whose reference fails only beside a candidate that carries a mark: a stand-in, on a CPU,
-# for a candidate that starves the reference side of what they share (the GPU's memory, say).
-# The mark is assembled at run time, so that the task's own source (the control's candidate)
-# does not carry it.
+# A task whose reference side fails only beside a candidate that carries a mark: a stand-in, on
+# a CPU, for a candidate that starves the reference side of what they share (the GPU's memory,
+# say). The mark is assembled at run time, so that the task's own source (the control's
+# candidate) does not carry it. It fails either in the reference's forward (a failure the judge
+# names) or in the judge's making of inputs (an exception no check names: where a starved GPU
+# first failed on the H200).
 STARVED_RELU = """
 import os
 import torch
@@ -312,12 +314,14 @@ def _beside_a_starving_candidate() -> bool:
 
 class Model(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if _beside_a_starving_candidate():
+        if WHERE == "forward" and _beside_a_starving_candidate():
             raise MemoryError("the reference could not allocate")
         return torch.relu(x)
 
 
 def get_inputs():
+    if WHERE == "get_inputs" and _beside_a_starving_candidate():
+        raise MemoryError("the reference could not allocate")
     return [torch.randn(4096)]
 
 
@@ -326,12 +330,15 @@ def get_init_inputs():
 """
 
 
-def test_a_reference_failure_only_beside_the_candidate_is_charged_to_it(gym: Gym) -> None:
+@pytest.mark.parametrize("where", ["forward", "get_inputs"])
+def test_a_reference_failure_only_beside_the_candidate_is_charged_to_it(
+    gym: Gym, where: str
+) -> None:
     """Twice infra_error beside a candidate, and the reference runs beside the task's own Model
     (the control): the failure is the candidate's, a runtime_error that the reward penalises,
     not an infra_error that would excuse it (training drops those samples)."""
     body = {
-        "task": {"id": "starved_relu", "source": STARVED_RELU},
+        "task": {"id": "starved_relu", "source": f"WHERE = {where!r}\n" + STARVED_RELU},
         "candidate": {"source": RELU + "\n# STARVE_THE_REFERENCE\n"},
         "options": {"trials": 2},
         "reward": "dr_kernel",

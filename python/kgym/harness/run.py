@@ -75,6 +75,7 @@ class Evaluation:
         self.device = torch.device("cpu")
         self.findings: list[dict[str, Any]] = []
         self.durations: dict[str, float] = {}
+        self.current_phase = "startup"  # the phase last announced (a failure names it)
         self.compiled = False
         self.correctness: dict[str, Any] | None = None
         self.timing: dict[str, Any] = {"available": False, "reason": "not measured"}
@@ -159,6 +160,7 @@ class Evaluation:
     # -- helpers -------------------------------------------------------------------------------
     def _phase(self, name: str) -> float:
         self.channel.phase(name)
+        self.current_phase = name
         return time.perf_counter()
 
     def _done(self, name: str, started: float) -> None:
@@ -766,6 +768,16 @@ class Evaluation:
                     "message": failure.message,
                     "traceback": "",
                 }
+        except BaseException as exc:  # noqa: BLE001 - reported, as __main__ would, but here
+            # A failure no check named: the task's code or one of the judge's own allocations
+            # raised (the GPU out of memory while the judge made inputs, say). Not the
+            # candidate's verdict; the report still carries what the judge saw (the phase,
+            # judge.candidate_code_started), which the service's control run needs to tell
+            # whether the candidate caused it.
+            from kgym.harness.errors import error_record
+
+            status = "infra_error"
+            error = error_record(self.current_phase, exc, (self.task_file,))
         finally:
             self.close()
         if status == "ok" and self._rejected():
