@@ -14,6 +14,7 @@ import torch
 pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
+from conftest import DEVICE  # noqa: E402
 from kgym import cli  # noqa: E402
 from kgym.train.config import load_config, preset_path  # noqa: E402
 from kgym.train.loop import train  # noqa: E402
@@ -44,10 +45,15 @@ def test_a_tiny_model_learns_the_similarity_reward(tmp_path: Path) -> None:
 
 
 def test_a_resumed_run_matches_one_that_never_stopped(tmp_path: Path) -> None:
+    # On the test device: with KGYM_TEST_DEVICE=cuda the checkpoint is read back beside a GPU
+    # policy (a resume that mapped it to the GPU once broke on its CPU random-number states).
     def config(steps: int, tensorboard: str = "off"):  # type: ignore[no-untyped-def]
         return load_config(
             preset_path("similarity_demo"),
-            {"run": {"steps": steps, "checkpoint_every": 3, "tensorboard": tensorboard}},
+            {
+                "run": {"steps": steps, "checkpoint_every": 3, "tensorboard": tensorboard},
+                "model": {"device": DEVICE},
+            },
         )
 
     straight = train(config(6), tmp_path / "straight", quiet=True)

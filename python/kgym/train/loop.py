@@ -173,7 +173,10 @@ def _train(
     opt, sched = update.make_optimizer(policy.model, cfg.optim, cfg.run.steps)
     start = 0
     if (out / CHECKPOINT).exists():
-        state = torch.load(out / CHECKPOINT, map_location=policy.device, weights_only=False)
+        # Read onto the CPU: the RNG states must stay CPU byte tensors (mapped to a GPU,
+        # torch.set_rng_state refuses them), and load_state_dict puts the model's and the
+        # optimiser's tensors where their parameters live.
+        state = torch.load(out / CHECKPOINT, map_location="cpu", weights_only=False)
         policy.model.load_state_dict(state["model"])
         opt.load_state_dict(state["optimizer"])
         sched.load_state_dict(state["scheduler"])
