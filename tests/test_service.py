@@ -294,10 +294,12 @@ def test_infra_error_runs_once_more_and_keeps_the_first_error(gym: Gym) -> None:
 # A task whose reference side fails only beside a candidate that carries a mark: a stand-in, on
 # a CPU, for a candidate that starves the reference side of what they share (the GPU's memory,
 # say). The mark is assembled at run time, so that the task's own source (the control's
-# candidate) does not carry it. It fails either in the reference's forward (a failure the judge
-# names) or in the judge's making of inputs (an exception no check names: where a starved GPU
-# first failed on the H200).
+# candidate) does not carry it. It fails in the reference's forward (a failure the judge names),
+# in the judge's making of inputs (an exception no check names: where a starved GPU first failed
+# on the H200), or in the reference's forward only once the decoy phase has begun (a later
+# phase, which the control, whose torch candidate launches no Triton kernel, must still reach).
 STARVED_RELU = """
+import inspect
 import os
 import torch
 import torch.nn as nn
@@ -312,9 +314,15 @@ def _beside_a_starving_candidate() -> bool:
         return False
 
 
+def _in_decoy_phase() -> bool:
+    return any(frame.function == "decoy_phase" for frame in inspect.stack())
+
+
 class Model(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if WHERE == "forward" and _beside_a_starving_candidate():
+            raise MemoryError("the reference could not allocate")
+        if WHERE == "decoy" and _in_decoy_phase() and _beside_a_starving_candidate():
             raise MemoryError("the reference could not allocate")
         return torch.relu(x)
 
@@ -330,7 +338,7 @@ def get_init_inputs():
 """
 
 
-@pytest.mark.parametrize("where", ["forward", "get_inputs"])
+@pytest.mark.parametrize("where", ["forward", "get_inputs", "decoy"])
 def test_a_reference_failure_only_beside_the_candidate_is_charged_to_it(
     gym: Gym, where: str
 ) -> None:
@@ -353,7 +361,9 @@ def test_a_reference_failure_only_beside_the_candidate_is_charged_to_it(
     assert "could not allocate" in retry["first_error"]["message"]
     assert "could not allocate" in retry["second_error"]["message"]
     assert retry["control"]["status"] not in ("infra_error", "timeout", "crashed")
-    assert retry["control"]["reached"] in ("correctness", "decoy", "timing", "profile")
+    # A control reaches the last phase the device has (the decoy phase on a CPU) whatever its
+    # torch candidate's findings.
+    assert retry["control"]["reached"] in ("decoy", "profile")
     assert result["policies"]["strict"]["status"] == "runtime_error"
     assert job["reward_detail"]["valid"] is True and job["reward"] is not None, job["reward_detail"]
     assert job["reward"] <= 0.0

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "kgym/check/evaluate.hpp"
+
 using kgym::service::attribute_after_control;
 using kgym::service::candidate_code_ran;
 using kgym::service::control_cleared;
@@ -46,6 +48,10 @@ TEST(Interference, ControlJobRunsTheTaskItselfAndChangesNothingElse) {
   EXPECT_EQ(control.extract_rule, kgym::text::ExtractRule::kWhole);
   EXPECT_FALSE(control.screen);
   EXPECT_EQ(control.torch_compute, "hybrid");
+  EXPECT_TRUE(control.control);
+  EXPECT_FALSE(job.control);
+  EXPECT_EQ(kgym::check::harness_job(control)["control"], true);
+  EXPECT_EQ(kgym::check::harness_job(job)["control"], false);
   EXPECT_EQ(control.device, "cuda");
   EXPECT_EQ(control.trials, 3);
   EXPECT_EQ(control.seed, 7u);
@@ -99,8 +105,11 @@ TEST(Interference, ControlClearsOnlyAVerdictThatGotAsFar) {
 TEST(Interference, AChargedFailureBecomesTheCandidatesRuntimeError) {
   auto failed = result_through({"startup", "load", "init"}, "infra_error", "init");
   failed["infra_retry"] = {{"first_error", failed["error"]}};
-  const auto control =
-      result_through({"startup", "load", "init", "correctness", "timing", "profile"}, "ok");
+  // The stand-in is torch code: the judge records that it launched no Triton kernel, and goes on.
+  auto control =
+      result_through({"startup", "load", "init", "correctness", "timing", "profile"}, "rejected");
+  control["findings"].push_back({{"rule", "no-triton-launch"}, {"severity", "reject"}});
+  control["findings"].push_back({{"rule", "some-warning"}, {"severity", "warn"}});
   const auto r = attribute_after_control(failed, control, "strict");
   EXPECT_EQ(r["status"], "runtime_error");
   EXPECT_FALSE(r["correct"].get<bool>());
@@ -111,8 +120,9 @@ TEST(Interference, AChargedFailureBecomesTheCandidatesRuntimeError) {
   EXPECT_TRUE(r["infra_retry"]["charged"].get<bool>());
   EXPECT_EQ(r["infra_retry"]["second_error"], failed["error"]);
   EXPECT_EQ(r["infra_retry"]["first_error"], failed["error"]);
-  EXPECT_EQ(r["infra_retry"]["control"]["status"], "ok");
+  EXPECT_EQ(r["infra_retry"]["control"]["status"], "rejected");
   EXPECT_EQ(r["infra_retry"]["control"]["reached"], "profile");
+  EXPECT_EQ(r["infra_retry"]["control"]["rules"], json::array({"no-triton-launch"}));
   EXPECT_EQ(r["policies"]["strict"]["status"], "runtime_error");
 }
 

@@ -299,7 +299,8 @@ json harness_job(const CheckJob& job) {
           {"profile", job.profile},
           {"torch_compute", job.torch_compute},
           {"timing_lock", job.timing_lock},
-          {"sandbox_uid", job.sandbox_uid}};
+          {"sandbox_uid", job.sandbox_uid},
+          {"control", job.control}};
 }
 
 const std::vector<std::string>& evaluation_phases() {

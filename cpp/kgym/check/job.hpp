@@ -57,6 +57,11 @@ struct CheckJob {
   // With a root supervisor, the judge and its runners take the uid sandbox_uid + the job's pid
   // once the runners are forked (-1: keep the supervisor's). sandbox/child_setup.hpp, job_uid.
   std::int64_t sandbox_uid = 100000;
+  // The service's control run (service/interference.hpp): the candidate is the task's own Model,
+  // and the judge records integrity findings without stopping on them, so that the reference
+  // side goes through every phase a candidate's run can reach. Set by the service alone: no
+  // request, option or job file parsed by job_from_json sets it.
+  bool control = false;
 };
 
 // A job as JSON: the task and candidate, the supervisor's plumbing (python, scratch_dir,

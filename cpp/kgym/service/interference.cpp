@@ -24,6 +24,9 @@ check::CheckJob control_job(const check::CheckJob& job) {
   control.extract_rule = text::ExtractRule::kWhole;
   control.screen = false;
   control.torch_compute = "hybrid";
+  // A torch candidate launches no Triton kernel (`no-triton-launch`, in correctness): without
+  // this the control would stop there and vouch for no later phase.
+  control.control = true;
   return control;
 }
 
@@ -60,8 +63,16 @@ json attribute_after_control(json result, const json& control, const std::string
   const bool charged = candidate_code_ran(result) && control_cleared(control, result);
   const auto phases = check::evaluation_phases();
   const int reached = furthest_phase(control);
+  json rules = json::array();  // what the judge found in the stand-in (it stops on none)
+  if (control.is_object() && control.contains("findings") && control["findings"].is_array()) {
+    for (const auto& f : control["findings"]) {
+      if (f.is_object() && f.value("severity", "") == "reject")
+        rules.push_back(f.value("rule", ""));
+    }
+  }
   json record = {
       {"status", control.is_object() ? control.value("status", std::string()) : std::string()},
+      {"rules", std::move(rules)},
       {"reached", reached >= 0 ? json(phases[static_cast<std::size_t>(reached)]) : json(nullptr)},
       {"error", control.is_object() ? control.value("error", json(nullptr)) : json(nullptr)}};
   auto& retry = result["infra_retry"];

@@ -21,8 +21,9 @@ namespace kgym::service {
 bool is_infra_error(const nlohmann::json& result);
 
 // The control job: `job` with the task's own Model as the candidate (`class ModelNew(Model)`),
-// unscreened (its code is the task's, not a client's) and under the hybrid torch-compute policy
-// (it is torch code). Everything else (device, sizes, trials, timing, profile, sandbox) stays.
+// unscreened (its code is the task's, not a client's), under the hybrid torch-compute policy (it
+// is torch code) and marked `control` (the judge stops on no integrity finding, so that every
+// phase runs). Everything else (device, sizes, trials, timing, profile, sandbox) stays.
 check::CheckJob control_job(const check::CheckJob& job);
 
 // The furthest of the evaluation phases (check::evaluation_phases) a Result started, by its

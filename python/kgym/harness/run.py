@@ -90,6 +90,9 @@ class Evaluation:
         if self.policy not in POLICIES:
             self.policy = "strict"
         self.judge: dict[str, Any] = {"torch_compute": self.policy, "process": "separate"}
+        # The service's control run (its candidate is the task's own Model): findings are
+        # recorded but stop nothing, so that the reference side goes through every phase.
+        self.control = job.get("control") is True
         self.runners: dict[str, RunnerHandle] = {}
         self.candidate_observed: dict[str, Any] = {}
         self.arenas: dict[str, Arena] = {}
@@ -170,6 +173,8 @@ class Evaluation:
         self.findings.append(_finding(rule, detail, severity))
 
     def _rejected(self) -> bool:
+        if self.control:
+            return False  # the verdict says rejected all the same (the supervisor reads findings)
         return any(f.get("severity") == "reject" for f in self.findings)
 
     def _stop_if_rejected(self, phase: str) -> None:
@@ -418,7 +423,11 @@ class Evaluation:
                 "init_inputs": self.init_inputs,
                 "sizes": self.sizes,
                 "weights": weights,
-                "audit": role == "candidate" and bool(self.job.get("audit", True)),
+                # A control's candidate is the task's own code, which runs unaudited in the
+                # judge too.
+                "audit": role == "candidate"
+                and bool(self.job.get("audit", True))
+                and not self.control,
                 "protected": protected,
                 "profile": bool(self.job["profile"]),
             }
