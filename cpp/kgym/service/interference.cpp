@@ -61,7 +61,7 @@ bool control_cleared(const json& control, const json& failed) {
 json attribute_after_control(json result, const json& control, const std::string& torch_compute) {
   if (!is_infra_error(result)) return result;
   const bool charged = candidate_code_ran(result) && control_cleared(control, result);
-  const auto phases = check::evaluation_phases();
+  const auto& phases = check::evaluation_phases();
   const int reached = furthest_phase(control);
   json rules = json::array();  // what the judge found in the stand-in (it stops on none)
   if (control.is_object() && control.contains("findings") && control["findings"].is_array()) {
@@ -84,6 +84,7 @@ json attribute_after_control(json result, const json& control, const std::string
   retry["second_error"] = second;
   const std::string phase =
       second.is_object() ? second.value("phase", std::string("init")) : std::string("init");
+  // Whole: the harness bounds its messages, and a cut could split a UTF-8 sequence.
   const std::string what = second.is_object() ? second.value("message", std::string()) : "";
   result["status"] = "runtime_error";
   result["correct"] = false;
@@ -95,7 +96,7 @@ json attribute_after_control(json result, const json& control, const std::string
                    "harmless stand-in (the task's own Model), so the failure is the candidate's: "
                    "it starved or disturbed the judge or the reference (GPU or host memory, "
                    "processes, time)",
-                   what.substr(0, 300))},
+                   what)},
       {"traceback", ""}};
   result["policies"] = check::policy_verdicts(result, torch_compute);
   return result;
