@@ -369,6 +369,11 @@ def test_a_reference_failure_only_beside_the_candidate_is_charged_to_it(
     assert job["reward"] <= 0.0
     _, metrics, _ = call(gym.url + "/metrics")
     assert 'kgym_infra_controls_total{charged="true"} 1' in metrics
+    if where == "forward":
+        # Not cached: the control vouched for one moment of one machine.
+        status, again, _ = call(gym.url + "/v1/evaluate?wait=180", "POST", body)
+        assert status == 200 and again["cached"] is False, again
+        assert again["result"]["infra_retry"]["charged"] is True
 
 
 def test_openapi_document_matches_docs(gym: Gym) -> None:
