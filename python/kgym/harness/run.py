@@ -26,7 +26,7 @@ from kgym.harness import device as dev
 from kgym.harness.arena import Arena, aligned
 from kgym.harness.audit import AUDIT_EXIT_CODE
 from kgym.harness.channel import ReportChannel
-from kgym.harness.errors import EvaluationFailure
+from kgym.harness.errors import EvaluationFailure, error_record
 from kgym.harness.layout import SlotLayout, SlotViews
 from kgym.harness.profile_check import excess_kernel_time, reported_kernels
 from kgym.harness.spawn import RunnerGone, RunnerHandle, spawn
@@ -765,8 +765,6 @@ class Evaluation:
             elif failure.record is not None:
                 error = failure.record
             elif failure.exc is not None:
-                from kgym.harness.errors import error_record
-
                 error = error_record(failure.phase, failure.exc, (self.task_file,))
                 if failure.message:
                     error["message"] = failure.message
@@ -783,8 +781,6 @@ class Evaluation:
             # candidate's verdict; the report still carries what the judge saw (the phase,
             # judge.candidate_code_started), which the service's control run needs to tell
             # whether the candidate caused it.
-            from kgym.harness.errors import error_record
-
             status = "infra_error"
             error = error_record(self.current_phase, exc, (self.task_file,))
         finally:
