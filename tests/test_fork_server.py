@@ -382,18 +382,27 @@ def test_the_switch_and_cpu_servers_decide_the_compiler_import(
     assert done.stdout == f"{imported}\n"
 
 
+@pytest.mark.parametrize(
+    ("switch", "expected"),
+    [
+        ("KGYM_FORKSERVER_COMPILER_IMPORTS", "expected auto, on or off"),
+        ("KGYM_JUDGE_FUSED_CHECK", "expected on or off"),
+    ],
+)
 @pytest.mark.parametrize("command", ["serve", "worker"])
-def test_kgym_gym_refuses_a_switch_value_it_does_not_know(command: str, tmp_path: Path) -> None:
-    """A misspelt value would act as `auto` in every fork server: the service and a pool worker
-    refuse it before they start anything."""
+def test_kgym_gym_refuses_a_switch_value_it_does_not_know(
+    command: str, switch: str, expected: str, tmp_path: Path
+) -> None:
+    """A misspelt value would act as the default in every fork server or judge: the service
+    and a pool worker refuse it before they start anything."""
     from kgym.local_gym import gym_exe
 
     args = [gym_exe(), command, "--state-dir", str(tmp_path), "--gpus", "none"]
     args += ["--port", "0"] if command == "serve" else ["--redis", "redis://127.0.0.1:1"]
-    env = {**os.environ, "KGYM_FORKSERVER_COMPILER_IMPORTS": "of"}
+    env = {**os.environ, switch: "of"}
     done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2, done.stderr
-    assert "KGYM_FORKSERVER_COMPILER_IMPORTS='of': expected auto, on or off" in done.stderr
+    assert f"{switch}='of': {expected}" in done.stderr
 
 
 @pytest.mark.parametrize(

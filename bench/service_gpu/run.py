@@ -286,17 +286,24 @@ def part_throughput(args: argparse.Namespace, log: Any) -> dict[str, Any]:
 COMPILER_IMPORTS = "KGYM_FORKSERVER_COMPILER_IMPORTS"
 
 
-def latency_runs(args: argparse.Namespace, log: Any, env: dict[str, str]) -> dict[str, Any]:
-    """Six evaluations of 06_softmax's solution on a warm gym, one at a time; medians of the last
+# Set to `off` in kgym-gym's environment, the judge checks timed outputs with torch ops rather
+# than its fused kernel (the layout before the kernel).
+FUSED_CHECK = "KGYM_JUDGE_FUSED_CHECK"
+
+
+def latency_runs(
+    args: argparse.Namespace, log: Any, env: dict[str, str], task: str = "06_softmax"
+) -> dict[str, Any]:
+    """Six evaluations of the task's solution on a warm gym, one at a time; medians of the last
     five (the first stores the reference timing)."""
-    source = (SOLUTIONS / "06_softmax.py").read_text()
+    source = (SOLUTIONS / f"{task}.py").read_text()
     with tempfile.TemporaryDirectory(prefix="kgym-lat-") as tmp:
         gym = start_gym(Path(tmp), args.workers, env=env)
         try:
             wait_ready(gym)
             runs = []
             for i in range(6):
-                body = {"task": {"id": "06_softmax"}, "candidate": {"source": source}}
+                body = {"task": {"id": task}, "candidate": {"source": source}}
                 body["options"] = {"seed": 100 + i}
                 started = time.perf_counter()
                 status, job, _ = call(gym.url + "/v1/evaluate?wait=300", "POST", body, timeout=400)
@@ -313,16 +320,23 @@ def latency_runs(args: argparse.Namespace, log: Any, env: dict[str, str]) -> dic
                         "reference_check": (result.get("timing") or {}).get("reference_check"),
                         "timing_method": {
                             key: ((result.get("timing") or {}).get("method") or {}).get(key)
-                            for key in ("rounds", "calls_per_sample", "stop_reason", "judge_s")
+                            for key in (
+                                "rounds",
+                                "calls_per_sample",
+                                "stop_reason",
+                                "judge_s",
+                                "checks",
+                            )
                         },
                     }
                 )
-                print(f"latency {i}: {round_trip:.2f} s {result['status']}", file=log)
+                print(f"latency {task} {i}: {round_trip:.2f} s {result['status']}", file=log)
         finally:
             gym.stop()
     measured = runs[1:]
     phases = sorted({k for r in measured for k in r["durations_ms"]})
     return {
+        "task": task,
         "runs": runs,
         "median_ms": {
             p: statistics.median(r["durations_ms"].get(p, 0.0) for r in measured) for p in phases
@@ -338,6 +352,11 @@ def part_latency(args: argparse.Namespace, log: Any) -> dict[str, Any]:
     if args.compare_compiler_imports:
         print("latency: again, fork servers without the compiler imports", file=log)
         out["without_compiler_imports"] = latency_runs(args, log, {COMPILER_IMPORTS: "off"})
+    if args.compare_fused_check:
+        print("latency: again, timed outputs checked by torch ops", file=log)
+        out["without_fused_check"] = latency_runs(args, log, {FUSED_CHECK: "off"})
+    for task in [t for t in args.latency_also.split(",") if t]:
+        out.setdefault("other_tasks", {})[task] = latency_runs(args, log, {}, task)
     return out
 
 
@@ -550,6 +569,17 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="latency: also measure fork servers that leave torch's compiler stack to each "
         f"runner ({COMPILER_IMPORTS}=off), in the same run",
+    )
+    p.add_argument(
+        "--compare-fused-check",
+        action="store_true",
+        help=f"latency: also measure the judge checking timed outputs by torch ops "
+        f"({FUSED_CHECK}=off), in the same run",
+    )
+    p.add_argument(
+        "--latency-also",
+        default="",
+        help="latency: TASK,... whose solutions are measured the same way after 06_softmax's",
     )
     p.add_argument("--json", action="store_true", help="print each part's JSON")
     args = p.parse_args(argv)

@@ -9,8 +9,10 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "kgym/check/evaluate.hpp"
 #include "kgym/sandbox/fork_server.hpp"
@@ -98,23 +100,40 @@ std::string default_state_dir() {
 
 namespace {
 
-// The fork servers read KGYM_FORKSERVER_COMPILER_IMPORTS (kgym/harness/forkserver.py); a value
-// they do not know would silently act as `auto`, so a misspelt `of` would keep the imports the
-// operator meant to turn off. Refused here, before any server starts.
-void check_compiler_imports_setting() {
-  const char* value = std::getenv("KGYM_FORKSERVER_COMPILER_IMPORTS");
-  if (value == nullptr) return;
-  const std::string mode = value;
-  if (mode != "auto" && mode != "on" && mode != "off") {
-    throw std::runtime_error(fmt::format(
-        "KGYM_FORKSERVER_COMPILER_IMPORTS={}: expected auto, on or off", shell_quote(mode)));
+// The operator's switches that reach the harness (evaluate.cpp passes them through): a value the
+// harness does not know would silently act as its default, so a misspelt `of` would keep what
+// the operator meant to turn off. Refused here, before any server or job starts.
+// KGYM_FORKSERVER_COMPILER_IMPORTS: whether the fork servers import torch's compiler stack
+// (kgym/harness/forkserver.py); KGYM_JUDGE_FUSED_CHECK: whether the judge checks timed outputs
+// with its fused kernel or with torch ops (kgym/harness/fused_check.py; `off` is for measuring
+// the one against the other).
+void check_operator_switches(bool fork_server) {
+  struct Switch {
+    const char* name;
+    std::vector<std::string> values;
+    bool needs_fork_server;
+  };
+  const Switch switches[] = {
+      {"KGYM_FORKSERVER_COMPILER_IMPORTS", {"auto", "on", "off"}, true},
+      {"KGYM_JUDGE_FUSED_CHECK", {"on", "off"}, false},
+  };
+  for (const auto& s : switches) {
+    if (s.needs_fork_server && !fork_server) continue;
+    const char* value = std::getenv(s.name);
+    if (value == nullptr) continue;
+    const std::string mode = value;
+    if (std::find(s.values.begin(), s.values.end(), mode) == s.values.end()) {
+      const std::vector<std::string> all_but_last(s.values.begin(), s.values.end() - 1);
+      throw std::runtime_error(fmt::format("{}={}: expected {} or {}", s.name, shell_quote(mode),
+                                           fmt::join(all_but_last, ", "), s.values.back()));
+    }
   }
 }
 
 }  // namespace
 
 MachineSlots make_machine_slots(const SlotOptions& o) {
-  if (o.fork_server) check_compiler_imports_setting();
+  check_operator_switches(o.fork_server);
   MachineSlots out;
   const auto gpus = pick_gpus(o.gpus);
   const std::string device = gpus.empty() ? "cpu" : "cuda";

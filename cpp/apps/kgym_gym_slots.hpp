@@ -27,8 +27,9 @@ struct MachineSlots {
   std::string gpu_names;  // nvidia-smi's names and driver ("" on a CPU)
 };
 
-// Throws std::runtime_error for a --gpus that names no GPU of this machine, and, with fork
-// servers, for a KGYM_FORKSERVER_COMPILER_IMPORTS other than auto, on or off.
+// Throws std::runtime_error for a --gpus that names no GPU of this machine, for a
+// KGYM_JUDGE_FUSED_CHECK other than on or off, and, with fork servers, for a
+// KGYM_FORKSERVER_COMPILER_IMPORTS other than auto, on or off.
 MachineSlots make_machine_slots(const SlotOptions& options);
 
 // The output of a shell command, trailing blanks trimmed ("" when it cannot run).

@@ -21,7 +21,7 @@ from typing import Any
 import torch
 
 from kgym import _core
-from kgym.harness import compare, loader, reply_schema
+from kgym.harness import compare, fused_check, loader, reply_schema
 from kgym.harness import device as dev
 from kgym.harness.arena import Arena, aligned
 from kgym.harness.audit import AUDIT_EXIT_CODE
@@ -93,6 +93,10 @@ class Evaluation:
         # The service's control run (its candidate is the task's own Model): findings are
         # recorded but stop nothing, so that the reference side goes through every phase.
         self.control = job.get("control") is True
+        # The timed outputs' fused check (fused_check.py): compiled in init, while the runners
+        # set up; the operator's KGYM_JUDGE_FUSED_CHECK=off keeps torch ops (for comparison).
+        self.fused_check_ready = False
+        self.fused_check_note: str | None = None
         self.runners: dict[str, RunnerHandle] = {}
         self.candidate_observed: dict[str, Any] = {}
         self.arenas: dict[str, Arena] = {}
@@ -432,6 +436,7 @@ class Evaluation:
                 "profile": bool(self.job["profile"]),
             }
             self._send(role, {"op": "setup"}, "load", payload=spec, fds=list(fds))
+        self._warm_fused_check()  # while both runners set up
         for role in ("reference", "candidate"):
             reply = self._receive(role, "load")
             if not reply.get("ok"):
@@ -459,6 +464,20 @@ class Evaluation:
         self._done("init", started)
 
     # -- slots ---------------------------------------------------------------------------------
+    def _warm_fused_check(self) -> None:
+        """Compiles the timed outputs' fused check on a GPU job that will be timed, so that the
+        compilation is not inside the timing window."""
+        timed = self.device.type == "cuda" and self.job["timing"].get("enabled", True)
+        if not timed:
+            return
+        if os.environ.get("KGYM_JUDGE_FUSED_CHECK", "on") == "off":
+            self.fused_check_note = "turned off by the operator (KGYM_JUDGE_FUSED_CHECK=off)"
+            return
+        began = time.perf_counter()
+        self.fused_check_note = fused_check.warm(self.device)
+        self.fused_check_ready = self.fused_check_note is None
+        self.durations["fused_check_warm"] = (time.perf_counter() - began) * 1e3
+
     def _layout(self, role: str, layout: SlotLayout) -> SlotViews:
         arena = Arena.create(layout.slot_bytes * layout.slots, self.device)  # may raise: old kept
         old = self.arenas.pop(role, None)
@@ -504,12 +523,16 @@ class Evaluation:
             answer.append(out if out is not None else next(values, None))
         return answer
 
-    def _reference(self, inputs: list[Any], phase: str, keep_inputs: bool = True) -> Any:
+    def _reference(
+        self, inputs: list[Any], phase: str, keep_inputs: bool = True, sync: bool = True
+    ) -> Any:
         """The reference's answer; ``keep_inputs=False`` when the caller no longer needs
-        ``inputs`` (the reference may modify them), which saves a copy of large tensors."""
+        ``inputs`` (the reference may modify them), which saves a copy of large tensors.
+        ``sync=False``: the caller synchronises later (and reports a failure found then)."""
         try:
             out = self.reference(*(clone_all(inputs) if keep_inputs else inputs))
-            dev.synchronize(self.device)
+            if sync:
+                dev.synchronize(self.device)
             return out
         except BaseException as exc:  # noqa: BLE001
             raise EvaluationFailure(

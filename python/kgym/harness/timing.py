@@ -35,6 +35,8 @@ from typing import Any
 
 import torch
 
+from kgym.harness.fused_check import FusedChecks, eligible
+
 _synchronize = torch.cuda.synchronize
 _perf_counter = time.perf_counter
 
@@ -247,6 +249,79 @@ def _record(ev: Any, on: bool) -> dict[str, Any]:
     return profile
 
 
+def fused_check_note(ev: Any, regenerate: bool) -> str:
+    """Why the timed outputs were checked by torch ops rather than the fused kernel."""
+    if not ev.fused_check_ready:
+        return str(ev.fused_check_note or "the fused check is off")
+    return "the task's inputs are not regenerable from a seed"
+
+
+def check_timed_outputs(
+    ev: Any,
+    view: Any,
+    slots: list[int],
+    pristine: list[Any],
+    reply: dict[str, Any],
+    regenerate: bool,
+    fused: FusedChecks | None,
+) -> str | None:
+    """What is wrong with a timed batch's outputs (None: all agree with the reference's answers
+    to the same inputs). With ``fused``, the reference's answers are computed one after the
+    other without waiting for the GPU, the values of every pair go to the fused kernel, and
+    one synchronisation reads all their quick verdicts; a pair the quick verdict cannot pass
+    (not "different", only "not certain") takes the exact check, on the reference's answer
+    made again from the slot's seed. Without it, each slot takes ``compare_outputs``' own
+    quick verdict, or the exact check, at once."""
+    from kgym.harness import compare
+
+    tol = ev.tolerance
+    deferred: list[tuple[int, Any, list[int]]] = []
+    try:
+        for k, kept in zip(slots, pristine):
+            inputs = ev._inputs(kept) if regenerate else kept
+            expected = ev._reference(inputs, "timing", keep_inputs=False, sync=fused is None)
+            taken: list[int] = []
+
+            def defer(actual: torch.Tensor, want: torch.Tensor, taken: list[int] = taken) -> bool:
+                if fused is None or not eligible(actual, want, tol.atol):
+                    return False
+                taken.append(fused.add(actual, want, tol.atol, tol.rtol, relative_l2=True))
+                return True
+
+            got = compare.compare_outputs(
+                ev._answer(view, k, reply),
+                compare.flatten(expected),
+                tol.atol,
+                tol.rtol,
+                errors=False,  # the verdict only: a quick check where it is certain
+                defer=defer,
+            )
+            del expected, inputs
+            if not got.ok:
+                return got.mismatch
+            if taken:
+                deferred.append((k, kept, taken))
+        if fused is None or not deferred:
+            return None
+        try:
+            verdicts = fused.verdicts()  # the one synchronisation of the batch's checks
+        except Exception as exc:  # an asynchronous failure of the reference's or our kernels
+            raise RuntimeError(f"the judge's checks of the timed outputs failed: {exc}") from exc
+    finally:
+        if fused is not None:
+            fused.discard()
+    for k, kept, taken in deferred:
+        if all(verdicts[i] for i in taken):
+            continue
+        expected = ev._reference(ev._inputs(kept), "timing", keep_inputs=False)
+        got = compare.compare_outputs(
+            ev._answer(view, k, reply), compare.flatten(expected), tol.atol, tol.rtol, errors=False
+        )
+        if not got.ok:
+            return got.mismatch
+    return None
+
+
 def time_runners(
     ev: Any, config: TimingConfig, baseline: str, record_kernels: bool = False
 ) -> dict[str, Any]:
@@ -255,12 +330,10 @@ def time_runners(
     Evaluation (inputs, reference, runners, slots). With ``record_kernels``, both runners record
     the CUDA kernels of every measured round (profiling.py): the result's ``kernels`` is the
     candidate's record and the number of calls it covers."""
-    from kgym.harness import compare
     from kgym.harness.arena import ArenaAllocationError
 
     phase_started = _perf_counter()
     device = ev.device
-    tol = ev.tolerance
     # The call layout is the correctness phase's (same shapes), so no probe call is needed.
     base = ev.views["candidate"].layout
     for role in ("candidate", "reference"):
@@ -298,6 +371,9 @@ def time_runners(
     runner_of = {"reference": "reference", "candidate": "candidate", "compile": "reference"}
     flush = l2_flush_buffer(device)
     canary = torch.zeros(1024, device=device)
+    # The fused check reads each pair once and a whole batch with one synchronisation; it needs
+    # the inputs made again for the exact check of a pair it cannot pass, so regenerable ones.
+    fused = FusedChecks(device) if ev.fused_check_ready and regenerate else None
 
     # Where the judge's seconds go (the Result's method.judge_s): the fresh inputs, the timed
     # requests, the checks of the timed outputs; the rest is set-up and warm-up.
@@ -352,19 +428,7 @@ def time_runners(
         spent["calls"] += checked - called
         problem = None
         if verify:
-            for k, kept in zip(slots, pristine):
-                inputs = ev._inputs(kept) if regenerate else kept
-                expected = ev._reference(inputs, "timing", keep_inputs=False)
-                got = compare.compare_outputs(
-                    ev._answer(view, k, reply),
-                    compare.flatten(expected),
-                    tol.atol,
-                    tol.rtol,
-                    errors=False,  # the verdict only: a quick check where it is certain
-                )
-                if not got.ok:
-                    problem = got.mismatch
-                    break
+            problem = check_timed_outputs(ev, view, slots, pristine, reply, regenerate, fused)
             spent["checks"] += _perf_counter() - checked
         total_ms = (end - start) / 1e6
         return total_ms, (end - replied) / 1e6, problem
@@ -512,6 +576,10 @@ def time_runners(
             "slots_limited_by_memory": plan.memory_limited or max_slots < plan.slots,
             "memory_note": plan.note,
             "inputs_regenerated_for_checks": regenerate,
+            "checks": {
+                "fused": fused is not None,
+                "note": None if fused is not None else fused_check_note(ev, regenerate),
+            },
             "judge_s": {
                 **{name: round(value, 4) for name, value in spent.items()},
                 "total": round(_perf_counter() - phase_started, 4),
