@@ -89,15 +89,24 @@ def _check(result: dict[str, object]) -> None:
     assert 0 < int(result["passed"]) < int(result["pairs"])  # type: ignore[call-overload]
 
 
-@pytest.mark.skipif(DEVICE == "cuda", reason="the GPU variant below runs instead")
-def test_the_fused_check_agrees_with_the_quick_verdict_under_the_interpreter() -> None:
-    script = CASES + "\nprint(json.dumps(run('cpu')))\n"
+@pytest.fixture(scope="module")
+def interpreted() -> dict[str, object]:
+    """Both scripts below in one child process under Triton's interpreter (one import of torch
+    and Triton for the two tests)."""
+    script = CASES + FLOW + "\nprint(json.dumps({'cases': run('cpu'), 'flow': flow()}))\n"
     env = {**os.environ, "TRITON_INTERPRET": "1"}
     done = subprocess.run(
         [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    _check(json.loads(done.stdout.strip().splitlines()[-1]))
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.skipif(DEVICE == "cuda", reason="the GPU variant below runs instead")
+def test_the_fused_check_agrees_with_the_quick_verdict_under_the_interpreter(
+    interpreted: dict[str, object],
+) -> None:
+    _check(interpreted["cases"])  # type: ignore[arg-type]
 
 
 @pytest.mark.skipif(DEVICE != "cuda", reason="needs a GPU (KGYM_TEST_DEVICE=cuda)")
@@ -164,26 +173,24 @@ FLOW = textwrap.dedent(
     def reshaped(k, out):
         return out[:-1] if k == 3 else out
 
-    results = {}
-    for name, fused in (("fused", FusedChecks(torch.device("cpu"))), ("torch", None)):
-        for case, change in (("right", lambda k, o: o), ("barely", barely), ("wrong", wrong),
-                             ("reshaped", reshaped), ("right again", lambda k, o: o)):
-            judge = Judge()
-            problem = batch(judge, fused, change)
-            results[f"{name}/{case}"] = [problem, judge.references]
-    print(json.dumps(results))
+    def flow():
+        results = {}
+        for name, fused in (("fused", FusedChecks(torch.device("cpu"))), ("torch", None)):
+            for case, change in (("right", lambda k, o: o), ("barely", barely), ("wrong", wrong),
+                                 ("reshaped", reshaped), ("right again", lambda k, o: o)):
+                judge = Judge()
+                problem = batch(judge, fused, change)
+                results[f"{name}/{case}"] = [problem, judge.references]
+        return results
     """
 )
 
 
 @pytest.mark.skipif(DEVICE == "cuda", reason="the interpreter's variant of the flow")
-def test_a_timed_batch_is_checked_by_the_fused_verdicts_and_the_exact_check_where_unsure() -> None:
-    env = {**os.environ, "TRITON_INTERPRET": "1"}
-    done = subprocess.run(
-        [sys.executable, "-c", FLOW], env=env, capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    results = json.loads(done.stdout.strip().splitlines()[-1])
+def test_a_timed_batch_is_checked_by_the_fused_verdicts_and_the_exact_check_where_unsure(
+    interpreted: dict[str, object],
+) -> None:
+    results: dict[str, list[object]] = interpreted["flow"]  # type: ignore[assignment]
     for way in ("fused", "torch"):
         assert results[f"{way}/right"] == [None, 4]
         assert results[f"{way}/right again"] == [None, 4]  # nothing left from a failed batch
