@@ -256,12 +256,23 @@ def part_throughput(args: argparse.Namespace, log: Any) -> dict[str, Any]:
         service_rows, service_wall, metrics = run_service(
             mix, args.seed, args.workers, Path(tmp), log
         )
+        # Other --workers-per-gpu, the same candidates, against the one baseline below.
+        others = {}
+        for workers in args.also_workers:
+            print(f"throughput: the service with {workers} workers per GPU", file=log)
+            rows, wall, _ = run_service(mix, args.seed, workers, Path(tmp) / f"w{workers}", log)
+            others[str(workers)] = {"wall_s": wall, "per_min": 60 * len(mix) / wall, "rows": rows}
         baseline_started = time.perf_counter()
         baseline_rows = run_baseline(mix, args.seed, log)
         baseline_wall = time.perf_counter() - baseline_started
     agree = sum(
         s["status"] == b["status"] for s, b in zip(service_rows, baseline_rows, strict=True)
     )
+    for other in others.values():
+        other["ratio"] = baseline_wall / other["wall_s"]
+        other["verdicts_agree"] = sum(
+            s["status"] == b["status"] for s, b in zip(other["rows"], baseline_rows, strict=True)
+        )
     return {
         "candidates": len(mix),
         "mix": {k: sum(e["kind"] == k for e in mix) for k in sorted({e["kind"] for e in mix})},
@@ -273,6 +284,7 @@ def part_throughput(args: argparse.Namespace, log: Any) -> dict[str, Any]:
         "baseline": {"wall_s": baseline_wall, "per_min": 60 * len(mix) / baseline_wall},
         "ratio": baseline_wall / service_wall,
         "verdicts_agree": agree,
+        "other_workers_per_gpu": others,
         "rows": [
             {**e, "service": s, "baseline": b}
             for e, s, b in zip(mix, service_rows, baseline_rows, strict=True)
@@ -553,6 +565,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--out-dir", type=Path, default=Path(__file__).parent)
     p.add_argument("--workers", type=int, default=8, help="--workers-per-gpu of the service")
+    p.add_argument(
+        "--also-workers",
+        type=lambda text: [int(w) for w in text.split(",") if w],
+        default=[],
+        help="throughput: W,... more --workers-per-gpu measured against the same baseline",
+    )
     p.add_argument("--seed", type=int, default=1)
     p.add_argument(
         "--precision",

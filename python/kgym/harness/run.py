@@ -13,6 +13,7 @@ import contextlib
 import fcntl
 import os
 import secrets
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -93,10 +94,13 @@ class Evaluation:
         # The service's control run (its candidate is the task's own Model): findings are
         # recorded but stop nothing, so that the reference side goes through every phase.
         self.control = job.get("control") is True
-        # The timed outputs' fused check (fused_check.py): compiled in init, while the runners
-        # set up; the operator's KGYM_JUDGE_FUSED_CHECK=off keeps torch ops (for comparison).
+        # The timed outputs' fused check (fused_check.py): compiled by a thread of its own
+        # from the end of load, beside everything before timing; the operator's
+        # KGYM_JUDGE_FUSED_CHECK=off keeps torch ops (for comparison).
         self.fused_check_ready = False
         self.fused_check_note: str | None = None
+        self.fused_check_warming: threading.Thread | None = None
+        self.fused_check_warm_ms: float | None = None
         self.runners: dict[str, RunnerHandle] = {}
         self.candidate_observed: dict[str, Any] = {}
         self.arenas: dict[str, Arena] = {}
@@ -360,6 +364,7 @@ class Evaluation:
         if use_cuda:
             self.device = torch.device("cuda", torch.cuda.current_device())
             torch.cuda.set_device(self.device)
+        self._start_fused_check_warm()
         self._done("load", started)
 
     def _weights_arena(self) -> tuple[dict[str, Any] | None, list[int]]:
@@ -436,7 +441,6 @@ class Evaluation:
                 "profile": bool(self.job["profile"]),
             }
             self._send(role, {"op": "setup"}, "load", payload=spec, fds=list(fds))
-        self._warm_fused_check()  # while both runners set up
         for role in ("reference", "candidate"):
             reply = self._receive(role, "load")
             if not reply.get("ok"):
@@ -464,19 +468,41 @@ class Evaluation:
         self._done("init", started)
 
     # -- slots ---------------------------------------------------------------------------------
-    def _warm_fused_check(self) -> None:
-        """Compiles the timed outputs' fused check on a GPU job that will be timed, so that the
-        compilation is not inside the timing window."""
-        timed = self.device.type == "cuda" and self.job["timing"].get("enabled", True)
-        if not timed:
+    def _start_fused_check_warm(self) -> None:
+        """Compiles the timed outputs' fused check (about 1-1.5 s of Triton's compiler and the
+        launcher's build on an H200) in a thread, on a GPU job that will be timed: beside the
+        runners' set-up, the candidate's compilation and correctness, which the main thread
+        mostly waits for, not inside the timing window. Started after the judge confined
+        itself (load), so the thread is confined as well."""
+        if self.device.type != "cuda" or not self.job["timing"].get("enabled", True):
             return
         if os.environ.get("KGYM_JUDGE_FUSED_CHECK", "on") == "off":
             self.fused_check_note = "turned off by the operator (KGYM_JUDGE_FUSED_CHECK=off)"
             return
+        device = self.device
+
+        def warm() -> None:
+            began = time.perf_counter()
+            with torch.cuda.device(device):
+                note = fused_check.warm(device)
+            # Into the judge's record only once joined: the report must not change while sent.
+            self.fused_check_warm_ms = round((time.perf_counter() - began) * 1e3, 1)
+            self.fused_check_note = note
+            self.fused_check_ready = note is None
+
+        self.fused_check_warming = threading.Thread(target=warm, name="fused-check", daemon=True)
+        self.fused_check_warming.start()
+
+    def _await_fused_check(self) -> None:
+        """Waits for the fused check's compilation (timing needs it); what was left to wait for
+        is in durations_ms (fused_check_wait)."""
+        warming, self.fused_check_warming = self.fused_check_warming, None
+        if warming is None:
+            return
         began = time.perf_counter()
-        self.fused_check_note = fused_check.warm(self.device)
-        self.fused_check_ready = self.fused_check_note is None
-        self.durations["fused_check_warm"] = (time.perf_counter() - began) * 1e3
+        warming.join()
+        self.durations["fused_check_wait"] = (time.perf_counter() - began) * 1e3
+        self.judge["fused_check_warm_ms"] = self.fused_check_warm_ms
 
     def _layout(self, role: str, layout: SlotLayout) -> SlotViews:
         arena = Arena.create(layout.slot_bytes * layout.slots, self.device)  # may raise: old kept
@@ -689,6 +715,7 @@ class Evaluation:
             }
             return
         started = self._phase("timing")
+        self._await_fused_check()
         config = TimingConfig.from_job(options)
         self.timing = time_runners(
             self,
