@@ -145,3 +145,59 @@ TEST(Interference, AFailureTheControlSharesStaysAnInfraError) {
   const auto ok = result_through({"startup", "load", "init"}, "ok");
   EXPECT_EQ(attribute_after_control(ok, clean, "hybrid"), ok);
 }
+
+namespace {
+
+// The candidate's own run out of GPU memory, on a GPU (or on the CPU).
+json candidate_out_of_memory(const std::string& kind = "cuda") {
+  json r = result_through({"load", "init", "compile", "correctness"}, "runtime_error");
+  r["device"] = {{"kind", kind}};
+  r["error"] = {{"phase", "correctness"},
+                {"type", "OutOfMemoryError"},
+                {"message", "CUDA out of memory. Tried to allocate 256.00 MiB."}};
+  return r;
+}
+
+}  // namespace
+
+TEST(Interference, OnlyARunOutOfGpuMemoryIsDoubtedBesideInfraErrors) {
+  using kgym::service::doubtful_failure;
+  using kgym::service::ran_out_of_gpu_memory;
+  EXPECT_TRUE(ran_out_of_gpu_memory(candidate_out_of_memory()));
+  EXPECT_TRUE(doubtful_failure(candidate_out_of_memory()));
+  auto driver = candidate_out_of_memory();
+  driver["error"]["type"] = "RuntimeError";
+  driver["error"]["message"] = "Triton Error [CUDA]: CUDA_ERROR_OUT_OF_MEMORY";
+  EXPECT_TRUE(ran_out_of_gpu_memory(driver));
+  // Host memory, another error, or a verdict that is not a runtime error: the candidate's own.
+  EXPECT_FALSE(ran_out_of_gpu_memory(candidate_out_of_memory("cpu")));
+  auto other = candidate_out_of_memory();
+  other["error"] = {{"phase", "correctness"}, {"type", "IndexError"}, {"message", "out of range"}};
+  EXPECT_FALSE(ran_out_of_gpu_memory(other));
+  auto rejected = candidate_out_of_memory();
+  rejected["status"] = "rejected";
+  EXPECT_FALSE(ran_out_of_gpu_memory(rejected));
+  EXPECT_FALSE(doubtful_failure(other));
+  EXPECT_TRUE(doubtful_failure(result_through({"load"}, "infra_error", "load")));
+}
+
+TEST(Interference, ACandidatesOwnRunOutOfGpuMemoryStandsWhenTheStandInGotAsFar) {
+  const auto control = result_through({"load", "init", "compile", "correctness", "timing"}, "ok");
+  const auto out = attribute_after_control(candidate_out_of_memory(), control, "hybrid");
+  EXPECT_EQ(out["status"], "runtime_error");
+  EXPECT_EQ(out["error"]["type"], "OutOfMemoryError");  // its own error, unchanged
+  EXPECT_EQ(out["infra_retry"]["charged"], true);
+  EXPECT_EQ(out["infra_retry"]["control"]["status"], "ok");
+}
+
+TEST(Interference, ARunOutOfGpuMemoryBesideAStarvedStandInIsNotCharged) {
+  auto control = result_through({"load", "init"}, "infra_error", "init");
+  const auto out = attribute_after_control(candidate_out_of_memory(), control, "hybrid");
+  EXPECT_EQ(out["status"], "infra_error");
+  EXPECT_EQ(out["error"]["type"], "GpuMemoryShortage");
+  EXPECT_NE(out["error"]["message"].get<std::string>().find("CUDA out of memory"),
+            std::string::npos);
+  EXPECT_EQ(out["infra_retry"]["charged"], false);
+  EXPECT_EQ(out["infra_retry"]["second_error"]["type"], "OutOfMemoryError");
+  EXPECT_TRUE(out.contains("policies"));
+}

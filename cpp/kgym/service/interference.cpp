@@ -15,6 +15,25 @@ bool is_infra_error(const json& result) {
   return result.is_object() && result.value("status", std::string()) == "infra_error";
 }
 
+bool ran_out_of_gpu_memory(const json& result) {
+  if (!result.is_object() || result.value("status", std::string()) != "runtime_error") return false;
+  const auto device = result.value("device", json::object());
+  if (!device.is_object() || device.value("kind", std::string()) != "cuda") return false;
+  const auto error = result.value("error", json::object());
+  if (!error.is_object()) return false;
+  if (error.value("type", std::string()) == "OutOfMemoryError") return true;  // torch's
+  const auto message = error.value("message", std::string());
+  for (const char* said : {"CUDA out of memory", "CUDA_ERROR_OUT_OF_MEMORY",
+                           "cudaErrorMemoryAllocation", "CUDA error: out of memory"}) {
+    if (message.find(said) != std::string::npos) return true;
+  }
+  return false;
+}
+
+bool doubtful_failure(const json& result) {
+  return is_infra_error(result) || ran_out_of_gpu_memory(result);
+}
+
 check::CheckJob control_job(const check::CheckJob& job) {
   check::CheckJob control = job;
   // A subclass keeps the reference's parameter names, so the judge's weight copy applies to it
@@ -59,7 +78,8 @@ bool control_cleared(const json& control, const json& failed) {
 }
 
 json attribute_after_control(json result, const json& control, const std::string& torch_compute) {
-  if (!is_infra_error(result)) return result;
+  const bool own_memory = ran_out_of_gpu_memory(result);
+  if (!is_infra_error(result) && !own_memory) return result;
   const bool charged = candidate_code_ran(result) && control_cleared(control, result);
   const auto& phases = check::evaluation_phases();
   const int reached = furthest_phase(control);
@@ -79,8 +99,28 @@ json attribute_after_control(json result, const json& control, const std::string
   if (!retry.is_object()) retry = json::object();
   retry["control"] = std::move(record);
   retry["charged"] = charged;
-  if (!charged) return result;
   const json second = result.value("error", json(nullptr));
+  if (own_memory) {
+    // The candidate's own failure, twice: its verdict stands when the stand-in got as far.
+    if (charged) return result;
+    retry["second_error"] = second;
+    const std::string what = second.is_object() ? second.value("message", std::string()) : "";
+    result["status"] = "infra_error";
+    result["error"] = {
+        {"phase",
+         second.is_object() ? second.value("phase", std::string("init")) : std::string("init")},
+        {"type", "GpuMemoryShortage"},
+        {"message",
+         fmt::format("the candidate's run found the GPU out of memory twice ({}), and a harmless "
+                     "stand-in (the task's own Model) could not get as far on the same slot "
+                     "either: the GPU was short of memory, so this is not charged to the "
+                     "candidate",
+                     what)},
+        {"traceback", ""}};
+    result["policies"] = check::policy_verdicts(result, torch_compute);
+    return result;
+  }
+  if (!charged) return result;
   retry["second_error"] = second;
   const std::string phase =
       second.is_object() ? second.value("phase", std::string("init")) : std::string("init");

@@ -20,6 +20,16 @@ namespace kgym::service {
 
 bool is_infra_error(const nlohmann::json& result);
 
+// Whether the candidate's own run failed for want of GPU memory (torch's or the driver's "out of
+// memory", a `runtime_error` on a GPU). On a GPU that other jobs share, that may be a
+// neighbour's doing: a candidate that fills the GPU makes the jobs beside it fail so. The service
+// treats it as it treats an `infra_error`: once more, then the control, which charges it only
+// when the harmless stand-in gets as far on the same slot.
+bool ran_out_of_gpu_memory(const nlohmann::json& result);
+
+// What the service looks at twice: an `infra_error`, or a run out of GPU memory.
+bool doubtful_failure(const nlohmann::json& result);
+
 // The control job: `job` with the task's own Model as the candidate (`class ModelNew(Model)`),
 // unscreened (its code is the task's, not a client's), under the hybrid torch-compute policy (it
 // is torch code) and marked `control` (the judge stops on no integrity finding, so that every
@@ -42,11 +52,14 @@ bool candidate_code_ran(const nlohmann::json& result);
 // failed, which can be a set-up step of a later phase).
 bool control_cleared(const nlohmann::json& control, const nlohmann::json& failed);
 
-// The candidate's Result after a control: `result` (the second run's, `infra_error`) with the
-// control recorded in `infra_retry.control`; when the candidate's code ran and the control cleared
-// the reference side, it becomes a `runtime_error` charged to the candidate
-// (`infra_retry.charged`), the reference's error kept as `infra_retry.second_error`, and its policy
-// verdicts made again.
+// The candidate's Result after a control: `result` (the second run's, a doubtful failure) with
+// the control recorded in `infra_retry.control`. An `infra_error`: when the candidate's code ran
+// and the control cleared the reference side, it becomes a `runtime_error` charged to the
+// candidate (`infra_retry.charged`), the reference's error kept as `infra_retry.second_error`.
+// A run out of GPU memory: charged, it stays the candidate's `runtime_error`; not charged (the
+// stand-in could not get as far either: the GPU was short for everyone), it becomes an
+// `infra_error` (`GpuMemoryShortage`), the candidate's error kept as `second_error`. Either way
+// its policy verdicts are made again.
 nlohmann::json attribute_after_control(nlohmann::json result, const nlohmann::json& control,
                                        const std::string& torch_compute);
 

@@ -47,7 +47,8 @@ const std::map<std::string, std::pair<std::string, std::string>> kHelp = {
     {"kgym_cache_misses_total", {"requests that needed an evaluation", ""}},
     {"kgym_worker_restarts_total", {"fork servers restarted after dying", ""}},
     {"kgym_infra_retries_total",
-     {"evaluations run a second time because the first ended infra_error", ""}},
+     {"evaluations run a second time because the first ended infra_error or out of GPU memory",
+      ""}},
     {"kgym_infra_controls_total",
      {"control runs after a second infra_error, by whether the failure was charged to the "
       "candidate",
