@@ -152,13 +152,21 @@ FLOW = textwrap.dedent(
         def _answer(self, view, k, reply):
             return [reply[k]]
 
-    def batch(judge, fused, change):
+    def batch(judge, fused, change, given=0):
+        # given: how many slots have the reference runner's answer already (its timed outputs
+        # for the same inputs); the judge computes the others.
         seeds = [11, 12, 13, 14]
         answers = {}
         for k, seed in enumerate(seeds):
             out = judge._inputs(seed)[0] * 2
             answers[k] = change(k, out)
-        return timing.check_timed_outputs(judge, None, [0, 1, 2, 3], seeds, answers, True, fused)
+
+        def expected_of(i):
+            return [judge._inputs(seeds[i])[0] * 2] if i < given else None
+
+        return timing.check_timed_outputs(
+            judge, None, [0, 1, 2, 3], seeds, answers, True, fused, expected_of
+        )
 
     def barely(k, out):  # one element just inside its bound: not certain, so the exact check
         if k == 2:  # where the value is smallest, float32 rounds the sum least
@@ -181,6 +189,10 @@ FLOW = textwrap.dedent(
                 judge = Judge()
                 problem = batch(judge, fused, change)
                 results[f"{name}/{case}"] = [problem, judge.references]
+                for given in (2, 4):
+                    judge = Judge()
+                    problem = batch(judge, fused, change, given)
+                    results[f"{name}/{case}/given {given}"] = [problem, judge.references]
         return results
     """
 )
@@ -201,3 +213,14 @@ def test_a_timed_batch_is_checked_by_the_fused_verdicts_and_the_exact_check_wher
     # A wrong slot fails both ways; the fused way learns it at the batch's one synchronisation.
     assert results["fused/wrong"] == ["output: values differ beyond tolerance", 5]
     assert results["torch/wrong"] == ["output: values differ beyond tolerance", 2]
+    # Where the reference runner's outputs for the same inputs are given, the judge computes no
+    # answer for those slots, and the verdicts are the same.
+    for way in ("fused", "torch"):
+        for case in ("right", "barely", "right again"):
+            assert results[f"{way}/{case}/given 4"] == [None, 0], (way, case)
+            assert results[f"{way}/{case}/given 2"][0] is None, (way, case)
+        assert results[f"{way}/wrong/given 4"] == ["output: values differ beyond tolerance", 0]
+        assert results[f"{way}/reshaped/given 4"][0] == "output: shape (4999,), expected (5000,)"
+    assert results["fused/right/given 2"] == [None, 2]  # the other two computed by the judge
+    assert results["fused/barely/given 2"] == [None, 3]  # and slot 2's again, for the exact check
+    assert results["torch/wrong/given 2"] == ["output: values differ beyond tolerance", 0]

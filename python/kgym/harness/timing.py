@@ -13,7 +13,10 @@ call), measured by the judge as the same copy between its own arenas. A sample i
 (time - fixed cost) / B - copy. Each side's B is its own: enough calls for ``batch_ms``.
 The candidate's outputs of every timed call (or of the share ``verify_fraction``) are
 compared with the reference's answer to the same fresh inputs; the candidate never sees an
-input twice, so no cache can win. Work the candidate leaves on the GPU after replying delays
+input twice, so no cache can win. Both runners' batches of a round get the same fresh seeds
+slot by slot, so where the task's inputs come out the same from a seed, the reference runner's
+own timed outputs are those answers (``check_timed_outputs``, the fused kernel of
+fused_check.py); otherwise the judge computes them. Work the candidate leaves on the GPU after replying delays
 the canary, which is inside its sample, and is reported when the canary is slower after its
 batches than after the reference's. The arenas' input sets are a share of the GPU's total
 memory (``plan_slots``), and a checked batch's inputs are generated again from their seeds when
@@ -30,6 +33,7 @@ from __future__ import annotations
 import math
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -264,22 +268,32 @@ def check_timed_outputs(
     reply: dict[str, Any],
     regenerate: bool,
     fused: FusedChecks | None,
+    expected_of: Callable[[int], list[Any] | None] | None = None,
 ) -> str | None:
     """What is wrong with a timed batch's outputs (None: all agree with the reference's answers
-    to the same inputs). With ``fused``, the reference's answers are computed one after the
-    other without waiting for the GPU, the values of every pair go to the fused kernel, and
-    one synchronisation reads all their quick verdicts; a pair the quick verdict cannot pass
-    (not "different", only "not certain") takes the exact check, on the reference's answer
-    made again from the slot's seed. Without it, each slot takes ``compare_outputs``' own
-    quick verdict, or the exact check, at once."""
+    to the same inputs). ``expected_of(i)``: the reference's answer for the i-th slot where one
+    exists already (its runner's timed outputs for the same inputs), else None, and the judge
+    computes it from the slot's seed or kept inputs. With ``fused``, computed answers are made
+    one after the other without waiting for the GPU, the values of every pair go to the fused
+    kernel, and one synchronisation reads all their quick verdicts; a pair the quick verdict
+    cannot pass (not "different", only "not certain") takes the exact check. Without it, each
+    slot takes ``compare_outputs``' own quick verdict, or the exact check, at once."""
     from kgym.harness import compare
 
     tol = ev.tolerance
-    deferred: list[tuple[int, Any, list[int]]] = []
+
+    def expected(index: int, sync: bool) -> list[Any]:
+        given = expected_of(index) if expected_of is not None else None
+        if given is not None:
+            return given
+        kept = pristine[index]
+        inputs = ev._inputs(kept) if regenerate else kept
+        return compare.flatten(ev._reference(inputs, "timing", keep_inputs=False, sync=sync))
+
+    deferred: list[tuple[int, list[int]]] = []
     try:
-        for k, kept in zip(slots, pristine):
-            inputs = ev._inputs(kept) if regenerate else kept
-            expected = ev._reference(inputs, "timing", keep_inputs=False, sync=fused is None)
+        for index, k in enumerate(slots):
+            want = expected(index, sync=fused is None)
             taken: list[int] = []
 
             def defer(actual: torch.Tensor, want: torch.Tensor, taken: list[int] = taken) -> bool:
@@ -290,17 +304,17 @@ def check_timed_outputs(
 
             got = compare.compare_outputs(
                 ev._answer(view, k, reply),
-                compare.flatten(expected),
+                want,
                 tol.atol,
                 tol.rtol,
                 errors=False,  # the verdict only: a quick check where it is certain
                 defer=defer,
             )
-            del expected, inputs
+            del want
             if not got.ok:
                 return got.mismatch
             if taken:
-                deferred.append((k, kept, taken))
+                deferred.append((index, taken))
         if fused is None or not deferred:
             return None
         try:
@@ -310,12 +324,15 @@ def check_timed_outputs(
     finally:
         if fused is not None:
             fused.discard()
-    for k, kept, taken in deferred:
+    for index, taken in deferred:
         if all(verdicts[i] for i in taken):
             continue
-        expected = ev._reference(ev._inputs(kept), "timing", keep_inputs=False)
         got = compare.compare_outputs(
-            ev._answer(view, k, reply), compare.flatten(expected), tol.atol, tol.rtol, errors=False
+            ev._answer(view, slots[index], reply),
+            expected(index, sync=True),
+            tol.atol,
+            tol.rtol,
+            errors=False,
         )
         if not got.ok:
             return got.mismatch
@@ -379,14 +396,19 @@ def time_runners(
     # requests, the checks of the timed outputs; the rest is set-up and warm-up.
     spent = {"inputs": 0.0, "calls": 0.0, "checks": 0.0}
 
-    def batch(name: str, slots: list[int], verify: bool) -> tuple[float, float, str | None]:
+    def batch(
+        name: str, slots: list[int], seeds: list[int] | None = None
+    ) -> tuple[float, float, dict[str, Any], list[Any]]:
+        """One sample: (time, canary time, the runner's reply, per slot what a check of its
+        outputs needs: the seed of its inputs, or the inputs themselves). ``seeds``: the
+        inputs' seeds slot by slot (a measured round gives both runners the same ones), else
+        fresh ones."""
         role = runner_of[name]
         view = views[role]
         began = _perf_counter()
-        # Per slot, what the check needs: the seed of its inputs, or the inputs themselves.
         pristine: list[Any] = []
-        for k in slots:
-            seed = ev._fresh_seed()
+        for index, k in enumerate(slots):
+            seed = seeds[index] if seeds is not None else ev._fresh_seed()
             inputs = ev._inputs(seed)
             ev._fill(view, k, inputs)
             pristine.append(seed if regenerate else inputs)
@@ -424,14 +446,36 @@ def time_runners(
             detail = f"{error.get('type', '?')}: {error.get('message', '')}" if error else reply
             raise RuntimeError(f"the reference's runner failed while timed: {str(detail)[:600]}")
         ev._take_findings(reply)
-        checked = _perf_counter()
-        spent["calls"] += checked - called
-        problem = None
-        if verify:
-            problem = check_timed_outputs(ev, view, slots, pristine, reply, regenerate, fused)
-            spent["checks"] += _perf_counter() - checked
+        spent["calls"] += _perf_counter() - called
         total_ms = (end - start) / 1e6
-        return total_ms, (end - replied) / 1e6, problem
+        return total_ms, (end - replied) / 1e6, reply, pristine
+
+    def check(slots: list[int], pristine: list[Any], reply: dict[str, Any]) -> str | None:
+        """The check of a candidate's timed batch. The reference's batch of the same round
+        had the same seeds slot by slot: where its outputs in its arena are for this slot's
+        inputs (regenerable inputs, not overwritten since by the compiled variant), they are the
+        expected answer, and the judge computes nothing."""
+        began = _perf_counter()
+        answered = reference_answers if regenerate else None
+
+        def expected_of(index: int) -> list[Any] | None:
+            if not answered or index >= len(answered["seeds"]):
+                return None
+            if answered["seeds"][index] != pristine[index]:
+                return None
+            return ev._answer(views["reference"], slots[index], answered["reply"])
+
+        try:
+            return check_timed_outputs(
+                ev, views["candidate"], slots, pristine, reply, regenerate, fused, expected_of
+            )
+        finally:
+            spent["checks"] += _perf_counter() - began
+
+    # The reference's latest measured batch (its seeds and reply), while its outputs stay in
+    # its arena: a batch of the compiled variant, which shares the runner's arena, overwrites
+    # them.
+    reference_answers: dict[str, Any] = {}
 
     # Warm-up (compilation, autotuning, caches) and the batch size: enough calls that a sample
     # lasts ``batch_ms``, so the fixed cost of a round trip and a synchronisation is amortised.
@@ -443,8 +487,8 @@ def time_runners(
         rounds = 0
         single = multi = math.inf
         while rounds < 3 or (_perf_counter() - started) * 1e3 < config.warmup_ms:
-            single = min(single, batch(name, [0], verify=False)[0])
-            multi = min(multi, batch(name, list(range(warm)), verify=False)[0])
+            single = min(single, batch(name, [0])[0])
+            multi = min(multi, batch(name, list(range(warm)))[0])
             rounds += 1
         marginal = (multi - single) / (warm - 1) if warm > 1 else single
         estimates[name] = max(marginal, single / 10, 1e-4)
@@ -458,7 +502,7 @@ def time_runners(
     # purpose to have more taken off), and the output copy, on the judge's own arenas with both
     # runners stopped. The fastest of each: work another process leaves on the GPU can only
     # lengthen them, and more taken off both sides would widen a speedup.
-    overhead_ms = min(batch("reference", [], verify=False)[0] for _ in range(9))
+    overhead_ms = min(batch("reference", [])[0] for _ in range(9))
     for handle in ev.runners.values():
         handle.pause()
     try:
@@ -480,19 +524,33 @@ def time_runners(
     def one_round(index: int, into: dict[str, list[float]], times: dict[str, list[float]]) -> None:
         nonlocal disagreement, recorded_calls
         order = series if index % 2 == 0 else list(reversed(series))
+        # One fresh seed per slot for the round: every series' slot k gets the same inputs, so
+        # the reference's timed outputs are the expected answers of the candidate's.
+        seeds = [ev._fresh_seed() for _ in range(max(calls.values()))]
+        pending: tuple[list[int], list[Any], dict[str, Any]] | None = None
+        done: set[str] = set()
         for name in order:
-            # Which rounds are verified is drawn from the OS: no count of calls predicts it.
-            verify = name == "candidate" and (
-                verify_every == 1 or secrets.randbelow(verify_every) == 0
-            )
             slots = list(range(calls[name]))
-            total_ms, canary_ms, problem = batch(name, slots, verify)
-            if name == "candidate":
+            total_ms, canary_ms, reply, pristine = batch(name, slots, seeds[: len(slots)])
+            if name == "reference":
+                reference_answers.update(seeds=seeds[: len(slots)], reply=reply)
+            elif name == "compile":
+                reference_answers.clear()
+            else:  # the candidate
                 recorded_calls += len(slots)
+                # Which rounds are verified is drawn from the OS: no count of calls predicts it.
+                if verify_every == 1 or secrets.randbelow(verify_every) == 0:
+                    pending = (slots, pristine, reply)
             times[name].append(per_call_ms(total_ms, len(slots), overhead_ms, copy_ms))
             into[name].append(canary_ms)
-            if problem and disagreement is None:
-                disagreement = problem
+            done.add(name)
+            # Checked once the reference's batch of this round is in its arena (before the
+            # compiled variant overwrites it): at once where it came first.
+            if pending is not None and "reference" in done:
+                problem = check(*pending)
+                pending = None
+                if problem and disagreement is None:
+                    disagreement = problem
 
     while True:
         one_round(round_index, canaries, samples)
