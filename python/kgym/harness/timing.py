@@ -16,11 +16,11 @@ compared with the reference's answer to the same fresh inputs; the candidate nev
 input twice, so no cache can win. Both runners' batches of a round get the same fresh seeds
 slot by slot, so where the task's inputs come out the same from a seed, the reference runner's
 own timed outputs are those answers (``check_timed_outputs``, the fused kernel of
-fused_check.py); otherwise the judge computes them. Work the candidate leaves on the GPU after replying delays
-the canary, which is inside its sample, and is reported when the canary is slower after its
-batches than after the reference's. The arenas' input sets are a share of the GPU's total
-memory (``plan_slots``), and a checked batch's inputs are generated again from their seeds when
-the task's inputs allow it (``inputs_regenerable``). When the job profiles, both runners record
+fused_check.py); otherwise the judge computes them. Work the candidate leaves on the GPU after
+replying delays the canary, which is inside its sample, and is reported when the canary is
+slower after its batches than after the reference's. The arenas' input sets are a share of the
+GPU's total memory (``plan_slots``), and a checked batch's inputs are generated again from
+their seeds when the task's inputs allow it (``inputs_regenerable``). When the job profiles, both runners record
 the CUDA kernels of the measured rounds (profiling.py), and the Triton share (PR) is derived
 from them.
 
