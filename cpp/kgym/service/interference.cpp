@@ -77,6 +77,24 @@ bool control_cleared(const json& control, const json& failed) {
   return status == "ok" || furthest_phase(control) >= furthest_phase(failed);
 }
 
+namespace {
+
+// `result` with a new verdict: an error of `type` in the phase its own error named, and its
+// policy verdicts made again.
+json restated(json result, const std::string& status, const std::string& type,
+              const std::string& message, const std::string& torch_compute) {
+  const json failed = result.value("error", json(nullptr));
+  const std::string phase =
+      failed.is_object() ? failed.value("phase", std::string("init")) : std::string("init");
+  result["status"] = status;
+  result["correct"] = false;
+  result["error"] = {{"phase", phase}, {"type", type}, {"message", message}, {"traceback", ""}};
+  result["policies"] = check::policy_verdicts(result, torch_compute);
+  return result;
+}
+
+}  // namespace
+
 json attribute_after_control(json result, const json& control, const std::string& torch_compute) {
   const bool own_memory = ran_out_of_gpu_memory(result);
   if (!is_infra_error(result) && !own_memory) return result;
@@ -100,46 +118,29 @@ json attribute_after_control(json result, const json& control, const std::string
   retry["control"] = std::move(record);
   retry["charged"] = charged;
   const json second = result.value("error", json(nullptr));
+  // Whole: the harness bounds its messages, and a cut could split a UTF-8 sequence.
+  const std::string what = second.is_object() ? second.value("message", std::string()) : "";
   if (own_memory) {
     // The candidate's own failure, twice: its verdict stands when the stand-in got as far.
     if (charged) return result;
     retry["second_error"] = second;
-    const std::string what = second.is_object() ? second.value("message", std::string()) : "";
-    result["status"] = "infra_error";
-    result["error"] = {
-        {"phase",
-         second.is_object() ? second.value("phase", std::string("init")) : std::string("init")},
-        {"type", "GpuMemoryShortage"},
-        {"message",
-         fmt::format("the candidate's run found the GPU out of memory twice ({}), and a harmless "
-                     "stand-in (the task's own Model) could not get as far on the same slot "
-                     "either: the GPU was short of memory, so this is not charged to the "
-                     "candidate",
-                     what)},
-        {"traceback", ""}};
-    result["policies"] = check::policy_verdicts(result, torch_compute);
-    return result;
+    return restated(std::move(result), "infra_error", "GpuMemoryShortage",
+                    fmt::format("the candidate's run found the GPU out of memory twice ({}), and "
+                                "a harmless stand-in (the task's own Model) could not get as far "
+                                "on the same slot either: the GPU was short of memory, so this is "
+                                "not charged to the candidate",
+                                what),
+                    torch_compute);
   }
   if (!charged) return result;
   retry["second_error"] = second;
-  const std::string phase =
-      second.is_object() ? second.value("phase", std::string("init")) : std::string("init");
-  // Whole: the harness bounds its messages, and a cut could split a UTF-8 sequence.
-  const std::string what = second.is_object() ? second.value("message", std::string()) : "";
-  result["status"] = "runtime_error";
-  result["correct"] = false;
-  result["error"] = {
-      {"phase", phase},
-      {"type", "CandidateInterference"},
-      {"message",
-       fmt::format("the reference side failed twice beside this candidate ({}) and ran beside a "
-                   "harmless stand-in (the task's own Model), so the failure is the candidate's: "
-                   "it starved or disturbed the judge or the reference (GPU or host memory, "
-                   "processes, time)",
-                   what)},
-      {"traceback", ""}};
-  result["policies"] = check::policy_verdicts(result, torch_compute);
-  return result;
+  return restated(std::move(result), "runtime_error", "CandidateInterference",
+                  fmt::format("the reference side failed twice beside this candidate ({}) and ran "
+                              "beside a harmless stand-in (the task's own Model), so the failure "
+                              "is the candidate's: it starved or disturbed the judge or the "
+                              "reference (GPU or host memory, processes, time)",
+                              what),
+                  torch_compute);
 }
 
 }  // namespace kgym::service
