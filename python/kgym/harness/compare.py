@@ -93,6 +93,19 @@ QUICK_CHUNK_ELEMENTS = 1 << 26  # float32 work per chunk: 256 MiB per temporary
 FLOAT32_MAX = float(torch.finfo(torch.float32).max)
 
 
+def quick_verdict_applies(actual: torch.Tensor, atol: float) -> bool:
+    """Whether a quick verdict may pass ``actual`` (``clearly_close`` here, the fused kernel of
+    fused_check.py on a GPU): float data of at most 32 bits, something to compare, and a bound
+    float32 cannot round to nothing. Anything else takes the exact check."""
+    return actual.dtype in QUICK_DTYPES and atol >= 1e-30 and actual.numel() > 0
+
+
+def l2_clearly_within(err_sq: float, ref_sq: float, rtol: float) -> bool:
+    """The quick verdict's relative L2 test, on the summed squares of the error and of the
+    expected values (float64): within rtol by the margin, or nothing to be relative to."""
+    return ref_sq <= 0 or err_sq**0.5 <= max(rtol, 1e-6) * ref_sq**0.5 * QUICK_MARGIN
+
+
 def clearly_close(
     actual: torch.Tensor, expected: torch.Tensor, atol: float, rtol: float, relative_l2: bool
 ) -> bool:
@@ -101,8 +114,8 @@ def clearly_close(
     L2 error likewise. A few float32 passes and one synchronisation, against the exact check's
     float64 passes and several synchronisations per chunk: the judge runs this on every timed
     call's outputs. False means "not certain", never "different"."""
-    if actual.dtype not in QUICK_DTYPES or atol < 1e-30 or actual.numel() == 0:
-        return False  # float64 data, or a bound float32 could round to nothing: the exact check
+    if not quick_verdict_applies(actual, atol):
+        return False
     a = actual.detach().reshape(-1)
     e = expected.detach().reshape(-1)
     every_close = torch.ones((), dtype=torch.bool, device=a.device)
@@ -122,11 +135,7 @@ def clearly_close(
             ref_sq += torch.linalg.vector_norm(y, dtype=torch.float64) ** 2
     if not bool(every_close):
         return False
-    if relative_l2:
-        err, ref = float(err_sq), float(ref_sq)
-        if ref > 0 and err**0.5 > max(rtol, 1e-6) * ref**0.5 * QUICK_MARGIN:
-            return False
-    return True
+    return not relative_l2 or l2_clearly_within(float(err_sq), float(ref_sq), rtol)
 
 
 def _values_close(

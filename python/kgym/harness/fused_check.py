@@ -25,7 +25,12 @@ import torch
 import triton
 import triton.language as tl
 
-from kgym.harness.compare import FLOAT32_MAX, QUICK_DTYPES, QUICK_MARGIN
+from kgym.harness.compare import (
+    FLOAT32_MAX,
+    QUICK_MARGIN,
+    l2_clearly_within,
+    quick_verdict_applies,
+)
 
 BLOCK = 8192
 WARPS = 8
@@ -61,16 +66,14 @@ def _quick_close_kernel(
 
 
 def eligible(actual: torch.Tensor, expected: torch.Tensor, atol: float) -> bool:
-    """What ``clearly_close`` would look at: float data of one dtype on one GPU, a bound float32
-    cannot round to nothing. Anything else takes the exact check, as there."""
+    """What ``clearly_close`` would look at (``quick_verdict_applies``), of one dtype and shape
+    on one GPU. Anything else takes the exact check, as there."""
     return (
-        actual.dtype in QUICK_DTYPES
+        quick_verdict_applies(actual, atol)
         and expected.dtype == actual.dtype
         and actual.device.type == "cuda"
         and expected.device == actual.device
         and actual.shape == expected.shape
-        and actual.numel() > 0
-        and atol >= 1e-30
     )
 
 
@@ -131,13 +134,10 @@ class FusedChecks:
         rows = self._sums[: len(self._pairs)].tolist()
         self._sums.zero_()
         pairs, self._pairs = self._pairs, []
-        answers = []
-        for (rtol, relative_l2), (outside, err_sq, ref_sq) in zip(pairs, rows):
-            close = outside == 0
-            if close and relative_l2 and ref_sq > 0:
-                close = err_sq**0.5 <= max(rtol, 1e-6) * ref_sq**0.5 * QUICK_MARGIN
-            answers.append(bool(close))
-        return answers
+        return [
+            outside == 0 and (not relative_l2 or l2_clearly_within(err_sq, ref_sq, rtol))
+            for (rtol, relative_l2), (outside, err_sq, ref_sq) in zip(pairs, rows)
+        ]
 
     def discard(self) -> None:
         """Forgets pairs whose verdicts will not be read (a batch that failed on another
