@@ -66,3 +66,52 @@ def test_timer_gets_in_between_busy_sharers_and_is_alone(tmp_path: Path) -> None
     assert overlaps == []
     assert max(waits) < 1.0, waits  # at most the sharers already inside, not all that follow
     assert timer.durations["timing_lock_wait"] > 0
+
+
+def test_sharers_that_wait_for_a_window_all_go_in_before_the_next_timer(tmp_path: Path) -> None:
+    """Phase-fair: every sharer waiting when a window ends goes in then, side by side, even
+    those that came after the next timer; the next timer waits for them, and only them."""
+    lock = tmp_path / "gpu0.timing.lock"
+    lock.touch()
+    Path(str(lock) + ".gate").touch()
+    entered: list[str] = []
+    guard = threading.Lock()
+    release = {name: threading.Event() for name in ("A", "S1", "S2", "S3", "S4", "B", "S5")}
+    inside = threading.Event()
+
+    def hold(name: str, exclusive: bool) -> None:
+        e = holder(lock)
+        with e._gpu_lock(exclusive=exclusive):
+            with guard:
+                entered.append(name)
+            if name == "A":
+                inside.set()
+            release[name].wait(10)
+
+    def start(name: str, exclusive: bool) -> threading.Thread:
+        t = threading.Thread(target=hold, args=(name, exclusive))
+        t.start()
+        time.sleep(0.15)  # blocked where it waits before the next one comes
+        return t
+
+    threads = [start("A", True)]
+    assert inside.wait(5)
+    threads.append(start("S1", False))
+    threads.append(start("B", True))  # the next timer, waiting behind S1
+    threads += [start(name, False) for name in ("S2", "S3", "S4")]
+    assert entered == ["A"]
+    release["A"].set()
+    time.sleep(0.3)
+    with guard:
+        assert sorted(entered[1:]) == ["S1", "S2", "S3", "S4"], entered  # B waits for them
+    threads.append(start("S5", False))  # came while B waits: after B's window
+    for name in ("S1", "S2", "S3", "S4"):
+        release[name].set()
+    time.sleep(0.3)
+    with guard:
+        assert entered[5:] == ["B"], entered
+    release["B"].set()
+    release["S5"].set()
+    for t in threads:
+        t.join(10)
+    assert entered[-1] == "S5"

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import math
 import os
 import platform
 import random
@@ -182,9 +183,14 @@ def slim(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_service(
-    mix: list[dict[str, Any]], seed: int, workers: int, state: Path, log: Any
+    mix: list[dict[str, Any]],
+    seed: int,
+    workers: int,
+    state: Path,
+    log: Any,
+    env: dict[str, str] | None = None,
 ) -> tuple[list[dict[str, Any]], float, str]:
-    gym = start_gym(state, workers, "--no-cache")
+    gym = start_gym(state, workers, "--no-cache", env=env)
     try:
         # Ready means the fork servers have imported torch and triton: what a running gym is.
         wait_ready(gym)
@@ -262,17 +268,26 @@ def part_throughput(args: argparse.Namespace, log: Any) -> dict[str, Any]:
             print(f"throughput: the service with {workers} workers per GPU", file=log)
             rows, wall, _ = run_service(mix, args.seed, workers, Path(tmp) / f"w{workers}", log)
             others[str(workers)] = {"wall_s": wall, "per_min": 60 * len(mix) / wall, "rows": rows}
+        serial = None
+        if args.compare_sharing:
+            print(f"throughput: the service with {SHARING}=serial", file=log)
+            rows, wall, _ = run_service(
+                mix, args.seed, args.workers, Path(tmp) / "serial", log, {SHARING: "serial"}
+            )
+            serial = {"wall_s": wall, "per_min": 60 * len(mix) / wall, "rows": rows}
         baseline_started = time.perf_counter()
         baseline_rows = run_baseline(mix, args.seed, log)
         baseline_wall = time.perf_counter() - baseline_started
     agree = sum(
         s["status"] == b["status"] for s, b in zip(service_rows, baseline_rows, strict=True)
     )
-    for other in others.values():
+    for other in [*others.values(), *([serial] if serial else [])]:
         other["ratio"] = baseline_wall / other["wall_s"]
         other["verdicts_agree"] = sum(
             s["status"] == b["status"] for s, b in zip(other["rows"], baseline_rows, strict=True)
         )
+        other["speedups"] = speedup_agreement(other["rows"], baseline_rows)
+        other["locks"] = lock_summary(other["rows"])
     return {
         "candidates": len(mix),
         "mix": {k: sum(e["kind"] == k for e in mix) for k in sorted({e["kind"] for e in mix})},
@@ -284,13 +299,58 @@ def part_throughput(args: argparse.Namespace, log: Any) -> dict[str, Any]:
         "baseline": {"wall_s": baseline_wall, "per_min": 60 * len(mix) / baseline_wall},
         "ratio": baseline_wall / service_wall,
         "verdicts_agree": agree,
+        "speedups": speedup_agreement(service_rows, baseline_rows),
+        "locks": lock_summary(service_rows),
         "other_workers_per_gpu": others,
+        "serial_sharing": serial,
         "rows": [
             {**e, "service": s, "baseline": b}
             for e, s, b in zip(mix, service_rows, baseline_rows, strict=True)
         ],
         "service_metrics": [ln for ln in metrics.splitlines() if "_total" in ln][:60],
     }
+
+
+def speedup_agreement(
+    service_rows: list[dict[str, Any]], baseline_rows: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """How far each speedup the service measured (jobs beside each other on the GPU) lies from
+    the one the baseline measured for the same candidate (alone): |log(service / baseline)|,
+    in percent. A neighbour that disturbed a timing window would show here."""
+    gaps = []
+    for s, b in zip(service_rows, baseline_rows, strict=True):
+        mine, alone = s["result"].get("speedup"), b["result"].get("speedup")
+        if mine and alone:
+            gaps.append(abs(math.log(mine / alone)) * 100)
+    if not gaps:
+        return {"pairs": 0}
+    return {
+        "pairs": len(gaps),
+        "median_gap_pct": statistics.median(gaps),
+        "max_gap_pct": max(gaps),
+    }
+
+
+def lock_summary(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """Seconds summed over jobs: the timing windows, and the waits for the GPU lock (shared and
+    exclusive)."""
+    total = {"timing_windows_s": 0.0, "shared_wait_s": 0.0, "timing_wait_s": 0.0}
+    keys = {
+        "timing_windows_s": "harness_timing",
+        "shared_wait_s": "harness_gpu_lock_wait",
+        "timing_wait_s": "harness_timing_lock_wait",
+    }
+    for row in rows:
+        durations = row["result"].get("durations_ms") or {}
+        for name, key in keys.items():
+            total[name] += float(durations.get(key) or 0.0) / 1e3
+    return total
+
+
+# Set to `serial` in kgym-gym's environment, jobs hold the GPU lock as before `batched` (sharers
+# through its gate one at a time, the runners started under it, the decoy check a hold of its
+# own).
+SHARING = "KGYM_GPU_SHARING"
 
 
 # Set to `off` in kgym-gym's environment, its fork servers leave torch's compiler stack to each
@@ -593,6 +653,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help=f"latency: also measure the judge checking timed outputs by torch ops "
         f"({FUSED_CHECK}=off), in the same run",
+    )
+    p.add_argument(
+        "--compare-sharing",
+        action="store_true",
+        help=f"throughput: also measure the service with jobs holding the GPU lock as before "
+        f"({SHARING}=serial), against the same baseline",
     )
     p.add_argument(
         "--latency-also",

@@ -37,14 +37,16 @@ constexpr double kImpossibleFraction = 0.8;
 // Variables that carry the machine's GPU and toolchain set-up; everything else is scrubbed.
 // KGYM_FORKSERVER_COMPILER_IMPORTS is the operator's switch for the fork servers (started with
 // this environment): whether they import torch's compiler stack (auto, on, off);
-// KGYM_JUDGE_FUSED_CHECK, the judge's: whether it checks timed outputs with its fused kernel.
+// KGYM_JUDGE_FUSED_CHECK, the judge's: whether it checks timed outputs with its fused kernel;
+// KGYM_GPU_SHARING, the judge's too: how it holds the GPU lock (batched, or serial as before).
 bool passes_environment_filter(std::string_view name) {
   static constexpr std::string_view kExact[] = {"PATH",
                                                 "LD_LIBRARY_PATH",
                                                 "LANG",
                                                 "LC_ALL",
                                                 "KGYM_FORKSERVER_COMPILER_IMPORTS",
-                                                "KGYM_JUDGE_FUSED_CHECK"};
+                                                "KGYM_JUDGE_FUSED_CHECK",
+                                                "KGYM_GPU_SHARING"};
   static constexpr std::string_view kPrefixes[] = {"CUDA_", "NVIDIA_", "TRITON_", "CUBLAS_"};
   for (auto e : kExact) {
     if (name == e) return true;

@@ -108,8 +108,15 @@ class Evaluation:
         self.launched: list[str] = []
         if os.environ.get("TRITON_INTERPRET") == "1":
             dev.install_interpreter_benchmarker()
+        # How this job holds its GPU's lock (_gpu_lock, run): `batched` (the default), or the
+        # operator's KGYM_GPU_SHARING=serial, the layout before it (for measuring the two side
+        # by side): sharers through the gate one at a time, the runners started under the
+        # lock, and the decoy check a hold of its own.
+        self.serial_sharing = os.environ.get("KGYM_GPU_SHARING", "batched") == "serial"
         lock_path = str(job.get("timing_lock") or "")
         self.timing_lock_fd = os.open(lock_path, os.O_RDONLY | os.O_CLOEXEC) if lock_path else -1
+        if lock_path:
+            self.judge["gpu_sharing"] = "serial" if self.serial_sharing else "batched"
         gate = lock_path + ".gate"
         self.gate_fd = (
             os.open(gate, os.O_RDONLY | os.O_CLOEXEC) if lock_path and os.path.exists(gate) else -1
@@ -119,13 +126,19 @@ class Evaluation:
     @contextlib.contextmanager
     def _gpu_lock(self, exclusive: bool) -> Iterator[None]:
         """A readers-writer lock on one file, behind a gate: GPU phases share it, timing holds it
-        alone, and a waiting timer holds the gate so that new sharers cannot starve it."""
+        alone. A timer holds the gate exclusively while it waits, so that new sharers cannot
+        starve it; a sharer passes the gate in shared mode, so that every sharer that arrives
+        during a timing window is let in with the others when it ends (they overlap their
+        phases), before the next timer. With the gate exclusive for sharers too, one sharer
+        waiting behind a window held it and the others queued behind the next timer: one
+        sharer got in between two windows."""
         if self.timing_lock_fd < 0:
             yield
             return
         started = time.perf_counter()
         if self.gate_fd >= 0:
-            fcntl.flock(self.gate_fd, fcntl.LOCK_EX)
+            gate = fcntl.LOCK_EX if exclusive or self.serial_sharing else fcntl.LOCK_SH
+            fcntl.flock(self.gate_fd, gate)
         try:
             fcntl.flock(self.timing_lock_fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         finally:
@@ -304,8 +317,11 @@ class Evaluation:
                 os.chown(name, uid, uid, follow_symlinks=False)
         return uid
 
-    def load(self) -> None:
-        """Loads the task and forks the runners (before this process touches CUDA)."""
+    def start_runners(self) -> None:
+        """Forks the runners, asks them for their slow GPU set-up and confines the judge: only
+        the gym's own code runs here (no task or candidate code), so the service runs it
+        before it takes the GPU lock, beside another job's timing window. What is left of the
+        load (the task's code) comes under the lock (``load``)."""
         started = self._phase("load")
         use_cuda = self.job.get("_use_cuda", False)
         sizes = self.job["sizes"]
@@ -348,6 +364,13 @@ class Evaluation:
         self.judge["syscalls_filtered"] = filtered
         if filter_note:
             self.judge["syscalls_note"] = filter_note
+        self._done("load", started)
+
+    def load(self) -> None:
+        """Loads the task (its code may touch the GPU at import) and names the device, under the
+        GPU lock, after ``start_runners`` (before this process touches CUDA)."""
+        started = time.perf_counter()
+        use_cuda = self.job.get("_use_cuda", False)
         try:
             self.task = loader.load_module(self.workdir / self.task_file, TASK_MODULE)
             for attr in ("Model", "get_inputs", "get_init_inputs"):
@@ -365,7 +388,7 @@ class Evaluation:
             self.device = torch.device("cuda", torch.cuda.current_device())
             torch.cuda.set_device(self.device)
         self._start_fused_check_warm()
-        self._done("load", started)
+        self.durations["load"] += (time.perf_counter() - started) * 1e3
 
     def _weights_arena(self) -> tuple[dict[str, Any] | None, list[int]]:
         state = self.reference.state_dict() if isinstance(self.reference, torch.nn.Module) else {}
@@ -791,21 +814,30 @@ class Evaluation:
         status = "ok"
         error = None
         try:
+            serial = self.serial_sharing
+            if not serial:
+                self.start_runners()  # the gym's own CPU set-up, beside other jobs' windows
+            # One shared hold from the task's load to the decoy: each hold of the lock may wait
+            # for a timing window and the sharers before it.
             with self._gpu_phase(exclusive=False):
+                if serial:
+                    self.start_runners()
                 self.load()
                 self.init()
                 self.correctness_phase()
+                if not serial and not self._ends_here():
+                    self.decoy_phase()
             assert self.correctness is not None
             if self.correctness["passed"] < self.correctness["trials"]:
                 status = "incorrect"
-            elif not self._rejected():
+            elif serial and not self._rejected():
                 with self._gpu_phase(exclusive=False):
                     self.decoy_phase()
-                if not self._rejected():
-                    # The profile is recorded in the timed calls, with the GPU to themselves.
-                    with self._gpu_phase(exclusive=True, last=True):
-                        self.timing_phase()
-                        self.profile_phase()
+            if status == "ok" and not self._rejected():
+                # The profile is recorded in the timed calls, with the GPU to themselves.
+                with self._gpu_phase(exclusive=True, last=True):
+                    self.timing_phase()
+                    self.profile_phase()
         except EvaluationFailure as failure:
             status = failure.status
             if failure.status == "compile_error" and failure.phase in ("compile", "load"):
