@@ -17,6 +17,8 @@ def holder(lock: Path) -> Evaluation:
     e.timing_lock_fd = os.open(lock, os.O_RDONLY)
     e.gate_fd = os.open(str(lock) + ".gate", os.O_RDONLY)
     e.durations = {}
+    e.serial_sharing = False
+    e.runners = {}
     return e
 
 
@@ -115,3 +117,103 @@ def test_sharers_that_wait_for_a_window_all_go_in_before_the_next_timer(tmp_path
     for t in threads:
         t.join(10)
     assert entered[-1] == "S5"
+
+
+def test_a_job_between_two_holds_has_its_runners_stopped(tmp_path: Path) -> None:
+    """Whatever a candidate leaves running in its runner launches nothing while its job holds
+    no GPU lock: the runners stop before the lock goes, and go on only once it is held again."""
+    import fcntl
+
+    lock = tmp_path / "gpu0.timing.lock"
+    lock.touch()
+    Path(str(lock) + ".gate").touch()
+    probe = os.open(lock, os.O_RDONLY)
+
+    def lock_held() -> bool:
+        try:
+            fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(probe, fcntl.LOCK_UN)
+        return False
+
+    class Runner:
+        def __init__(self) -> None:
+            self.events: list[tuple[str, bool]] = []
+
+        def pause(self) -> None:
+            self.events.append(("pause", lock_held()))
+
+        def resume(self) -> None:
+            self.events.append(("resume", lock_held()))
+
+    e = holder(lock)
+    runner = Runner()
+    e.runners = {"candidate": runner}  # type: ignore[dict-item]
+    e.correctness = {"passed": 5, "trials": 5}
+    e.findings = []
+    e.control = False
+    with e._gpu_phase(exclusive=False):
+        pass
+    assert not lock_held()
+    with e._gpu_phase(exclusive=False):
+        pass
+    assert runner.events == [("resume", True), ("pause", True), ("resume", True), ("pause", True)]
+
+
+def test_a_sharer_lets_a_waiting_timer_in_between_two_steps(tmp_path: Path) -> None:
+    """A timer waits for the steps under way, not for whole shared holds: at a step's end the
+    sharer lets the lock go for a waiting timer (its runners stopped) and takes it again after
+    the window; with no timer waiting it keeps its hold."""
+    import torch
+
+    lock = tmp_path / "gpu0.timing.lock"
+    lock.touch()
+    gate = Path(str(lock) + ".gate")
+    gate.touch()
+    events: list[str] = []
+
+    class Runner:
+        def pause(self) -> None:
+            events.append("pause")
+
+        def resume(self) -> None:
+            events.append("resume")
+
+    job = holder(lock)
+    job.runners = {"candidate": Runner()}  # type: ignore[dict-item]
+    job.device = torch.device("cpu")
+    job.judge = {}
+    job.correctness = {"passed": 5, "trials": 5}
+    job.findings = []
+    job.control = False
+    timer = holder(lock)
+
+    def time_it() -> None:
+        with timer._gpu_lock(exclusive=True):
+            events.append("window")
+            time.sleep(0.1)
+
+    with job._gpu_phase(exclusive=False):
+        job._yield_to_timer()  # nobody waits
+        assert events == ["resume"]
+        t = threading.Thread(target=time_it)
+        t.start()
+        probe = os.open(gate, os.O_RDONLY)
+        import fcntl
+
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:  # until the timer holds the gate, waiting for us
+            try:
+                fcntl.flock(probe, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                break
+            fcntl.flock(probe, fcntl.LOCK_UN)
+            time.sleep(0.01)
+        time.sleep(0.05)
+        assert "window" not in events  # the timer waits for the hold
+        job._yield_to_timer()
+        assert events == ["resume", "pause", "window", "resume"]
+        t.join(5)
+    assert job.judge["gpu_lock_yields"] == 1
+    assert job.durations["gpu_lock_wait"] >= 90  # the window's 0.1 s

@@ -151,6 +151,36 @@ class Evaluation:
         finally:
             fcntl.flock(self.timing_lock_fd, fcntl.LOCK_UN)
 
+    def _yield_to_timer(self) -> None:
+        """Inside a shared hold, at a step's end (no GPU work of this job in flight): where a
+        timer waits (it holds the gate), lets the lock go and takes it again behind the timer's
+        window, the runners stopped meanwhile. A timer then waits for the steps under way (the
+        longest: the candidate's first call, which compiles), not for whole holds."""
+        if self.timing_lock_fd < 0 or self.gate_fd < 0 or self.serial_sharing:
+            return
+        try:
+            fcntl.flock(self.gate_fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pass  # a timer holds the gate: it waits for this job's hold
+        else:
+            fcntl.flock(self.gate_fd, fcntl.LOCK_UN)
+            return
+        dev.synchronize(self.device)
+        for runner in self.runners.values():
+            runner.pause()
+        started = time.perf_counter()
+        fcntl.flock(self.timing_lock_fd, fcntl.LOCK_UN)
+        fcntl.flock(self.gate_fd, fcntl.LOCK_SH)
+        try:
+            fcntl.flock(self.timing_lock_fd, fcntl.LOCK_SH)
+        finally:
+            fcntl.flock(self.gate_fd, fcntl.LOCK_UN)
+        waited = (time.perf_counter() - started) * 1e3
+        self.durations["gpu_lock_wait"] = self.durations.get("gpu_lock_wait", 0.0) + waited
+        self.judge["gpu_lock_yields"] = self.judge.get("gpu_lock_yields", 0) + 1
+        for runner in self.runners.values():
+            runner.resume()
+
     def _exclusive_device(self) -> contextlib.AbstractContextManager[None]:
         if self.device.type != "cuda":
             return contextlib.nullcontext()
@@ -168,6 +198,8 @@ class Evaluation:
         filled to 77 of 80 GB, and an evaluation that started while another's arenas outlived
         its lock ran out of memory."""
         with self._exclusive_device() if exclusive else self._shared_device():
+            for runner in self.runners.values():
+                runner.resume()
             try:
                 yield
             except BaseException:
@@ -175,6 +207,12 @@ class Evaluation:
                 raise
             if last or self._ends_here():
                 self.close()
+            elif self.timing_lock_fd >= 0:
+                # Until the job's next hold, its runners are stopped (SIGSTOP, before the lock
+                # goes): whatever the candidate left running in them launches nothing beside
+                # another job's timing window.
+                for runner in self.runners.values():
+                    runner.pause()
 
     def _ends_here(self) -> bool:
         """No further phase runs: the candidate failed a correctness trial or was rejected."""
@@ -489,6 +527,7 @@ class Evaluation:
             self.arenas.pop("weights").close()
         self._stop_if_rejected("init")
         self._done("init", started)
+        self._yield_to_timer()
 
     # -- slots ---------------------------------------------------------------------------------
     def _start_fused_check_warm(self) -> None:
@@ -621,6 +660,7 @@ class Evaluation:
         del probe, expected_probe  # large tensors: no copy outlives its use
         views = self._layout("candidate", layout)
         for trial in range(trials):
+            self._yield_to_timer()  # between trials: the first one compiles (about 1 s)
             pristine = self._inputs(self._fresh_seed())
             mismatch = self._one_trial(trial, views, pristine, result)
             if mismatch is not None:
@@ -705,6 +745,7 @@ class Evaluation:
         atol, rtol = self.tolerance.atol, self.tolerance.rtol
         verdicts: dict[str, bool] = {}
         for name in self.launched[:MAX_ABLATED_KERNELS]:
+            self._yield_to_timer()
             pristine = self._inputs(self._fresh_seed())
             self._fill(views, 0, pristine)
             dev.synchronize(self.device)

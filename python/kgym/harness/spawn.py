@@ -10,6 +10,7 @@ not taken from the runner's word.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -126,14 +127,17 @@ class RunnerHandle:
         return os.WEXITSTATUS(self.status)
 
     def pause(self) -> None:
-        """SIGSTOP: while the other runner is timed, this one launches nothing."""
+        """SIGSTOP: while the other runner is timed, or while the job holds no GPU lock, this
+        one launches nothing. A runner already gone is left to the next request to report."""
         if self.status is None and not self.stopped:
-            os.kill(self.pid, signal.SIGSTOP)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGSTOP)
             self.stopped = True
 
     def resume(self) -> None:
         if self.stopped and self.status is None:
-            os.kill(self.pid, signal.SIGCONT)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGCONT)
         self.stopped = False
 
     def kill(self) -> None:
