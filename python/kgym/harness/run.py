@@ -589,10 +589,7 @@ class Evaluation:
         self.views[role] = views
         return views
 
-    def _fill(self, views: SlotViews, k: int, inputs: list[Any], poison: bool = True) -> None:
-        """Slot k's inputs, and its outputs poisoned (NaN) so that an output left unwritten
-        cannot pass; ``poison=False`` for the reference's runner in timing, whose outputs are
-        the task's own and are written whole."""
+    def _fill(self, views: SlotViews, k: int, inputs: list[Any]) -> None:
         for dst, src in zip(views.inputs[k], inputs):
             if isinstance(dst, torch.Tensor):
                 dst.copy_(src)
@@ -602,7 +599,7 @@ class Evaluation:
                     "correctness",
                     message="the task's non-tensor inputs vary between calls (not supported)",
                 )
-        for out in views.outputs[k] if poison else []:
+        for out in views.outputs[k]:
             if out is not None:
                 out.view(torch.uint8).fill_(dev.POISON_BYTE)  # NaN in every float dtype
 

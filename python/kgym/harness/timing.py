@@ -397,21 +397,20 @@ def time_runners(
     spent = {"inputs": 0.0, "calls": 0.0, "checks": 0.0}
 
     def batch(
-        name: str, slots: list[int], seeds: list[int] | None = None, filled: list[Any] | None = None
+        name: str, slots: list[int], seeds: list[int] | None = None
     ) -> tuple[float, float, dict[str, Any], list[Any]]:
         """One sample: (time, canary time, the runner's reply, per slot what a check of its
         outputs needs: the seed of its inputs, or the inputs themselves). ``seeds``: the
         inputs' seeds slot by slot (a measured round gives both runners the same ones), else
-        fresh ones. ``filled``: the slots were written already (``fill_round``), and this is
-        what their check needs."""
+        fresh ones."""
         role = runner_of[name]
         view = views[role]
         began = _perf_counter()
-        pristine: list[Any] = filled if filled is not None else []
-        for index, k in enumerate(slots if filled is None else []):
+        pristine: list[Any] = []
+        for index, k in enumerate(slots):
             seed = seeds[index] if seeds is not None else ev._fresh_seed()
             inputs = ev._inputs(seed)
-            ev._fill(view, k, inputs, poison=role == "candidate")
+            ev._fill(view, k, inputs)
             pristine.append(seed if regenerate else inputs)
             del inputs
         flush.zero_()
@@ -522,40 +521,17 @@ def time_runners(
     disagreement: str | None = None
     stop_reason = "max_samples"
 
-    def fill_round(seeds: list[int]) -> list[Any] | None:
-        """Both runners' slots of a measured round at once, each slot's inputs made once from
-        its seed and copied into both arenas (the task's get_inputs ran once per runner
-        before). Only where each series has a runner of its own: the compiled variant's
-        batch shares the reference's arena, which the reference's call may have changed.
-        Returns what a check of the candidate's slots needs (as ``batch``)."""
-        if "compile" in series:
-            return None
-        began = _perf_counter()
-        kept: list[Any] = []
-        for k, seed in enumerate(seeds):
-            inputs = ev._inputs(seed)
-            for name in series:
-                if k < calls[name]:
-                    role = runner_of[name]
-                    ev._fill(views[role], k, inputs, poison=role == "candidate")
-            kept.append(seed if regenerate else inputs)
-            del inputs
-        spent["inputs"] += _perf_counter() - began
-        return kept
-
     def one_round(index: int, into: dict[str, list[float]], times: dict[str, list[float]]) -> None:
         nonlocal disagreement, recorded_calls
         order = series if index % 2 == 0 else list(reversed(series))
         # One fresh seed per slot for the round: every series' slot k gets the same inputs, so
         # the reference's timed outputs are the expected answers of the candidate's.
         seeds = [ev._fresh_seed() for _ in range(max(calls.values()))]
-        filled = fill_round(seeds)
         pending: tuple[list[int], list[Any], dict[str, Any]] | None = None
         done: set[str] = set()
         for name in order:
             slots = list(range(calls[name]))
-            kept = filled[: len(slots)] if filled is not None else None
-            total_ms, canary_ms, reply, pristine = batch(name, slots, seeds[: len(slots)], kept)
+            total_ms, canary_ms, reply, pristine = batch(name, slots, seeds[: len(slots)])
             if name == "reference":
                 reference_answers.update(seeds=seeds[: len(slots)], reply=reply)
             elif name == "compile":
