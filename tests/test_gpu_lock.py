@@ -18,6 +18,7 @@ def holder(lock: Path) -> Evaluation:
     e.gate_fd = os.open(str(lock) + ".gate", os.O_RDONLY)
     e.durations = {}
     e.serial_sharing = False
+    e.gpu_sharing = "batched"
     e.runners = {}
     return e
 

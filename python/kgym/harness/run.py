@@ -108,15 +108,19 @@ class Evaluation:
         self.launched: list[str] = []
         if os.environ.get("TRITON_INTERPRET") == "1":
             dev.install_interpreter_benchmarker()
-        # How this job holds its GPU's lock (_gpu_lock, run): `batched` (the default), or the
-        # operator's KGYM_GPU_SHARING=serial, the layout before it (for measuring the two side
-        # by side): sharers through the gate one at a time, the runners started under the
-        # lock, and the decoy check a hold of its own.
-        self.serial_sharing = os.environ.get("KGYM_GPU_SHARING", "batched") == "serial"
+        # How this job holds its GPU's lock (_gpu_lock, _yield_to_timer, run): `batched` (the
+        # default), or, set by the operator for measuring side by side (KGYM_GPU_SHARING),
+        # `whole-holds` (batched, but a shared hold is never let go for a waiting timer) or
+        # `serial`, the layout before both: sharers through the gate one at a time, the
+        # runners started under the lock, and the decoy check a hold of its own.
+        self.gpu_sharing = os.environ.get("KGYM_GPU_SHARING", "batched")
+        if self.gpu_sharing not in ("batched", "whole-holds", "serial"):
+            self.gpu_sharing = "batched"  # kgym-gym refuses other values before it starts
+        self.serial_sharing = self.gpu_sharing == "serial"
         lock_path = str(job.get("timing_lock") or "")
         self.timing_lock_fd = os.open(lock_path, os.O_RDONLY | os.O_CLOEXEC) if lock_path else -1
         if lock_path:
-            self.judge["gpu_sharing"] = "serial" if self.serial_sharing else "batched"
+            self.judge["gpu_sharing"] = self.gpu_sharing
         gate = lock_path + ".gate"
         self.gate_fd = (
             os.open(gate, os.O_RDONLY | os.O_CLOEXEC) if lock_path and os.path.exists(gate) else -1
@@ -156,7 +160,7 @@ class Evaluation:
         timer waits (it holds the gate), lets the lock go and takes it again behind the timer's
         window, the runners stopped meanwhile. A timer then waits for the steps under way (the
         longest: the candidate's first call, which compiles), not for whole holds."""
-        if self.timing_lock_fd < 0 or self.gate_fd < 0 or self.serial_sharing:
+        if self.timing_lock_fd < 0 or self.gate_fd < 0 or self.gpu_sharing != "batched":
             return
         try:
             fcntl.flock(self.gate_fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
