@@ -162,9 +162,9 @@ def test_a_job_between_two_holds_has_its_runners_stopped(tmp_path: Path) -> None
     assert runner.events == [("resume", True), ("pause", True), ("resume", True), ("pause", True)]
 
 
-def test_a_sharer_lets_a_waiting_timer_in_between_two_steps(tmp_path: Path) -> None:
-    """A timer waits for the steps under way, not for whole shared holds: at a step's end the
-    sharer lets the lock go for a waiting timer (its runners stopped) and takes it again after
+def test_a_yielding_sharer_lets_a_waiting_timer_in_between_two_steps(tmp_path: Path) -> None:
+    """KGYM_GPU_SHARING=yielding: a timer waits for the steps under way, not for whole shared
+    holds: at a step's end the sharer lets the lock go for a waiting timer (its runners stopped) and takes it again after
     the window; with no timer waiting it keeps its hold."""
     import torch
 
@@ -182,6 +182,7 @@ def test_a_sharer_lets_a_waiting_timer_in_between_two_steps(tmp_path: Path) -> N
             events.append("resume")
 
     job = holder(lock)
+    job.gpu_sharing = "yielding"
     job.runners = {"candidate": Runner()}  # type: ignore[dict-item]
     job.device = torch.device("cpu")
     job.judge = {}

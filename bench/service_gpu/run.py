@@ -268,7 +268,7 @@ def part_throughput(args: argparse.Namespace, log: Any) -> dict[str, Any]:
             print(f"throughput: the service with {workers} workers per GPU", file=log)
             rows, wall, _ = run_service(mix, args.seed, workers, Path(tmp) / f"w{workers}", log)
             others[str(workers)] = {"wall_s": wall, "per_min": 60 * len(mix) / wall, "rows": rows}
-        # The same service with the GPU lock held as before (SHARING_MODES), same baseline.
+        # The same service with the GPU lock held otherwise (SHARING_MODES), same baseline.
         sharing = {}
         for mode in SHARING_MODES if args.compare_sharing else []:
             print(f"throughput: the service with {SHARING}={mode}", file=log)
@@ -349,11 +349,11 @@ def lock_summary(rows: list[dict[str, Any]]) -> dict[str, float]:
 
 
 # Set in kgym-gym's environment, how jobs hold the GPU lock (the default `batched`): with
-# `whole-holds` a shared hold is never let go for a waiting timer; with `serial`, as before both
-# (sharers through its gate one at a time, the runners started under it, the decoy check a hold
-# of its own).
+# `yielding` a shared hold is let go for a waiting timer between two steps; with `serial`, as
+# before `batched` (sharers through its gate one at a time, the runners started under it, the
+# decoy check a hold of its own).
 SHARING = "KGYM_GPU_SHARING"
-SHARING_MODES = ("whole-holds", "serial")
+SHARING_MODES = ("yielding", "serial")
 
 
 # Set to `off` in kgym-gym's environment, its fork servers leave torch's compiler stack to each
@@ -660,7 +660,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--compare-sharing",
         action="store_true",
-        help=f"throughput: also measure the service with jobs holding the GPU lock as before "
+        help=f"throughput: also measure the service with jobs holding the GPU lock otherwise "
         f"({SHARING}={' and '.join(SHARING_MODES)}), against the same baseline",
     )
     p.add_argument(

@@ -1,10 +1,13 @@
 """Plots a throughput run made with ``--compare-sharing`` (run.py): the wall time of the service
-with jobs holding the GPU lock `batched` (the default) and as before (`whole-holds`, `serial`), against
+with jobs holding the GPU lock `batched` (the default), `yielding` and `serial`, against
 the process-per-evaluation baseline of the same run, and where the jobs' seconds went (timing
 windows, waits for the lock).
 
     python bench/service_gpu/sharing_plot.py bench/service_gpu/throughput-batched-sharing.json \
-        --out bench/service_gpu/sharing.png [--json]
+        --out bench/service_gpu/sharing.png [--names OLD=NEW,...] [--json]
+
+``--names`` relabels the modes of a run made before they were renamed (at d1d4305 the default,
+with yields, was `batched`, and without them `whole-holds`).
 """
 
 from __future__ import annotations
@@ -16,22 +19,24 @@ from pathlib import Path
 from typing import Any
 
 
-def summary(run: dict[str, Any]) -> dict[str, Any]:
-    """The figures the plot shows, from one throughput.json."""
+def summary(run: dict[str, Any], names: dict[str, str] | None = None) -> dict[str, Any]:
+    """The figures the plot shows, from one throughput.json; ``names`` relabels its modes."""
     # Runs of 2bf70dd's run.py named their one other mode `serial_sharing`.
     other = run.get("other_sharing") or (
         {"serial": run["serial_sharing"]} if run.get("serial_sharing") else {}
     )
     if not other:
         raise SystemExit("this run compares no GPU sharing: made without --compare-sharing")
-    services = {"batched": run, **other}
-    for workers, other in (run.get("other_workers_per_gpu") or {}).items():
-        services[f"batched, {workers} workers"] = other
+    names = names or {}
+    services = {names.get("batched", "batched"): run}
+    services |= {names.get(mode, mode): s for mode, s in other.items()}
+    for workers, more in (run.get("other_workers_per_gpu") or {}).items():
+        services[f"{names.get('batched', 'batched')}, {workers} workers"] = more
     return {
         "baseline_wall_s": run["baseline"]["wall_s"],
         "services": {
             name: {
-                "wall_s": s["wall_s"] if name != "batched" else s["service"]["wall_s"],
+                "wall_s": s["service"]["wall_s"] if s is run else s["wall_s"],
                 "ratio": s["ratio"],
                 "verdicts_agree": s["verdicts_agree"],
                 "locks": s.get("locks"),
@@ -83,9 +88,15 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("throughput_json", type=Path, help="a throughput.json of run.py")
     p.add_argument("--out", type=Path, required=True, help="the PNG to write")
+    p.add_argument(
+        "--names",
+        type=lambda text: dict(pair.split("=", 1) for pair in text.split(",") if pair),
+        default={},
+        help="OLD=NEW,...: the modes' labels in the plot",
+    )
     p.add_argument("--json", action="store_true", help="print the plotted figures as JSON")
     args = p.parse_args(argv)
-    figures = summary(json.loads(args.throughput_json.read_text()))
+    figures = summary(json.loads(args.throughput_json.read_text()), args.names)
     plot(figures, args.out)
     if args.json:
         print(json.dumps(figures))

@@ -110,11 +110,13 @@ class Evaluation:
             dev.install_interpreter_benchmarker()
         # How this job holds its GPU's lock (_gpu_lock, _yield_to_timer, run): `batched` (the
         # default), or, set by the operator for measuring side by side (KGYM_GPU_SHARING),
-        # `whole-holds` (batched, but a shared hold is never let go for a waiting timer) or
-        # `serial`, the layout before both: sharers through the gate one at a time, the
-        # runners started under the lock, and the decoy check a hold of its own.
+        # `yielding` (batched, and a shared hold let go for a waiting timer between two steps)
+        # or `serial`, the layout before: sharers through the gate one at a time, the runners
+        # started under the lock, and the decoy check a hold of its own. Not `yielding` by
+        # default: it gained nothing beyond the run-to-run spread of the throughput bench, and
+        # it changes the GPU's memory under a job between its steps (bench/service_gpu).
         self.gpu_sharing = os.environ.get("KGYM_GPU_SHARING", "batched")
-        if self.gpu_sharing not in ("batched", "whole-holds", "serial"):
+        if self.gpu_sharing not in ("batched", "yielding", "serial"):
             self.gpu_sharing = "batched"  # kgym-gym refuses other values before it starts
         self.serial_sharing = self.gpu_sharing == "serial"
         lock_path = str(job.get("timing_lock") or "")
@@ -156,11 +158,11 @@ class Evaluation:
             fcntl.flock(self.timing_lock_fd, fcntl.LOCK_UN)
 
     def _yield_to_timer(self) -> None:
-        """Inside a shared hold, at a step's end (no GPU work of this job in flight): where a
-        timer waits (it holds the gate), lets the lock go and takes it again behind the timer's
+        """With KGYM_GPU_SHARING=yielding, inside a shared hold, at a step's end (no GPU work of
+        this job in flight): where a timer waits (it holds the gate), lets the lock go and takes it again behind the timer's
         window, the runners stopped meanwhile. A timer then waits for the steps under way (the
         longest: the candidate's first call, which compiles), not for whole holds."""
-        if self.timing_lock_fd < 0 or self.gate_fd < 0 or self.gpu_sharing != "batched":
+        if self.timing_lock_fd < 0 or self.gate_fd < 0 or self.gpu_sharing != "yielding":
             return
         try:
             fcntl.flock(self.gate_fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
