@@ -164,8 +164,8 @@ def test_a_job_between_two_holds_has_its_runners_stopped(tmp_path: Path) -> None
 
 def test_a_yielding_sharer_lets_a_waiting_timer_in_between_two_steps(tmp_path: Path) -> None:
     """KGYM_GPU_SHARING=yielding: a timer waits for the steps under way, not for whole shared
-    holds: at a step's end the sharer lets the lock go for a waiting timer (its runners stopped) and takes it again after
-    the window; with no timer waiting it keeps its hold."""
+    holds: at a step's end the sharer lets the lock go for a waiting timer (its runners
+    stopped) and takes it again after the window; with no timer waiting it keeps its hold."""
     import torch
 
     lock = tmp_path / "gpu0.timing.lock"

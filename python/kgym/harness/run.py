@@ -159,9 +159,10 @@ class Evaluation:
 
     def _yield_to_timer(self) -> None:
         """With KGYM_GPU_SHARING=yielding, inside a shared hold, at a step's end (no GPU work of
-        this job in flight): where a timer waits (it holds the gate), lets the lock go and takes it again behind the timer's
-        window, the runners stopped meanwhile. A timer then waits for the steps under way (the
-        longest: the candidate's first call, which compiles), not for whole holds."""
+        this job in flight): where a timer waits (it holds the gate), lets the lock go and
+        takes it again behind the timer's window, the runners stopped meanwhile. A timer then
+        waits for the steps under way (the longest: the candidate's first call, which
+        compiles), not for whole holds."""
         if self.timing_lock_fd < 0 or self.gate_fd < 0 or self.gpu_sharing != "yielding":
             return
         try:

@@ -20,9 +20,9 @@ fused_check.py); otherwise the judge computes them. Work the candidate leaves on
 replying delays the canary, which is inside its sample, and is reported when the canary is
 slower after its batches than after the reference's. The arenas' input sets are a share of the
 GPU's total memory (``plan_slots``), and a checked batch's inputs are generated again from
-their seeds when the task's inputs allow it (``inputs_regenerable``). When the job profiles, both runners record
-the CUDA kernels of the measured rounds (profiling.py), and the Triton share (PR) is derived
-from them.
+their seeds when the task's inputs allow it (``inputs_regenerable``). When the job profiles,
+both runners record the CUDA kernels of the measured rounds (profiling.py), and the Triton
+share (PR) is derived from them.
 
 Only raw samples leave this module; medians, spreads and confidence intervals are computed by
 the C++ supervisor.
