@@ -276,6 +276,17 @@ def part_throughput(args: argparse.Namespace, log: Any) -> dict[str, Any]:
                 mix, args.seed, args.workers, Path(tmp) / mode, log, {SHARING: mode}
             )
             sharing[mode] = {"wall_s": wall, "per_min": 60 * len(mix) / wall, "rows": rows}
+        # More rounds of every layout, in turn (the default first), so that a layout's figure
+        # is a median over runs spread across the call: one service run of a layout moved by
+        # 10% between calls, as much as the layouts differ (results.md, eighth session).
+        repeats: dict[str, list[float]] = {"batched": [service_wall]}
+        repeats |= {mode: [sharing[mode]["wall_s"]] for mode in sharing}
+        for round_index in range(1, args.repeat):
+            for mode in repeats:
+                print(f"throughput: round {round_index + 1}, {SHARING}={mode}", file=log)
+                state = Path(tmp) / f"r{round_index}-{mode}"
+                _, wall, _ = run_service(mix, args.seed, args.workers, state, log, {SHARING: mode})
+                repeats[mode].append(wall)
         baseline_started = time.perf_counter()
         baseline_rows = run_baseline(mix, args.seed, log)
         baseline_wall = time.perf_counter() - baseline_started
@@ -304,6 +315,14 @@ def part_throughput(args: argparse.Namespace, log: Any) -> dict[str, Any]:
         "locks": lock_summary(service_rows),
         "other_workers_per_gpu": others,
         "other_sharing": sharing,
+        "repeats": {
+            mode: {
+                "wall_s": walls,
+                "median_wall_s": statistics.median(walls),
+                "ratio_of_median": baseline_wall / statistics.median(walls),
+            }
+            for mode, walls in repeats.items()
+        },
         "rows": [
             {**e, "service": s, "baseline": b}
             for e, s, b in zip(mix, service_rows, baseline_rows, strict=True)
@@ -662,6 +681,13 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help=f"throughput: also measure the service with jobs holding the GPU lock otherwise "
         f"({SHARING}={' and '.join(SHARING_MODES)}), against the same baseline",
+    )
+    p.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="throughput: run the service this many times per layout (the default's and, with "
+        "--compare-sharing, the others'), in turn; the JSON's `repeats` has their medians",
     )
     p.add_argument(
         "--latency-also",
