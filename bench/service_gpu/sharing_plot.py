@@ -19,6 +19,35 @@ from pathlib import Path
 from typing import Any
 
 
+def timeline(rows: list[dict[str, Any]]) -> dict[str, float] | None:
+    """When the GPU was in a timing window, from each job's end (`finished_at`) and phases: a
+    window ends where the job's profile phase began (its end less the service's `profile`
+    figure) and lasted the judge's `harness_timing`. The batch starts at the earliest job's
+    end less its total. Returns the seconds before the first window, in windows, and between
+    windows (the GPU not timing while jobs were left), and the overlap of the reconstructed
+    windows, which the lock makes impossible: its size is the reconstruction's error."""
+    windows, starts = [], []
+    for row in rows:
+        result, finished = row.get("result") or {}, row.get("finished_at")
+        durations = result.get("durations_ms") or {}
+        if finished is None or not durations:
+            continue
+        starts.append(finished - durations.get("total", 0.0) / 1e3)
+        if durations.get("harness_timing"):
+            end = finished - durations.get("profile", 0.0) / 1e3
+            windows.append((end - durations["harness_timing"] / 1e3, end))
+    if not windows:
+        return None
+    windows.sort()
+    pairs = list(zip(windows, windows[1:]))
+    return {
+        "before_first_window_s": windows[0][0] - min(starts),
+        "in_windows_s": sum(end - start for start, end in windows),
+        "between_windows_s": sum(max(0.0, b[0] - a[1]) for a, b in pairs),
+        "overlap_s": sum(max(0.0, a[1] - b[0]) for a, b in pairs),
+    }
+
+
 def summary(run: dict[str, Any], names: dict[str, str] | None = None) -> dict[str, Any]:
     """The figures the plot shows, from one throughput.json; ``names`` relabels its modes."""
     # Runs of 2bf70dd's run.py named their one other mode `serial_sharing`.
@@ -41,6 +70,9 @@ def summary(run: dict[str, Any], names: dict[str, str] | None = None) -> dict[st
                 "verdicts_agree": s["verdicts_agree"],
                 "locks": s.get("locks"),
                 "speedups": s.get("speedups"),
+                "timeline": timeline(
+                    [{**row, **row["service"]} for row in s["rows"]] if s is run else s["rows"]
+                ),
             }
             for name, s in services.items()
         },
@@ -78,17 +110,23 @@ def plot(figures: dict[str, Any], out: Path) -> None:
     walls.set_xlabel("wall seconds for the batch")
     walls.set_xlim(0, max(values) * 1.35)
     walls.set_title(f"{figures['candidates']} candidates, {figures['workers_per_gpu']} workers")
-    kinds = [("timing_windows_s", "timing windows"), ("shared_wait_s", "waits, shared")]
-    kinds.append(("timing_wait_s", "waits, to time"))
-    compared = [n for n in services if services[n]["locks"]]
-    width = 0.8 / len(kinds)
-    for i, (key, label) in enumerate(kinds):
-        xs = [j + i * width for j in range(len(compared))]
-        seconds.bar(xs, [services[n]["locks"][key] for n in compared], width, label=label)
-    seconds.set_xticks([j + width for j in range(len(compared))], compared)
-    seconds.set_ylabel("seconds, summed over jobs")
-    seconds.set_title("where the jobs' seconds went")
-    seconds.legend()
+    # The GPU's time from the batch's start to its last window: before the first window, in
+    # windows, and between windows (what the lock's layout can shorten).
+    kinds = [
+        ("before_first_window_s", "before the first window"),
+        ("in_windows_s", "in timing windows"),
+        ("between_windows_s", "between windows"),
+    ]
+    compared = [n for n in services if services[n]["timeline"]]
+    bottoms = [0.0] * len(compared)
+    for key, label in kinds:
+        heights = [services[n]["timeline"][key] for n in compared]
+        seconds.bar(compared, heights, 0.6, bottom=bottoms, label=label)
+        bottoms = [b + h for b, h in zip(bottoms, heights, strict=True)]
+    seconds.set_ylabel("seconds of the batch (reconstructed from each job's end)")
+    seconds.set_title("the GPU's time, up to the last window")
+    seconds.set_ylim(0, max(bottoms, default=1.0) * 1.3)
+    seconds.legend(loc="upper center", ncols=3, fontsize=8)
     fig.suptitle(f"GPU lock sharing, {figures['meta']['gpu']}, {figures['meta']['date'][:10]}")
     fig.tight_layout()
     fig.savefig(out, dpi=110)
