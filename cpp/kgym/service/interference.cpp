@@ -120,26 +120,25 @@ json attribute_after_control(json result, const json& control, const std::string
   const json second = result.value("error", json(nullptr));
   // Whole: the harness bounds its messages, and a cut could split a UTF-8 sequence.
   const std::string what = second.is_object() ? second.value("message", std::string()) : "";
-  if (own_memory) {
-    // The candidate's own failure, twice: its verdict stands when the stand-in got as far.
-    if (charged) return result;
-    retry["second_error"] = second;
-    return restated(std::move(result), "infra_error", "GpuMemoryShortage",
-                    fmt::format("the candidate's run found the GPU out of memory twice ({}), and "
-                                "a harmless stand-in (the task's own Model) could not get as far "
-                                "on the same slot either: the GPU was short of memory, so this is "
-                                "not charged to the candidate",
-                                what),
-                    torch_compute);
-  }
-  if (!charged) return result;
+  // The candidate's own failure stands when the stand-in got as far (charged); a failure of the
+  // reference side stands when it did not. Otherwise the verdict is restated.
+  if (own_memory == charged) return result;
   retry["second_error"] = second;
-  return restated(std::move(result), "runtime_error", "CandidateInterference",
-                  fmt::format("the reference side failed twice beside this candidate ({}) and ran "
-                              "beside a harmless stand-in (the task's own Model), so the failure "
-                              "is the candidate's: it starved or disturbed the judge or the "
-                              "reference (GPU or host memory, processes, time)",
-                              what),
+  const std::string message =
+      own_memory ? fmt::format(
+                       "the candidate's run found the GPU out of memory twice ({}), and a "
+                       "harmless stand-in (the task's own Model) could not get as far on the "
+                       "same slot either: the GPU was short of memory, so this is not charged "
+                       "to the candidate",
+                       what)
+                 : fmt::format(
+                       "the reference side failed twice beside this candidate ({}) and ran "
+                       "beside a harmless stand-in (the task's own Model), so the failure is the "
+                       "candidate's: it starved or disturbed the judge or the reference (GPU or "
+                       "host memory, processes, time)",
+                       what);
+  return restated(std::move(result), own_memory ? "infra_error" : "runtime_error",
+                  own_memory ? "GpuMemoryShortage" : "CandidateInterference", message,
                   torch_compute);
 }
 
