@@ -17,7 +17,6 @@ def holder(lock: Path) -> Evaluation:
     e.timing_lock_fd = os.open(lock, os.O_RDONLY)
     e.gate_fd = os.open(str(lock) + ".gate", os.O_RDONLY)
     e.durations = {}
-    e.serial_sharing = False
     e.gpu_sharing = "batched"
     e.runners = {}
     return e
@@ -160,62 +159,3 @@ def test_a_job_between_two_holds_has_its_runners_stopped(tmp_path: Path) -> None
     with e._gpu_phase(exclusive=False):
         pass
     assert runner.events == [("resume", True), ("pause", True), ("resume", True), ("pause", True)]
-
-
-def test_a_yielding_sharer_lets_a_waiting_timer_in_between_two_steps(tmp_path: Path) -> None:
-    """KGYM_GPU_SHARING=yielding: a timer waits for the steps under way, not for whole shared
-    holds: at a step's end the sharer lets the lock go for a waiting timer (its runners
-    stopped) and takes it again after the window; with no timer waiting it keeps its hold."""
-    import torch
-
-    lock = tmp_path / "gpu0.timing.lock"
-    lock.touch()
-    gate = Path(str(lock) + ".gate")
-    gate.touch()
-    events: list[str] = []
-
-    class Runner:
-        def pause(self) -> None:
-            events.append("pause")
-
-        def resume(self) -> None:
-            events.append("resume")
-
-    job = holder(lock)
-    job.gpu_sharing = "yielding"
-    job.runners = {"candidate": Runner()}  # type: ignore[dict-item]
-    job.device = torch.device("cpu")
-    job.judge = {}
-    job.correctness = {"passed": 5, "trials": 5}
-    job.findings = []
-    job.control = False
-    timer = holder(lock)
-
-    def time_it() -> None:
-        with timer._gpu_lock(exclusive=True):
-            events.append("window")
-            time.sleep(0.1)
-
-    with job._gpu_phase(exclusive=False):
-        job._yield_to_timer()  # nobody waits
-        assert events == ["resume"]
-        t = threading.Thread(target=time_it)
-        t.start()
-        probe = os.open(gate, os.O_RDONLY)
-        import fcntl
-
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:  # until the timer holds the gate, waiting for us
-            try:
-                fcntl.flock(probe, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            except BlockingIOError:
-                break
-            fcntl.flock(probe, fcntl.LOCK_UN)
-            time.sleep(0.01)
-        time.sleep(0.05)
-        assert "window" not in events  # the timer waits for the hold
-        job._yield_to_timer()
-        assert events == ["resume", "pause", "window", "resume"]
-        t.join(5)
-    assert job.judge["gpu_lock_yields"] == 1
-    assert job.durations["gpu_lock_wait"] >= 90  # the window's 0.1 s

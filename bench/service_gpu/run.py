@@ -368,11 +368,10 @@ def lock_summary(rows: list[dict[str, Any]]) -> dict[str, float]:
 
 
 # Set in kgym-gym's environment, how jobs hold the GPU lock (the default `batched`): with
-# `yielding` a shared hold is let go for a waiting timer between two steps; with `serial`, as
-# before `batched` (sharers through its gate one at a time, the runners started under it, the
-# decoy check a hold of its own).
+# `serial`, as before `batched` (sharers through its gate one at a time, the runners started
+# under it, the decoy check a hold of its own).
 SHARING = "KGYM_GPU_SHARING"
-SHARING_MODES = ("yielding", "serial")
+SHARING_MODES = ("serial",)
 
 
 # Set to `off` in kgym-gym's environment, its fork servers leave torch's compiler stack to each

@@ -1,5 +1,6 @@
 """Plots a throughput run made with ``--compare-sharing`` (run.py): the wall time of the service
-with jobs holding the GPU lock `batched` (the default), `yielding` and `serial`, against
+with jobs holding the GPU lock `batched` (the default) and `serial` (and, in runs of 0c203a3 to
+0fc7cc7, `yielding`), against
 the process-per-evaluation baseline of the same run, and where the jobs' seconds went (timing
 windows, waits for the lock).
 
@@ -7,7 +8,7 @@ windows, waits for the lock).
         --out bench/service_gpu/sharing.png [--names OLD=NEW,...] [--json]
 
 ``--names`` relabels the modes of a run made before they were renamed (at d1d4305 the default,
-with yields, was `batched`, and without them `whole-holds`).
+with yields, was `batched`, and without them `whole-holds`; yields were removed after).
 """
 
 from __future__ import annotations

@@ -28,8 +28,8 @@ struct MachineSlots {
 };
 
 // Throws std::runtime_error for a --gpus that names no GPU of this machine, for a
-// KGYM_JUDGE_FUSED_CHECK other than on or off, a KGYM_GPU_SHARING other than batched, yielding
-// or serial, and, with fork servers, for a KGYM_FORKSERVER_COMPILER_IMPORTS other than auto, on or
+// KGYM_JUDGE_FUSED_CHECK other than on or off, a KGYM_GPU_SHARING other than batched or
+// serial, and, with fork servers, for a KGYM_FORKSERVER_COMPILER_IMPORTS other than auto, on or
 // off.
 MachineSlots make_machine_slots(const SlotOptions& options);
 

@@ -108,17 +108,13 @@ class Evaluation:
         self.launched: list[str] = []
         if os.environ.get("TRITON_INTERPRET") == "1":
             dev.install_interpreter_benchmarker()
-        # How this job holds its GPU's lock (_gpu_lock, _yield_to_timer, run): `batched` (the
-        # default), or, set by the operator for measuring side by side (KGYM_GPU_SHARING),
-        # `yielding` (batched, and a shared hold let go for a waiting timer between two steps)
-        # or `serial`, the layout before: sharers through the gate one at a time, the runners
-        # started under the lock, and the decoy check a hold of its own. Not `yielding` by
-        # default: it gained nothing beyond the run-to-run spread of the throughput bench, and
-        # it changes the GPU's memory under a job between its steps (bench/service_gpu).
+        # How this job holds its GPU's lock (_gpu_lock, run): `batched` (the default), or the
+        # operator's KGYM_GPU_SHARING=serial, the layout before it, for measuring the two side by
+        # side: sharers through the gate one at a time, the runners started under the lock, and
+        # the decoy check a hold of its own.
         self.gpu_sharing = os.environ.get("KGYM_GPU_SHARING", "batched")
-        if self.gpu_sharing not in ("batched", "yielding", "serial"):
+        if self.gpu_sharing not in ("batched", "serial"):
             self.gpu_sharing = "batched"  # kgym-gym refuses other values before it starts
-        self.serial_sharing = self.gpu_sharing == "serial"
         lock_path = str(job.get("timing_lock") or "")
         self.timing_lock_fd = os.open(lock_path, os.O_RDONLY | os.O_CLOEXEC) if lock_path else -1
         if lock_path:
@@ -143,7 +139,7 @@ class Evaluation:
             return
         started = time.perf_counter()
         if self.gate_fd >= 0:
-            gate = fcntl.LOCK_EX if exclusive or self.serial_sharing else fcntl.LOCK_SH
+            gate = fcntl.LOCK_EX if exclusive or self.gpu_sharing == "serial" else fcntl.LOCK_SH
             fcntl.flock(self.gate_fd, gate)
         try:
             fcntl.flock(self.timing_lock_fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
@@ -156,37 +152,6 @@ class Evaluation:
             yield
         finally:
             fcntl.flock(self.timing_lock_fd, fcntl.LOCK_UN)
-
-    def _yield_to_timer(self) -> None:
-        """With KGYM_GPU_SHARING=yielding, inside a shared hold, at a step's end (no GPU work of
-        this job in flight): where a timer waits (it holds the gate), lets the lock go and
-        takes it again behind the timer's window, the runners stopped meanwhile. A timer then
-        waits for the steps under way (the longest: the candidate's first call, which
-        compiles), not for whole holds."""
-        if self.timing_lock_fd < 0 or self.gate_fd < 0 or self.gpu_sharing != "yielding":
-            return
-        try:
-            fcntl.flock(self.gate_fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            pass  # a timer holds the gate: it waits for this job's hold
-        else:
-            fcntl.flock(self.gate_fd, fcntl.LOCK_UN)
-            return
-        dev.synchronize(self.device)
-        for runner in self.runners.values():
-            runner.pause()
-        started = time.perf_counter()
-        fcntl.flock(self.timing_lock_fd, fcntl.LOCK_UN)
-        fcntl.flock(self.gate_fd, fcntl.LOCK_SH)
-        try:
-            fcntl.flock(self.timing_lock_fd, fcntl.LOCK_SH)
-        finally:
-            fcntl.flock(self.gate_fd, fcntl.LOCK_UN)
-        waited = (time.perf_counter() - started) * 1e3
-        self.durations["gpu_lock_wait"] = self.durations.get("gpu_lock_wait", 0.0) + waited
-        self.judge["gpu_lock_yields"] = self.judge.get("gpu_lock_yields", 0) + 1
-        for runner in self.runners.values():
-            runner.resume()
 
     def _exclusive_device(self) -> contextlib.AbstractContextManager[None]:
         if self.device.type != "cuda":
@@ -534,7 +499,6 @@ class Evaluation:
             self.arenas.pop("weights").close()
         self._stop_if_rejected("init")
         self._done("init", started)
-        self._yield_to_timer()
 
     # -- slots ---------------------------------------------------------------------------------
     def _start_fused_check_warm(self) -> None:
@@ -667,7 +631,6 @@ class Evaluation:
         del probe, expected_probe  # large tensors: no copy outlives its use
         views = self._layout("candidate", layout)
         for trial in range(trials):
-            self._yield_to_timer()  # between trials: the first one compiles (about 1 s)
             pristine = self._inputs(self._fresh_seed())
             mismatch = self._one_trial(trial, views, pristine, result)
             if mismatch is not None:
@@ -752,7 +715,6 @@ class Evaluation:
         atol, rtol = self.tolerance.atol, self.tolerance.rtol
         verdicts: dict[str, bool] = {}
         for name in self.launched[:MAX_ABLATED_KERNELS]:
-            self._yield_to_timer()
             pristine = self._inputs(self._fresh_seed())
             self._fill(views, 0, pristine)
             dev.synchronize(self.device)
@@ -862,7 +824,7 @@ class Evaluation:
         status = "ok"
         error = None
         try:
-            serial = self.serial_sharing
+            serial = self.gpu_sharing == "serial"
             if not serial:
                 self.start_runners()  # the gym's own CPU set-up, beside other jobs' windows
             # One shared hold from the task's load to the decoy: each hold of the lock may wait
