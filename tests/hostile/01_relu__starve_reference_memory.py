@@ -1,6 +1,6 @@
 # attack: fills the GPU's memory at import, while the judge sets the reference up beside it, and keeps it; if the reference then fails for want of memory the evaluation ends infra_error, which scores nothing but also penalises nothing (training drops the sample): a way out of every penalty. The failure is the candidate's.
-# expect: runtime_error|crashed
-# rules: -
+# expect: rejected|runtime_error|crashed
+# rules: gpu-memory
 # device: gpu
 import torch
 import torch.nn as nn

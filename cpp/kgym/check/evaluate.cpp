@@ -306,6 +306,7 @@ json harness_job(const CheckJob& job) {
             {"baseline", t.baseline}}},
           {"profile", job.profile},
           {"torch_compute", job.torch_compute},
+          {"gpu_memory_slack_mib", job.gpu_memory_slack_mib},
           {"timing_lock", job.timing_lock},
           {"sandbox_uid", job.sandbox_uid},
           {"control", job.control}};

@@ -28,6 +28,7 @@ from kgym.harness.arena import Arena, aligned
 from kgym.harness.audit import AUDIT_EXIT_CODE
 from kgym.harness.channel import ReportChannel
 from kgym.harness.errors import EvaluationFailure, error_record
+from kgym.harness.gpu_memory import MIB, MemoryWatch, Reader, kill_tree, nvml_reader
 from kgym.harness.layout import SlotLayout, SlotViews
 from kgym.harness.profile_check import excess_kernel_time, reported_kernels
 from kgym.harness.spawn import RunnerGone, RunnerHandle, spawn
@@ -106,6 +107,12 @@ class Evaluation:
         self.arenas: dict[str, Arena] = {}
         self.views: dict[str, SlotViews] = {}
         self.launched: list[str] = []
+        # The candidate's GPU memory, read from the driver (gpu_memory.py): the reader is made
+        # before the judge confines itself, the watch once both runners hold a CUDA context.
+        self.own_uid = False
+        self.memory_reader: Reader | None = None
+        self.memory_note = "the job runs on the CPU"
+        self.memory_watch: MemoryWatch | None = None
         if os.environ.get("TRITON_INTERPRET") == "1":
             dev.install_interpreter_benchmarker()
         # How this job holds its GPU's lock (_gpu_lock, run): `batched` (the default), or the
@@ -174,6 +181,8 @@ class Evaluation:
                 runner.resume()
             try:
                 yield
+                if self.memory_watch is not None:
+                    self.memory_watch.sample()  # a breach ends the job here (_ends_here)
             except BaseException:
                 self.close()
                 raise
@@ -204,6 +213,8 @@ class Evaluation:
         self.findings.append(_finding(rule, detail, severity))
 
     def _rejected(self) -> bool:
+        if self._memory_breach():
+            return True
         if self.control:
             return False  # the verdict says rejected all the same (the supervisor reads findings)
         return any(f.get("severity") == "reject" for f in self.findings)
@@ -337,6 +348,7 @@ class Evaluation:
         sizes = self.job["sizes"]
         self.sizes = ("gpu" if use_cuda else "cpu") if sizes == "auto" else sizes
         uid = self._sandbox_uid()
+        self.own_uid = uid > 0
         self.runners["reference"] = spawn("reference", self.workdir, False, uid)
         self.runners["candidate"] = spawn("candidate", self.workdir, True, uid)
         # The candidate's confinement, read from outside once it serves (so once confined) and
@@ -362,6 +374,9 @@ class Evaluation:
             self.judge["unprivileged_note"] = note
         elif os.geteuid() == 0:
             self.judge.setdefault("unprivileged_note", "runs as root (no sandbox uid was given)")
+        if use_cuda:
+            self.memory_reader, note = nvml_reader()
+            self.memory_note = note or "the evaluation ended before the candidate's code ran"
         # The judge's own write fence, now that the runners exist (each stacks its own); its own
         # /proc/<pid> stays writable (the fence adds it: the CUDA driver writes there).
         applied, note = _core.confine_writes([str(self.workdir)], ["/dev"])
@@ -452,6 +467,7 @@ class Evaluation:
                         message=f"the {role}'s runner could not start on the GPU: "
                         f"{str(reply)[:500]}",
                     )
+        self._start_memory_watch(weights["export"]["nbytes"] if weights else 0)
         # Both runners set up at once (imports, the model: seconds on a GPU each), then their
         # replies are read in order. From here the candidate's code runs: a failure of the
         # reference side after this point may be its doing (the service's control run decides).
@@ -499,6 +515,33 @@ class Evaluation:
             self.arenas.pop("weights").close()
         self._stop_if_rejected("init")
         self._done("init", started)
+
+    def _start_memory_watch(self, weights_bytes: int) -> None:
+        """From before the candidate's code runs to the end: a candidate whose processes hold
+        more GPU memory than allowed is killed and rejected (``gpu-memory``)."""
+        if self.device.type != "cuda" or self.memory_reader is None:
+            return
+        candidate = self.runners["candidate"]
+        self.memory_watch = MemoryWatch(
+            read=self.memory_reader,
+            judge_pid=os.getpid(),
+            reference_pid=self.runners["reference"].pid,
+            candidate_root=candidate.reaper,
+            by_uid=self.own_uid,
+            slack_bytes=int(self.job["gpu_memory_slack_mib"]) * MIB,
+            on_breach=kill_tree(candidate.reaper),
+            reference_setup_bytes=weights_bytes,
+        )
+        self.memory_watch.start()
+
+    def _memory_breach(self) -> bool:
+        """Whether the watch found a breach; its finding is recorded once."""
+        watch = self.memory_watch
+        if watch is None or watch.breach is None:
+            return False
+        if not any(f["rule"] == "gpu-memory" for f in self.findings):
+            self._finding("gpu-memory", watch.breach)
+        return True
 
     # -- slots ---------------------------------------------------------------------------------
     def _start_fused_check_warm(self) -> None:
@@ -750,12 +793,18 @@ class Evaluation:
         started = self._phase("timing")
         self._await_fused_check()
         config = TimingConfig.from_job(options)
-        self.timing = time_runners(
-            self,
-            config,
-            options.get("baseline", "eager"),
-            record_kernels=bool(self.job["profile"]),
-        )
+        # The watch's thread rests through the window (its readings stay off the judge's
+        # clock); one reading at each end.
+        watch = self.memory_watch
+        with watch.hold() if watch is not None else contextlib.nullcontext():
+            self.timing = time_runners(
+                self,
+                config,
+                options.get("baseline", "eager"),
+                record_kernels=bool(self.job["profile"]),
+            )
+        if self._memory_breach():
+            raise EvaluationFailure("rejected", "timing", message="gpu-memory")
         # The guards' checks, skipped inside timed calls, now.
         self._call("candidate", [], "timing")
         self.recorded_kernels = self.timing.pop("kernels", None)
@@ -877,8 +926,18 @@ class Evaluation:
             error = error_record(self.current_phase, exc, (self.task_file,))
         finally:
             self.close()
+        if self._memory_breach():
+            # Whatever else ended the run (the kill of its runner, a reference side starved of
+            # memory), the candidate's memory did.
+            status, error = "rejected", None
         if status == "ok" and self._rejected():
             status = "rejected"
+        watch = self.memory_watch
+        self.judge["gpu_memory"] = (
+            watch.record()
+            if watch is not None
+            else {"available": False, "reason": self.memory_note}
+        )
         return {
             "type": "report",
             "status": status,
@@ -896,6 +955,8 @@ class Evaluation:
 
     def close(self) -> None:
         """Ends both runners and frees the arenas; a second call does nothing."""
+        if self.memory_watch is not None:
+            self.memory_watch.stop()
         if self.warming:  # ended before the set-up: nothing to wait for in the runners' replies
             for runner in self.runners.values():
                 runner.kill()

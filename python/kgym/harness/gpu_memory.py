@@ -1,0 +1,236 @@
+"""The GPU memory the candidate's processes hold, read from the driver (NVML), not from them.
+
+A candidate that fills the GPU's memory (at import, in a thread of its own, or in a process it
+starts) makes the reference's runner, the judge or another job on the same GPU fail, and is
+otherwise judged on its kernel alone. The judge reads from the driver the memory every process
+holds on every GPU, and takes as the candidate's every process that is neither the judge nor
+the reference's runner and that:
+
+- runs as the job's own uid (the service gives each job one, ``_sandbox_uid``): the judge may
+  signal it. The candidate cannot leave the uid, and hides nothing by leaving its process tree
+  (a double fork) or by making itself undumpable, which would hide it from ``/proc``; or,
+- where the job has no uid of its own (the judge runs as its user, beside the user's other
+  work): descends from the candidate's runner (``/proc/<pid>/stat``). Its runner is PID 2 of a
+  PID namespace whose init the judge's intermediate forked, so whatever it starts, orphaned or
+  not, descends from that intermediate.
+
+A candidate may hold what the reference's runner holds (the CUDA context, the model's weights,
+the caching allocator's blocks) and as much again, or ``slack`` bytes more, whichever is more.
+Beyond that its runner is killed at once, so that the memory goes back before it starves
+anyone, and the verdict is ``rejected`` (rule ``gpu-memory``). A thread samples while the job
+holds the GPU's lock shared; the timing window is sampled at its ends (``hold``), so that the
+thread's work stays off the judge's clock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+MIB = 1 << 20
+SAMPLE_PERIOD_S = 0.05
+
+# Bytes each process holds on the GPUs, by pid; None when the driver cannot tell.
+Reader = Callable[[], dict[int, int] | None]
+
+
+def nvml_reader() -> tuple[Reader | None, str | None]:
+    """A reader of every process' GPU memory from NVML, summed over the GPUs; or why none."""
+    try:
+        import pynvml
+    except ImportError:
+        return None, "nvidia-ml-py (pynvml) is not installed"
+    try:
+        pynvml.nvmlInit()
+        handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(pynvml.nvmlDeviceGetCount())]
+    except pynvml.NVMLError as exc:
+        return None, f"the driver's management library did not start: {exc}"
+
+    def read() -> dict[int, int] | None:
+        held: dict[int, int] = {}
+        try:
+            for handle in handles:
+                for process in pynvml.nvmlDeviceGetComputeRunningProcesses(handle):
+                    used = process.usedGpuMemory
+                    if used is None:
+                        return None
+                    held[int(process.pid)] = held.get(int(process.pid), 0) + int(used)
+        except pynvml.NVMLError:
+            return None
+        return held
+
+    return read, None
+
+
+def parent_of(pid: int) -> int | None:
+    """The parent's pid from /proc/<pid>/stat (after the command's closing parenthesis, which
+    the command itself may contain); None when the process is gone or hidden."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    return int(fields[1]) if len(fields) > 1 else None
+
+
+def descends_from(pid: int, ancestor: int, parent: Callable[[int], int | None] = parent_of) -> bool:
+    seen = 0
+    while pid > 1 and seen < 64:
+        if pid == ancestor:
+            return True
+        next_pid = parent(pid)
+        if next_pid is None:
+            return False
+        pid, seen = next_pid, seen + 1
+    return pid == ancestor
+
+
+def may_signal(pid: int) -> bool:
+    """Whether this process may signal ``pid``: without privileges, only when it runs as the
+    same uid (signal 0 checks and delivers nothing)."""
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+@dataclass
+class MemoryWatch:
+    """Samples the candidate's and the reference's GPU memory and enforces the limit."""
+
+    read: Reader
+    judge_pid: int
+    reference_pid: int
+    candidate_root: int  # the candidate's runner, or the intermediate it descends from
+    by_uid: bool  # the job has a uid of its own: every process it may signal is the job's
+    slack_bytes: int
+    on_breach: Callable[[], None]
+    # What the reference's set-up adds to its runner (the model's weights): until its reply,
+    # the candidate's set-up may be ahead of it.
+    reference_setup_bytes: int = 0
+    is_mine: Callable[[int], bool] = may_signal
+    parent: Callable[[int], int | None] = parent_of
+    samples: int = 0
+    reference_floor: int = 0
+    reference_peak: int = 0
+    candidate_peak: int = 0
+    breach: str | None = None
+    unavailable: str | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _quiet: threading.Event = field(default_factory=threading.Event)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def limit(self) -> int:
+        reference = max(self.reference_peak, self.reference_floor)
+        return reference + max(reference, self.slack_bytes)
+
+    def _candidates(self, held: dict[int, int]) -> int:
+        total = 0
+        for pid, used in held.items():
+            if pid in (self.judge_pid, self.reference_pid):
+                continue
+            if descends_from(pid, self.candidate_root, self.parent) or (
+                self.by_uid and self.is_mine(pid)
+            ):
+                total += used
+        return total
+
+    def sample(self) -> str | None:
+        """One reading; the breach, if this or an earlier reading found one."""
+        with self._lock:
+            if self.breach or self.unavailable:
+                return self.breach
+            held = self.read()
+            if held is None:
+                self.unavailable = "the driver stopped reporting the processes' memory"
+                return None
+            if self.samples == 0 and self.reference_pid not in held:
+                # The reference's runner made its CUDA context before the watch starts: a
+                # driver that does not list it reports pids of another PID namespace.
+                self.unavailable = (
+                    "the driver lists no process of the reference's runner (its pids are "
+                    "another PID namespace's)"
+                )
+                return None
+            if self.samples == 0:
+                self.reference_floor = held[self.reference_pid] + self.reference_setup_bytes
+            self.samples += 1
+            self.reference_peak = max(self.reference_peak, held.get(self.reference_pid, 0))
+            candidate = self._candidates(held)
+            self.candidate_peak = max(self.candidate_peak, candidate)
+            limit = self.limit()
+            if candidate > limit:
+                self.breach = (
+                    f"the candidate's processes held {candidate / MIB:.0f} MiB of GPU memory; "
+                    f"the reference's runner held {self.reference_peak / MIB:.0f} MiB, and the "
+                    f"candidate may hold {limit / MIB:.0f} MiB (as much again, or "
+                    f"{self.slack_bytes / MIB:.0f} MiB more: gpu_memory_slack_mib). Its runner "
+                    "was killed so that the memory went back at once"
+                )
+                with contextlib.suppress(Exception):
+                    self.on_breach()
+            return self.breach
+
+    def start(self) -> None:
+        self.sample()
+        if self.unavailable is None and self.breach is None:
+            self._thread = threading.Thread(target=self._run, name="gpu-memory", daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(SAMPLE_PERIOD_S):
+            if not self._quiet.is_set() and self.sample() is not None:
+                return
+            if self.unavailable:
+                return
+
+    @contextlib.contextmanager
+    def hold(self) -> Any:
+        """The thread rests inside (the timing window); a reading at each end instead."""
+        self.sample()
+        self._quiet.set()
+        try:
+            yield
+        finally:
+            self._quiet.clear()
+            self.sample()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=2.0)
+        self._thread = None
+
+    def record(self) -> dict[str, Any]:
+        if self.unavailable:
+            return {"available": False, "reason": self.unavailable}
+        return {
+            "available": True,
+            "source": "the driver (NVML), by process",
+            "attribution": "the job's uid" if self.by_uid else "the candidate's process tree",
+            "samples": self.samples,
+            "reference_peak_mib": round(self.reference_peak / MIB, 1),
+            "candidate_peak_mib": round(self.candidate_peak / MIB, 1),
+            "candidate_limit_mib": round(self.limit() / MIB, 1),
+            "slack_mib": round(self.slack_bytes / MIB, 1),
+            "breach": self.breach,
+        }
+
+
+def kill_tree(pid: int) -> Callable[[], None]:
+    """SIGKILL to the candidate's intermediate (the judge's own child, so its pid cannot be
+    reused before the judge reaps it): its namespace's init and the runner die with it."""
+
+    def kill() -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+    return kill

@@ -1,0 +1,169 @@
+"""The judge's watch on the candidate's GPU memory (harness/gpu_memory.py), with the driver's
+readings and the process tree made up: which processes count as the candidate's, the limit,
+the kill on a breach, and a driver that cannot tell."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import DEVICE, run, solution_source
+from kgym.harness.gpu_memory import MIB, MemoryWatch, descends_from, parent_of
+
+JUDGE, REFERENCE, MIDDLE, RUNNER, HELPER, STRANGER = 100, 101, 102, 103, 104, 999
+# The candidate's runner and the helper it started descend from the intermediate; the
+# stranger (another user's process on the GPU) from nothing of the job's.
+PARENTS = {REFERENCE: JUDGE, MIDDLE: JUDGE, RUNNER: 105, 105: MIDDLE, HELPER: RUNNER}
+
+
+def watch(readings: list[dict[int, int] | None], by_uid: bool = False, **kw: object) -> tuple:
+    killed: list[int] = []
+    feed = iter(readings)
+    w = MemoryWatch(
+        read=lambda: next(feed),
+        judge_pid=JUDGE,
+        reference_pid=REFERENCE,
+        candidate_root=MIDDLE,
+        by_uid=by_uid,
+        slack_bytes=4096 * MIB,
+        on_breach=lambda: killed.append(MIDDLE),
+        parent=PARENTS.get,
+        is_mine=lambda pid: pid != STRANGER,
+        **kw,  # type: ignore[arg-type]
+    )
+    return w, killed
+
+
+def test_the_candidates_tree_counts_and_nothing_else() -> None:
+    w, killed = watch(
+        [
+            {
+                JUDGE: 9000 * MIB,
+                REFERENCE: 600 * MIB,
+                RUNNER: 600 * MIB,
+                HELPER: 3000 * MIB,
+                STRANGER: 50000 * MIB,
+            }
+        ]
+    )
+    assert w.sample() is None
+    assert w.candidate_peak == 3600 * MIB  # the runner and its helper; not the judge's 9 GB
+    assert w.reference_peak == 600 * MIB
+    assert w.limit() == 600 * MIB + 4096 * MIB
+    assert killed == []
+    record = w.record()
+    assert record["available"] and record["candidate_peak_mib"] == 3600.0
+    assert record["attribution"] == "the candidate's process tree"
+
+
+def test_a_hog_is_killed_and_named_with_its_figures() -> None:
+    w, killed = watch(
+        [{REFERENCE: 600 * MIB, RUNNER: 600 * MIB}, {REFERENCE: 600 * MIB, RUNNER: 125 << 30}]
+    )
+    assert w.sample() is None
+    breach = w.sample()
+    assert breach is not None and "128000 MiB" in breach and "4696 MiB" in breach
+    assert killed == [MIDDLE]
+    assert w.sample() == breach  # stays; the driver is not read again, nothing killed twice
+    assert killed == [MIDDLE]
+    assert w.record()["breach"] == breach
+
+
+def test_by_uid_a_process_outside_the_tree_still_counts() -> None:
+    # A double-forked helper (or one /proc hides): not in the tree, but of the job's uid.
+    orphan = 555
+    reading = {REFERENCE: 600 * MIB, RUNNER: 600 * MIB, orphan: 8000 * MIB, STRANGER: 1 << 40}
+    by_tree, _ = watch([reading])
+    assert by_tree.sample() is None and by_tree.candidate_peak == 600 * MIB
+    by_uid, killed = watch([reading], by_uid=True)
+    assert by_uid.sample() is not None and killed == [MIDDLE]
+    assert by_uid.candidate_peak == 8600 * MIB  # the stranger (another uid) is never counted
+
+
+def test_the_reference_sets_the_limit_and_its_set_up_is_waited_for() -> None:
+    # The candidate's set-up loads 20 GB of weights before the reference's has: the weights the
+    # reference will load are allowed for from the first reading.
+    weights = 20000 * MIB
+    w, killed = watch(
+        [{REFERENCE: 600 * MIB, RUNNER: 600 * MIB}, {REFERENCE: 600 * MIB, RUNNER: 21000 * MIB}],
+        reference_setup_bytes=weights,
+    )
+    w.sample()
+    assert w.sample() is None and killed == []
+    assert w.limit() == 2 * (600 * MIB + weights)  # as much again as the reference, above slack
+
+
+def test_a_driver_that_cannot_tell_leaves_the_watch_unavailable() -> None:
+    blind, _ = watch([{4242: 600 * MIB}])  # pids of another PID namespace
+    assert blind.sample() is None
+    assert blind.record() == {
+        "available": False,
+        "reason": "the driver lists no process of the reference's runner (its pids are "
+        "another PID namespace's)",
+    }
+    gone, _ = watch([{REFERENCE: 1}, None])
+    gone.sample()
+    gone.sample()
+    assert gone.record()["available"] is False
+
+
+def test_the_thread_samples_and_rests_inside_a_hold() -> None:
+    calls: list[float] = []
+
+    def read() -> dict[int, int]:
+        calls.append(time.monotonic())
+        return {REFERENCE: 600 * MIB, RUNNER: 600 * MIB}
+
+    w = MemoryWatch(read, JUDGE, REFERENCE, MIDDLE, False, 4096 * MIB, lambda: None)
+    w.start()
+    time.sleep(0.3)
+    with w.hold():
+        resting = len(calls)
+        time.sleep(0.3)
+        assert len(calls) <= resting + 1  # at most a reading already under way
+    time.sleep(0.2)
+    w.stop()
+    assert len(calls) >= resting + 2 and w.samples == len(calls)
+
+
+def test_parent_and_descent_from_the_real_proc() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        assert parent_of(child.pid) == os.getpid()
+        assert descends_from(child.pid, os.getpid())
+        assert not descends_from(os.getpid(), child.pid)
+    finally:
+        child.kill()
+        child.wait()
+    assert parent_of(child.pid) is None  # gone
+
+
+def test_an_honest_candidate_is_measured_within_its_limit() -> None:
+    result = run("01_relu", solution_source("01_relu"))
+    assert result["status"] == "ok", result.get("error")
+    memory = result["judge"]["gpu_memory"]
+    if DEVICE != "cuda":
+        assert memory == {"available": False, "reason": "the job runs on the CPU"}
+        return
+    assert memory["available"], memory
+    assert memory["breach"] is None and memory["samples"] >= 3
+    assert 0 < memory["candidate_peak_mib"] <= memory["candidate_limit_mib"]
+    assert memory["reference_peak_mib"] > 0
+
+
+@pytest.mark.skipif(DEVICE != "cuda", reason="GPU memory is read from the driver")
+def test_a_candidate_that_holds_gpu_memory_is_killed_and_rejected() -> None:
+    hog = (
+        solution_source("01_relu")
+        + "\n_HELD = [torch.empty(1 << 30, dtype=torch.uint8, device='cuda') for _ in range(12)]\n"
+    )
+    result = run("01_relu", hog)
+    assert result["status"] == "rejected", result
+    assert "gpu-memory" in {f["rule"] for f in result["findings"]}
+    memory = result["judge"]["gpu_memory"]
+    assert memory["candidate_peak_mib"] > memory["candidate_limit_mib"]
+    assert memory["breach"].startswith("the candidate's processes held")
