@@ -167,3 +167,21 @@ def test_a_candidate_that_holds_gpu_memory_is_killed_and_rejected() -> None:
     memory = result["judge"]["gpu_memory"]
     assert memory["candidate_peak_mib"] > memory["candidate_limit_mib"]
     assert memory["breach"].startswith("the candidate's processes held")
+
+
+def test_lent_arenas_are_the_judges_and_a_calls_working_memory_is_allowed_twice() -> None:
+    lent = {"candidate": 6000 * MIB, "reference": 0}
+    w, killed = watch(
+        [
+            {REFERENCE: 600 * MIB, RUNNER: 600 * MIB + 6000 * MIB + 2000 * MIB},
+            {REFERENCE: 600 * MIB, RUNNER: 600 * MIB + 6000 * MIB + 9000 * MIB},
+            {REFERENCE: 600 * MIB, RUNNER: 600 * MIB + 6000 * MIB + 11000 * MIB},
+        ],
+        lent=lent.get,
+    )
+    assert w.sample() is None and w.candidate_peak == 2600 * MIB  # the lent arena taken off
+    w.working_bytes = 5000 * MIB  # a large call: twice it is more than the slack
+    assert w.limit() == 600 * MIB + 10000 * MIB
+    assert w.sample() is None and killed == []  # 9.6 GB of its own, within 10.6
+    assert w.sample() is not None and killed == [MIDDLE]  # 11.6 GB
+    assert w.record()["reference_call_working_mib"] == 5000.0

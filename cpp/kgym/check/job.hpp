@@ -41,8 +41,8 @@ struct CheckJob {
   // hybrid: torch compute is allowed beside Triton kernels that matter (docs/integrity-rules.md).
   std::string torch_compute = "strict";
   double timeout_seconds = 300.0;
-  // GPU memory the candidate's processes may hold beyond the reference's runner's (or as much
-  // again as it); read from the driver by the judge (harness/gpu_memory.py).
+  // GPU memory the candidate's processes may hold beyond the reference's runner's (or more:
+  // harness/gpu_memory.py, which reads it from the driver).
   int gpu_memory_slack_mib = 4096;
   std::string python;            // the interpreter that has kgym, torch and triton installed
   std::string scratch_dir;       // where the job directory is made; empty = $TMPDIR or /tmp

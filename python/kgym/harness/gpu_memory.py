@@ -14,10 +14,14 @@ the reference's runner and that:
   PID namespace whose init the judge's intermediate forked, so whatever it starts, orphaned or
   not, descends from that intermediate.
 
-A candidate may hold what the reference's runner holds (the CUDA context, the model's weights,
-the caching allocator's blocks) and as much again, or ``slack`` bytes more, whichever is more.
-Beyond that its runner is killed at once, so that the memory goes back before it starves
-anyone, and the verdict is ``rejected`` (rule ``gpu-memory``). A thread samples while the job
+What a runner holds of the arenas the judge lent it (the driver counts an imported allocation
+in the importer's memory too) is the judge's, and is taken off. What is left is the runner's
+own: for the reference's runner its CUDA context, the model's weights and its caching
+allocator's blocks. The candidate may hold that and, on top of it, the largest of ``slack``
+bytes, twice the reference's working memory in one call (the peak of the judge's own reference
+call, from its allocator), and as much again as the reference's runner (a copy of the weights
+in another layout). Beyond that its runner is killed at once, so that the memory goes back
+before it starves anyone, and the verdict is ``rejected`` (rule ``gpu-memory``). A thread samples while the job
 holds the GPU's lock shared; the timing window is sampled at its ends (``hold``), so that the
 thread's work stays off the judge's clock.
 """
@@ -115,6 +119,10 @@ class MemoryWatch:
     # What the reference's set-up adds to its runner (the model's weights): until its reply,
     # the candidate's set-up may be ahead of it.
     reference_setup_bytes: int = 0
+    # The bytes of the arenas the judge lent a role's runner at the moment ("reference",
+    # "candidate"): read at each sample, taken off that runner's reading.
+    lent: Callable[[str], int] = lambda role: 0
+    working_bytes: int = 0  # the reference's peak allocation in one call, in the judge
     is_mine: Callable[[int], bool] = may_signal
     parent: Callable[[int], int | None] = parent_of
     samples: int = 0
@@ -130,7 +138,7 @@ class MemoryWatch:
 
     def limit(self) -> int:
         reference = max(self.reference_peak, self.reference_floor)
-        return reference + max(reference, self.slack_bytes)
+        return reference + max(self.slack_bytes, 2 * self.working_bytes, reference)
 
     def _candidates(self, held: dict[int, int]) -> int:
         total = 0
@@ -141,7 +149,7 @@ class MemoryWatch:
                 self.by_uid and self.is_mine(pid)
             ):
                 total += used
-        return total
+        return max(0, total - self.lent("candidate"))
 
     def sample(self) -> str | None:
         """One reading; the breach, if this or an earlier reading found one."""
@@ -160,20 +168,22 @@ class MemoryWatch:
                     "another PID namespace's)"
                 )
                 return None
+            reference = max(0, held.get(self.reference_pid, 0) - self.lent("reference"))
             if self.samples == 0:
-                self.reference_floor = held[self.reference_pid] + self.reference_setup_bytes
+                self.reference_floor = reference + self.reference_setup_bytes
             self.samples += 1
-            self.reference_peak = max(self.reference_peak, held.get(self.reference_pid, 0))
+            self.reference_peak = max(self.reference_peak, reference)
             candidate = self._candidates(held)
             self.candidate_peak = max(self.candidate_peak, candidate)
             limit = self.limit()
             if candidate > limit:
                 self.breach = (
-                    f"the candidate's processes held {candidate / MIB:.0f} MiB of GPU memory; "
-                    f"the reference's runner held {self.reference_peak / MIB:.0f} MiB, and the "
-                    f"candidate may hold {limit / MIB:.0f} MiB (as much again, or "
-                    f"{self.slack_bytes / MIB:.0f} MiB more: gpu_memory_slack_mib). Its runner "
-                    "was killed so that the memory went back at once"
+                    f"the candidate's processes held {candidate / MIB:.0f} MiB of GPU memory of "
+                    f"their own; the reference's runner held {self.reference_peak / MIB:.0f} MiB "
+                    f"and one reference call worked in {self.working_bytes / MIB:.0f} MiB, so the "
+                    f"candidate may hold {limit / MIB:.0f} MiB (gpu_memory_slack_mib is "
+                    f"{self.slack_bytes / MIB:.0f}). Its runner was killed so that the memory "
+                    "went back at once"
                 )
                 with contextlib.suppress(Exception):
                     self.on_breach()
@@ -219,6 +229,7 @@ class MemoryWatch:
             "samples": self.samples,
             "reference_peak_mib": round(self.reference_peak / MIB, 1),
             "candidate_peak_mib": round(self.candidate_peak / MIB, 1),
+            "reference_call_working_mib": round(self.working_bytes / MIB, 1),
             "candidate_limit_mib": round(self.limit() / MIB, 1),
             "slack_mib": round(self.slack_bytes / MIB, 1),
             "breach": self.breach,

@@ -113,6 +113,7 @@ class Evaluation:
         self.memory_reader: Reader | None = None
         self.memory_note = "the job runs on the CPU"
         self.memory_watch: MemoryWatch | None = None
+        self.lent: dict[str, int] = {}  # bytes of the arena lent to each runner (_layout)
         if os.environ.get("TRITON_INTERPRET") == "1":
             dev.install_interpreter_benchmarker()
         # How this job holds its GPU's lock (_gpu_lock, run): `batched` (the default), or the
@@ -531,8 +532,16 @@ class Evaluation:
             slack_bytes=int(self.job["gpu_memory_slack_mib"]) * MIB,
             on_breach=kill_tree(candidate.reaper),
             reference_setup_bytes=weights_bytes,
+            lent=self._lent_bytes,
         )
         self.memory_watch.start()
+
+    def _lent_bytes(self, role: str) -> int:
+        """What the judge lent ``role``'s runner (its arena, and the weights' while set up), in
+        the driver's pages of 2 MiB. Read by the watch's thread: one lookup each."""
+        weights = self.arenas.get("weights")
+        lent = self.lent.get(role, 0) + (weights.nbytes if weights is not None else 0)
+        return -(-lent // (2 * MIB)) * 2 * MIB
 
     def _memory_breach(self) -> bool:
         """Whether the watch found a breach; its finding is recorded once."""
@@ -584,6 +593,8 @@ class Evaluation:
         arena = Arena.create(layout.slot_bytes * layout.slots, self.device)  # may raise: old kept
         old = self.arenas.pop(role, None)
         self.views.pop(role, None)
+        # Until its reply the runner may hold both arenas (the watch takes them off its reading).
+        self.lent[role] = arena.nbytes + (old.nbytes if old is not None else 0)
         assert arena.export is not None
         export = {
             "kind": arena.export.kind,
@@ -597,6 +608,7 @@ class Evaluation:
         )
         if old is not None:
             old.close()
+        self.lent[role] = arena.nbytes
         if not reply.get("ok"):
             raise EvaluationFailure("infra_error", "load", message=f"layout: {reply}")
         views = SlotViews(arena, layout)
@@ -641,6 +653,18 @@ class Evaluation:
                 "infra_error", phase, exc, f"the reference fails: {exc}"
             ) from exc
 
+    def _measured_reference(self, inputs: list[Any]) -> Any:
+        """The reference's answer, and (on a GPU) the peak of what its call allocated in the
+        judge: a call's working memory, which the candidate's runner may hold twice over."""
+        if self.memory_watch is None:
+            return self._reference(inputs, "correctness")
+        torch.cuda.reset_peak_memory_stats(self.device)
+        before = torch.cuda.memory_allocated(self.device)
+        answer = self._reference(inputs, "correctness")
+        working = torch.cuda.max_memory_allocated(self.device) - before
+        self.memory_watch.working_bytes = max(self.memory_watch.working_bytes, working)
+        return answer
+
     def _call(self, role: str, slots: list[int], phase: str, **options: Any) -> dict[str, Any]:
         reply = self._ask(role, {"op": "call", "slots": slots, **options}, phase)
         self._take_findings(reply)
@@ -669,7 +693,7 @@ class Evaluation:
         self.correctness = result
         # The output layout comes from the reference on inputs the candidate never sees.
         probe = self._inputs(self._fresh_seed())
-        expected_probe = self._reference(probe, "correctness")
+        expected_probe = self._measured_reference(probe)
         layout = SlotLayout.build(probe, compare.flatten(expected_probe), 1)
         del probe, expected_probe  # large tensors: no copy outlives its use
         views = self._layout("candidate", layout)
