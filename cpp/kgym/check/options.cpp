@@ -174,9 +174,9 @@ std::vector<OptionSpec> make_table() {
   // Not a service option: on a shared GPU, one client's slack is the other jobs' shortage.
   t.push_back(bound(number("gpu_memory_slack_mib", kInt, 4096, 0, 1048576,
                            "GPU memory (MiB) the candidate's processes may hold beyond what the "
-                           "reference's runner holds (or twice a reference call's working "
-                           "memory, or as much again as that runner, if more); beyond it the "
-                           "candidate is killed and rejected (gpu-memory)",
+                           "reference's runner holds (or more: twice a reference call's working "
+                           "memory and the decoy check's copy, or as much again as that runner); "
+                           "beyond it the candidate is killed and rejected (gpu-memory)",
                            false, "gpu-memory-slack-mib"),
                     &CheckJob::gpu_memory_slack_mib));
   t.push_back(bound(number("timeout_s", kNum, 300.0, 1, 1800,

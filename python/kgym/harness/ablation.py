@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 _INT_VIEW = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+NOISE_CHUNK_BYTES = 64 << 20
 _set_deterministic = torch._C._set_deterministic_algorithms
 
 
@@ -81,18 +82,29 @@ def launch_with_noise(
         raw = _whole_storage(t)
         if t.is_cuda:
             torch.cuda.synchronize(t.device)
-        changed_bytes = raw != old
-        if not bool(changed_bytes.any()):
-            continue
-        # Element granularity, in the tensor's own dtype, over the elements of its storage.
+        # Element granularity, in the tensor's own dtype, over the elements of its storage; in
+        # chunks, so that what the check makes (the comparison, the noise) stays a few chunks
+        # beside the storage's copy: the candidate's runner is charged for its GPU memory
+        # (gpu_memory.py), and whole-storage temporaries took 9 times a storage.
         size = t.element_size()
-        whole = raw[: raw.numel() // size * size]
-        elements = whole.view(_INT_VIEW.get(size, torch.uint8))
-        changed = changed_bytes[: whole.numel()].view(-1, size).any(dim=1)
-        as_dtype = whole.view(t.dtype) if size in _INT_VIEW else None
-        if as_dtype is None:
-            elements[changed] = torch.randint_like(elements[changed], 0, 255)
-            continue
-        noise = _noise_like(as_dtype)
-        as_dtype[changed] = noise[changed]
+        step = max(1, NOISE_CHUNK_BYTES // size) * size
+        usable = raw.numel() // size * size
+        for begin in range(0, usable, step):
+            end = min(begin + step, usable)
+            _noise_where_changed(raw[begin:end], old[begin:end], t, size)
     return result
+
+
+def _noise_where_changed(raw: torch.Tensor, old: torch.Tensor, t: torch.Tensor, size: int) -> None:
+    """Noise into the elements of ``raw`` (a chunk of ``t``'s storage, whole elements) whose
+    bytes differ from ``old``."""
+    changed_bytes = raw != old
+    if not bool(changed_bytes.any()):
+        return
+    changed = changed_bytes.view(-1, size).any(dim=1)
+    if size not in _INT_VIEW:
+        raw.view(-1, size)[changed] = torch.randint_like(raw.view(-1, size)[changed], 0, 255)
+        return
+    as_dtype = raw.view(t.dtype)
+    noise = _noise_like(as_dtype)
+    as_dtype[changed] = noise[changed]

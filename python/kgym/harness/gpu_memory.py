@@ -19,7 +19,8 @@ in the importer's memory too) is the judge's, and is taken off. What is left is 
 own: for the reference's runner its CUDA context, the model's weights and its caching
 allocator's blocks. The candidate may hold that and, on top of it, the largest of ``slack``
 bytes, twice the reference's working memory in one call (the peak of the judge's own reference
-call, from its allocator), and as much again as the reference's runner (a copy of the weights
+call, from its allocator) with a copy of a correctness call's arena (the decoy check's), and as
+much again as the reference's runner (a copy of the weights
 in another layout). Beyond that its runner is killed at once, so that the memory goes back
 before it starves anyone, and the verdict is ``rejected`` (rule ``gpu-memory``). A thread samples while the job
 holds the GPU's lock shared; the timing window is sampled at its ends (``hold``), so that the
@@ -123,12 +124,17 @@ class MemoryWatch:
     # "candidate"): read at each sample, taken off that runner's reading.
     lent: Callable[[str], int] = lambda role: 0
     working_bytes: int = 0  # the reference's peak allocation in one call, in the judge
+    # What the gym's own checks in the candidate's runner copy (the decoy check: the arena of a
+    # correctness call, whose whole storage it keeps before an ablated launch).
+    check_copy_bytes: int = 0
+    phase: Callable[[], str] = lambda: ""  # the judge's phase, named with a peak or a breach
     is_mine: Callable[[int], bool] = may_signal
     parent: Callable[[int], int | None] = parent_of
     samples: int = 0
     reference_floor: int = 0
     reference_peak: int = 0
     candidate_peak: int = 0
+    candidate_peak_phase: str = ""
     breach: str | None = None
     unavailable: str | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -138,7 +144,8 @@ class MemoryWatch:
 
     def limit(self) -> int:
         reference = max(self.reference_peak, self.reference_floor)
-        return reference + max(self.slack_bytes, 2 * self.working_bytes, reference)
+        working = 2 * self.working_bytes + self.check_copy_bytes
+        return reference + max(self.slack_bytes, working, reference)
 
     def _candidates(self, held: dict[int, int]) -> int:
         total = 0
@@ -174,12 +181,15 @@ class MemoryWatch:
             self.samples += 1
             self.reference_peak = max(self.reference_peak, reference)
             candidate = self._candidates(held)
-            self.candidate_peak = max(self.candidate_peak, candidate)
+            if candidate > self.candidate_peak:
+                self.candidate_peak, self.candidate_peak_phase = candidate, self.phase()
             limit = self.limit()
             if candidate > limit:
                 self.breach = (
                     f"the candidate's processes held {candidate / MIB:.0f} MiB of GPU memory of "
-                    f"their own; the reference's runner held {self.reference_peak / MIB:.0f} MiB "
+                    f"their own (in the judge's phase '{self.phase()}', with "
+                    f"{self.lent('candidate') / MIB:.0f} MiB of arenas it lent them taken off); "
+                    f"the reference's runner held {self.reference_peak / MIB:.0f} MiB "
                     f"and one reference call worked in {self.working_bytes / MIB:.0f} MiB, so the "
                     f"candidate may hold {limit / MIB:.0f} MiB (gpu_memory_slack_mib is "
                     f"{self.slack_bytes / MIB:.0f}). Its runner was killed so that the memory "
@@ -229,7 +239,9 @@ class MemoryWatch:
             "samples": self.samples,
             "reference_peak_mib": round(self.reference_peak / MIB, 1),
             "candidate_peak_mib": round(self.candidate_peak / MIB, 1),
+            "candidate_peak_phase": self.candidate_peak_phase,
             "reference_call_working_mib": round(self.working_bytes / MIB, 1),
+            "check_copy_mib": round(self.check_copy_bytes / MIB, 1),
             "candidate_limit_mib": round(self.limit() / MIB, 1),
             "slack_mib": round(self.slack_bytes / MIB, 1),
             "breach": self.breach,

@@ -533,6 +533,7 @@ class Evaluation:
             on_breach=kill_tree(candidate.reaper),
             reference_setup_bytes=weights_bytes,
             lent=self._lent_bytes,
+            phase=lambda: self.current_phase,
         )
         self.memory_watch.start()
 
@@ -697,6 +698,8 @@ class Evaluation:
         layout = SlotLayout.build(probe, compare.flatten(expected_probe), 1)
         del probe, expected_probe  # large tensors: no copy outlives its use
         views = self._layout("candidate", layout)
+        if self.memory_watch is not None:
+            self.memory_watch.check_copy_bytes = self.arenas["candidate"].nbytes
         for trial in range(trials):
             pristine = self._inputs(self._fresh_seed())
             mismatch = self._one_trial(trial, views, pristine, result)
