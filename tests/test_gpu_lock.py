@@ -19,6 +19,7 @@ def holder(lock: Path) -> Evaluation:
     e.durations = {}
     e.gpu_sharing = "batched"
     e.runners = {}
+    e.memory_watch = None  # a hold's end reads the GPU memory watch, when the job has one
     return e
 
 
