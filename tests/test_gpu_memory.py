@@ -185,3 +185,17 @@ def test_lent_arenas_are_the_judges_and_a_calls_working_memory_is_allowed_twice(
     assert w.sample() is None and killed == []  # 9.6 GB of its own, within 10.6
     assert w.sample() is not None and killed == [MIDDLE]  # 11.6 GB
     assert w.record()["reference_call_working_mib"] == 5000.0
+
+
+def test_a_judge_that_cannot_see_the_candidates_runner_counts_nothing_and_says_so() -> None:
+    # A /proc that hides the runner (hidepid, another Landlock domain) and no uid of its own:
+    # the runner's memory would never count.
+    hidden, _ = watch([{REFERENCE: 600 * MIB, RUNNER: 50000 * MIB}], candidate_pid=RUNNER)
+    hidden.parent = lambda pid: None
+    assert hidden.sample() is None
+    assert hidden.record() == {
+        "available": False,
+        "reason": "the judge cannot tell the candidate's processes apart",
+    }
+    seen, killed = watch([{REFERENCE: 600 * MIB, RUNNER: 50000 * MIB}], candidate_pid=RUNNER)
+    assert seen.sample() is not None and killed == [MIDDLE]

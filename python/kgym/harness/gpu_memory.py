@@ -113,13 +113,14 @@ class MemoryWatch:
     read: Reader
     judge_pid: int
     reference_pid: int
-    candidate_root: int  # the candidate's runner, or the intermediate it descends from
+    candidate_root: int  # the intermediate the candidate's runner descends from
     by_uid: bool  # the job has a uid of its own: every process it may signal is the job's
     slack_bytes: int
     on_breach: Callable[[], None]
     # What the reference's set-up adds to its runner (the model's weights): until its reply,
     # the candidate's set-up may be ahead of it.
     reference_setup_bytes: int = 0
+    candidate_pid: int = 0  # the candidate's runner: the judge must see it as the candidate's
     # The bytes of the arenas the judge lent a role's runner at the moment ("reference",
     # "candidate"): read at each sample, taken off that runner's reading.
     lent: Callable[[str], int] = lambda role: 0
@@ -147,15 +148,15 @@ class MemoryWatch:
         working = 2 * self.working_bytes + self.check_copy_bytes
         return reference + max(self.slack_bytes, working, reference)
 
+    def _is_candidates(self, pid: int) -> bool:
+        if pid in (self.judge_pid, self.reference_pid):
+            return False
+        return descends_from(pid, self.candidate_root, self.parent) or (
+            self.by_uid and self.is_mine(pid)
+        )
+
     def _candidates(self, held: dict[int, int]) -> int:
-        total = 0
-        for pid, used in held.items():
-            if pid in (self.judge_pid, self.reference_pid):
-                continue
-            if descends_from(pid, self.candidate_root, self.parent) or (
-                self.by_uid and self.is_mine(pid)
-            ):
-                total += used
+        total = sum(used for pid, used in held.items() if self._is_candidates(pid))
         return max(0, total - self.lent("candidate"))
 
     def sample(self) -> str | None:
@@ -174,6 +175,14 @@ class MemoryWatch:
                     "the driver lists no process of the reference's runner (its pids are "
                     "another PID namespace's)"
                 )
+                return None
+            if (
+                self.samples == 0
+                and self.candidate_pid
+                and not self._is_candidates(self.candidate_pid)
+            ):
+                # Counting nothing would pass every hog: a /proc that hides the runner.
+                self.unavailable = "the judge cannot tell the candidate's processes apart"
                 return None
             reference = max(0, held.get(self.reference_pid, 0) - self.lent("reference"))
             if self.samples == 0:

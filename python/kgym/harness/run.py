@@ -528,6 +528,7 @@ class Evaluation:
             judge_pid=os.getpid(),
             reference_pid=self.runners["reference"].pid,
             candidate_root=candidate.reaper,
+            candidate_pid=candidate.pid,
             by_uid=self.own_uid,
             slack_bytes=int(self.job["gpu_memory_slack_mib"]) * MIB,
             on_breach=kill_tree(candidate.reaper),
