@@ -12,6 +12,7 @@ code and may be tampered with; that is why the judge does the judging.
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import socket
 import traceback
@@ -49,6 +50,20 @@ class Runner:
         self.triton_names: set[str] = set()
         self.compiled: Any = None
         self.kernel_recorder: Any = None  # a KernelRecorder while the judge's rounds are recorded
+        self.collector_paused = False
+
+    def _collector(self, timed: bool) -> None:
+        """Python's cyclic garbage collector rests from the first timed call to the next message
+        that is not one: a collection lands in whichever sample allocates past its threshold
+        (Triton's launcher makes objects on every call), and one turned back on at the end of
+        a batch would run while its reply is built, inside the judge's clock. Both runners
+        alike; a candidate that collects on its own time slows its own samples."""
+        if timed and not self.collector_paused and gc.isenabled():
+            gc.disable()
+            self.collector_paused = True
+        elif not timed and self.collector_paused:
+            gc.enable()
+            self.collector_paused = False
 
     # -- messages ------------------------------------------------------------------------------
     def serve(self) -> None:
@@ -61,6 +76,7 @@ class Runner:
             if op == "exit":
                 protocol.send(self.sock, {"ok": True})
                 return
+            self._collector(timed=bool(message.get("timed")))
             try:
                 reply = getattr(self, f"op_{op}")(message, payload, fds)
             except _Failure as failure:
