@@ -12,7 +12,7 @@ import time
 import pytest
 
 from conftest import DEVICE, run, solution_source
-from kgym.harness.gpu_memory import MIB, MemoryWatch, descends_from, parent_of
+from kgym.harness.gpu_memory import MIB, MemoryWatch, descends_from, killer, parent_of
 
 JUDGE, REFERENCE, MIDDLE, RUNNER, HELPER, STRANGER = 100, 101, 102, 103, 104, 999
 # The candidate's runner and the helper it started descend from the intermediate; the
@@ -105,10 +105,13 @@ def test_a_driver_that_cannot_tell_leaves_the_watch_unavailable() -> None:
         "reason": "the driver lists no process of the reference's runner (its pids are "
         "another PID namespace's)",
     }
-    gone, _ = watch([{REFERENCE: 1}, None])
-    gone.sample()
-    gone.sample()
-    assert gone.record()["available"] is False
+    stopped, _ = watch([{REFERENCE: 1}, None, None, None])
+    for _ in range(4):
+        stopped.sample()
+    assert stopped.record() == {
+        "available": False,
+        "reason": "the driver stopped reporting the processes' memory",
+    }
 
 
 def test_the_thread_samples_and_rests_inside_a_hold() -> None:
@@ -167,6 +170,7 @@ def test_a_candidate_that_holds_gpu_memory_is_killed_and_rejected() -> None:
     memory = result["judge"]["gpu_memory"]
     assert memory["candidate_peak_mib"] > memory["candidate_limit_mib"]
     assert memory["breach"].startswith("the candidate's processes held")
+    assert memory["killed"] is True  # the runner has the job's uid: the judge may kill it
 
 
 def test_lent_arenas_are_the_judges_and_a_calls_working_memory_is_allowed_twice() -> None:
@@ -199,3 +203,65 @@ def test_a_judge_that_cannot_see_the_candidates_runner_counts_nothing_and_says_s
     }
     seen, killed = watch([{REFERENCE: 600 * MIB, RUNNER: 50000 * MIB}], candidate_pid=RUNNER)
     assert seen.sample() is not None and killed == [MIDDLE]
+
+
+def test_what_the_driver_cannot_tell_about_a_stranger_changes_nothing_about_the_candidate() -> None:
+    w, killed = watch(
+        [
+            {REFERENCE: 600 * MIB, RUNNER: 600 * MIB, STRANGER: None},
+            None,  # a read that failed: tolerated
+            {REFERENCE: 600 * MIB, RUNNER: 9000 * MIB},
+        ]
+    )
+    assert w.sample() is None and w.unavailable is None
+    assert w.sample() is None and w.unavailable is None and w.failed_reads == 1
+    assert w.sample() is not None and killed == [MIDDLE]
+    blind, _ = watch([{REFERENCE: 600 * MIB, RUNNER: None}])
+    assert blind.sample() is None
+    assert blind.record() == {
+        "available": False,
+        "reason": "the driver does not report the runners' memory",
+    }
+
+
+def test_no_reading_once_the_candidate_is_gone_and_a_failed_kill_is_said() -> None:
+    gone, _ = watch([{REFERENCE: 600 * MIB, RUNNER: 50000 * MIB}], candidate_gone=lambda: True)
+    assert gone.sample() is None and gone.samples == 0  # its pids may be someone else's now
+
+    def refused() -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    w, _ = watch([{REFERENCE: 600 * MIB, RUNNER: 50000 * MIB}])
+    w.on_breach = refused
+    breach = w.sample()
+    assert breach is not None and "could not be killed at once" in breach
+    assert w.record()["killed"] is False
+
+
+def test_a_watch_whose_thread_fails_says_so() -> None:
+    calls = {"n": 0}
+
+    def read() -> dict[int, int | None]:
+        calls["n"] += 1
+        if calls["n"] > 1:
+            raise AttributeError("an arena closed under the reading")
+        return {REFERENCE: 600 * MIB, RUNNER: 600 * MIB}
+
+    w = MemoryWatch(read, JUDGE, REFERENCE, MIDDLE, False, 4096 * MIB, lambda: None)
+    w.start()
+    deadline = time.monotonic() + 5
+    while w.unavailable is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    w.stop()
+    assert w.record() == {
+        "available": False,
+        "reason": "the watch stopped: AttributeError: an arena closed under the reading",
+    }
+
+
+def test_the_killer_kills_its_process_and_only_it() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    kill = killer(child.pid)
+    kill()
+    assert child.wait(timeout=10) == -9
+    kill()  # gone and reaped: nothing is hit, nothing raised

@@ -19,11 +19,11 @@ in the importer's memory too) is the judge's, and is taken off. What is left is 
 own: for the reference's runner its CUDA context, the model's weights and its caching
 allocator's blocks. The candidate may hold that and, on top of it, the largest of ``slack``
 bytes, twice the reference's working memory in one call (the peak of the judge's own reference
-call, from its allocator) with a copy of a correctness call's arena (the decoy check's), and as
-much again as the reference's runner (a copy of the weights
-in another layout). Beyond that its runner is killed at once, so that the memory goes back
-before it starves anyone, and the verdict is ``rejected`` (rule ``gpu-memory``). A thread samples while the job
-holds the GPU's lock shared; the timing window is sampled at its ends (``hold``), so that the
+call, from its allocator) with a copy of a correctness call's arena and of the weights (the
+decoy check's), and as much again as the reference's runner (a copy of the weights in another
+layout). Beyond that its runner is killed at once, so that the memory goes back before it
+starves anyone, and the verdict is ``rejected`` (rule ``gpu-memory``). A thread samples every
+50 ms, except inside the timing window, which is sampled at its ends (``hold``), so that the
 thread's work stays off the judge's clock.
 """
 
@@ -40,8 +40,11 @@ from typing import Any
 MIB = 1 << 20
 SAMPLE_PERIOD_S = 0.05
 
-# Bytes each process holds on the GPUs, by pid; None when the driver cannot tell.
-Reader = Callable[[], dict[int, int] | None]
+# Bytes each process holds on the GPUs, by pid (None for a process the driver cannot tell
+# about); None when the driver could not be read at all.
+Reader = Callable[[], dict[int, int | None] | None]
+# Reads in a row the driver may fail before the watch gives up (and says so).
+FAILED_READS_TOLERATED = 3
 
 
 def nvml_reader() -> tuple[Reader | None, str | None]:
@@ -56,15 +59,14 @@ def nvml_reader() -> tuple[Reader | None, str | None]:
     except pynvml.NVMLError as exc:
         return None, f"the driver's management library did not start: {exc}"
 
-    def read() -> dict[int, int] | None:
-        held: dict[int, int] = {}
+    def read() -> dict[int, int | None] | None:
+        held: dict[int, int | None] = {}
         try:
             for handle in handles:
                 for process in pynvml.nvmlDeviceGetComputeRunningProcesses(handle):
-                    used = process.usedGpuMemory
-                    if used is None:
-                        return None
-                    held[int(process.pid)] = held.get(int(process.pid), 0) + int(used)
+                    pid, used = int(process.pid), process.usedGpuMemory
+                    before = held.get(pid, 0)
+                    held[pid] = None if used is None or before is None else before + int(used)
         except pynvml.NVMLError:
             return None
         return held
@@ -86,7 +88,8 @@ def parent_of(pid: int) -> int | None:
 
 def descends_from(pid: int, ancestor: int, parent: Callable[[int], int | None] = parent_of) -> bool:
     seen = 0
-    while pid > 1 and seen < 64:
+    # Every chain ends at pid 1; the bound only guards against a /proc read mid-change.
+    while pid > 1 and seen < 4096:
         if pid == ancestor:
             return True
         next_pid = parent(pid)
@@ -125,10 +128,12 @@ class MemoryWatch:
     # "candidate"): read at each sample, taken off that runner's reading.
     lent: Callable[[str], int] = lambda role: 0
     working_bytes: int = 0  # the reference's peak allocation in one call, in the judge
-    # What the gym's own checks in the candidate's runner copy (the decoy check: the arena of a
-    # correctness call, whose whole storage it keeps before an ablated launch).
+    # What the gym's own checks in the candidate's runner copy (the decoy check: the whole
+    # storage of every tensor a kernel takes, the arena of a correctness call and the weights).
     check_copy_bytes: int = 0
     phase: Callable[[], str] = lambda: ""  # the judge's phase, named with a peak or a breach
+    # Once the judge has seen the candidate's runner end, its pids may be reused: no reading.
+    candidate_gone: Callable[[], bool] = lambda: False
     is_mine: Callable[[int], bool] = may_signal
     parent: Callable[[int], int | None] = parent_of
     samples: int = 0
@@ -137,7 +142,9 @@ class MemoryWatch:
     candidate_peak: int = 0
     candidate_peak_phase: str = ""
     breach: str | None = None
+    killed: bool | None = None  # whether the kill on a breach was delivered
     unavailable: str | None = None
+    failed_reads: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _quiet: threading.Event = field(default_factory=threading.Event)
     _stop: threading.Event = field(default_factory=threading.Event)
@@ -155,19 +162,28 @@ class MemoryWatch:
             self.by_uid and self.is_mine(pid)
         )
 
-    def _candidates(self, held: dict[int, int]) -> int:
-        total = sum(used for pid, used in held.items() if self._is_candidates(pid))
+    def _candidates(self, held: dict[int, int | None]) -> int | None:
+        """The candidate's own bytes; None if the driver cannot tell one of its processes'."""
+        total = 0
+        for pid, used in held.items():
+            if self._is_candidates(pid):
+                if used is None:
+                    return None
+                total += used
         return max(0, total - self.lent("candidate"))
 
     def sample(self) -> str | None:
         """One reading; the breach, if this or an earlier reading found one."""
         with self._lock:
-            if self.breach or self.unavailable:
+            if self.breach or self.unavailable or self.candidate_gone():
                 return self.breach
             held = self.read()
             if held is None:
-                self.unavailable = "the driver stopped reporting the processes' memory"
+                self.failed_reads += 1
+                if self.failed_reads >= FAILED_READS_TOLERATED:
+                    self.unavailable = "the driver stopped reporting the processes' memory"
                 return None
+            self.failed_reads = 0
             if self.samples == 0 and self.reference_pid not in held:
                 # The reference's runner made its CUDA context before the watch starts: a
                 # driver that does not list it reports pids of another PID namespace.
@@ -184,12 +200,16 @@ class MemoryWatch:
                 # Counting nothing would pass every hog: a /proc that hides the runner.
                 self.unavailable = "the judge cannot tell the candidate's processes apart"
                 return None
-            reference = max(0, held.get(self.reference_pid, 0) - self.lent("reference"))
+            reference_held = held.get(self.reference_pid, 0)
+            candidate = self._candidates(held)
+            if reference_held is None or candidate is None:
+                self.unavailable = "the driver does not report the runners' memory"
+                return None
+            reference = max(0, reference_held - self.lent("reference"))
             if self.samples == 0:
                 self.reference_floor = reference + self.reference_setup_bytes
             self.samples += 1
             self.reference_peak = max(self.reference_peak, reference)
-            candidate = self._candidates(held)
             if candidate > self.candidate_peak:
                 self.candidate_peak, self.candidate_peak_phase = candidate, self.phase()
             limit = self.limit()
@@ -201,11 +221,15 @@ class MemoryWatch:
                     f"the reference's runner held {self.reference_peak / MIB:.0f} MiB "
                     f"and one reference call worked in {self.working_bytes / MIB:.0f} MiB, so the "
                     f"candidate may hold {limit / MIB:.0f} MiB (gpu_memory_slack_mib is "
-                    f"{self.slack_bytes / MIB:.0f}). Its runner was killed so that the memory "
-                    "went back at once"
+                    f"{self.slack_bytes / MIB:.0f})"
                 )
-                with contextlib.suppress(Exception):
+                try:
                     self.on_breach()
+                    self.killed = True
+                    self.breach += ". Its runner was killed, so that the memory went back at once"
+                except OSError as exc:
+                    self.killed = False
+                    self.breach += f". Its runner could not be killed at once ({exc})"
             return self.breach
 
     def start(self) -> None:
@@ -216,8 +240,12 @@ class MemoryWatch:
 
     def _run(self) -> None:
         while not self._stop.wait(SAMPLE_PERIOD_S):
-            if not self._quiet.is_set() and self.sample() is not None:
-                return
+            try:
+                if not self._quiet.is_set() and self.sample() is not None:
+                    return
+            except Exception as exc:  # noqa: BLE001 - a watch that stopped must say so
+                with self._lock:
+                    self.unavailable = f"the watch stopped: {type(exc).__name__}: {exc}"[:300]
             if self.unavailable:
                 return
 
@@ -254,15 +282,28 @@ class MemoryWatch:
             "candidate_limit_mib": round(self.limit() / MIB, 1),
             "slack_mib": round(self.slack_bytes / MIB, 1),
             "breach": self.breach,
+            "killed": self.killed,
         }
 
 
-def kill_tree(pid: int) -> Callable[[], None]:
-    """SIGKILL to the candidate's intermediate (the judge's own child, so its pid cannot be
-    reused before the judge reaps it): its namespace's init and the runner die with it."""
+def killer(pid: int) -> Callable[[], None]:
+    """SIGKILL to the candidate's runner through a pidfd taken now, while it lives: a pid
+    reused after the runner is reaped is never hit. The runner, not its intermediate: the
+    intermediate and the namespace's init stay root while the judge takes the job's uid, so
+    the judge may not signal them (EPERM). When the runner (PID 2 there) dies, the init exits
+    with its status, and the kernel kills whatever is left in the namespace."""
+    try:
+        pidfd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        pidfd = -1
 
     def kill() -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+        try:
+            if pidfd >= 0:
+                signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+            else:
+                os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass  # gone already: nothing holds its memory
 
     return kill

@@ -28,7 +28,7 @@ from kgym.harness.arena import Arena, aligned
 from kgym.harness.audit import AUDIT_EXIT_CODE
 from kgym.harness.channel import ReportChannel
 from kgym.harness.errors import EvaluationFailure, error_record
-from kgym.harness.gpu_memory import MIB, MemoryWatch, Reader, kill_tree, nvml_reader
+from kgym.harness.gpu_memory import MIB, MemoryWatch, Reader, killer, nvml_reader
 from kgym.harness.layout import SlotLayout, SlotViews
 from kgym.harness.profile_check import excess_kernel_time, reported_kernels
 from kgym.harness.spawn import RunnerGone, RunnerHandle, spawn
@@ -349,7 +349,6 @@ class Evaluation:
         sizes = self.job["sizes"]
         self.sizes = ("gpu" if use_cuda else "cpu") if sizes == "auto" else sizes
         uid = self._sandbox_uid()
-        self.own_uid = uid > 0
         self.runners["reference"] = spawn("reference", self.workdir, False, uid)
         self.runners["candidate"] = spawn("candidate", self.workdir, True, uid)
         # The candidate's confinement, read from outside once it serves (so once confined) and
@@ -369,6 +368,9 @@ class Evaluation:
         self.warming = True
         # The judge leaves root too before any task code runs (task sources come from clients).
         applied, note = _core.confine_drop_capabilities(uid)
+        # The watch counts every process it may signal as the job's only once the judge holds
+        # the job's uid: as root it may signal them all.
+        self.own_uid = uid > 0 and os.geteuid() == uid
         self.judge["unprivileged"] = applied and os.geteuid() != 0
         self.judge["uid"] = os.geteuid()
         if note:
@@ -432,6 +434,7 @@ class Evaluation:
             arena.view(start, tuple(shape), t.dtype).copy_(t.detach())
         dev.synchronize(self.device)
         self.arenas["weights"] = arena
+        self.lent["weights"] = arena.nbytes
         assert arena.export is not None
         export = {
             "kind": arena.export.kind,
@@ -513,6 +516,7 @@ class Evaluation:
                     **self.candidate_observed,
                 }
         if "weights" in self.arenas:
+            self.lent["weights"] = 0
             self.arenas.pop("weights").close()
         self._stop_if_rejected("init")
         self._done("init", started)
@@ -531,7 +535,8 @@ class Evaluation:
             candidate_pid=candidate.pid,
             by_uid=self.own_uid,
             slack_bytes=int(self.job["gpu_memory_slack_mib"]) * MIB,
-            on_breach=kill_tree(candidate.reaper),
+            on_breach=killer(candidate.pid),
+            candidate_gone=lambda: candidate.status is not None,
             reference_setup_bytes=weights_bytes,
             lent=self._lent_bytes,
             phase=lambda: self.current_phase,
@@ -540,9 +545,9 @@ class Evaluation:
 
     def _lent_bytes(self, role: str) -> int:
         """What the judge lent ``role``'s runner (its arena, and the weights' while set up), in
-        the driver's pages of 2 MiB. Read by the watch's thread: one lookup each."""
-        weights = self.arenas.get("weights")
-        lent = self.lent.get(role, 0) + (weights.nbytes if weights is not None else 0)
+        the driver's pages of 2 MiB. Read by the watch's thread: plain numbers the main thread
+        sets, never the arenas themselves (one may be closing)."""
+        lent = self.lent.get(role, 0) + self.lent.get("weights", 0)
         return -(-lent // (2 * MIB)) * 2 * MIB
 
     def _memory_breach(self) -> bool:
@@ -700,7 +705,11 @@ class Evaluation:
         del probe, expected_probe  # large tensors: no copy outlives its use
         views = self._layout("candidate", layout)
         if self.memory_watch is not None:
-            self.memory_watch.check_copy_bytes = self.arenas["candidate"].nbytes
+            # The decoy check copies the storage of every tensor a kernel takes: the arena, and
+            # the model's weights where a kernel takes them.
+            self.memory_watch.check_copy_bytes = (
+                self.arenas["candidate"].nbytes + self.memory_watch.reference_setup_bytes
+            )
         for trial in range(trials):
             pristine = self._inputs(self._fresh_seed())
             mismatch = self._one_trial(trial, views, pristine, result)
