@@ -471,7 +471,7 @@ class Evaluation:
                         message=f"the {role}'s runner could not start on the GPU: "
                         f"{str(reply)[:500]}",
                     )
-        self._start_memory_watch(weights["export"]["nbytes"] if weights else 0)
+        self._start_memory_watch()
         # Both runners set up at once (imports, the model: seconds on a GPU each), then their
         # replies are read in order. From here the candidate's code runs: a failure of the
         # reference side after this point may be its doing (the service's control run decides).
@@ -521,7 +521,7 @@ class Evaluation:
         self._stop_if_rejected("init")
         self._done("init", started)
 
-    def _start_memory_watch(self, weights_bytes: int) -> None:
+    def _start_memory_watch(self) -> None:
         """From before the candidate's code runs to the end: a candidate whose processes hold
         more GPU memory than allowed is killed and rejected (``gpu-memory``)."""
         if self.device.type != "cuda" or self.memory_reader is None:
@@ -537,7 +537,7 @@ class Evaluation:
             slack_bytes=int(self.job["gpu_memory_slack_mib"]) * MIB,
             on_breach=killer(candidate.pid),
             candidate_gone=lambda: candidate.status is not None,
-            reference_setup_bytes=weights_bytes,
+            reference_setup_bytes=self.lent.get("weights", 0),  # what the set-up loads
             lent=self._lent_bytes,
             phase=lambda: self.current_phase,
         )
