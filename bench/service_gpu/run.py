@@ -416,6 +416,7 @@ def latency_runs(
                             for key in (
                                 "rounds",
                                 "calls_per_sample",
+                                "calls_per_sample_by_series",
                                 "stop_reason",
                                 "judge_s",
                                 "checks",

@@ -72,6 +72,13 @@ class TimingConfig:
         )
 
 
+def _stretch(stretches: dict[str, float], name: str, began: float) -> float:
+    """Records a stretch of the timing phase that began at ``began``; returns its end."""
+    now = _perf_counter()
+    stretches[name] = now - began
+    return now
+
+
 def median_ci_halfwidth(samples: list[float]) -> float:
     """Relative half-width of the distribution-free 95% confidence interval of the median."""
     n = len(samples)
@@ -242,8 +249,12 @@ def _record(ev: Any, on: bool) -> dict[str, Any]:
     """Starts (``on``) or stops kernel recording in both runners; the candidate's profile when
     stopped."""
     profile: dict[str, Any] = {}
-    for role in ("reference", "candidate"):
-        reply = ev._ask(role, {"op": "record", "on": on}, "timing")
+    roles = ("reference", "candidate")
+    # Both runners are asked before either reply is read: they start or stop at once.
+    for role in roles:
+        ev._send(role, {"op": "record", "on": on}, "timing")
+    for role in roles:
+        reply = ev._receive(role, "timing")
         if not reply.get("ok"):
             if role == "candidate":
                 raise ev._failed_reply(reply, "timing")
@@ -393,8 +404,12 @@ def time_runners(
     fused = FusedChecks(device) if ev.fused_check_ready and regenerate else None
 
     # Where the judge's seconds go (the Result's method.judge_s): the fresh inputs, the timed
-    # requests, the checks of the timed outputs; the rest is set-up and warm-up.
+    # requests, the checks of the timed outputs (of which ``checks_wait``: waiting for the
+    # fused check's verdicts); and by stretch of the phase: the arenas and the compiled
+    # variant (``setup``), the warm-up, the fixed costs' measurement, the measured rounds and
+    # the confirmation's.
     spent = {"inputs": 0.0, "calls": 0.0, "checks": 0.0}
+    stretches: dict[str, float] = {"setup": _perf_counter() - phase_started}
 
     def batch(
         name: str, slots: list[int], seeds: list[int] | None = None
@@ -482,6 +497,7 @@ def time_runners(
     # The per-call estimate is the marginal cost: a batch of n calls against a batch of one.
     estimates: dict[str, float] = {}
     warm = min(4, max_slots)
+    stretch_began = _perf_counter()
     for name in series:
         started = _perf_counter()
         rounds = 0
@@ -493,6 +509,7 @@ def time_runners(
         marginal = (multi - single) / (warm - 1) if warm > 1 else single
         estimates[name] = max(marginal, single / 10, 1e-4)
     calls = calls_per_sample(estimates, config.batch_ms, max_slots)
+    stretch_began = _stretch(stretches, "warmup", stretch_began)
     # Recording starts before the fixed cost is measured, so that it is measured as the rounds
     # will run; its per-launch overhead is paid by both runners alike.
     if record_kernels:
@@ -513,6 +530,7 @@ def time_runners(
         for handle in ev.runners.values():
             handle.resume()
     verify_every = max(1, round(1 / max(config.verify_fraction, 1e-6)))
+    stretch_began = _stretch(stretches, "fixed_costs", stretch_began)
 
     samples: dict[str, list[float]] = {name: [] for name in series}
     canaries: dict[str, list[float]] = {name: [] for name in series}
@@ -570,6 +588,7 @@ def time_runners(
             if max(widths) <= config.target_rel_ci:
                 stop_reason = "converged"
                 break
+    stretch_began = _stretch(stretches, "rounds", stretch_began)
     # Work left on the GPU after a reply delays the judge's canary. So does another process's
     # work when something outside the job shares the GPU without its lock; that noise is not
     # tied to the candidate's batches, so a suspicion must hold again in a second, independent
@@ -595,6 +614,7 @@ def time_runners(
             )
         else:
             canary_check = "not confirmed in a second block of rounds"
+    _stretch(stretches, "confirm", stretch_began)
     kernels = None
     if record_kernels:
         kernels = {"profile": _record(ev, on=False), "calls": recorded_calls}
@@ -640,6 +660,8 @@ def time_runners(
             },
             "judge_s": {
                 **{name: round(value, 4) for name, value in spent.items()},
+                "checks_wait": round(fused.wait_s, 4) if fused is not None else None,
+                **{name: round(value, 4) for name, value in stretches.items()},
                 "total": round(_perf_counter() - phase_started, 4),
             },
         },
