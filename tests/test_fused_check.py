@@ -130,6 +130,27 @@ def test_the_fused_check_compiles_where_the_judge_warms_it() -> None:
     assert not eligible(x.cpu(), x.cpu(), 1e-3)
 
 
+@pytest.mark.skipif(DEVICE != "cuda", reason="needs a GPU (KGYM_TEST_DEVICE=cuda)")
+def test_after_the_warm_up_a_batch_of_checks_compiles_nothing() -> None:
+    """Every pair's row of sums is as aligned as the warm-up's, so no pair of a timed batch
+    makes Triton compile another variant inside the timing window."""
+    import torch
+
+    from kgym.harness.fused_check import FusedChecks, _quick_close_kernel, warm
+
+    def compiled() -> int:
+        return sum(len(cache[0]) for cache in _quick_close_kernel.device_caches.values())
+
+    assert warm(torch.device("cuda")) is None
+    before = compiled()
+    checks = FusedChecks(torch.device("cuda"), capacity=2)  # the buffer grows twice as well
+    x = torch.randn(1 << 20, device="cuda")
+    for _ in range(7):
+        checks.add(x, x.clone(), 1e-3, 1e-3, True)
+    assert checks.verdicts() == [True] * 7
+    assert compiled() == before
+
+
 FLOW = textwrap.dedent(
     """
     import json
