@@ -21,14 +21,6 @@ import torch
 _MEMCPY_PREFIX = "Memcpy"
 
 
-def _device_time_us(event: Any) -> float:
-    for attr in ("device_time_total", "cuda_time_total"):
-        value = getattr(event, attr, None)
-        if value is not None:
-            return float(value)
-    return 0.0
-
-
 class KernelRecorder:
     """torch.profiler's CUDA activity across many calls, read once at the end."""
 
@@ -58,23 +50,34 @@ class KernelRecorder:
 
     def stop(self) -> dict[str, Any]:
         """The kernels recorded (name, calls, total ms each) and the memory copies' time."""
-        from torch.autograd import DeviceType
-
         torch.cuda.synchronize(self.device)
         self._profile.stop()
-        kernels = []
-        copies_ms = 0.0
-        for event in self._profile.key_averages():
-            if getattr(event, "device_type", None) != DeviceType.CUDA:
-                continue
-            total_us = _device_time_us(event)
-            if total_us <= 0:
-                continue
-            name = str(event.key)
-            if name.startswith(_MEMCPY_PREFIX):
-                copies_ms += total_us / 1e3
-                continue
-            kernels.append(
-                {"name": name[:200], "calls": int(event.count), "total_ms": total_us / 1e3}
-            )
-        return {"available": True, "kernels": kernels, "copies_ms": copies_ms}
+        return kernels_of(self._profile.profiler.kineto_results)
+
+
+def kernels_of(result: Any, device_type: Any = None) -> dict[str, Any]:
+    """The device activity of a finished recording, summed by name, from the profiler's raw
+    events. ``key_averages`` gives the same figures, but first builds a Python event for every
+    recorded event and their tree: 1.1-2.7 s for the 2 000-4 300 calls of a KernelBench
+    reduction's measured rounds (H200), paid inside the job's timing window."""
+    from torch.autograd import DeviceType
+
+    wanted = DeviceType.CUDA if device_type is None else device_type  # CPU: the tests' side
+    by_name: dict[str, list[float]] = {}
+    for event in result.events():
+        if event.device_type() != wanted or event.is_hidden_event():
+            continue
+        total_us = event.duration_ns() / 1e3
+        if total_us <= 0:
+            continue
+        entry = by_name.setdefault(event.name(), [0, 0.0])
+        entry[0] += 1
+        entry[1] += total_us
+    kernels = []
+    copies_ms = 0.0
+    for name, (calls, total_us) in by_name.items():
+        if name.startswith(_MEMCPY_PREFIX):
+            copies_ms += total_us / 1e3
+            continue
+        kernels.append({"name": name[:200], "calls": int(calls), "total_ms": total_us / 1e3})
+    return {"available": True, "kernels": kernels, "copies_ms": copies_ms}
