@@ -184,6 +184,23 @@ def test_seeded_inputs_are_generated_again_for_checks_only_when_they_come_out_th
     assert regenerated == int(0.3 * gpu) // (2 * slot) and regenerated > kept
 
 
+def test_the_judges_seeding_leaves_the_generators_as_torch_manual_seed_does() -> None:
+    """The judge seeds each input set with ``device.seed_generators`` (torch.manual_seed
+    costs ~0.5 ms a call from deep in the judge's stack): the same inputs must follow."""
+    from conftest import DEVICE
+    from kgym.harness.device import seed_generators
+
+    device = torch.device(DEVICE)
+    for seed in (0, 12345, 2**61 + 7):
+        torch.manual_seed(seed)
+        want = [torch.randn(64), torch.randn(64, device=device), torch.randint(9, (8,))]
+        torch.manual_seed(seed + 1)  # something else drawn in between
+        torch.randn(3, device=device)
+        seed_generators(seed, device)
+        got = [torch.randn(64), torch.randn(64, device=device), torch.randint(9, (8,))]
+        assert all(torch.equal(a, b) for a, b in zip(want, got))
+
+
 def test_a_layout_can_be_repeated_for_more_slots() -> None:
     layout = SlotLayout.build([torch.zeros(4, 3), 7], [torch.zeros(4)], 1)
     more = layout.with_slots(5)

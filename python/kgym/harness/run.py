@@ -225,7 +225,7 @@ class Evaluation:
             raise EvaluationFailure("rejected", phase, message="an integrity check failed")
 
     def _inputs(self, seed: int) -> list[Any]:
-        torch.manual_seed(seed)
+        dev.seed_generators(seed, self.device)
         # Factories inside get_inputs() allocate on the evaluation device.
         with torch.device(self.device):
             inputs = list(self.task.get_inputs())
