@@ -62,7 +62,7 @@ def seed_generators(seed: int, device: torch.device) -> None:
     its seeding for later with a formatted stack trace, which took most of the judge's input
     time inside the timing window (``bench/judge_inputs``)."""
     torch.random.default_generator.manual_seed(seed)
-    if device.type == "cuda":
+    if device.type == "cuda" or torch.cuda.is_initialized():
         torch.cuda.manual_seed_all(seed)
 
 

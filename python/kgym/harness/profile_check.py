@@ -8,6 +8,7 @@ from typing import Any
 
 MAX_KERNELS = 500
 MAX_NAME_CHARS = 200
+OTHER_KERNELS = "<other kernels>"  # angle brackets: no Python function has this name
 # The kernels recorded in the timed calls, per call, against the judge's median time per call:
 # kernels on several streams overlap (their sum can exceed the wall time) and the median is not
 # the mean, hence some slack; past it they cannot be the calls the judge timed.
@@ -16,12 +17,17 @@ SLACK_MS = 0.05
 
 
 def reported_kernels(reported: Any) -> Iterator[tuple[str, float, int]]:
-    """(name, total ms, calls) of each well-formed kernel entry, at most MAX_KERNELS; entries
-    that are not objects, or whose time is negative or not a number, are dropped."""
+    """(name, total ms, calls) of each well-formed kernel entry; entries that are not objects,
+    or whose time is negative or not a number, are dropped. Past MAX_KERNELS entries, the
+    MAX_KERNELS - 1 longest are kept and the rest summed into one ``OTHER_KERNELS`` entry, a
+    name no source declares (so not the candidate's Triton): a candidate that launches many
+    small kernels of its own first cannot push the library kernels that do its work out of
+    the share. The reply's size bounds how many entries there are."""
     entries = reported.get("kernels") if isinstance(reported, dict) else None
     if not isinstance(entries, list):
         return
-    for entry in entries[:MAX_KERNELS]:
+    good: list[tuple[str, float, int]] = []
+    for entry in entries:
         if not isinstance(entry, dict):
             continue
         try:
@@ -31,7 +37,14 @@ def reported_kernels(reported: Any) -> Iterator[tuple[str, float, int]]:
             continue
         if not (0.0 <= ms < float("inf")):
             continue
-        yield str(entry.get("name", "?"))[:MAX_NAME_CHARS], ms, max(count, 0)
+        good.append((str(entry.get("name", "?"))[:MAX_NAME_CHARS], ms, max(count, 0)))
+    if len(good) <= MAX_KERNELS:
+        yield from good
+        return
+    good.sort(key=lambda kernel: kernel[1], reverse=True)
+    yield from good[: MAX_KERNELS - 1]
+    rest = good[MAX_KERNELS - 1 :]
+    yield OTHER_KERNELS, sum(ms for _, ms, _ in rest), sum(count for _, _, count in rest)
 
 
 def excess_kernel_time(

@@ -248,20 +248,18 @@ def measure_output_copy_ms(src: list[Any], dst: list[Any], repeats: int = 7) -> 
 def _record(ev: Any, on: bool) -> dict[str, Any]:
     """Starts (``on``) or stops kernel recording in both runners; the candidate's profile when
     stopped."""
-    profile: dict[str, Any] = {}
     roles = ("reference", "candidate")
-    # Both runners are asked before either reply is read: they start or stop at once.
+    # Both runners are asked before either reply is read, so they start or stop at once; both
+    # replies are read before either failure is raised, so no reply is left in a channel.
     for role in roles:
         ev._send(role, {"op": "record", "on": on}, "timing")
-    for role in roles:
-        reply = ev._receive(role, "timing")
-        if not reply.get("ok"):
-            if role == "candidate":
-                raise ev._failed_reply(reply, "timing")
-            raise RuntimeError(f"the reference's runner could not record kernels: {reply}"[:600])
-        if role == "candidate" and not on:
-            profile = reply.get("profile") or {}
-    return profile
+    replies = {role: ev._receive(role, "timing") for role in roles}
+    if not replies["candidate"].get("ok"):
+        raise ev._failed_reply(replies["candidate"], "timing")
+    if not replies["reference"].get("ok"):
+        detail = replies["reference"]
+        raise RuntimeError(f"the reference's runner could not record kernels: {detail}"[:600])
+    return {} if on else (replies["candidate"].get("profile") or {})
 
 
 def fused_check_note(ev: Any, regenerate: bool) -> str:
@@ -406,8 +404,8 @@ def time_runners(
     # Where the judge's seconds go (the Result's method.judge_s): the fresh inputs, the timed
     # requests, the checks of the timed outputs (of which ``checks_wait``: waiting for the
     # fused check's verdicts); and by stretch of the phase: the arenas and the compiled
-    # variant (``setup``), the warm-up, the fixed costs' measurement, the measured rounds and
-    # the confirmation's.
+    # variant (``setup``), the warm-up, the fixed costs' measurement, the measured rounds, the
+    # confirmation's, and the kernel record's stop.
     spent = {"inputs": 0.0, "calls": 0.0, "checks": 0.0}
     stretches: dict[str, float] = {"setup": _perf_counter() - phase_started}
 
@@ -614,10 +612,11 @@ def time_runners(
             )
         else:
             canary_check = "not confirmed in a second block of rounds"
-    _stretch(stretches, "confirm", stretch_began)
+    stretch_began = _stretch(stretches, "confirm", stretch_began)
     kernels = None
     if record_kernels:
         kernels = {"profile": _record(ev, on=False), "calls": recorded_calls}
+    _stretch(stretches, "record_stop", stretch_began)
     if compile_error:
         samples["compile_error"] = compile_error  # type: ignore[assignment]
     return {
