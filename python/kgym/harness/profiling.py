@@ -63,10 +63,10 @@ def kernels_of(result: Any, device_type: Any = None) -> dict[str, Any]:
     window (``bench/service_gpu/results.md``)."""
     from torch.autograd import DeviceType
 
-    wanted = DeviceType.CUDA if device_type is None else device_type  # CPU: the tests' side
-    by_name: dict[str, list[float]] = {}
     if result is None:  # the profiler recorded nothing (as key_averages: no kernels)
         return {"available": True, "kernels": [], "copies_ms": 0.0}
+    wanted = DeviceType.CUDA if device_type is None else device_type  # CPU: the tests' side
+    by_name: dict[str, list[float]] = {}
     for event in result.events():
         # Older torch builds lack is_hidden_event; torch's own parser reads it the same way.
         if event.device_type() != wanted or getattr(event, "is_hidden_event", lambda: False)():
