@@ -344,13 +344,17 @@ def _python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_warm_up_imports_the_compiler_stack_without_touching_cuda() -> None:
-    # The profiler's first start imports these in every runner otherwise; a forked runner could
-    # not use CUDA had the imports initialised it.
+    # The profiler's first start imports these in every runner otherwise, and a candidate's
+    # first kernel computes Triton's key and imports Gluon; a forked runner could not use CUDA
+    # had any of it initialised it.
     code = (
         "import sys, torch\n"
         "from kgym.harness import forkserver\n"
         "forkserver.warm_up()\n"
         "assert 'torch._dynamo' in sys.modules and 'torch._inductor.config' in sys.modules\n"
+        "from triton.runtime import cache\n"
+        "assert cache.triton_key.cache_info().currsize == 1\n"
+        "assert 'triton.experimental.gluon' in sys.modules\n"
         "assert not torch.cuda.is_initialized()\n"
         "assert not forkserver._cuda_driver_initialised()\n"
         "print('ok')\n"

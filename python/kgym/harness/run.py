@@ -462,6 +462,7 @@ class Evaluation:
         protected = [str(Path(loader.__file__).resolve().parents[1] / "builtin_tasks")]
         if self.warming:
             self.warming = False
+            waited = time.perf_counter()
             for role in ("reference", "candidate"):
                 reply = self._receive(role, "init")
                 if not reply.get("ok"):
@@ -471,6 +472,8 @@ class Evaluation:
                         message=f"the {role}'s runner could not start on the GPU: "
                         f"{str(reply)[:500]}",
                     )
+            # What the runners' warm-up (started with them, outside the lock) still had to do.
+            self.durations["runner_warm_wait"] = (time.perf_counter() - waited) * 1e3
         self._start_memory_watch()
         # Both runners set up at once (imports, the model: seconds on a GPU each), then their
         # replies are read in order. From here the candidate's code runs: a failure of the

@@ -128,6 +128,10 @@ class Runner:
             KernelRecorder.warm(device)
         else:
             torch.empty(1, device=device)  # the CUDA context, now
+        if self.role == "candidate":
+            # Triton's driver helpers (gcc: 0.33-0.52 s on an H200's host), which the set-up
+            # built under the GPU lock before (bench/judge_compile/results.md).
+            _warm_triton_driver()
         return {"ok": True}
 
     def op_setup(self, message: dict[str, Any], payload: Any, fds: list[int]) -> dict[str, Any]:
@@ -334,7 +338,8 @@ class Runner:
 def _warm_triton_driver() -> None:
     """Builds Triton's driver helpers now (gcc, on a GPU), before the audit hook exists: a
     candidate that touches ``triton.runtime.driver.active`` at import would otherwise have
-    Triton compile them outside a kernel launch, which the hook refuses."""
+    Triton compile them outside a kernel launch, which the hook refuses. The warm request
+    builds them on a GPU; the set-up asks again (at no cost then), and on a CPU."""
     try:
         import triton
 

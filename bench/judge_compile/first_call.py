@@ -1,0 +1,179 @@
+"""What a fresh runner's first Triton kernel costs before the kernel itself runs: each
+measurement is a new process with an empty Triton cache, as a candidate's runner has. It builds
+Triton's driver helpers (``kgym.harness.runner._warm_triton_driver``, as the runner's warm
+request does), then times the first call of a small kernel (a ReLU) and the gcc builds inside
+it. ``before``: nothing else first. ``after``: the process first runs
+``kgym.harness.forkserver.warm_triton_compiler`` (before CUDA, as the fork server does once for
+every job's runners to inherit: the hash of Triton's installation, the Gluon imports).
+
+    python bench/judge_compile/first_call.py [--repeats 3] [--json]
+
+Needs a GPU (under the interpreter nothing is compiled). Writes ``results-<gpu>.json`` and
+``results.md`` beside this file (the machine, the date, the command).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+MODES = ("before", "after")
+
+
+def child(mode: str) -> dict[str, Any]:
+    """One fresh process's figures (seconds)."""
+    import torch
+    import triton
+    import triton.language as tl
+    import triton.runtime.build as build
+
+    from kgym.harness import forkserver
+    from kgym.harness.runner import _warm_triton_driver
+
+    figures: dict[str, Any] = {}
+    if mode == "after":
+        began = time.perf_counter()
+        forkserver.warm_triton_compiler()
+        figures["server_warm_s"] = time.perf_counter() - began
+    torch.empty(1, device="cuda")  # the runner's CUDA context
+    builds: list[tuple[str, float]] = []
+    original = build._build
+
+    def timed(name: str, *args: Any, **kwargs: Any) -> Any:
+        began = time.perf_counter()
+        try:
+            return original(name, *args, **kwargs)
+        finally:
+            builds.append((name, round(time.perf_counter() - began, 4)))
+
+    build._build = timed
+    began = time.perf_counter()
+    _warm_triton_driver()
+    figures["driver_s"] = time.perf_counter() - began
+
+    @triton.jit
+    def relu(x_ptr, y_ptr, n, BLOCK: tl.constexpr):  # noqa: ANN001 - Triton reads no hints
+        offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offsets < n
+        tl.store(y_ptr + offsets, tl.maximum(tl.load(x_ptr + offsets, mask=mask), 0.0), mask=mask)
+
+    x = torch.randn(1 << 20, device="cuda")
+    y = torch.empty_like(x)
+    torch.cuda.synchronize()
+    for label in ("first_call_s", "second_call_s"):
+        began = time.perf_counter()
+        relu[(x.numel() // 1024,)](x, y, x.numel(), BLOCK=1024)
+        torch.cuda.synchronize()
+        figures[label] = time.perf_counter() - began
+    assert torch.equal(y, x.clamp_min(0)), "the kernel gave a wrong answer"
+    figures["builds"] = builds
+    return figures
+
+
+def _measure(mode: str) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "TRITON_CACHE_DIR": cache}
+        env.pop("TRITON_INTERPRET", None)
+        done = subprocess.run(
+            [sys.executable, __file__, "--child", mode],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    if done.returncode != 0:
+        raise SystemExit(f"the {mode} process failed:\n{done.stderr[-3000:]}")
+    figures: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return figures
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--repeats", type=int, default=3, help="fresh processes of each mode")
+    p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.add_argument("--child", choices=MODES, help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.child:
+        print(json.dumps(child(args.child)))
+        return 0
+
+    import torch
+    import triton
+
+    if not torch.cuda.is_available():
+        print("first_call.py needs a GPU: the interpreter compiles nothing", file=sys.stderr)
+        return 2
+    runs: dict[str, list[dict[str, Any]]] = {mode: [] for mode in MODES}
+    for i in range(args.repeats):
+        for mode in MODES:  # alternating: the machine's drift falls on both alike
+            print(f"repeat {i + 1}/{args.repeats}: {mode}", file=sys.stderr, flush=True)
+            runs[mode].append(_measure(mode))
+    keys = ("server_warm_s", "driver_s", "first_call_s", "second_call_s")
+    median = {
+        mode: {k: statistics.median(r[k] for r in rows) for k in keys if k in rows[0]}
+        for mode, rows in runs.items()
+    }
+    gpu = torch.cuda.get_device_name(0)
+    result = {
+        "command": "python bench/judge_compile/first_call.py " + " ".join(sys.argv[1:]),
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "machine": platform.node(),
+        "cpus": os.cpu_count(),
+        "device": gpu,
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "python": platform.python_version(),
+        "runs": runs,
+        "median_s": median,
+    }
+    name = gpu.replace("NVIDIA ", "").split()[0].lower()
+    (HERE / f"results-{name}.json").write_text(json.dumps(result, indent=1) + "\n")
+    _write_markdown()
+    if args.json:
+        print(json.dumps(result, indent=1))
+    else:
+        for mode, m in median.items():
+            print(f"{mode}: " + ", ".join(f"{k} {v:.3f}" for k, v in m.items()))
+    return 0
+
+
+def _write_markdown() -> None:
+    lines = [
+        "# A fresh runner's first Triton kernel",
+        "",
+        "`first_call.py`: medians over fresh processes, each with an empty Triton cache. The",
+        "driver's helpers are built first (the runner's warm request), then a ReLU kernel is",
+        "called twice. `after`: the fork server's `warm_triton_compiler` ran first (its time is",
+        "paid once per server, not per job). Written by the script.",
+        "",
+        "| device | mode | fork server's warm | driver helpers | first call | second call | "
+        "gcc builds in the first call | date | command |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for path in sorted(HERE.glob("results-*.json")):
+        r = json.loads(path.read_text())
+        for mode, m in r["median_s"].items():
+            built = [sum(s for _, s in run["builds"]) for run in r["runs"][mode]]
+            builds = f"{statistics.median(built):.3f} s"
+            warm = f"{m['server_warm_s']:.3f} s" if "server_warm_s" in m else "-"
+            lines.append(
+                f"| {r['device']} ({r['cpus']} CPUs), torch {r['torch']}, triton {r['triton']} "
+                f"| {mode} | {warm} | {m['driver_s']:.3f} s | {m['first_call_s']:.3f} s | "
+                f"{m['second_call_s'] * 1e3:.2f} ms | {builds} | {r['date']} | `{r['command']}` |"
+            )
+    (HERE / "results.md").write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
