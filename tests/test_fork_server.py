@@ -355,6 +355,8 @@ def test_warm_up_imports_the_compiler_stack_without_touching_cuda() -> None:
         "from triton.runtime import cache\n"
         "assert cache.triton_key.cache_info().currsize == 1\n"
         "assert 'triton.experimental.gluon' in sys.modules\n"
+        "from kgym.harness import triton_warm\n"
+        f"assert triton_warm.has_helpers() == {DEVICE == 'cuda'}\n"  # gcc and the driver's library
         "assert not torch.cuda.is_initialized()\n"
         "assert not forkserver._cuda_driver_initialised()\n"
         "print('ok')\n"
@@ -466,3 +468,20 @@ def test_the_candidates_runner_inherits_the_compiler_stack(
     result = json.loads(_core.sandbox_run_harness(job, spec, server_with_compiler_stack)["result"])
     assert result["status"] == "compile_error"
     assert "dynamo=True" in result["error"]["message"], result["error"]
+
+
+def test_the_servers_triton_helpers_are_copied_into_a_private_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kgym.harness import triton_warm
+
+    cache = tmp_path / "triton-cache"
+    triton_warm.seed_cache(cache)
+    assert not cache.exists()  # nothing built (a CPU server): nothing copied, nothing made
+    helpers = {"KEY/cuda_utils.so": b"built by the server"}
+    monkeypatch.setattr(triton_warm, "_helpers", helpers)
+    triton_warm.seed_cache(cache)
+    assert (cache / "KEY" / "cuda_utils.so").read_bytes() == b"built by the server"
+    (cache / "KEY" / "cuda_utils.so").write_bytes(b"changed by one job")
+    triton_warm.seed_cache(tmp_path / "another")  # a copy each: one job's change stays its own
+    assert (tmp_path / "another" / "KEY" / "cuda_utils.so").read_bytes() == b"built by the server"

@@ -1,10 +1,12 @@
 """What a fresh runner's first Triton kernel costs before the kernel itself runs: each
 measurement is a new process with an empty Triton cache, as a candidate's runner has. It builds
 Triton's driver helpers (``kgym.harness.runner._warm_triton_driver``, as the runner's warm
-request does), then times the first call of a small kernel (a ReLU) and the gcc builds inside
-it. ``before``: nothing else first. ``after``: the process first runs
-``kgym.harness.forkserver.warm_triton_compiler`` (before CUDA, as the fork server does once for
-every job's runners to inherit: the hash of Triton's installation, the Gluon imports).
+request does), then times the first call of a small kernel (a ReLU) and the gcc builds (the
+helpers' ``cuda_utils``, the kernel's launcher). ``before``: nothing else first. ``after``: the
+process first runs ``kgym.harness.triton_warm.warm_compiler`` (before CUDA, as the fork server
+does once for every job's processes to inherit: the hash of Triton's installation, the Gluon
+imports, the helpers' build) and copies the helpers into its own cache (``seed_cache``, as the
+judge does for each runner).
 
     python bench/judge_compile/first_call.py [--repeats 3] [--json]
 
@@ -38,14 +40,16 @@ def child(mode: str) -> dict[str, Any]:
     import triton.language as tl
     import triton.runtime.build as build
 
-    from kgym.harness import forkserver
+    from kgym.harness import triton_warm
     from kgym.harness.runner import _warm_triton_driver
 
     figures: dict[str, Any] = {}
     if mode == "after":
         began = time.perf_counter()
-        forkserver.warm_triton_compiler()
+        triton_warm.warm_compiler()
         figures["server_warm_s"] = time.perf_counter() - began
+        figures["helpers_built"] = triton_warm.has_helpers()
+        triton_warm.seed_cache(Path(os.environ["TRITON_CACHE_DIR"]))
     torch.empty(1, device="cuda")  # the runner's CUDA context
     builds: list[tuple[str, float]] = []
     original = build._build
@@ -154,21 +158,25 @@ def _write_markdown() -> None:
         "",
         "`first_call.py`: medians over fresh processes, each with an empty Triton cache. The",
         "driver's helpers are built first (the runner's warm request), then a ReLU kernel is",
-        "called twice. `after`: the fork server's `warm_triton_compiler` ran first (its time is",
-        "paid once per server, not per job). Written by the script.",
+        "called twice. `after`: the fork server's `triton_warm.warm_compiler` ran first (its",
+        "time is paid once per server, not per job) and the helpers were copied into the",
+        "process's cache. gcc builds: the launcher's in the first call (the helpers' are in",
+        "the driver's column). Written by the script.",
         "",
-        "| device | mode | fork server's warm | driver helpers | first call | second call | "
-        "gcc builds in the first call | date | command |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| file | device | mode | fork server's warm | driver helpers | first call | second call "
+        "| gcc builds in the first call | date | command |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for path in sorted(HERE.glob("results-*.json")):
         r = json.loads(path.read_text())
         for mode, m in r["median_s"].items():
-            built = [sum(s for _, s in run["builds"]) for run in r["runs"][mode]]
+            built = [
+                sum(s for n, s in run["builds"] if n != "cuda_utils") for run in r["runs"][mode]
+            ]
             builds = f"{statistics.median(built):.3f} s"
             warm = f"{m['server_warm_s']:.3f} s" if "server_warm_s" in m else "-"
             lines.append(
-                f"| {r['device']} ({r['cpus']} CPUs), torch {r['torch']}, triton {r['triton']} "
+                f"| `{path.name}` | {r['device']} ({r['cpus']} CPUs), torch {r['torch']}, triton {r['triton']} "
                 f"| {mode} | {warm} | {m['driver_s']:.3f} s | {m['first_call_s']:.3f} s | "
                 f"{m['second_call_s'] * 1e3:.2f} ms | {builds} | {r['date']} | `{r['command']}` |"
             )

@@ -80,8 +80,8 @@ def _thread_count() -> int:
 
 
 def import_compiler_stack() -> None:
-    """Imports Dynamo and Inductor here, once, for every job's runners to inherit, and warms
-    Triton's compiler (``warm_triton_compiler``).
+    """Imports Dynamo and Inductor here, once, for every job's runners to inherit, and does
+    Triton's start-up work that is the same for every job (``triton_warm``).
 
     torch.profiler's first start imports them (``prepare_trace`` asks ``hasattr(torch,
     "_inductor")``, which imports the package): seconds of CPU work in each of an evaluation's
@@ -106,7 +106,9 @@ def import_compiler_stack() -> None:
     import torch._dynamo  # noqa: F401
     import torch._inductor.config  # noqa: F401
 
-    warm_triton_compiler()
+    from kgym.harness import triton_warm
+
+    triton_warm.warm_compiler()
 
     why = ""
     if _cuda_driver_initialised():
@@ -122,25 +124,6 @@ def import_compiler_stack() -> None:
         )
         os.environ[COMPILER_IMPORTS] = "off"
         os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])
-
-
-def warm_triton_compiler() -> None:
-    """What Triton computes at a process's first kernel compilation whatever the kernel, done
-    here once for every job's runners to inherit: the hash of Triton's own installation
-    (``triton_key``, in every kernel's cache key: its compiler's sources and its half-gigabyte
-    library, 0.45 s), and the Gluon packages that argument specialisation imports (0.17 s). A
-    candidate's first call paid both under the GPU lock (a fresh process's first compilation on
-    an H200's host, ``bench/judge_compile/results.md``). Both read only Triton's installed
-    files: the same for every job of this server."""
-    from triton.runtime import cache
-
-    key = getattr(cache, "triton_key", None)
-    if callable(key):
-        key()
-    try:
-        import triton.experimental.gluon  # noqa: F401
-    except ImportError:  # a Triton without Gluon: specialisation imports nothing
-        pass
 
 
 def _refresh_environment_snapshots() -> None:

@@ -22,7 +22,7 @@ from typing import Any
 import torch
 
 from kgym import _core
-from kgym.harness import compare, fused_check, loader, reply_schema
+from kgym.harness import compare, fused_check, loader, reply_schema, triton_warm
 from kgym.harness import device as dev
 from kgym.harness.arena import Arena, aligned
 from kgym.harness.audit import AUDIT_EXIT_CODE
@@ -348,6 +348,11 @@ class Evaluation:
         use_cuda = self.job.get("_use_cuda", False)
         sizes = self.job["sizes"]
         self.sizes = ("gpu" if use_cuda else "cpu") if sizes == "auto" else sizes
+        own_cache = Path(os.environ.get("TRITON_CACHE_DIR") or "/").resolve()
+        if use_cuda and own_cache.is_relative_to(self.workdir.resolve()):
+            # The fused check's thread finds the server's driver helpers (triton_warm); a cache
+            # outside the job is the operator's, shared, and left alone.
+            triton_warm.seed_cache(own_cache)
         uid = self._sandbox_uid()
         self.runners["reference"] = spawn("reference", self.workdir, False, uid)
         self.runners["candidate"] = spawn("candidate", self.workdir, True, uid)

@@ -129,8 +129,9 @@ class Runner:
         else:
             torch.empty(1, device=device)  # the CUDA context, now
         if self.role == "candidate":
-            # Triton's driver helpers (gcc: 0.33-0.52 s on an H200's host), which the set-up
-            # built under the GPU lock before (bench/judge_compile/results.md).
+            # Triton's driver helpers, outside the GPU lock: loaded from the copy of the fork
+            # server's build in this runner's cache (triton_warm), else built here (gcc, 0.44 s
+            # on an H200's host: bench/judge_compile/results.md).
             _warm_triton_driver()
         return {"ok": True}
 

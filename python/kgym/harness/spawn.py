@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from kgym import _core
-from kgym.harness import protocol
+from kgym.harness import protocol, triton_warm
 
 
 class RunnerGone(Exception):
@@ -315,6 +315,7 @@ def spawn(role: str, workdir: Path, new_pid_namespace: bool, uid: int = -1) -> R
     if uid > 0:
         for path in (directory, directory / "triton-cache"):
             os.chown(path, uid, uid)
+    triton_warm.seed_cache(directory / "triton-cache", uid)
     parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     audit_read, audit_write = os.pipe()
     layers: dict[str, Any] = {}
