@@ -82,6 +82,7 @@ def make_job(tmp: Path, candidate: str, timeout_s: float = 120.0) -> tuple[str, 
         "timing": {"enabled": False},
         "profile": False,
         "torch_compute": "strict",
+        "gpu_memory_slack_mib": 4096,  # check::evaluate always writes it (read on a GPU)
         "task_file": "task.py",
         "candidate_file": "candidate.py",
         "report_fd": 3,

@@ -397,11 +397,16 @@ class Evaluation:
         self.judge["syscalls_filtered"] = filtered
         if filter_note:
             self.judge["syscalls_note"] = filter_note
+        if use_cuda:
+            # The judge's own CUDA context (about 0.3 s on an H200), now that its runners are
+            # forked: beside their warm-up, outside the GPU lock, as theirs is.
+            torch.empty(1, device=torch.device("cuda", torch.cuda.current_device()))
         self._done("load", started)
 
     def load(self) -> None:
         """Loads the task (its code may touch the GPU at import) and names the device, under the
-        GPU lock, after ``start_runners`` (before this process touches CUDA)."""
+        GPU lock, after ``start_runners`` (which forks the runners before this process touches
+        CUDA, then makes its context)."""
         started = time.perf_counter()
         use_cuda = self.job.get("_use_cuda", False)
         try:
