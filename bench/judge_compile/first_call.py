@@ -8,10 +8,10 @@ does once for every job's processes to inherit: the hash of Triton's installatio
 imports, the helpers' build) and copies the helpers into its own cache (``seed_cache``, as the
 judge does for each runner).
 
-    python bench/judge_compile/first_call.py [--repeats 3] [--json]
+    python bench/judge_compile/first_call.py [--repeats 3] [--label COMMIT] [--json]
 
-Needs a GPU (under the interpreter nothing is compiled). Writes ``results-<gpu>.json`` and
-``results.md`` beside this file (the machine, the date, the command).
+Needs a GPU (under the interpreter nothing is compiled). Writes ``results-<gpu>[-<label>].json``
+and ``results.md`` beside this file (the machine, the date, the command).
 """
 
 from __future__ import annotations
@@ -50,7 +50,9 @@ def child(mode: str) -> dict[str, Any]:
         figures["server_warm_s"] = time.perf_counter() - began
         figures["helpers_built"] = triton_warm.has_helpers()
         triton_warm.seed_cache(Path(os.environ["TRITON_CACHE_DIR"]))
+    began = time.perf_counter()
     torch.empty(1, device="cuda")  # the runner's CUDA context
+    figures["context_s"] = time.perf_counter() - began
     builds: list[tuple[str, float]] = []
     original = build._build
 
@@ -105,6 +107,9 @@ def _measure(mode: str) -> dict[str, Any]:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--repeats", type=int, default=3, help="fresh processes of each mode")
+    p.add_argument(
+        "--label", default="", help="added to the results file's name (the code's commit)"
+    )
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("--child", choices=MODES, help=argparse.SUPPRESS)
     args = p.parse_args()
@@ -123,7 +128,7 @@ def main() -> int:
         for mode in MODES:  # alternating: the machine's drift falls on both alike
             print(f"repeat {i + 1}/{args.repeats}: {mode}", file=sys.stderr, flush=True)
             runs[mode].append(_measure(mode))
-    keys = ("server_warm_s", "driver_s", "first_call_s", "second_call_s")
+    keys = ("server_warm_s", "context_s", "driver_s", "first_call_s", "second_call_s")
     median = {
         mode: {k: statistics.median(r[k] for r in rows) for k in keys if k in rows[0]}
         for mode, rows in runs.items()
@@ -141,7 +146,7 @@ def main() -> int:
         "runs": runs,
         "median_s": median,
     }
-    name = gpu.replace("NVIDIA ", "").split()[0].lower()
+    name = gpu.replace("NVIDIA ", "").split()[0].lower() + (f"-{args.label}" if args.label else "")
     (HERE / f"results-{name}.json").write_text(json.dumps(result, indent=1) + "\n")
     _write_markdown()
     if args.json:
@@ -163,9 +168,9 @@ def _write_markdown() -> None:
         "process's cache. gcc builds: the launcher's in the first call (the helpers' are in",
         "the driver's column). Written by the script.",
         "",
-        "| file | device | mode | fork server's warm | driver helpers | first call | second call "
-        "| gcc builds in the first call | date | command |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| file | device | mode | fork server's warm | CUDA context | driver helpers | first call "
+        "| second call | gcc builds in the first call | date | command |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for path in sorted(HERE.glob("results-*.json")):
         r = json.loads(path.read_text())
@@ -175,9 +180,10 @@ def _write_markdown() -> None:
             ]
             builds = f"{statistics.median(built):.3f} s"
             warm = f"{m['server_warm_s']:.3f} s" if "server_warm_s" in m else "-"
+            context = f"{m['context_s']:.3f} s" if "context_s" in m else "-"
             lines.append(
                 f"| `{path.name}` | {r['device']} ({r['cpus']} CPUs), torch {r['torch']}, triton {r['triton']} "
-                f"| {mode} | {warm} | {m['driver_s']:.3f} s | {m['first_call_s']:.3f} s | "
+                f"| {mode} | {warm} | {context} | {m['driver_s']:.3f} s | {m['first_call_s']:.3f} s | "
                 f"{m['second_call_s'] * 1e3:.2f} ms | {builds} | {r['date']} | `{r['command']}` |"
             )
     (HERE / "results.md").write_text("\n".join(lines) + "\n")
