@@ -166,7 +166,10 @@ def _write_markdown() -> None:
         "called twice. `after`: the fork server's `triton_warm.warm_compiler` ran first (its",
         "time is paid once per server, not per job) and the helpers were copied into the",
         "process's cache. gcc builds: the launcher's in the first call (the helpers' are in",
-        "the driver's column). Written by the script.",
+        "the driver's column). The files of bda47c9 and f3455d0 were run before `--label` and",
+        "named by hand; at bda47c9 the server's warm did not build the helpers yet, so its",
+        "`after` row built them in the process (the driver's column). Neither timed the CUDA",
+        "context (`-`). Written by the script.",
         "",
         "| file | device | mode | fork server's warm | CUDA context | driver helpers | first call "
         "| second call | gcc builds in the first call | date | command |",

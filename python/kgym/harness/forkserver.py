@@ -117,7 +117,7 @@ def import_compiler_stack() -> None:
         why = f"started threads ({threads} before, {_thread_count()} after)"
     if why:
         print(
-            f"kgym fork server: importing torch's compiler stack {why}; "
+            f"kgym fork server: importing torch's compiler stack (or warming Triton) {why}; "
             "starting again without it (each runner imports it when it needs it)",
             file=sys.stderr,
             flush=True,

@@ -398,9 +398,14 @@ class Evaluation:
         if filter_note:
             self.judge["syscalls_note"] = filter_note
         if use_cuda:
-            # The judge's own CUDA context (about 0.3 s on an H200), now that its runners are
-            # forked: beside their warm-up, outside the GPU lock, as theirs is.
-            torch.empty(1, device=torch.device("cuda", torch.cuda.current_device()))
+            # The judge's own CUDA context, now that its runners are forked: beside their
+            # warm-up, outside the GPU lock, as theirs is (it was made in load, under the lock).
+            try:
+                torch.empty(1, device=torch.device("cuda", torch.cuda.current_device()))
+            except BaseException as exc:  # noqa: BLE001
+                raise EvaluationFailure(
+                    "infra_error", "load", exc, f"the judge could not start on the GPU: {exc}"
+                ) from exc
         self._done("load", started)
 
     def load(self) -> None:

@@ -339,8 +339,8 @@ class Runner:
 def _warm_triton_driver() -> None:
     """Builds Triton's driver helpers now (gcc, on a GPU), before the audit hook exists: a
     candidate that touches ``triton.runtime.driver.active`` at import would otherwise have
-    Triton compile them outside a kernel launch, which the hook refuses. The warm request
-    builds them on a GPU; the set-up asks again (at no cost then), and on a CPU."""
+    Triton compile them outside a kernel launch, which the hook refuses. On a GPU the warm
+    request asks first; the set-up asks again where the hook is installed (at no cost then)."""
     try:
         import triton
 
