@@ -1015,8 +1015,11 @@ class Evaluation:
         if self.warming:  # ended before the set-up: nothing to wait for in the runners' replies
             for runner in self.runners.values():
                 runner.kill()
-        for runner in self.runners.values():
-            runner.close()
+        runners = list(self.runners.values())
+        for runner in runners:
+            runner.begin_close()
+        for runner in runners:
+            runner.finish_close()
         self.runners.clear()
         self.views.clear()
         for arena in self.arenas.values():

@@ -150,6 +150,13 @@ class RunnerHandle:
                 self.status = 0
 
     def close(self) -> None:
+        self.begin_close()
+        self.finish_close()
+
+    def begin_close(self) -> None:
+        """Asks the runner to exit, then kills it without waiting: a judge ends its two
+        runners side by side (``finish_close`` reaps), since the end of a process that holds
+        a CUDA context is the driver's slow teardown of that context."""
         self.resume()
         if self.alive():
             try:
@@ -157,7 +164,11 @@ class RunnerHandle:
                 self.request({"op": "exit"})
             except (RunnerGone, OSError):
                 pass
-            self.kill()
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+
+    def finish_close(self) -> None:
+        self.kill()  # reaps it (killed again first, at no cost)
         self.sock.close()
         os.close(self.audit_fd)
 
