@@ -395,7 +395,7 @@ def test_the_switch_and_cpu_servers_decide_the_compiler_import(
     [
         ("KGYM_FORKSERVER_COMPILER_IMPORTS", "expected auto, on or off"),
         ("KGYM_JUDGE_FUSED_CHECK", "expected on or off"),
-        ("KGYM_GPU_SHARING", "expected batched or serial"),
+        ("KGYM_GPU_SHARING", "expected batched, serial or reserved"),
     ],
 )
 @pytest.mark.parametrize("command", ["serve", "worker"])

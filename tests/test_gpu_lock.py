@@ -18,6 +18,7 @@ def holder(lock: Path) -> Evaluation:
     e.gate_fd = os.open(str(lock) + ".gate", os.O_RDONLY)
     e.durations = {}
     e.gpu_sharing = "batched"
+    e.gate_reserved = False
     e.runners = {}
     e.memory_watch = None  # a hold's end reads the GPU memory watch, when the job has one
     return e
@@ -160,3 +161,91 @@ def test_a_job_between_two_holds_has_its_runners_stopped(tmp_path: Path) -> None
     with e._gpu_phase(exclusive=False):
         pass
     assert runner.events == [("resume", True), ("pause", True), ("resume", True), ("pause", True)]
+
+
+def _entered_order(lock: Path, sharing: str) -> list[str]:
+    """R, a job in its shared hold beside S, passes its correctness trials (where ``reserved``
+    takes the gate), then N comes to share; R's shared hold ends, then S's. The order in which
+    R's window and N's hold begin."""
+    entered: list[str] = []
+    guard = threading.Lock()
+    events = {name: threading.Event() for name in ("S", "R-shared", "R-window", "reserved")}
+
+    def note(name: str) -> None:
+        with guard:
+            entered.append(name)
+
+    def sharer(name: str) -> None:
+        e = holder(lock)
+        with e._gpu_lock(exclusive=False):
+            note(name)
+            if name == "S":
+                events["S"].wait(10)
+
+    def job_r() -> None:
+        e = holder(lock)
+        e.gpu_sharing = sharing
+        with e._gpu_lock(exclusive=False):
+            note("R-shared")
+            e._reserve_gate()
+            events["reserved"].set()
+            events["R-shared"].wait(10)
+        with e._gpu_lock(exclusive=True):
+            note("R-window")
+            events["R-window"].wait(10)
+
+    threads = [threading.Thread(target=sharer, args=("S",))]
+    threads[0].start()
+    time.sleep(0.15)
+    threads.append(threading.Thread(target=job_r))
+    threads[-1].start()
+    assert events["reserved"].wait(5)
+    threads.append(threading.Thread(target=sharer, args=("N",)))
+    threads[-1].start()
+    time.sleep(0.15)
+    events["R-shared"].set()
+    time.sleep(0.15)
+    events["S"].set()
+    time.sleep(0.15)
+    events["R-window"].set()
+    for t in threads:
+        t.join(10)
+    return entered
+
+
+def test_a_reserved_gate_keeps_newcomers_out_until_the_window(tmp_path: Path) -> None:
+    """`reserved`: a sharer that comes after a job passed its trials waits for that job's
+    window, which waits only for the sharers already inside; `batched` lets it in first, and
+    the window waits for it too."""
+    lock = tmp_path / "gpu0.timing.lock"
+    lock.touch()
+    Path(str(lock) + ".gate").touch()
+    assert _entered_order(lock, "reserved") == ["S", "R-shared", "R-window", "N"]
+    assert _entered_order(lock, "batched") == ["S", "R-shared", "N", "R-window"]
+
+
+def test_a_gate_reserved_for_a_window_that_does_not_come_is_let_go(tmp_path: Path) -> None:
+    import fcntl
+
+    import torch
+
+    lock = tmp_path / "gpu0.timing.lock"
+    lock.touch()
+    Path(str(lock) + ".gate").touch()
+    e = holder(lock)
+    e.gpu_sharing = "reserved"
+    e.warming, e.views, e.arenas, e.device = False, {}, {}, torch.device("cpu")
+    with e._gpu_lock(exclusive=False):
+        e._reserve_gate()
+        assert e.gate_reserved
+    other = os.open(str(lock) + ".gate", os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            raise AssertionError("the reserved gate was free")
+        except BlockingIOError:
+            pass
+        e.close()  # the job ends without timing (a rejection in its decoy check, say)
+        fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free now
+    finally:
+        os.close(other)

@@ -270,7 +270,7 @@ def part_throughput(args: argparse.Namespace, log: Any) -> dict[str, Any]:
             others[str(workers)] = {"wall_s": wall, "per_min": 60 * len(mix) / wall, "rows": rows}
         # The same service with the GPU lock held otherwise (SHARING_MODES), same baseline.
         sharing = {}
-        for mode in SHARING_MODES if args.compare_sharing else []:
+        for mode in [m for m in args.compare_sharing.split(",") if m]:
             print(f"throughput: the service with {SHARING}={mode}", file=log)
             rows, wall, _ = run_service(
                 mix, args.seed, args.workers, Path(tmp) / mode, log, {SHARING: mode}
@@ -369,9 +369,11 @@ def lock_summary(rows: list[dict[str, Any]]) -> dict[str, float]:
 
 # Set in kgym-gym's environment, how jobs hold the GPU lock (the default `batched`): with
 # `serial`, as before `batched` (sharers through its gate one at a time, the runners started
-# under it, the decoy check a hold of its own).
+# under it, the decoy check a hold of its own); with `reserved`, batched, and a job that passed
+# its correctness trials takes the gate when it is free, so that no sharer comes in before its
+# window.
 SHARING = "KGYM_GPU_SHARING"
-SHARING_MODES = ("serial",)
+SHARING_MODES = ("serial", "reserved")
 
 
 # Set to `off` in kgym-gym's environment, its fork servers leave torch's compiler stack to each
@@ -678,9 +680,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument(
         "--compare-sharing",
-        action="store_true",
+        nargs="?",
+        const=",".join(SHARING_MODES),
+        default="",
+        metavar="MODE,...",
         help=f"throughput: also measure the service with jobs holding the GPU lock otherwise "
-        f"({SHARING}={' and '.join(SHARING_MODES)}), against the same baseline",
+        f"({SHARING}=MODE: {' and '.join(SHARING_MODES)} when none is named), against the same "
+        "baseline",
     )
     p.add_argument(
         "--repeat",
@@ -696,6 +702,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--json", action="store_true", help="print each part's JSON")
     args = p.parse_args(argv)
+    unknown = [m for m in args.compare_sharing.split(",") if m and m not in SHARING_MODES]
+    if unknown:
+        p.error(f"--compare-sharing: {','.join(unknown)}: expected some of {SHARING_MODES}")
     global GPUS, PROFILE
     GPUS = args.gpus
     PROFILE = args.profile

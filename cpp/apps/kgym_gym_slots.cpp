@@ -107,7 +107,8 @@ namespace {
 // (kgym/harness/forkserver.py); KGYM_JUDGE_FUSED_CHECK: whether the judge checks timed outputs
 // with its fused kernel or with torch ops (kgym/harness/fused_check.py; `off` is for measuring
 // the one against the other); KGYM_GPU_SHARING: how jobs hold a GPU's lock (kgym/harness/run.py;
-// `serial`, the layout before `batched`, is for measuring the two side by side).
+// `serial`, the layout before `batched`, and `reserved`, batched with a timer's early hold of the
+// gate, are for measuring them side by side).
 void check_operator_switches(bool fork_server) {
   struct Switch {
     const char* name;
@@ -117,7 +118,7 @@ void check_operator_switches(bool fork_server) {
   const Switch switches[] = {
       {"KGYM_FORKSERVER_COMPILER_IMPORTS", {"auto", "on", "off"}, true},
       {"KGYM_JUDGE_FUSED_CHECK", {"on", "off"}, false},
-      {"KGYM_GPU_SHARING", {"batched", "serial"}, false},
+      {"KGYM_GPU_SHARING", {"batched", "serial", "reserved"}, false},
   };
   for (const auto& s : switches) {
     if (s.needs_fork_server && !fork_server) continue;

@@ -39,7 +39,7 @@ constexpr double kImpossibleFraction = 0.8;
 // this environment): whether they import torch's compiler stack (auto, on, off);
 // KGYM_JUDGE_FUSED_CHECK, the judge's: whether it checks timed outputs with its fused kernel;
 // KGYM_GPU_SHARING, the judge's too: how it holds the GPU lock (batched; serial, the layout
-// before, for measuring).
+// before, and reserved, for measuring).
 bool passes_environment_filter(std::string_view name) {
   static constexpr std::string_view kExact[] = {"PATH",
                                                 "LD_LIBRARY_PATH",

@@ -119,10 +119,13 @@ class Evaluation:
         # How this job holds its GPU's lock (_gpu_lock, run): `batched` (the default), or the
         # operator's KGYM_GPU_SHARING=serial, the layout before it, for measuring the two side by
         # side: sharers through the gate one at a time, the runners started under the lock, and
-        # the decoy check a hold of its own.
+        # the decoy check a hold of its own; or `reserved`: batched, and a job that passed its
+        # correctness trials takes the gate at once if it is free (_reserve_gate), so that no
+        # sharer comes in after it and before its window.
         self.gpu_sharing = os.environ.get("KGYM_GPU_SHARING", "batched")
-        if self.gpu_sharing not in ("batched", "serial"):
+        if self.gpu_sharing not in ("batched", "serial", "reserved"):
             self.gpu_sharing = "batched"  # kgym-gym refuses other values before it starts
+        self.gate_reserved = False  # `reserved`: this job holds the gate for its window
         lock_path = str(job.get("timing_lock") or "")
         self.timing_lock_fd = os.open(lock_path, os.O_RDONLY | os.O_CLOEXEC) if lock_path else -1
         if lock_path:
@@ -146,7 +149,7 @@ class Evaluation:
             yield
             return
         started = time.perf_counter()
-        if self.gate_fd >= 0:
+        if self.gate_fd >= 0 and not (exclusive and self.gate_reserved):
             gate = fcntl.LOCK_EX if exclusive or self.gpu_sharing == "serial" else fcntl.LOCK_SH
             fcntl.flock(self.gate_fd, gate)
         try:
@@ -154,12 +157,27 @@ class Evaluation:
         finally:
             if self.gate_fd >= 0:
                 fcntl.flock(self.gate_fd, fcntl.LOCK_UN)
+                self.gate_reserved = False
         key = "timing_lock_wait" if exclusive else "gpu_lock_wait"
         self.durations[key] = self.durations.get(key, 0.0) + (time.perf_counter() - started) * 1e3
         try:
             yield
         finally:
             fcntl.flock(self.timing_lock_fd, fcntl.LOCK_UN)
+
+    def _reserve_gate(self) -> None:
+        """`reserved`: from the end of a job's correctness trials, inside its shared hold, the
+        gate is its own if no one holds it now (never waited for: a job that holds the timing
+        lock shared must not wait at the gate). Sharers that come after wait at the gate until
+        its window begins; those already inside finish first, as for any timer. A job that is
+        not timed after all lets it go in ``close``."""
+        if self.gpu_sharing != "reserved" or self.gate_fd < 0 or self.gate_reserved:
+            return
+        try:
+            fcntl.flock(self.gate_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return  # a timer holds it, waiting for the sharers inside (this job among them)
+        self.gate_reserved = True
 
     def _exclusive_device(self) -> contextlib.AbstractContextManager[None]:
         if self.device.type != "cuda":
@@ -940,6 +958,8 @@ class Evaluation:
                 self.init()
                 self.correctness_phase()
                 if not serial and not self._ends_here():
+                    if self.device.type == "cuda" and self.job["timing"].get("enabled", True):
+                        self._reserve_gate()
                     self.decoy_phase()
             assert self.correctness is not None
             if self.correctness["passed"] < self.correctness["trials"]:
@@ -1012,6 +1032,9 @@ class Evaluation:
         """Ends both runners and frees the arenas; a second call does nothing."""
         if self.memory_watch is not None:
             self.memory_watch.stop()
+        if self.gate_reserved:  # reserved for a window that will not come
+            fcntl.flock(self.gate_fd, fcntl.LOCK_UN)
+            self.gate_reserved = False
         if self.warming:  # ended before the set-up: nothing to wait for in the runners' replies
             for runner in self.runners.values():
                 runner.kill()
