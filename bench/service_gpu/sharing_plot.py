@@ -20,23 +20,34 @@ from pathlib import Path
 from typing import Any
 
 
+def start_of(row: dict[str, Any]) -> float | None:
+    """When a service job started: its end (`finished_at`) less its `total`."""
+    durations = (row.get("result") or {}).get("durations_ms") or {}
+    finished = row.get("finished_at")
+    if finished is None or not durations:
+        return None
+    return float(finished) - durations.get("total", 0.0) / 1e3
+
+
+def window_of(row: dict[str, Any]) -> tuple[float, float] | None:
+    """A service job's timing window: it ends where the job's profile phase began (its end
+    less the service's `profile` figure) and lasted the judge's `harness_timing`."""
+    durations = (row.get("result") or {}).get("durations_ms") or {}
+    finished = row.get("finished_at")
+    if finished is None or not durations.get("harness_timing"):
+        return None
+    end = float(finished) - durations.get("profile", 0.0) / 1e3
+    return end - durations["harness_timing"] / 1e3, end
+
+
 def timeline(rows: list[dict[str, Any]]) -> dict[str, float] | None:
-    """When the GPU was in a timing window, from each job's end (`finished_at`) and phases: a
-    window ends where the job's profile phase began (its end less the service's `profile`
-    figure) and lasted the judge's `harness_timing`. The batch starts at the earliest job's
-    end less its total. Returns the seconds before the first window, in windows, and between
-    windows (the GPU not timing while jobs were left), and the overlap of the reconstructed
-    windows, which the lock makes impossible: its size is the reconstruction's error."""
-    windows, starts = [], []
-    for row in rows:
-        result, finished = row.get("result") or {}, row.get("finished_at")
-        durations = result.get("durations_ms") or {}
-        if finished is None or not durations:
-            continue
-        starts.append(finished - durations.get("total", 0.0) / 1e3)
-        if durations.get("harness_timing"):
-            end = finished - durations.get("profile", 0.0) / 1e3
-            windows.append((end - durations["harness_timing"] / 1e3, end))
+    """When the GPU was in a timing window, from each job's end and phases (``window_of``).
+    The batch starts at the earliest job's start (``start_of``). Returns the seconds before
+    the first window, in windows, and between windows (the GPU not timing while jobs were
+    left), and the overlap of the reconstructed windows, which the lock makes impossible: its
+    size is the reconstruction's error."""
+    starts = [s for s in map(start_of, rows) if s is not None]
+    windows = [w for w in map(window_of, rows) if w is not None]
     if not windows:
         return None
     windows.sort()

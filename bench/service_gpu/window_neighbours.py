@@ -1,7 +1,7 @@
 """Do other jobs' start-ups, which run outside the GPU lock, disturb a timing window? Reads
 throughput runs of ``run.py`` (each job's service result and the baseline's result for the same
 candidate) and, for every job the service timed, reconstructs its window (as
-``sharing_plot.timeline`` does: it ends where the profile phase began and lasts the judge's
+``sharing_plot.window_of``: it ends where the profile phase began and lasts the judge's
 ``harness_timing``) and the other jobs' start-ups (from each job's start to the end of its
 ``load`` phase less its wait for the lock: the runners' fork, CUDA contexts and warm-up, the
 judge's confinement). A window's exposure is the seconds of other jobs' start-ups inside it, over
@@ -27,6 +27,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from sharing_plot import start_of, window_of
+
 HERE = Path(__file__).resolve().parent
 # Exposure buckets: (label, test).
 BUCKETS = (
@@ -43,16 +45,12 @@ def windows_of(run: dict[str, Any]) -> list[dict[str, Any]]:
         service = row.get("service") or {}
         result = service.get("result") or {}
         durations = result.get("durations_ms") or {}
-        finished = service.get("finished_at")
-        if not durations or finished is None:
+        start = start_of(service)
+        if start is None:
             continue
-        start = finished - durations.get("total", 0.0) / 1e3
         outside = durations.get("startup", 0.0) + durations.get("load", 0.0)
         outside -= durations.get("harness_gpu_lock_wait", 0.0)
-        window = None
-        if durations.get("harness_timing"):
-            end = finished - durations.get("profile", 0.0) / 1e3
-            window = (end - durations["harness_timing"] / 1e3, end)
+        window = window_of(service)
         alone = ((row.get("baseline") or {}).get("result") or {}).get("speedup")
         mine = result.get("speedup")
         gap = abs(math.log(mine / alone)) * 100 if mine and alone else None
