@@ -658,8 +658,14 @@ class Evaluation:
         self.views[role] = views
         return views
 
-    def _fill(self, views: SlotViews, k: int, inputs: list[Any]) -> None:
-        for dst, src in zip(views.inputs[k], inputs):
+    def _fill(
+        self, views: SlotViews, k: int, inputs: list[Any], in_place: set[int] | None = None
+    ) -> None:
+        """Slot ``k`` gets ``inputs`` and poisoned outputs; ``in_place``: the positions whose
+        inputs were drawn into the slot already (input_slots.SlotDraw)."""
+        for index, (dst, src) in enumerate(zip(views.inputs[k], inputs)):
+            if in_place and index in in_place:
+                continue
             if isinstance(dst, torch.Tensor):
                 dst.copy_(src)
             elif dst != src:

@@ -40,6 +40,7 @@ from typing import Any
 import torch
 
 from kgym.harness.fused_check import FusedChecks, eligible
+from kgym.harness.input_slots import SlotDraw, same_bytes
 
 _synchronize = torch.cuda.synchronize
 _perf_counter = time.perf_counter
@@ -150,18 +151,6 @@ def plan_slots(
     return SlotPlan(slots, True, note)
 
 
-def _same_bytes(a: Any, b: Any) -> bool:
-    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
-        if a.shape != b.shape or a.dtype != b.dtype:
-            return False
-        return bool(
-            torch.equal(
-                a.contiguous().view(-1).view(torch.uint8), b.contiguous().view(-1).view(torch.uint8)
-            )
-        )
-    return type(a) is type(b) and a == b
-
-
 def inputs_regenerable(ev: Any) -> bool:
     """Whether the task's inputs come out bit for bit the same from the same seed (torch's
     generators are seeded; a task that draws from another source is not): then the judge
@@ -172,7 +161,7 @@ def inputs_regenerable(ev: Any) -> bool:
         first, second = ev._inputs(seed), ev._inputs(seed)
     except torch.cuda.OutOfMemoryError:
         return False  # two input sets at once do not fit: keep copies, as few as fit
-    return len(first) == len(second) and all(_same_bytes(a, b) for a, b in zip(first, second))
+    return len(first) == len(second) and all(same_bytes(a, b) for a, b in zip(first, second))
 
 
 def l2_flush_buffer(device: torch.device) -> torch.Tensor:
@@ -407,6 +396,8 @@ def time_runners(
     # variant (``setup``), the warm-up, the fixed costs' measurement, the measured rounds, the
     # confirmation's, and the kernel record's stop.
     spent = {"inputs": 0.0, "calls": 0.0, "checks": 0.0}
+    # Regenerable inputs need not outlive their call: they are drawn into their slots.
+    draw = SlotDraw(ev) if regenerate else None
     stretches: dict[str, float] = {"setup": _perf_counter() - phase_started}
 
     def batch(
@@ -422,10 +413,14 @@ def time_runners(
         pristine: list[Any] = []
         for index, k in enumerate(slots):
             seed = seeds[index] if seeds is not None else ev._fresh_seed()
-            inputs = ev._inputs(seed)
-            ev._fill(view, k, inputs)
-            pristine.append(seed if regenerate else inputs)
-            del inputs
+            if draw is not None:
+                draw.fill(view, k, seed)
+                pristine.append(seed)
+            else:
+                inputs = ev._inputs(seed)
+                ev._fill(view, k, inputs)
+                pristine.append(inputs)
+                del inputs
         flush.zero_()
         _synchronize(device)
         called = _perf_counter()
@@ -653,6 +648,7 @@ def time_runners(
             "slots_limited_by_memory": plan.memory_limited or max_slots < plan.slots,
             "memory_note": plan.note,
             "inputs_regenerated_for_checks": regenerate,
+            "inputs_drawn_into_slots": bool(draw is not None and draw.redirect),
             "checks": {
                 "fused": fused is not None,
                 "note": None if fused is not None else fused_check_note(ev, regenerate),

@@ -1,0 +1,158 @@
+"""What one timed input set costs the judge inside the timing window: drawn, then copied into
+its slot (the way before), against drawn straight into the slot
+(``kgym.harness.input_slots.SlotDraw``), side by side in one process, alternating, on the
+tasks' own sizes (``gpu`` on a GPU, ``cpu`` otherwise). Each set also poisons the slot's
+outputs, as the judge does. Checks that both leave the same bytes in the slot.
+
+    python bench/judge_inputs/into_slots.py [--tasks 01_relu 06_softmax ...] [--sets 64] [--json]
+
+Writes ``results-into-slots-<host>.json`` and ``results-into-slots.md`` beside this file (the
+machine, the date, the command).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import platform
+import statistics
+import sys
+import time
+import types
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from kgym.harness import loader
+from kgym.harness.arena import Arena
+from kgym.harness.device import synchronize
+from kgym.harness.input_slots import SlotDraw, same_bytes
+from kgym.harness.layout import SlotLayout, SlotViews
+from kgym.harness.run import Evaluation
+
+HERE = Path(__file__).resolve().parent
+TASKS = HERE.parents[1] / "tasks"
+DEFAULT_TASKS = ["01_relu", "06_softmax", "08_layer_norm", "10_matmul"]
+
+
+class _Judge:
+    """The judge's own draw and fill (Evaluation's methods) on one task."""
+
+    _inputs = Evaluation._inputs
+    _fill = Evaluation._fill
+
+    def __init__(self, task: types.ModuleType, device: torch.device) -> None:
+        self.task = task
+        self.device = device
+
+
+def _ms_per_set(fill: Any, views: SlotViews, sets: int, device: torch.device) -> float:
+    synchronize(device)
+    began = time.perf_counter()
+    for n in range(sets):
+        fill(views, n % views.layout.slots, 1000 + n)
+    synchronize(device)
+    return (time.perf_counter() - began) / sets * 1e3
+
+
+def measure(name: str, device: torch.device, sets: int, repeats: int) -> dict[str, Any]:
+    task = loader.load_module(TASKS / f"{name}.py", f"kgym_bench_task_{name}")
+    loader.apply_sizes(task, "gpu" if device.type == "cuda" else "cpu")
+    judge = _Judge(task, device)
+    example = judge._inputs(0)
+    with torch.no_grad():
+        out = task.Model(*task.get_init_inputs()).to(device)(*example)
+    outputs = list(out) if isinstance(out, (tuple, list)) else [out]
+    layout = SlotLayout.build(example, outputs, 4)
+    views = SlotViews(Arena.create(layout.slot_bytes * layout.slots, device), layout)
+    draw = SlotDraw(judge)
+
+    def ordinary(v: SlotViews, k: int, seed: int) -> None:
+        judge._fill(v, k, judge._inputs(seed))
+
+    # The same bytes either way, and the redirection taken.
+    draw.fill(views, 0, 7)
+    ordinary(views, 1, 7)
+    same = all(same_bytes(a, b) for a, b in zip(views.inputs[0], views.inputs[1]))
+    runs: dict[str, list[float]] = {"draw_and_copy": [], "into_slot": []}
+    for _ in range(repeats):
+        runs["draw_and_copy"].append(_ms_per_set(ordinary, views, sets, device))
+        runs["into_slot"].append(_ms_per_set(draw.fill, views, sets, device))
+    median = {k: statistics.median(v) for k, v in runs.items()}
+    return {
+        "task": name,
+        "input_mib": sum(t.numel() * t.element_size() for t in example if torch.is_tensor(t))
+        / 2**20,
+        "redirected": bool(draw.redirect),
+        "same_bytes": same,
+        "ms_per_set": runs,
+        "median_ms": median,
+        "ratio": median["draw_and_copy"] / median["into_slot"],
+    }
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--tasks", nargs="+", default=DEFAULT_TASKS, help="tasks/ names")
+    p.add_argument("--sets", type=int, default=64, help="input sets per measurement")
+    p.add_argument("--repeats", type=int, default=5, help="alternating measurements of each")
+    p.add_argument("--json", action="store_true", help="print the results as JSON")
+    args = p.parse_args()
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    rows = []
+    for name in args.tasks:
+        print(f"{name} ...", file=sys.stderr, flush=True)
+        rows.append(measure(name, device, args.sets, args.repeats))
+    result = {
+        "command": "python bench/judge_inputs/into_slots.py " + " ".join(sys.argv[1:]),
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "machine": platform.node(),
+        "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
+        "torch": torch.__version__,
+        "sets": args.sets,
+        "rows": rows,
+    }
+    host = "gpu" if device.type == "cuda" else "cpu"
+    (HERE / f"results-into-slots-{host}.json").write_text(json.dumps(result, indent=1) + "\n")
+    _write_markdown()
+    if args.json:
+        print(json.dumps(result, indent=1))
+    else:
+        for r in rows:
+            m = r["median_ms"]
+            print(
+                f"{r['task']}: {m['draw_and_copy']:.3f} ms drawn and copied, "
+                f"{m['into_slot']:.3f} ms into the slot ({r['ratio']:.2f}x), "
+                f"same bytes {r['same_bytes']}"
+            )
+    return 0 if all(r["same_bytes"] for r in rows) else 1
+
+
+def _write_markdown() -> None:
+    lines = [
+        "# One timed input set: drawn and copied, or drawn into its slot",
+        "",
+        "`into_slots.py`: milliseconds per input set (outputs poisoned too), medians of",
+        "alternating measurements in one process. Written by the script.",
+        "",
+        "| side | device | torch | task | inputs | drawn and copied | into the slot | ratio | "
+        "same bytes | date | command |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for path in sorted(HERE.glob("results-into-slots-*.json")):
+        r = json.loads(path.read_text())
+        for row in r["rows"]:
+            m = row["median_ms"]
+            lines.append(
+                f"| {path.stem.removeprefix('results-into-slots-')} | {r['device']} | "
+                f"{r['torch']} | {row['task']} | {row['input_mib']:.1f} MiB | "
+                f"{m['draw_and_copy']:.3f} ms | {m['into_slot']:.3f} ms | {row['ratio']:.2f}x | "
+                f"{row['same_bytes']} | {r['date']} | `{r['command']}` |"
+            )
+    (HERE / "results-into-slots.md").write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,157 @@
+"""A task's fresh inputs drawn straight into a timed slot, rather than drawn, then copied.
+
+Inside the timing window the judge makes one input set per call: before, each set was drawn
+into new memory (``get_inputs()``) and copied into its slot of the runner's arena, three times
+an input's bytes of traffic where one suffices, on the GPU that the window holds for itself.
+While ``get_inputs()`` runs, ``IntoSlot`` hands each of its plain factory calls (``torch.randn``,
+``rand``, ``randint``, ``zeros``, ``ones``) the slot tensor of the same shape and dtype as
+``out=``: the same kernel on the same generator, so the same values.
+
+Task code may do anything with a factory's tensor before returning, so nothing is assumed:
+``settle`` accepts the set only where every redirected tensor came back as its slot's input
+exactly (same object, memory, shape and strides), and otherwise the caller draws the set
+again the ordinary way. The judge also checks once per evaluation that a redirected set equals
+the ordinary one bit for bit (``Evaluation._inputs_into``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from kgym.harness import device as dev
+
+FACTORIES = (torch.randn, torch.rand, torch.randint, torch.zeros, torch.ones)
+# Keyword arguments a redirected call may carry; any other (a generator, a device, grad, a
+# layout, pinned memory, an ``out`` of its own) leaves the call as the task wrote it.
+PLAIN_KWARGS = frozenset({"dtype"})
+
+
+def _size(args: Sequence[Any]) -> tuple[int, ...] | None:
+    """``randn(2, 3)``, ``randn((2, 3))``, ``randn(torch.Size([2, 3]))``: the shape, else None."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list, torch.Size)):
+        args = tuple(args[0])
+    if all(isinstance(d, int) and not isinstance(d, bool) for d in args):
+        return tuple(args)
+    return None
+
+
+def factory_shape(func: Any, args: Sequence[Any]) -> tuple[int, ...] | None:
+    """The shape a plain factory call makes, or None where its form is not a plain one."""
+    if func is torch.randint:
+        # randint(high, size) or randint(low, high, size): the size is a sequence.
+        if len(args) in (2, 3) and isinstance(args[-1], (tuple, list, torch.Size)):
+            return _size(args[-1:])
+        return None
+    return _size(args)
+
+
+def factory_dtype(func: Any, kwargs: dict[str, Any]) -> torch.dtype:
+    dtype = kwargs.get("dtype")
+    if dtype is not None:
+        return dtype
+    return torch.int64 if func is torch.randint else torch.get_default_dtype()
+
+
+class IntoSlot(TorchFunctionMode):
+    """Redirects ``get_inputs()``'s plain factory calls into one slot's input tensors: each
+    call takes the first slot tensor not yet given whose shape and dtype it makes."""
+
+    def __init__(self, slot_inputs: Sequence[Any]) -> None:
+        super().__init__()
+        self.free = [
+            (index, t) for index, t in enumerate(slot_inputs) if isinstance(t, torch.Tensor)
+        ]
+        self.given: list[tuple[int, torch.Tensor]] = []
+
+    def __torch_function__(
+        self,
+        func: Any,
+        types: Any,
+        args: Sequence[Any] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
+        kwargs = kwargs or {}
+        if func in FACTORIES and set(kwargs) <= PLAIN_KWARGS:
+            shape = factory_shape(func, args)
+            if shape is not None:
+                dtype = factory_dtype(func, kwargs)
+                for n, (index, target) in enumerate(self.free):
+                    if tuple(target.shape) == shape and target.dtype == dtype:
+                        del self.free[n]
+                        result = func(*args, out=target, **kwargs)
+                        self.given.append((index, result))
+                        return result
+        return func(*args, **kwargs)
+
+
+def settle(mode: IntoSlot, slot_inputs: Sequence[Any], inputs: Sequence[Any]) -> set[int] | None:
+    """The slot positions the redirected draw filled with their final inputs (no copy needed),
+    or None where a redirected tensor did not come back as its slot's input exactly: the task
+    changed, viewed or dropped it, and the set must be drawn again without redirection (a
+    copy from a tensor that aliases its own slot would be wrong)."""
+    if len(inputs) != len(slot_inputs):
+        return None if mode.given else set()
+    filled: set[int] = set()
+    for index, result in mode.given:
+        target = slot_inputs[index]
+        got = inputs[index]
+        if not (
+            got is result
+            and got.data_ptr() == target.data_ptr()
+            and got.shape == target.shape
+            and got.stride() == target.stride()
+            and got.dtype == target.dtype
+        ):
+            return None
+        filled.add(index)
+    return filled
+
+
+def same_bytes(a: Any, b: Any) -> bool:
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return False
+        return bool(
+            torch.equal(
+                a.contiguous().view(-1).view(torch.uint8), b.contiguous().view(-1).view(torch.uint8)
+            )
+        )
+    return type(a) is type(b) and a == b
+
+
+class SlotDraw:
+    """One evaluation's input sets for its timed slots, for a task whose inputs are
+    regenerable from a seed (the judge keeps seeds, not copies, so a slot's inputs need not
+    outlive the call). ``redirect``: None until the first set shows whether drawing into the
+    slot works for this task and gives the ordinary draw's bytes; then True or False for
+    the rest of the evaluation."""
+
+    def __init__(self, ev: Any) -> None:
+        self.ev = ev
+        self.redirect: bool | None = None
+
+    def fill(self, views: Any, k: int, seed: int) -> None:
+        """Slot ``k`` of ``views`` holds the inputs of ``seed`` and poisoned outputs."""
+        ev = self.ev
+        slot = views.inputs[k]
+        if self.redirect is not False:
+            dev.seed_generators(seed, ev.device)  # as the ordinary draw (``ev._inputs``)
+            mode = IntoSlot(slot)
+            with torch.device(ev.device), mode:
+                drawn = list(ev.task.get_inputs())
+            filled = settle(mode, slot, drawn)
+            if filled and self.redirect is None:
+                plain = ev._inputs(seed)
+                filled = filled if all(same_bytes(slot[i], plain[i]) for i in filled) else None
+                del plain
+            if self.redirect is None:
+                # Drawing into the slot pays where it works; the ordinary way saves the mode.
+                self.redirect = bool(filled)
+            if filled is not None:  # empty: nothing was redirected, an ordinary set
+                ev._fill(views, k, drawn, filled)
+                return
+        ev._fill(views, k, ev._inputs(seed))
