@@ -228,6 +228,13 @@ class Evaluation:
     def _done(self, name: str, started: float) -> None:
         self.durations[name] = (time.perf_counter() - started) * 1e3
 
+    def _stretch(self, name: str, started: float) -> float:
+        """Adds a stretch of a phase to durations_ms (where a phase's time goes); returns its
+        end, the next stretch's start."""
+        now = time.perf_counter()
+        self.durations[name] = self.durations.get(name, 0.0) + (now - started) * 1e3
+        return now
+
     def _finding(self, rule: str, detail: str, severity: str = "reject") -> None:
         self.findings.append(_finding(rule, detail, severity))
 
@@ -372,6 +379,7 @@ class Evaluation:
             # outside the job is the operator's, shared, and left alone.
             triton_warm.seed_cache(own_cache)
         uid = self._sandbox_uid()
+        stretch = self._stretch("load_prepare", started)
         self.runners["reference"] = spawn("reference", self.workdir, False, uid)
         self.runners["candidate"] = spawn("candidate", self.workdir, True, uid)
         # The candidate's confinement, read from outside once it serves (so once confined) and
@@ -389,6 +397,7 @@ class Evaluation:
         for role in ("reference", "candidate"):
             self._send(role, warm, "load")
         self.warming = True
+        stretch = self._stretch("load_runners", stretch)
         # The judge leaves root too before any task code runs (task sources come from clients).
         applied, note = _core.confine_drop_capabilities(uid)
         # The watch counts every process it may signal as the job's only once the judge holds
@@ -400,9 +409,11 @@ class Evaluation:
             self.judge["unprivileged_note"] = note
         elif os.geteuid() == 0:
             self.judge.setdefault("unprivileged_note", "runs as root (no sandbox uid was given)")
+        stretch = self._stretch("load_confine", stretch)
         if use_cuda:
             self.memory_reader, note = nvml_reader()
             self.memory_note = note or "the evaluation ended before the candidate's code ran"
+        stretch = self._stretch("load_nvml", stretch)
         # The judge's own write fence, now that the runners exist (each stacks its own); its own
         # /proc/<pid> stays writable (the fence adds it: the CUDA driver writes there).
         applied, note = _core.confine_writes([str(self.workdir)], ["/dev"])
@@ -415,6 +426,7 @@ class Evaluation:
         self.judge["syscalls_filtered"] = filtered
         if filter_note:
             self.judge["syscalls_note"] = filter_note
+        stretch = self._stretch("load_confine", stretch)
         if use_cuda:
             # The judge's own CUDA context, now that its runners are forked: beside their
             # warm-up, outside the GPU lock, as theirs is (it was made in load, under the lock).
@@ -424,6 +436,7 @@ class Evaluation:
                 raise EvaluationFailure(
                     "infra_error", "load", exc, f"the judge could not start on the GPU: {exc}"
                 ) from exc
+            self._stretch("load_context", stretch)
         self._done("load", started)
 
     def load(self) -> None:
@@ -450,6 +463,7 @@ class Evaluation:
             torch.cuda.set_device(self.device)
         self._start_fused_check_warm()
         self.durations["load"] += (time.perf_counter() - started) * 1e3
+        self._stretch("load_task", started)
 
     def _weights_arena(self) -> tuple[dict[str, Any] | None, list[int]]:
         state = self.reference.state_dict() if isinstance(self.reference, torch.nn.Module) else {}
