@@ -106,5 +106,6 @@ def _noise_where_changed(raw: torch.Tensor, old: torch.Tensor, t: torch.Tensor, 
         raw.view(-1, size)[changed] = torch.randint_like(raw.view(-1, size)[changed], 0, 255)
         return
     as_dtype = raw.view(t.dtype)
-    noise = _noise_like(as_dtype)
-    as_dtype[changed] = noise[changed]
+    # Elementwise in place: a boolean index (``as_dtype[changed] = ...``) counted the changed
+    # elements first, a synchronisation and two more kernels per chunk.
+    torch.where(changed, _noise_like(as_dtype), as_dtype, out=as_dtype)

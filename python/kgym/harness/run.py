@@ -760,6 +760,7 @@ class Evaluation:
         layout = SlotLayout.build(probe, compare.flatten(expected_probe), 1)
         del probe, expected_probe  # large tensors: no copy outlives its use
         views = self._layout("candidate", layout)
+        self._stretch("correctness_layout", started)
         if self.memory_watch is not None:
             # The decoy check copies the storage of every tensor a kernel takes: the arena, and
             # the model's weights where a kernel takes them.
@@ -851,16 +852,20 @@ class Evaluation:
         atol, rtol = self.tolerance.atol, self.tolerance.rtol
         verdicts: dict[str, bool] = {}
         for name in self.launched[:MAX_ABLATED_KERNELS]:
+            stretch = time.perf_counter()
             pristine = self._inputs(self._fresh_seed())
             self._fill(views, 0, pristine)
             dev.synchronize(self.device)
+            stretch = self._stretch("decoy_inputs", stretch)
             reply = self._ask("candidate", {"op": "call", "slots": [0], "ablate": name}, "decoy")
+            stretch = self._stretch("decoy_call", stretch)
             if not reply.get("ok"):
                 verdicts[name] = True  # it failed without the kernel's output: it mattered
                 continue
             expected = self._reference(pristine, "decoy")
             answer = self._answer(views, 0, reply)
             still_right = compare.compare_outputs(answer, compare.flatten(expected), atol, rtol).ok
+            self._stretch("decoy_check", stretch)
             verdicts[name] = not still_right
             if still_right:
                 self._finding(
