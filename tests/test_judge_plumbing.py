@@ -377,6 +377,32 @@ def test_the_quick_verdict_of_timed_checks_never_disagrees_with_the_exact_check(
     assert not clearly_close(expected.double(), expected.double(), atol, rtol, True)
 
 
+def test_the_exact_check_fails_a_mismatched_infinity_and_reads_the_same_in_any_chunks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An infinite expected value made the bound infinite, so -inf or 0 where +inf was expected
+    passed. Matching NaNs and infinities pass; a zero
+    expected value counts in the max relative error; the figures do not depend on the chunks."""
+    from kgym.harness import compare
+
+    inf, nan = float("inf"), float("nan")
+    expected = torch.tensor([1.0, 2.0, 4.0, nan, inf, 0.0, 8.0])
+    close = torch.tensor([1.0, 2.5, 4.0, nan, inf, 1e-3, 8.0])
+    figures = []
+    for chunk in (compare.CHUNK_ELEMENTS, 3):
+        monkeypatch.setattr(compare, "CHUNK_ELEMENTS", chunk)
+        got = compare.compare_outputs([close], [expected], 1.0, 1e-3)
+        assert got.ok, chunk
+        figures.append((got.max_abs_error, got.max_rel_error))
+        for wrong in (-inf, 0.0, nan):
+            bad = close.clone()
+            bad[4] = wrong
+            assert not compare.compare_outputs([bad], [expected], 1.0, 1e-3).ok, (chunk, wrong)
+            assert not compare.compare_outputs([bad], [expected], 1.0, 0.0).ok, (chunk, wrong)
+    assert figures[0] == figures[1]
+    assert figures[0][0] == 0.5 and figures[0][1] == pytest.approx(1e-3 / 1e-12)
+
+
 def test_replacing_the_kernel_recorders_methods_is_a_patched_function() -> None:
     """The kernel record (PR) is read through KernelRecorder's methods: a class attribute is
     outside the snapshot of the kgym modules' names, so the guards name it."""

@@ -62,26 +62,44 @@ def bitwise_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
     return True
 
 
-def _chunk_close(
-    a: torch.Tensor, e: torch.Tensor, atol: float, rtol: float
-) -> tuple[bool, float, float, bool]:
-    """(all close, max abs error, max rel error over finite differences, all finite)."""
+def _chunk_stats(a: torch.Tensor, e: torch.Tensor, atol: float, rtol: float) -> torch.Tensor:
+    """A chunk's figures, left on the device (float64): [any element beyond tolerance, every
+    difference finite, max abs error and max rel error over finite differences (0 where none
+    is), summed squares of the error and of the expected values]. Masked maxima and one read
+    of them all for the whole comparison: a boolean index and a read per figure each waited
+    for the GPU, five times a chunk."""
     a = a.to(dtype=torch.float64)
     e = e.to(dtype=torch.float64)
+    delta = a - e
     both_nan = torch.isnan(a) & torch.isnan(e)
-    diff = (a - e).abs()
+    diff = delta.abs()
     diff = torch.where(both_nan, torch.zeros_like(diff), diff)
     # Infinities must match exactly (inf - inf is nan and would otherwise slip through).
     same_inf = torch.isinf(a) & torch.isinf(e) & (a == e)
     diff = torch.where(same_inf, torch.zeros_like(diff), diff)
     bound = atol + rtol * e.abs()
-    bad = torch.isnan(diff) | (diff > bound)
+    # An infinite difference left now is a mismatched infinity (or a finite value where one
+    # was expected), and an infinite expected value makes the bound infinite too: it must not
+    # pass as within it.
     finite = torch.isfinite(diff)
-    any_finite = bool(finite.any())
-    max_abs = float(diff[finite].max()) if any_finite else 0.0
-    rel = diff / e.abs().clamp_min(1e-12)
-    max_rel = float(rel[finite].max()) if any_finite else 0.0
-    return not bool(bad.any()), max_abs, max_rel, bool(finite.all())
+    bad = ~finite | (diff > bound)
+    zero = torch.zeros((), dtype=torch.float64, device=diff.device)
+    # Differences are >= 0, so a maximum over the finite ones alone (0 where none is) is the
+    # maximum with the others counted as 0.
+    max_abs = torch.where(finite, diff, zero).max()
+    # No difference is no relative error, whatever the expected value (NaN, infinite).
+    rel = torch.where(diff == 0, zero, diff / e.abs().clamp_min(1e-12))
+    max_rel = torch.where(finite, rel, zero).max()
+    return torch.stack(
+        [
+            bad.any().to(torch.float64),
+            finite.all().to(torch.float64),
+            max_abs,
+            max_rel,
+            (delta**2).sum(),
+            (e**2).sum(),
+        ]
+    )
 
 
 # The quick verdict (``clearly_close``): float32 arithmetic moves |a - e| and atol + rtol * |e|
@@ -156,18 +174,20 @@ def _values_close(
         return True, 0.0, 0.0
     if not errors and clearly_close(a, e, atol, rtol, relative_l2):
         return True, math.nan, math.nan
+    chunks = [
+        _chunk_stats(
+            a[start : start + CHUNK_ELEMENTS], e[start : start + CHUNK_ELEMENTS], atol, rtol
+        )
+        for start in range(0, a.numel(), CHUNK_ELEMENTS)
+    ]
     close, max_abs, max_rel, all_finite = True, 0.0, 0.0, True
     err_sq, ref_sq = 0.0, 0.0
-    for start in range(0, a.numel(), CHUNK_ELEMENTS):
-        stop = start + CHUNK_ELEMENTS
-        ok, chunk_abs, chunk_rel, finite = _chunk_close(a[start:stop], e[start:stop], atol, rtol)
-        if finite:
-            a64 = a[start:stop].to(torch.float64)
-            e64 = e[start:stop].to(torch.float64)
-            err_sq += float(((a64 - e64) ** 2).sum())
-            ref_sq += float((e64**2).sum())
-        close = close and ok
-        all_finite = all_finite and finite
+    for bad, finite, chunk_abs, chunk_rel, chunk_err, chunk_ref in torch.stack(chunks).tolist():
+        if finite:  # the relative L2 error counts chunks without an infinite difference
+            err_sq += chunk_err
+            ref_sq += chunk_ref
+        close = close and not bad
+        all_finite = all_finite and bool(finite)
         max_abs = max(max_abs, chunk_abs)
         max_rel = max(max_rel, chunk_rel)
     if not all_finite:
