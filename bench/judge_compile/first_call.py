@@ -167,7 +167,7 @@ def _write_markdown() -> None:
         "time is paid once per server, not per job) and the helpers were copied into the",
         "process's cache. gcc builds: the launcher's in the first call (the helpers' are in",
         "the driver's column). The files of bda47c9 and f3455d0 were run before `--label` and",
-        "named by hand; at bda47c9 the server's warm did not build the helpers yet, so its",
+        "named by hand, and `961c0c0` was run with `--label HEAD` at that commit; at bda47c9 the server's warm did not build the helpers yet, so its",
         "`after` row built them in the process (the driver's column). Neither timed the CUDA",
         "context (`-`). Written by the script.",
         "",

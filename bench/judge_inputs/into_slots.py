@@ -137,9 +137,12 @@ def _write_markdown() -> None:
         "`into_slots.py`: milliseconds per input set (outputs poisoned too), medians of",
         "alternating measurements in one process. Written by the script.",
         "",
-        "| side | device | torch | task | inputs | drawn and copied | into the slot | ratio | "
-        "same bytes | date | command |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "`drawn in place`: whether the task's factories could write the slot (a set computed",
+        "from a draw, `08_layer_norm`'s `randn(...) * 2.0 + 0.5`, is drawn and copied).",
+        "",
+        "| side | device | torch | task | inputs | drawn in place | drawn and copied | "
+        "into the slot | ratio | same bytes | date | command |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for path in sorted(HERE.glob("results-into-slots-*.json")):
         r = json.loads(path.read_text())
@@ -147,7 +150,7 @@ def _write_markdown() -> None:
             m = row["median_ms"]
             lines.append(
                 f"| {path.stem.removeprefix('results-into-slots-')} | {r['device']} | "
-                f"{r['torch']} | {row['task']} | {row['input_mib']:.1f} MiB | "
+                f"{r['torch']} | {row['task']} | {row['input_mib']:.1f} MiB | {row['redirected']} | "
                 f"{m['draw_and_copy']:.3f} ms | {m['into_slot']:.3f} ms | {row['ratio']:.2f}x | "
                 f"{row['same_bytes']} | {r['date']} | `{r['command']}` |"
             )
