@@ -794,7 +794,11 @@ class Evaluation:
             self.channel.phase("compile")  # the first call compiles the kernels
             phase = "compile"
         # The candidate runs first: no answer to these inputs exists anywhere yet.
+        stretch = time.perf_counter()
         reply, answer = self._candidate_call(views, pristine, phase, record=(trial == 0))
+        if self.compiled:  # the first call's compilation is the compile phase's, not a stretch
+            self._stretch("correctness_calls", stretch)
+        stretch = time.perf_counter()
         if not self.compiled:
             self.compiled = reply.get("ok") is True or reply.get("kind") == "mismatch"
             self.channel.phase("correctness")
@@ -811,6 +815,7 @@ class Evaluation:
         )
         expected = self._reference(pristine, "correctness")
         comparison = compare.compare_outputs(answer, compare.flatten(expected), atol, rtol)
+        stretch = self._stretch("correctness_checks", stretch)
         if comparison.compared_values:
             result["max_abs_error"] = max(result["max_abs_error"] or 0.0, comparison.max_abs_error)
             result["max_rel_error"] = max(result["max_rel_error"] or 0.0, comparison.max_rel_error)
@@ -823,7 +828,9 @@ class Evaluation:
         if trial == 0:
             first = [a.clone() if isinstance(a, torch.Tensor) else a for a in answer]
             _, again = self._candidate_call(views, pristine, "correctness")
+            stretch = self._stretch("correctness_calls", stretch)
             repeat = compare.compare_outputs(again, first, atol, rtol)
+            self._stretch("correctness_checks", stretch)
             if not repeat.ok:
                 return f"a second call on the same inputs gave another answer ({repeat.mismatch})"
         return None
