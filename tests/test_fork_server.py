@@ -490,6 +490,76 @@ def test_the_servers_triton_helpers_are_copied_into_a_private_cache(
     assert (tmp_path / "another" / "KEY" / "cuda_utils.so").read_bytes() == b"built by the server"
 
 
+def test_only_the_judge_gets_the_compiled_fused_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kgym.harness import triton_warm
+
+    monkeypatch.setattr(triton_warm, "_helpers", {"KEY/cuda_utils.so": b"helpers"})
+    monkeypatch.setattr(triton_warm, "_fused_check", {"CHECK/fused.cubin": b"check"})
+    triton_warm.seed_cache(tmp_path / "runner")
+    assert not (tmp_path / "runner" / "CHECK").exists()
+    triton_warm.seed_cache(tmp_path / "judge", fused_check=True)
+    assert (tmp_path / "judge" / "CHECK" / "fused.cubin").read_bytes() == b"check"
+    assert (tmp_path / "judge" / "KEY" / "cuda_utils.so").read_bytes() == b"helpers"
+
+
+def test_the_fused_checks_compilation_is_a_child_and_says_why_not() -> None:
+    """The server never touches CUDA: a child compiles. Without a GPU the child says so by its
+    status, the server keeps nothing and goes on; a child that hangs is killed."""
+    code = (
+        "import os, time\n"
+        "from kgym.harness import forkserver, triton_warm\n"
+        "why = triton_warm._compile_fused_check()\n"
+        f"assert (why == '') == {DEVICE == 'cuda'}, why\n"
+        f"assert triton_warm.has_fused_check() == {DEVICE == 'cuda'}\n"
+        "assert not forkserver._cuda_driver_initialised()\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    time.sleep(60)\n"
+        "    os._exit(0)\n"
+        "began = time.monotonic()\n"
+        "assert triton_warm._wait(pid, 0.3) is None\n"
+        "assert time.monotonic() - began < 10\n"
+        "print('ok', why)\n"
+    )
+    done = _python(code)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("ok"), done.stdout
+
+
+@pytest.mark.skipif(DEVICE != "cuda", reason="the fused check compiles for a GPU only")
+def test_a_seeded_judge_loads_the_fused_check_without_compiling_it(tmp_path: Path) -> None:
+    """What the copy is for: a judge forked from a warmed server, its cache seeded, finds the
+    fused check compiled; unseeded, the same warm-up adds its compilation to the cache (so the
+    check can fail)."""
+    code = (
+        "import os\n"
+        "from pathlib import Path\n"
+        "from kgym.harness import triton_warm\n"
+        "triton_warm.warm_compiler()\n"
+        "assert triton_warm.has_fused_check()\n"
+        "for seeded in (False, True):\n"
+        "    pid = os.fork()\n"
+        "    if pid == 0:\n"
+        f"        cache = Path({str(tmp_path)!r}) / f'cache-{{seeded}}'\n"
+        "        os.environ['TRITON_CACHE_DIR'] = str(cache)\n"
+        "        triton_warm.seed_cache(cache, fused_check=seeded)\n"
+        "        before = {p for p in cache.rglob('*') if p.is_file()}\n"
+        "        import torch\n"
+        "        from kgym.harness import fused_check\n"
+        "        note = fused_check.warm(torch.device('cuda', 0))\n"
+        "        added = {p for p in cache.rglob('*') if p.is_file()} - before\n"
+        "        os._exit(10 + bool(added) if note is None else 2)\n"
+        "    _, status = os.waitpid(pid, 0)\n"
+        "    print(seeded, os.waitstatus_to_exitcode(status))\n"
+    )
+    done = _python(code)
+    assert done.returncode == 0, done.stderr
+    # Unseeded, the warm-up compiled (11: files added); seeded, it added none (10).
+    assert done.stdout == "False 11\nTrue 10\n", done.stderr
+
+
 def test_the_copy_follows_no_link_and_writes_over_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

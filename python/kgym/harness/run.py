@@ -375,9 +375,10 @@ class Evaluation:
         self.sizes = ("gpu" if use_cuda else "cpu") if sizes == "auto" else sizes
         own_cache = Path(os.environ.get("TRITON_CACHE_DIR") or "/").resolve()
         if use_cuda and own_cache.is_relative_to(self.workdir.resolve()):
-            # The fused check's thread finds the server's driver helpers (triton_warm); a cache
-            # outside the job is the operator's, shared, and left alone.
-            triton_warm.seed_cache(own_cache)
+            # The fused check's thread finds the server's driver helpers and the check itself
+            # compiled (triton_warm); a cache outside the job is the operator's, shared, and
+            # left alone.
+            triton_warm.seed_cache(own_cache, fused_check=True)
         uid = self._sandbox_uid()
         stretch = self._stretch("load_prepare", started)
         self.runners["reference"] = spawn("reference", self.workdir, False, uid)
@@ -611,11 +612,12 @@ class Evaluation:
 
     # -- slots ---------------------------------------------------------------------------------
     def _start_fused_check_warm(self) -> None:
-        """Compiles the timed outputs' fused check (about 1-1.5 s of Triton's compiler and the
-        launcher's build on an H200) in a thread, on a GPU job that will be timed: beside the
-        runners' set-up, the candidate's compilation and correctness, which the main thread
-        mostly waits for, not inside the timing window. Started after the judge confined
-        itself (load), so the thread is confined as well."""
+        """Loads the timed outputs' fused check in a thread, on a GPU job that will be timed:
+        found compiled in the judge's cache where the fork server compiled it
+        (``triton_warm``), else compiled here (about 1-1.5 s of Triton's compiler and the
+        launcher's build on an H200), beside the runners' set-up, the candidate's compilation
+        and correctness, not inside the timing window. Started after the judge confined itself
+        (load), so the thread is confined as well."""
         if self.device.type != "cuda" or not self.job["timing"].get("enabled", True):
             return
         if os.environ.get("KGYM_JUDGE_FUSED_CHECK", "on") == "off":

@@ -12,6 +12,12 @@ directory) find copied into their own, private cache (``seed_cache``). Nothing h
 CUDA: the helpers' module is loaded, and it opens the driver's library only when one of its
 functions is called; the fork server checks both the driver and its threads afterwards.
 
+The judge's fused check of the timed outputs (fused_check.py, 1-1.5 s of Triton's compiler) is
+compiled once too, by a child process of the server (which makes a CUDA context of its own and
+exits), and copied into each judge's cache: the judge compiled it in a thread, beside its own
+checks of the correctness phase, whose many small operations then waited for the interpreter's
+lock.
+
 What Triton caches from the environment here (where the CUDA driver's library lies, from
 ``TRITON_LIBCUDA_PATH`` and ``LD_LIBRARY_PATH``; the C compiler, from ``CC``) is inherited by
 every job: kgym-gym starts its fork servers with the environment its jobs get.
@@ -21,13 +27,20 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import stat
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 # Triton's driver helpers as the fork server built them: path inside a cache -> contents.
 _helpers: dict[str, bytes] = {}
+# The judge's fused check (fused_check.py) as a child of the fork server compiled it: the judge
+# finds it in its cache instead of compiling it in a thread, whose Python work contended with
+# the judge's own checks for the interpreter's lock.
+_fused_check: dict[str, bytes] = {}
+FUSED_CHECK_TIMEOUT_S = 120.0
 
 
 def warm_compiler() -> None:
@@ -49,6 +62,10 @@ def warm_compiler() -> None:
     why = _build_driver_helpers()
     if why:
         _say(f"Triton's driver helpers not built here ({why}): each job's runner builds its own")
+        return
+    why = _compile_fused_check()
+    if why:
+        _say(f"the judge's fused check not compiled here ({why}): each judge compiles its own")
 
 
 def _say(line: str) -> None:
@@ -75,24 +92,81 @@ def _build_driver_helpers() -> str:
                 os.environ.pop("TRITON_CACHE_DIR", None)
             else:
                 os.environ["TRITON_CACHE_DIR"] = previous
-        root = Path(scratch)
-        for path in root.rglob("*"):
-            if path.is_file() and not path.is_symlink():
-                _helpers[str(path.relative_to(root))] = path.read_bytes()
+        _keep_files(Path(scratch), _helpers)
     return "" if _helpers else "the build left no files in the cache it was given"
+
+
+def _keep_files(
+    root: Path, into: dict[str, bytes], besides: dict[str, bytes] | None = None
+) -> None:
+    for path in root.rglob("*"):
+        relative = str(path.relative_to(root))
+        if path.is_file() and not path.is_symlink() and relative not in (besides or {}):
+            into[relative] = path.read_bytes()
+
+
+def _compile_fused_check() -> str:
+    """Compiles the judge's fused check in a child process (the server itself must not touch
+    CUDA: its forked jobs could not use it) with a scratch cache, seeded with the helpers, and
+    keeps the files the compilation added; returns why not, if not. The child runs only the
+    gym's own code: the same launch as the judge's warm-up (``fused_check.warm``), so the same
+    cache key."""
+    with tempfile.TemporaryDirectory(prefix="kgym-triton-fused-check-") as scratch:
+        seed_cache(Path(scratch))
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child's outcome is its exit status
+            code = 4
+            try:
+                os.environ["TRITON_CACHE_DIR"] = scratch
+                import torch
+
+                from kgym.harness import fused_check
+
+                device = torch.device("cuda", torch.cuda.current_device())
+                code = 0 if fused_check.warm(device) is None else 3
+            except BaseException:  # noqa: BLE001 - no GPU, no driver: said by the status
+                code = 2
+            finally:
+                os._exit(code)
+        status = _wait(pid, FUSED_CHECK_TIMEOUT_S)
+        if status != 0:
+            why = {2: "no GPU here", 3: "it did not compile or disagreed with itself"}
+            return why.get(status, f"the compiling process ended with status {status}")
+        _keep_files(Path(scratch), _fused_check, besides=_helpers)
+    return "" if _fused_check else "the compilation left no files in the cache it was given"
+
+
+def _wait(pid: int, timeout_s: float) -> int | None:
+    """The child's exit code; killed (and None) past the timeout."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return None
+        time.sleep(0.05)
 
 
 def has_helpers() -> bool:
     return bool(_helpers)
 
 
-def seed_cache(directory: Path, uid: int = -1) -> None:
-    """Copies the server's helpers into a process's own Triton cache (made if missing), owned by
-    ``uid`` when one is given. A copy, not a link: a process may change only its own. The judge
-    calls it as root, before any task or candidate code runs; still, nothing here follows a
-    symbolic link or writes over an existing file, and a copy that fails is skipped (the
-    process then builds the helpers itself)."""
-    for relative, data in _helpers.items():
+def has_fused_check() -> bool:
+    return bool(_fused_check)
+
+
+def seed_cache(directory: Path, uid: int = -1, fused_check: bool = False) -> None:
+    """Copies the server's helpers (and with ``fused_check``, the judge's, its compiled fused
+    check) into a process's own Triton cache (made if missing), owned by ``uid`` when one is
+    given. A copy, not a link: a process may change only its own. The judge calls it as root,
+    before any task or candidate code runs; still, nothing here follows a symbolic link or
+    writes over an existing file, and a copy that fails is skipped (the process then builds or
+    compiles it itself)."""
+    files = {**_helpers, **_fused_check} if fused_check else _helpers
+    for relative, data in files.items():
         try:
             _copy_one(directory, Path(relative), data, uid)
         except OSError:
