@@ -11,7 +11,7 @@ Task code may do anything with a factory's tensor before returning, so nothing i
 ``settle`` accepts the set only where every redirected tensor came back as its slot's input
 exactly (same object, memory, shape and strides), and otherwise the caller draws the set
 again the ordinary way. The judge also checks once per evaluation that a redirected set equals
-the ordinary one bit for bit (``Evaluation._inputs_into``).
+the ordinary one bit for bit (``SlotDraw.fill``).
 """
 
 from __future__ import annotations
