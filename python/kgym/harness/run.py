@@ -831,7 +831,8 @@ class Evaluation:
             first = [a.clone() if isinstance(a, torch.Tensor) else a for a in answer]
             _, again = self._candidate_call(views, pristine, "correctness")
             stretch = self._stretch("correctness_calls", stretch)
-            repeat = compare.compare_outputs(again, first, atol, rtol)
+            # Only the verdict counts here: the quick check may give it (compare_outputs).
+            repeat = compare.compare_outputs(again, first, atol, rtol, errors=False)
             self._stretch("correctness_checks", stretch)
             if not repeat.ok:
                 return f"a second call on the same inputs gave another answer ({repeat.mismatch})"
@@ -873,7 +874,9 @@ class Evaluation:
                 continue
             expected = self._reference(pristine, "decoy")
             answer = self._answer(views, 0, reply)
-            still_right = compare.compare_outputs(answer, compare.flatten(expected), atol, rtol).ok
+            still_right = compare.compare_outputs(
+                answer, compare.flatten(expected), atol, rtol, errors=False
+            ).ok  # only the verdict counts: the quick check may give it
             self._stretch("decoy_check", stretch)
             verdicts[name] = not still_right
             if still_right:
