@@ -504,6 +504,69 @@ def test_only_the_judge_gets_the_compiled_fused_check(
     assert (tmp_path / "judge" / "KEY" / "cuda_utils.so").read_bytes() == b"helpers"
 
 
+def test_the_copied_fused_checks_group_names_its_files_in_the_new_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Triton's group file names a kernel's files by absolute path; where one is missing it
+    compiles again. The copy names them where they were copied."""
+    import json
+
+    from kgym.harness import triton_warm
+
+    root = "/scratch/kgym-triton-fused-check-1"
+    group = {"child_paths": {"k.cubin": f"{root}/HASH/k.cubin", "k.json": f"{root}/HASH/k.json"}}
+    monkeypatch.setattr(triton_warm, "_helpers", {})
+    monkeypatch.setattr(triton_warm, "_fused_check_root", root)
+    monkeypatch.setattr(
+        triton_warm,
+        "_fused_check",
+        {
+            "HASH/__grp__k.json": json.dumps(group).encode(),
+            "HASH/k.cubin": b"cubin",
+            "OTHER/__grp__bad.json": b"not json",
+        },
+    )
+    judge = tmp_path / "judge"
+    triton_warm.seed_cache(judge, fused_check=True)
+    copied = json.loads((judge / "HASH" / "__grp__k.json").read_text())
+    where = str(judge.resolve())
+    assert copied["child_paths"] == {
+        "k.cubin": f"{where}/HASH/k.cubin",
+        "k.json": f"{where}/HASH/k.json",
+    }
+    assert (judge / "HASH" / "k.cubin").read_bytes() == b"cubin"
+    assert (judge / "OTHER" / "__grp__bad.json").read_bytes() == b"not json"
+
+
+def test_triton_finds_the_copied_group_in_the_judges_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same with Triton's own cache manager: a group put in one cache, kept, copied into
+    another (the first one gone) is found there."""
+    import shutil
+
+    from triton.runtime.cache import FileCacheManager
+
+    from kgym.harness import triton_warm
+
+    scratch = (tmp_path / "scratch").resolve()
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(scratch))
+    made = FileCacheManager("KEYHASH")
+    group = {"k.cubin": made.put(b"cubin", "k.cubin"), "k.json": made.put("{}", "k.json")}
+    made.put_group("k.json", group)
+    kept: dict[str, bytes] = {}
+    triton_warm._keep_files(scratch, kept)
+    shutil.rmtree(scratch)
+    monkeypatch.setattr(triton_warm, "_helpers", {})
+    monkeypatch.setattr(triton_warm, "_fused_check", kept)
+    monkeypatch.setattr(triton_warm, "_fused_check_root", str(scratch))
+    judge = tmp_path / "judge"
+    triton_warm.seed_cache(judge, fused_check=True)
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(judge))
+    found = FileCacheManager("KEYHASH").get_group("k.json")
+    assert found is not None and set(found) == {"k.cubin", "k.json"}
+
+
 def test_the_fused_checks_compilation_is_a_child_and_says_why_not() -> None:
     """The server never touches CUDA: a child compiles. Without a GPU the child says so by its
     status, the server keeps nothing and goes on; a child that hangs is killed."""
@@ -545,18 +608,20 @@ def test_a_seeded_judge_loads_the_fused_check_without_compiling_it(tmp_path: Pat
         f"        cache = Path({str(tmp_path)!r}) / f'cache-{{seeded}}'\n"
         "        os.environ['TRITON_CACHE_DIR'] = str(cache)\n"
         "        triton_warm.seed_cache(cache, fused_check=seeded)\n"
-        "        before = {p for p in cache.rglob('*') if p.is_file()}\n"
+        # A compilation adds files or writes them again (a new file each: a new inode).
+        "        files = lambda: {p: p.stat().st_ino for p in cache.rglob('*') if p.is_file()}\n"
+        "        before = files()\n"
         "        import torch\n"
         "        from kgym.harness import fused_check\n"
         "        note = fused_check.warm(torch.device('cuda', 0))\n"
-        "        added = {p for p in cache.rglob('*') if p.is_file()} - before\n"
-        "        os._exit(10 + bool(added) if note is None else 2)\n"
+        "        changed = files() != before\n"
+        "        os._exit(10 + changed if note is None else 2)\n"
         "    _, status = os.waitpid(pid, 0)\n"
         "    print(seeded, os.waitstatus_to_exitcode(status))\n"
     )
     done = _python(code)
     assert done.returncode == 0, done.stderr
-    # Unseeded, the warm-up compiled (11: files added); seeded, it added none (10).
+    # Unseeded, the warm-up compiled (11: files added); seeded, it found them all (10).
     assert done.stdout == "False 11\nTrue 10\n", done.stderr
 
 

@@ -26,6 +26,7 @@ every job: kgym-gym starts its fork servers with the environment its jobs get.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import stat
@@ -40,7 +41,9 @@ _helpers: dict[str, bytes] = {}
 # finds it in its cache instead of compiling it in a thread, whose Python work contended with
 # the judge's own checks for the interpreter's lock.
 _fused_check: dict[str, bytes] = {}
-FUSED_CHECK_TIMEOUT_S = 120.0
+_fused_check_root = ""  # the scratch cache it was compiled into, as its group files name it
+# Well inside the supervisor's 120 s for a fork server's whole start.
+FUSED_CHECK_TIMEOUT_S = 45.0
 
 
 def warm_compiler() -> None:
@@ -111,29 +114,56 @@ def _compile_fused_check() -> str:
     keeps the files the compilation added; returns why not, if not. The child runs only the
     gym's own code: the same launch as the judge's warm-up (``fused_check.warm``), so the same
     cache key."""
-    with tempfile.TemporaryDirectory(prefix="kgym-triton-fused-check-") as scratch:
-        seed_cache(Path(scratch))
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - the child's outcome is its exit status
-            code = 4
-            try:
-                os.environ["TRITON_CACHE_DIR"] = scratch
-                import torch
-
-                from kgym.harness import fused_check
-
-                device = torch.device("cuda", torch.cuda.current_device())
-                code = 0 if fused_check.warm(device) is None else 3
-            except BaseException:  # noqa: BLE001 - no GPU, no driver: said by the status
-                code = 2
-            finally:
-                os._exit(code)
-        status = _wait(pid, FUSED_CHECK_TIMEOUT_S)
-        if status != 0:
-            why = {2: "no GPU here", 3: "it did not compile or disagreed with itself"}
-            return why.get(status, f"the compiling process ended with status {status}")
-        _keep_files(Path(scratch), _fused_check, besides=_helpers)
+    global _fused_check_root
+    if os.environ.get("KGYM_JUDGE_FUSED_CHECK", "on") == "off":
+        return "the operator turned the fused check off (KGYM_JUDGE_FUSED_CHECK=off)"
+    try:
+        with tempfile.TemporaryDirectory(prefix="kgym-triton-fused-check-") as scratch:
+            root = str(Path(scratch).resolve())
+            seed_cache(Path(root))
+            server = os.getpid()
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover - the child's outcome is its exit status
+                _compile_in_child(root, server)
+            status = _wait(pid, FUSED_CHECK_TIMEOUT_S)
+            if status != 0:
+                why = {
+                    None: f"the compiling process took over {FUSED_CHECK_TIMEOUT_S:.0f} s",
+                    2: "no GPU or CUDA driver here",
+                    3: "it did not compile or disagreed with itself",
+                }
+                return why.get(status, f"the compiling process ended with status {status}")
+            _keep_files(Path(root), _fused_check, besides=_helpers)
+            _fused_check_root = root
+    except OSError as exc:
+        _fused_check.clear()
+        return f"{type(exc).__name__}: {exc}"[:300]
     return "" if _fused_check else "the compilation left no files in the cache it was given"
+
+
+def _compile_in_child(cache: str, server: int) -> None:  # pragma: no cover - a forked child
+    """Dies with the server (a server killed while waiting must not leave a process holding a
+    CUDA context), holds none of its descriptors, compiles, and exits with a status: 0 done,
+    2 no GPU or driver, 3 the check failed."""
+    code = 2
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        if os.getppid() != server:  # the server died before the request took
+            os._exit(code)
+        os.closerange(3, 65536)
+        os.environ["TRITON_CACHE_DIR"] = cache
+        import torch
+
+        from kgym.harness import fused_check
+
+        device = torch.device("cuda", torch.cuda.current_device())
+        code = 0 if fused_check.warm(device) is None else 3
+    except BaseException:  # noqa: BLE001 - no GPU, no driver: said by the status
+        code = 2
+    finally:
+        os._exit(code)
 
 
 def _wait(pid: int, timeout_s: float) -> int | None:
@@ -165,12 +195,37 @@ def seed_cache(directory: Path, uid: int = -1, fused_check: bool = False) -> Non
     before any task or candidate code runs; still, nothing here follows a symbolic link or
     writes over an existing file, and a copy that fails is skipped (the process then builds or
     compiles it itself)."""
-    files = {**_helpers, **_fused_check} if fused_check else _helpers
+    files = dict(_helpers)
+    if fused_check:
+        files.update(
+            (relative, _relocated(relative, data, directory))
+            for relative, data in _fused_check.items()
+        )
     for relative, data in files.items():
         try:
             _copy_one(directory, Path(relative), data, uid)
         except OSError:
             pass
+
+
+def _relocated(relative: str, data: bytes, directory: Path) -> bytes:
+    """A compiled kernel's group file names its files by absolute path, in the cache it was
+    compiled into; Triton takes the group as a miss (and compiles again) where one of them does
+    not exist. The copy names them in ``directory``."""
+    if not Path(relative).name.startswith("__grp__") or not _fused_check_root:
+        return data
+    try:
+        group = json.loads(data)
+        paths = group["child_paths"]
+        prefix = _fused_check_root + os.sep
+        target = str(Path(directory).resolve())
+        group["child_paths"] = {
+            name: (target + os.sep + path[len(prefix) :]) if path.startswith(prefix) else path
+            for name, path in paths.items()
+        }
+        return json.dumps(group).encode()
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return data  # not the format this was written for: a miss, the judge compiles
 
 
 def _copy_one(directory: Path, relative: Path, data: bytes, uid: int) -> None:
