@@ -83,6 +83,10 @@ def test_plain_factories_write_into_the_slot_with_the_ordinary_bytes() -> None:
         ("swapped", lambda: (lambda a, b: [b, a])(torch.randn(3), torch.randn(3))),
         # A new tensor computed from the redirected one.
         ("derived", lambda: [torch.randn(8) * 2]),
+        # Changed in place into another view of the memory, or onto other memory.
+        ("transposed in place", lambda: [torch.randn(4, 4).t_()]),
+        ("restrided in place", lambda: [torch.randn(4, 4).as_strided_((4, 4), (1, 4))]),
+        ("moved", lambda: [torch.randn(4).set_(torch.ones(4))]),
     ],
 )
 def test_a_set_not_handed_back_as_drawn_is_drawn_the_ordinary_way(
@@ -164,3 +168,24 @@ def test_a_task_whose_factories_match_no_slot_keeps_the_ordinary_draw() -> None:
     draw.fill(views, 1, 4)
     assert draw.redirect is False
     assert same_bytes(views.inputs[1][0], _ordinary(get_inputs, 4)[0])
+
+
+def test_a_task_that_marks_its_inputs_for_grad_or_resizes_them_gets_the_right_bytes() -> None:
+    """Each set gets a tensor of its own on the slot's memory (a mark on one stays there), and
+    what the slot's memory refuses falls back to the ordinary draw."""
+
+    def graded() -> list[Any]:
+        return [torch.randn(4).requires_grad_()]
+
+    def grown() -> list[Any]:
+        x = torch.randn(4)
+        x.resize_(1 << 20)  # past the slot's memory: refused there, allowed in a fresh tensor
+        return [x[:4].detach().clone()]
+
+    for get_inputs in (graded, grown):
+        views = _views([t.detach() for t in _ordinary(get_inputs, 1)], [])
+        draw = SlotDraw(_Judge(get_inputs))
+        for seed in (5, 6, 7):
+            draw.fill(views, 0, seed)
+            expected = _ordinary(get_inputs, seed)[0].detach()
+            assert same_bytes(views.inputs[0][0], expected), (get_inputs.__name__, seed)
