@@ -22,8 +22,6 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
-from kgym.harness import device as dev
-
 FACTORIES = (torch.randn, torch.rand, torch.randint, torch.zeros, torch.ones)
 # Keyword arguments a redirected call may carry; any other (a generator, a device, grad, a
 # layout, pinned memory, an ``out`` of its own) leaves the call as the task wrote it.
@@ -143,11 +141,9 @@ class SlotDraw:
         ev = self.ev
         slot = views.inputs[k]
         if self.redirect is not False:
-            dev.seed_generators(seed, ev.device)  # as the ordinary draw (``ev._inputs``)
             mode = IntoSlot(slot)
             try:
-                with torch.device(ev.device), mode:
-                    drawn = list(ev.task.get_inputs())
+                drawn = ev._inputs(seed, into=mode)  # the ordinary draw, redirected
                 filled = settle(mode, slot, drawn)
             except Exception:  # noqa: BLE001 - what the slot's memory refuses (a resize, say)
                 filled = None  # the ordinary draw decides, and raises what it raises

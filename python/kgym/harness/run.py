@@ -249,10 +249,14 @@ class Evaluation:
         if self._rejected():
             raise EvaluationFailure("rejected", phase, message="an integrity check failed")
 
-    def _inputs(self, seed: int) -> list[Any]:
+    def _inputs(
+        self, seed: int, into: contextlib.AbstractContextManager[Any] | None = None
+    ) -> list[Any]:
+        """The task's inputs of ``seed``; ``into``: a mode that draws them into a timed slot
+        (input_slots.IntoSlot)."""
         dev.seed_generators(seed, self.device)
         # Factories inside get_inputs() allocate on the evaluation device.
-        with torch.device(self.device):
+        with torch.device(self.device), into or contextlib.nullcontext():
             inputs = list(self.task.get_inputs())
         return to_device(inputs, self.device)
 
@@ -463,8 +467,7 @@ class Evaluation:
             self.device = torch.device("cuda", torch.cuda.current_device())
             torch.cuda.set_device(self.device)
         self._start_fused_check_warm()
-        self.durations["load"] += (time.perf_counter() - started) * 1e3
-        self._stretch("load_task", started)
+        self.durations["load"] += (self._stretch("load_task", started) - started) * 1e3
 
     def _weights_arena(self) -> tuple[dict[str, Any] | None, list[int]]:
         state = self.reference.state_dict() if isinstance(self.reference, torch.nn.Module) else {}
