@@ -147,9 +147,9 @@ def _compile_in_child(cache: str, server: int) -> None:  # pragma: no cover - a 
     2 no GPU or driver, 3 the check failed."""
     code = 2
     try:
-        import ctypes
+        from kgym import _core
 
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        _core.confine_die_with_parent()
         if os.getppid() != server:  # the server died before the request took
             os._exit(code)
         os.closerange(3, 65536)
