@@ -418,7 +418,7 @@ def test_kgym_gym_refuses_a_switch_value_it_does_not_know(
     ("hazard", "said"),
     [
         ("forkserver._cuda_driver_initialised = lambda: True", "initialised CUDA"),
-        ("counts = iter([1, 2, 2])\nforkserver._thread_count = lambda: next(counts)", "threads"),
+        ("ids = iter([{'1'}, {'1', '2'}])\nforkserver._thread_ids = lambda: next(ids)", "threads"),
     ],
 )
 def test_a_server_whose_imports_are_unsafe_to_fork_starts_again_without_them(
@@ -437,6 +437,24 @@ def test_a_server_whose_imports_are_unsafe_to_fork_starts_again_without_them(
     # The same command again, by exec, in the same process; the second run skips the imports.
     assert done.stdout == "start -\nstart off\nno dynamo\n"
     assert said in done.stderr
+
+
+def test_a_thread_that_stopped_during_the_imports_is_no_hazard() -> None:
+    """The fork that compiles the fused check stops OpenBLAS's pool threads in the server (its
+    prepare handler): 16 threads before, 1 after on a 16-core GPU machine. The server keeps the
+    stack; only a thread that was not there before would make it start again without it."""
+    code = (
+        "import os, sys\n"
+        "from kgym.harness import forkserver\n"
+        "print('start', os.environ.get(forkserver.COMPILER_IMPORTS, '-'), flush=True)\n"
+        "ids = iter([{'1', '2', '3'}, {'1'}])\n"
+        "forkserver._thread_ids = lambda: next(ids)\n"
+        "forkserver.import_compiler_stack()\n"
+        "print('dynamo' if 'torch._dynamo' in sys.modules else 'no dynamo', flush=True)\n"
+    )
+    done = _python(code)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "start -\ndynamo\n"
 
 
 HOSTILE = Path(__file__).parent / "hostile"

@@ -75,8 +75,11 @@ def _cuda_driver_initialised() -> bool:
     return int(driver.cuDeviceGetCount(ctypes.byref(count))) != cuda_error_not_initialized
 
 
-def _thread_count() -> int:
-    return len(os.listdir("/proc/self/task"))
+def _thread_ids() -> set[str]:
+    """The process's threads. Compared by id, not counted: a fork's prepare handlers stop some
+    pools' threads in the parent (OpenBLAS's: 16 on a 16-core GPU machine, gone after the fork
+    that compiles the fused check), and a thread gone is no hazard; a new one is."""
+    return set(os.listdir("/proc/self/task"))
 
 
 def import_compiler_stack() -> None:
@@ -102,7 +105,7 @@ def import_compiler_stack() -> None:
         return
     import torch  # noqa: F401 - first: its own threads are not the stack's
 
-    threads = _thread_count()
+    threads = _thread_ids()
     import torch._dynamo  # noqa: F401
     import torch._inductor.config  # noqa: F401
 
@@ -113,8 +116,8 @@ def import_compiler_stack() -> None:
     why = ""
     if _cuda_driver_initialised():
         why = "initialised CUDA"
-    elif _thread_count() != threads:
-        why = f"started threads ({threads} before, {_thread_count()} after)"
+    elif started := len(_thread_ids() - threads):
+        why = f"started threads ({started} new, {len(threads)} before)"
     if why:
         print(
             f"kgym fork server: importing torch's compiler stack (or warming Triton) {why}; "
