@@ -818,7 +818,9 @@ class Evaluation:
             isinstance(a, torch.Tensor) and not compare.bitwise_equal(a, b)
             for a, b in zip(views.inputs[0], pristine)
         )
+        stretch = self._stretch("correctness_mutation", stretch)
         expected = self._reference(pristine, "correctness")
+        stretch = self._stretch("correctness_reference", stretch)
         comparison = compare.compare_outputs(answer, compare.flatten(expected), atol, rtol)
         stretch = self._stretch("correctness_checks", stretch)
         if comparison.compared_values:
