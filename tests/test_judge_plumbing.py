@@ -463,3 +463,67 @@ def test_both_runners_are_asked_to_record_before_either_reply_is_read() -> None:
     assert len(both_bad.events) == 4
     with pytest.raises(RuntimeError, match="reference's runner could not record"):
         _record(Judge({"reference": {"ok": False}, "candidate": good}), on=False)
+
+
+def test_the_judge_warms_its_checks_while_the_candidates_first_call_runs() -> None:
+    """The warm-up goes between the call's request and its reply: the runner compiles while
+    the judge loads its checks' kernels, and the reply is read (findings taken, a rejection
+    stopping the job) as for any call."""
+    from kgym.harness.run import Evaluation
+
+    events: list[str] = []
+
+    class Judge:
+        device = torch.device("cpu")
+
+        def _fill(self, views: Any, k: int, inputs: list[Any]) -> None:
+            events.append("fill")
+
+        def _send(self, role: str, message: dict[str, Any], phase: str) -> None:
+            events.append(f"send {message['op']} {message.get('record')}")
+
+        def _receive(self, role: str, phase: str) -> dict[str, Any]:
+            events.append("receive")
+            return {"ok": True, "values": {}}
+
+        def _take_findings(self, reply: dict[str, Any]) -> None:
+            events.append("findings")
+
+        def _stop_if_rejected(self, phase: str) -> None:
+            events.append("stop if rejected")
+
+        def _answer(self, views: Any, k: int, reply: dict[str, Any]) -> list[Any]:
+            return ["answer"]
+
+    judge = Judge()
+    reply, answer = Evaluation._candidate_call(
+        judge,  # type: ignore[arg-type]
+        None,  # type: ignore[arg-type]
+        [],
+        "compile",
+        while_waiting=lambda: events.append("warm"),
+        record=True,
+    )
+    assert (reply["ok"], answer) == (True, ["answer"])
+    assert events == [
+        "fill",
+        "send call True",
+        "warm",
+        "receive",
+        "findings",
+        "stop if rejected",
+    ]
+
+
+@pytest.mark.parametrize(
+    "dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int64, torch.bool]
+)
+def test_the_checks_warm_up_on_any_dtype_a_task_may_use(dtype: torch.dtype) -> None:
+    """The warm-up runs the very checks (both comparisons, the bitwise check) on the task's
+    dtypes: one it could not run would fail every job's first call on them."""
+    from conftest import DEVICE
+    from kgym.harness import compare
+
+    if DEVICE == "cuda" and not torch.cuda.is_available():
+        pytest.skip("no GPU")
+    compare.warm_checks(torch.device(DEVICE), {dtype}, {dtype})

@@ -15,7 +15,7 @@ import os
 import secrets
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +57,10 @@ def declared_functions(source: str) -> set[str]:
     return {
         n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
     }
+
+
+def _dtypes(values: list[Any]) -> set[torch.dtype]:
+    return {v.dtype for v in values if isinstance(v, torch.Tensor)}
 
 
 def _finding(rule: str, detail: str, severity: str = "reject") -> dict[str, Any]:
@@ -102,6 +106,8 @@ class Evaluation:
         self.fused_check_note: str | None = None
         self.fused_check_warming: threading.Thread | None = None
         self.fused_check_warm_ms: float | None = None
+        # The outputs' and inputs' dtypes, whose checks the judge warms (_warm_checks).
+        self.check_dtypes: tuple[set[torch.dtype], set[torch.dtype]] = (set(), set())
         self.runners: dict[str, RunnerHandle] = {}
         self.candidate_observed: dict[str, Any] = {}
         self.arenas: dict[str, Arena] = {}
@@ -763,6 +769,7 @@ class Evaluation:
         probe = self._inputs(self._fresh_seed())
         expected_probe = self._measured_reference(probe)
         layout = SlotLayout.build(probe, compare.flatten(expected_probe), 1)
+        self.check_dtypes = (_dtypes(compare.flatten(expected_probe)), _dtypes(probe))
         del probe, expected_probe  # large tensors: no copy outlives its use
         views = self._layout("candidate", layout)
         self._stretch("correctness_layout", started)
@@ -783,12 +790,37 @@ class Evaluation:
         self._done("correctness", started)
 
     def _candidate_call(
-        self, views: SlotViews, pristine: list[Any], phase: str, **options: Any
+        self,
+        views: SlotViews,
+        pristine: list[Any],
+        phase: str,
+        while_waiting: Callable[[], None] | None = None,
+        **options: Any,
     ) -> tuple[dict[str, Any], list[Any]]:
+        """``while_waiting``: the judge's own work, done while the candidate's runner works."""
         self._fill(views, 0, pristine)
         dev.synchronize(self.device)
-        reply = self._call("candidate", [0], phase, **options)
+        self._send("candidate", {"op": "call", "slots": [0], **options}, phase)
+        if while_waiting is not None:
+            while_waiting()
+        reply = self._receive("candidate", phase)
+        self._take_findings(reply)
+        self._stop_if_rejected(phase)
         return reply, self._answer(views, 0, reply)
+
+    def _warm_checks(self) -> None:
+        """The checks' kernels loaded into the judge's CUDA context (compare.warm_checks), while
+        the candidate's first call compiles. A shortcut only: whatever fails here is left to
+        the checks themselves, which report it."""
+        if self.device.type != "cuda":
+            return
+        began = time.perf_counter()
+        try:
+            compare.warm_checks(self.device, *self.check_dtypes)
+            dev.synchronize(self.device)
+        except Exception:  # noqa: BLE001, S110 - the checks meet the same failure and report it
+            pass
+        self._stretch("correctness_warm_checks", began)
 
     def _one_trial(
         self, trial: int, views: SlotViews, pristine: list[Any], result: dict[str, Any]
@@ -800,7 +832,10 @@ class Evaluation:
             phase = "compile"
         # The candidate runs first: no answer to these inputs exists anywhere yet.
         stretch = time.perf_counter()
-        reply, answer = self._candidate_call(views, pristine, phase, record=(trial == 0))
+        warm = None if self.compiled else self._warm_checks
+        reply, answer = self._candidate_call(
+            views, pristine, phase, while_waiting=warm, record=(trial == 0)
+        )
         if self.compiled:  # the first call's compilation is the compile phase's, not a stretch
             self._stretch("correctness_calls", stretch)
         stretch = time.perf_counter()
