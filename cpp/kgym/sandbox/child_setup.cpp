@@ -48,6 +48,31 @@ std::uint64_t count_processes_of(uid_t uid) {
   return n;
 }
 
+// Whether a /proc/<pid>/status (read by `path` relative to /proc) is of a live process (not a
+// zombie) with `uid` among its real, effective, saved and filesystem uids.
+bool status_is_live(int proc, const char* path, uid_t uid) {
+  const int fd = ::openat(proc, path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;  // gone since the directory was read
+  char text[1024];
+  const ssize_t got = ::read(fd, text, sizeof text - 1);
+  ::close(fd);
+  if (got <= 0) return false;
+  text[got] = '\0';
+  const char* state = std::strstr(text, "\nState:\t");
+  const char* ids = std::strstr(text, "\nUid:\t");
+  if (state == nullptr || ids == nullptr) return false;
+  if (state[8] == 'Z' || state[8] == 'X') return false;
+  const char* at = ids + 6;
+  for (int field = 0; field < 4; ++field) {
+    std::uint64_t value = 0;
+    bool digits = false;
+    for (; *at >= '0' && *at <= '9'; ++at, digits = true) value = value * 10 + (*at - '0');
+    if (digits && value == uid) return true;
+    while (*at == '\t' || *at == ' ') ++at;
+  }
+  return false;
+}
+
 void write_view_record(int setup_fd, char code, int error, int op) {
   const char record[kViewRecord] = {code, static_cast<char>(error & 0xff),
                                     static_cast<char>(op & 0xff),
@@ -119,15 +144,48 @@ uid_t job_uid(std::int64_t base, pid_t job) {
   return static_cast<uid_t>(base + static_cast<std::int64_t>(job));
 }
 
+bool live_process_of(uid_t uid, pid_t except) {
+  const int proc = ::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (proc < 0) return true;
+  alignas(8) char entries[4096];
+  bool live = false;
+  long got = 0;
+  while (!live && (got = ::syscall(SYS_getdents64, proc, entries, sizeof entries)) > 0) {
+    // linux_dirent64: inode (8 bytes), offset (8), record length (2), type (1), name.
+    for (long at = 0; at < got && !live;) {
+      unsigned short length = 0;
+      std::memcpy(&length, entries + at + 16, sizeof length);
+      const char* name = entries + at + 19;
+      at += length;
+      std::int64_t pid = 0;
+      size_t k = 0;
+      for (; k < 12 && name[k] >= '0' && name[k] <= '9'; ++k) pid = pid * 10 + (name[k] - '0');
+      if (k == 0 || name[k] != '\0' || pid == except) continue;
+      char path[32];
+      std::memcpy(path, name, k);
+      std::memcpy(path + k, "/status", sizeof "/status");
+      live = status_is_live(proc, path, uid);
+    }
+  }
+  ::close(proc);
+  return live || got < 0;
+}
+
 void kill_job_uid(const Limits& limits, pid_t job) {
   if (limits.sandbox_uid <= 0 || geteuid() != 0 || job <= 0) return;
   const uid_t uid = job_uid(limits.sandbox_uid, job);
   // A helper that becomes the uid and signals everything it may: exactly that uid's processes.
-  // Repeated until none is left (one could fork while the first kill goes round).
+  // Repeated until none is alive (one could fork while the first kill goes round). Not until
+  // kill finds none at all: the job's own process stays a zombie of the uid until the caller
+  // reaps it (so that its pid, and with it the uid, goes to no other job meanwhile), and a
+  // signal to a zombie succeeds, so that loop ran all its 200 rounds, 0.25 s, after every job.
   const pid_t helper = fork();
   if (helper == 0) {
     if (setresgid(uid, uid, uid) != 0 || setresuid(uid, uid, uid) != 0) _exit(1);
-    for (int i = 0; i < 200 && ::kill(-1, SIGKILL) == 0; ++i) usleep(1000);
+    const pid_t self = getpid();
+    for (int i = 0; i < 200 && ::kill(-1, SIGKILL) == 0 && live_process_of(uid, self); ++i) {
+      usleep(1000);
+    }
     _exit(0);
   }
   if (helper > 0) {

@@ -63,6 +63,11 @@ rlim_t nproc_limit_for(const Limits& limits);
 // supervisor is root: `base` + that pid, so that no two live jobs share one (docs/threat-model.md).
 uid_t job_uid(std::int64_t base, pid_t job);
 
+// Whether /proc lists a live process (not a zombie) of `uid` other than `except`; true when
+// /proc cannot be read. Async-signal-safe (open, getdents64, read, close): kill_job_uid's
+// helper, a child forked from a multithreaded supervisor, calls it.
+bool live_process_of(uid_t uid, pid_t except);
+
 // Once the job has ended: kills every process left with the job's uid (a double-forked
 // `setsid` survivor has left the process group, not the uid). A no-op without a sandbox uid.
 void kill_job_uid(const Limits& limits, pid_t job);

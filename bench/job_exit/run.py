@@ -1,0 +1,130 @@
+"""What a job costs after its last phase: the time from the harness' end (its `done` record) to
+the supervisor's return, in which the judge exits and the sandbox kills whatever is left of the
+job's uid (`sandbox::detail::kill_job_uid`). Every evaluation pays it, inside its round trip.
+
+    python bench/job_exit/run.py [--runs 5] [--task 01_relu] [--label NAME] [--json]
+
+Runs `kgym check TASK SOLUTION` (the CLI's in-process evaluation) `--runs` times and reads each
+result's `durations_ms`: `total` less the phases the supervisor timed. Appends a row (the
+label, the commit, the machine, the date, the command) to `results.json` beside this file and
+writes `results.md` from all rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+PHASES = ("startup", "load", "init", "compile", "correctness", "decoy", "timing", "profile")
+
+
+def after_last_phase(durations: dict[str, float]) -> float:
+    return durations["total"] - sum(durations.get(phase, 0.0) for phase in PHASES)
+
+
+def one_run(task: str) -> dict[str, Any]:
+    solution = ROOT / "tasks" / "solutions" / f"{task}.py"
+    kgym = Path(sys.executable).parent / "kgym"
+    done = subprocess.run(
+        [str(kgym), "check", task, str(solution), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    if done.returncode not in (0, 1) or not done.stdout.strip():
+        raise SystemExit(f"kgym check failed ({done.returncode}): {done.stderr[-2000:]}")
+    result = json.loads(done.stdout)
+    result = result.get("result", result)
+    durations = result["durations_ms"]
+    return {
+        "status": result["status"],
+        "total_ms": durations["total"],
+        "after_last_phase_ms": after_last_phase(durations),
+    }
+
+
+def commit() -> str:
+    done = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.stdout.strip() or "unknown"
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
+    lines = [
+        "# The time after a job's last phase",
+        "",
+        "`run.py`: `total` less the supervisor's phases, for `kgym check` of a task's solution",
+        "(medians over the runs). Written by the script.",
+        "",
+        "| label | commit | machine | task | runs | after the last phase | total | statuses "
+        "| date | command |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for row in rows:
+        lines.append(
+            f"| {row['label']} | {row['commit']} | {row['machine']} | {row['task']} "
+            f"| {row['runs']} | {row['after_last_phase_median_ms']:.0f} ms "
+            f"({', '.join(f'{v:.0f}' for v in row['after_last_phase_ms'])}) "
+            f"| {row['total_median_ms']:.0f} ms | {', '.join(sorted(set(row['statuses'])))} "
+            f"| {row['date']} | `{row['command']}` |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=5, help="evaluations (default 5)")
+    parser.add_argument("--task", default="01_relu", help="a built-in task (default 01_relu)")
+    parser.add_argument("--label", default="", help="what this row measures (default: commit)")
+    parser.add_argument("--json", action="store_true", help="print the row as JSON")
+    args = parser.parse_args(argv)
+
+    runs = []
+    for i in range(args.runs):
+        runs.append(one_run(args.task))
+        print(
+            f"run {i + 1}/{args.runs}: {runs[-1]['status']}, "
+            f"{runs[-1]['after_last_phase_ms']:.0f} ms after the last phase",
+            file=sys.stderr,
+        )
+    after = [r["after_last_phase_ms"] for r in runs]
+    row = {
+        "label": args.label or commit(),
+        "commit": commit(),
+        "machine": f"{platform.node()} ({os.cpu_count()} CPUs)",
+        "task": args.task,
+        "runs": args.runs,
+        "statuses": [r["status"] for r in runs],
+        "after_last_phase_ms": [round(v, 1) for v in after],
+        "after_last_phase_median_ms": statistics.median(after),
+        "total_median_ms": statistics.median(r["total_ms"] for r in runs),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "command": "python bench/job_exit/run.py " + " ".join(argv),
+    }
+    path = HERE / "results.json"
+    rows = json.loads(path.read_text()) if path.exists() else []
+    rows.append(row)
+    path.write_text(json.dumps(rows, indent=1) + "\n")
+    (HERE / "results.md").write_text(markdown(rows))
+    if args.json:
+        print(json.dumps(row))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

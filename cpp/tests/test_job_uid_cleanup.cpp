@@ -1,0 +1,97 @@
+// What is left of a job's uid once the job has ended (sandbox/child_setup.hpp): live_process_of
+// and kill_job_uid, with the job's own process kept a zombie as the supervisors keep it.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "kgym/sandbox/child_setup.hpp"
+
+using kgym::sandbox::Limits;
+using kgym::sandbox::detail::job_uid;
+using kgym::sandbox::detail::kill_job_uid;
+using kgym::sandbox::detail::live_process_of;
+
+namespace {
+
+// Far above any uid this machine gives out, below the largest a uid may be.
+constexpr uid_t kUnusedUid = 3'999'000'000u;
+
+// A child that takes `uid` (or, with uid 0, the job uid of its own pid under `base`) and then
+// either exits at once (a zombie until reaped) or waits to be killed.
+pid_t child_as(uid_t uid, bool stay, std::int64_t base = 0) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const uid_t as = uid != 0 ? uid : job_uid(base, getpid());
+    if (setresgid(as, as, as) != 0 || setresuid(as, as, as) != 0) _exit(1);
+    if (stay) {
+      while (true) pause();
+    }
+    _exit(0);
+  }
+  return pid;
+}
+
+// Waits until `pid` has exited, without reaping it.
+void wait_exited_unreaped(pid_t pid) {
+  siginfo_t info{};
+  ASSERT_EQ(waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT), 0);
+}
+
+bool becomes_live(uid_t uid) {
+  for (int i = 0; i < 200; ++i) {
+    if (live_process_of(uid, -1)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST(JobUidCleanup, ThisProcessIsLiveAndAnUnusedUidHasNone) {
+  EXPECT_TRUE(live_process_of(geteuid(), -1));
+  EXPECT_FALSE(live_process_of(kUnusedUid, -1));
+}
+
+TEST(JobUidCleanup, AZombieIsNotLive) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to take another uid";
+  const pid_t zombie = child_as(kUnusedUid, false);
+  ASSERT_GT(zombie, 0);
+  wait_exited_unreaped(zombie);
+  EXPECT_FALSE(live_process_of(kUnusedUid, -1));
+  waitpid(zombie, nullptr, 0);
+
+  const pid_t waiting = child_as(kUnusedUid, true);
+  ASSERT_GT(waiting, 0);
+  EXPECT_TRUE(becomes_live(kUnusedUid));
+  EXPECT_FALSE(live_process_of(kUnusedUid, waiting));  // the one excepted
+  ::kill(waiting, SIGKILL);
+  waitpid(waiting, nullptr, 0);
+}
+
+TEST(JobUidCleanup, KillsWhatIsLeftOfTheUidBesideTheJobsZombie) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to take another uid";
+  Limits limits;
+  limits.sandbox_uid = 3'000'000'000;
+  // The job: takes its uid, leaves a process of that uid behind in a new session, and exits.
+  const pid_t job = fork();
+  if (job == 0) {
+    const uid_t as = job_uid(limits.sandbox_uid, getpid());
+    if (setresgid(as, as, as) != 0 || setresuid(as, as, as) != 0) _exit(1);
+    if (fork() == 0) {
+      setsid();
+      while (true) pause();
+    }
+    _exit(0);
+  }
+  ASSERT_GT(job, 0);
+  const uid_t uid = job_uid(limits.sandbox_uid, job);
+  wait_exited_unreaped(job);
+  ASSERT_TRUE(becomes_live(uid));  // the survivor
+  kill_job_uid(limits, job);       // returns once none is live, the job's zombie aside
+  EXPECT_FALSE(live_process_of(uid, -1));
+  waitpid(job, nullptr, 0);
+}
