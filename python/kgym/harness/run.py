@@ -739,8 +739,19 @@ class Evaluation:
         self.memory_watch.working_bytes = max(self.memory_watch.working_bytes, working)
         return answer
 
-    def _call(self, role: str, slots: list[int], phase: str, **options: Any) -> dict[str, Any]:
-        reply = self._ask(role, {"op": "call", "slots": slots, **options}, phase)
+    def _call(
+        self,
+        role: str,
+        slots: list[int],
+        phase: str,
+        while_waiting: Callable[[], None] | None = None,
+        **options: Any,
+    ) -> dict[str, Any]:
+        """``while_waiting``: the judge's own work, done after the request, before the reply."""
+        self._send(role, {"op": "call", "slots": slots, **options}, phase)
+        if while_waiting is not None:
+            while_waiting()
+        reply = self._receive(role, phase)
         self._take_findings(reply)
         self._stop_if_rejected(phase)
         return reply
@@ -797,15 +808,9 @@ class Evaluation:
         while_waiting: Callable[[], None] | None = None,
         **options: Any,
     ) -> tuple[dict[str, Any], list[Any]]:
-        """``while_waiting``: the judge's own work, done while the candidate's runner works."""
         self._fill(views, 0, pristine)
         dev.synchronize(self.device)
-        self._send("candidate", {"op": "call", "slots": [0], **options}, phase)
-        if while_waiting is not None:
-            while_waiting()
-        reply = self._receive("candidate", phase)
-        self._take_findings(reply)
-        self._stop_if_rejected(phase)
+        reply = self._call("candidate", [0], phase, while_waiting, **options)
         return reply, self._answer(views, 0, reply)
 
     def _warm_checks(self) -> None:
