@@ -2,10 +2,13 @@
 // and kill_job_uid, with the job's own process kept a zombie as the supervisors keep it.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
+#include <string>
 #include <thread>
 
 #include "kgym/sandbox/child_setup.hpp"
@@ -70,6 +73,36 @@ TEST(JobUidCleanup, AZombieIsNotLive) {
   EXPECT_FALSE(live_process_of(kUnusedUid, waiting));  // the one excepted
   ::kill(waiting, SIGKILL);
   waitpid(waiting, nullptr, 0);
+}
+
+TEST(JobUidCleanup, ALeaderThatEndedAloneIsLiveWhileItsThreadsRun) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to take another uid";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (setresgid(kUnusedUid, kUnusedUid, kUnusedUid) != 0 ||
+        setresuid(kUnusedUid, kUnusedUid, kUnusedUid) != 0) {
+      _exit(1);
+    }
+    std::thread([] {
+      while (true) pause();
+    }).detach();
+    syscall(SYS_exit, 0);  // this thread only: /proc shows the leader as a zombie
+  }
+  ASSERT_GT(pid, 0);
+  bool zombie_leader = false;
+  for (int i = 0; i < 200 && !zombie_leader; ++i) {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    std::string line;
+    while (std::getline(status, line)) {
+      if (line.rfind("State:\tZ", 0) == 0) zombie_leader = true;
+    }
+    if (!zombie_leader) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_TRUE(zombie_leader);
+  EXPECT_TRUE(live_process_of(kUnusedUid, -1));
+  ::kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  EXPECT_FALSE(live_process_of(kUnusedUid, -1));
 }
 
 TEST(JobUidCleanup, KillsWhatIsLeftOfTheUidBesideTheJobsZombie) {

@@ -49,12 +49,19 @@ std::uint64_t count_processes_of(uid_t uid) {
   return n;
 }
 
+// The decimal number at `at` (0 where none is).
+std::uint64_t parse_count(const char* at) {
+  std::uint64_t value = 0;
+  for (; *at >= '0' && *at <= '9'; ++at) value = value * 10 + static_cast<std::uint64_t>(*at - '0');
+  return value;
+}
+
 // Whether a /proc/<pid>/status (read by `path` relative to /proc) is of a live process (not a
 // zombie) with `uid` among its real, effective, saved and filesystem uids.
 bool status_is_live(int proc, const char* path, uid_t uid) {
   const int fd = ::openat(proc, path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;  // gone since the directory was read
-  char text[1024];
+  char text[2048];
   const ssize_t got = ::read(fd, text, sizeof text - 1);
   ::close(fd);
   if (got <= 0) return false;
@@ -62,7 +69,12 @@ bool status_is_live(int proc, const char* path, uid_t uid) {
   const char* state = std::strstr(text, "\nState:\t");
   const char* ids = std::strstr(text, "\nUid:\t");
   if (state == nullptr || ids == nullptr) return false;
-  if (state[8] == 'Z' || state[8] == 'X') return false;
+  if (state[8] == 'Z' || state[8] == 'X') {
+    // A leader that ended alone (a bare exit of its main thread) shows as a zombie while its
+    // other threads run; Threads counts those.
+    const char* threads = std::strstr(text, "\nThreads:\t");
+    if (threads == nullptr || parse_count(threads + 10) <= 1) return false;
+  }
   const char* at = ids + 6;
   for (int field = 0; field < 4; ++field) {
     std::uint64_t value = 0;
