@@ -64,7 +64,13 @@ def latency_md(lat: dict[str, Any]) -> list[str]:
         f"- candidate: {lat['candidate']}; median of 5 evaluations after a first one "
         "(fresh seeds, so no result-cache hits)",
         f"- client round trip: {lat['round_trip_median_s'] * 1e3:.0f} ms; queue wait "
-        f"{lat['queue_wait_median_s'] * 1e3:.0f} ms",
+        f"{lat['queue_wait_median_s'] * 1e3:.0f} ms"
+        + (
+            f"; after the last phase (the judge's exit, the job's end) "
+            f"{lat['after_last_phase_median_ms']:.0f} ms"
+            if "after_last_phase_median_ms" in lat
+            else ""
+        ),
         "",
         "| phase | median ms |",
         "| --- | --- |",

@@ -406,9 +406,15 @@ def latency_runs(
                 assert status == 200, job
                 result = job["result"]
                 assert result["status"] == "ok", result.get("error")
+                durations = result["durations_ms"]
+                supervised = sum(
+                    v for k, v in durations.items() if k != "total" and not k.startswith("harness_")
+                )
                 runs.append(
                     {
                         "round_trip_s": round_trip,
+                        # The judge's exit and the sandbox's end of the job, after its last phase.
+                        "after_last_phase_ms": durations["total"] - supervised,
                         "queue_wait_s": job["started_at"] - job["created_at"],
                         "status": result["status"],
                         "durations_ms": result["durations_ms"],
@@ -426,7 +432,11 @@ def latency_runs(
                         },
                     }
                 )
-                print(f"latency {task} {i}: {round_trip:.2f} s {result['status']}", file=log)
+                print(
+                    f"latency {task} {i}: {round_trip:.2f} s {result['status']}, "
+                    f"{runs[-1]['after_last_phase_ms']:.0f} ms after the last phase",
+                    file=log,
+                )
         finally:
             gym.stop()
     measured = runs[1:]
@@ -438,6 +448,7 @@ def latency_runs(
             p: statistics.median(r["durations_ms"].get(p, 0.0) for r in measured) for p in phases
         },
         "round_trip_median_s": statistics.median(r["round_trip_s"] for r in measured),
+        "after_last_phase_median_ms": statistics.median(r["after_last_phase_ms"] for r in measured),
         "queue_wait_median_s": statistics.median(r["queue_wait_s"] for r in measured),
     }
 
