@@ -49,8 +49,8 @@ std::uint64_t count_processes_of(uid_t uid) {
   return n;
 }
 
-// The decimal number at `at` (0 where none is).
-std::uint64_t parse_count(const char* at) {
+// The decimal number at `at` (0 where none is); `at` moves past it.
+std::uint64_t parse_number(const char*& at) {
   std::uint64_t value = 0;
   for (; *at >= '0' && *at <= '9'; ++at) value = value * 10 + static_cast<std::uint64_t>(*at - '0');
   return value;
@@ -73,14 +73,15 @@ bool status_is_live(int proc, const char* path, uid_t uid) {
     // A leader that ended alone (a bare exit of its main thread) shows as a zombie while its
     // other threads run; Threads counts those.
     const char* threads = std::strstr(text, "\nThreads:\t");
-    if (threads == nullptr || parse_count(threads + 10) <= 1) return false;
+    if (threads == nullptr) return false;
+    threads += 10;
+    if (parse_number(threads) <= 1) return false;
   }
   const char* at = ids + 6;
   for (int field = 0; field < 4; ++field) {
-    std::uint64_t value = 0;
-    bool digits = false;
-    for (; *at >= '0' && *at <= '9'; ++at, digits = true) value = value * 10 + (*at - '0');
-    if (digits && value == uid) return true;
+    const char* start = at;
+    const std::uint64_t value = parse_number(at);
+    if (at != start && value == uid) return true;
     while (*at == '\t' || *at == ' ') ++at;
   }
   return false;
