@@ -17,6 +17,7 @@ using kgym::sandbox::Limits;
 using kgym::sandbox::detail::job_uid;
 using kgym::sandbox::detail::kill_job_uid;
 using kgym::sandbox::detail::live_process_of;
+using kgym::sandbox::detail::nproc_limit_for;
 
 namespace {
 
@@ -127,4 +128,48 @@ TEST(JobUidCleanup, KillsWhatIsLeftOfTheUidBesideTheJobsZombie) {
   kill_job_uid(limits, job);       // returns once none is live, the job's zombie aside
   EXPECT_FALSE(live_process_of(uid, -1));
   waitpid(job, nullptr, 0);
+}
+
+TEST(JobUidCleanup, ANonRootSupervisorsProcessLimitCountsItsUidsThreads) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to take another uid";
+  // A process of the uid with three threads, then a "supervisor" of the same uid asking.
+  const pid_t busy = fork();
+  if (busy == 0) {
+    if (setresgid(kUnusedUid, kUnusedUid, kUnusedUid) != 0 ||
+        setresuid(kUnusedUid, kUnusedUid, kUnusedUid) != 0) {
+      _exit(1);
+    }
+    for (int i = 0; i < 2; ++i) {
+      std::thread([] {
+        while (true) pause();
+      }).detach();
+    }
+    while (true) pause();
+  }
+  ASSERT_GT(busy, 0);
+  bool three = false;
+  for (int i = 0; i < 200 && !three; ++i) {
+    std::ifstream status("/proc/" + std::to_string(busy) + "/status");
+    std::string line;
+    while (std::getline(status, line)) three = three || line == "Threads:\t3";
+    if (!three) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_TRUE(three);
+  const pid_t asking = fork();
+  if (asking == 0) {
+    if (setresgid(kUnusedUid, kUnusedUid, kUnusedUid) != 0 ||
+        setresuid(kUnusedUid, kUnusedUid, kUnusedUid) != 0) {
+      _exit(1);
+    }
+    Limits limits;
+    limits.sandbox_uid = -1;
+    limits.max_processes = 100;
+    // Three threads of the busy process and this one: 4 of the uid, plus the headroom.
+    _exit(nproc_limit_for(limits) == 104 ? 0 : 2);
+  }
+  int status = 0;
+  waitpid(asking, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  ::kill(busy, SIGKILL);
+  waitpid(busy, nullptr, 0);
 }

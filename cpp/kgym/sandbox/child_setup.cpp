@@ -1,6 +1,5 @@
 #include "kgym/sandbox/child_setup.hpp"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -25,30 +24,6 @@
 namespace kgym::sandbox::detail {
 namespace {
 
-std::uint64_t count_processes_of(uid_t uid) {
-  // Threads count against RLIMIT_NPROC; approximate with the number of tasks of this uid.
-  std::uint64_t n = 0;
-  DIR* proc = opendir("/proc");
-  if (proc == nullptr) return 0;
-  while (dirent* entry = readdir(proc)) {
-    if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
-    const std::string status = fmt::format("/proc/{}/status", entry->d_name);
-    FILE* f = std::fopen(status.c_str(), "r");
-    if (f == nullptr) continue;
-    char line[256];
-    unsigned long owner = ~0ul;
-    unsigned long threads = 1;
-    while (std::fgets(line, sizeof line, f) != nullptr) {
-      std::sscanf(line, "Uid: %lu", &owner);
-      std::sscanf(line, "Threads: %lu", &threads);
-    }
-    std::fclose(f);
-    if (owner == uid) n += threads;
-  }
-  closedir(proc);
-  return n;
-}
-
 // The decimal number at `at` (0 where none is); `at` moves past it.
 std::uint64_t parse_number(const char*& at) {
   std::uint64_t value = 0;
@@ -56,35 +31,82 @@ std::uint64_t parse_number(const char*& at) {
   return value;
 }
 
-// Whether a /proc/<pid>/status (read by `path` relative to /proc) is of a live process (not a
-// zombie) with `uid` among its real, effective, saved and filesystem uids.
-bool status_is_live(int proc, const char* path, uid_t uid) {
-  const int fd = ::openat(proc, path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;  // gone since the directory was read
-  char text[2048];
-  const ssize_t got = ::read(fd, text, sizeof text - 1);
-  ::close(fd);
-  if (got <= 0) return false;
-  text[got] = '\0';
-  const char* state = std::strstr(text, "\nState:\t");
-  const char* ids = std::strstr(text, "\nUid:\t");
-  if (state == nullptr || ids == nullptr) return false;
-  if (state[8] == 'Z' || state[8] == 'X') {
-    // A leader that ended alone (a bare exit of its main thread) shows as a zombie while its
-    // other threads run; Threads counts those.
-    const char* threads = std::strstr(text, "\nThreads:\t");
-    if (threads == nullptr) return false;
+// The fields of one /proc/<pid>/status that the two readers below need.
+struct ProcessStatus {
+  char state = '?';
+  std::uint64_t threads = 0;
+  std::array<std::uint64_t, 4> uids{};  // real, effective, saved, filesystem
+  bool has_uids = false;
+};
+
+ProcessStatus parse_status(const char* text) {
+  ProcessStatus out;
+  if (const char* state = std::strstr(text, "\nState:\t")) out.state = state[8];
+  if (const char* threads = std::strstr(text, "\nThreads:\t")) {
     threads += 10;
-    if (parse_number(threads) <= 1) return false;
+    out.threads = parse_number(threads);
   }
-  const char* at = ids + 6;
-  for (int field = 0; field < 4; ++field) {
-    const char* start = at;
-    const std::uint64_t value = parse_number(at);
-    if (at != start && value == uid) return true;
-    while (*at == '\t' || *at == ' ') ++at;
+  if (const char* at = std::strstr(text, "\nUid:\t")) {
+    at += 6;
+    out.has_uids = true;
+    for (auto& uid : out.uids) {
+      const char* start = at;
+      uid = parse_number(at);
+      out.has_uids = out.has_uids && at != start;
+      while (*at == '\t' || *at == ' ') ++at;
+    }
   }
-  return false;
+  return out;
+}
+
+// Calls `visit` with each process' status (except `except`'s) until it returns true. Returns
+// whether one did; -1 when /proc cannot be read. Async-signal-safe (open, getdents64, read,
+// close, no allocation): kill_job_uid's helper, a child forked from a multithreaded
+// supervisor, walks /proc with it.
+template <class Visit>
+int walk_statuses(pid_t except, Visit&& visit) {
+  const int proc = ::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (proc < 0) return -1;
+  alignas(8) char entries[4096];
+  char text[2048];
+  bool stopped = false;
+  long got = 0;
+  while (!stopped && (got = ::syscall(SYS_getdents64, proc, entries, sizeof entries)) > 0) {
+    // linux_dirent64: inode (8 bytes), offset (8), record length (2), type (1), name.
+    for (long at = 0; at < got && !stopped;) {
+      unsigned short length = 0;
+      std::memcpy(&length, entries + at + 16, sizeof length);
+      const char* name = entries + at + 19;
+      at += length;
+      std::int64_t pid = 0;
+      size_t k = 0;
+      for (; k < 12 && name[k] >= '0' && name[k] <= '9'; ++k) pid = pid * 10 + (name[k] - '0');
+      if (k == 0 || name[k] != '\0' || pid == except) continue;
+      char path[32];
+      std::memcpy(path, name, k);
+      std::memcpy(path + k, "/status", sizeof "/status");
+      const int fd = ::openat(proc, path, O_RDONLY | O_CLOEXEC);
+      if (fd < 0) continue;  // gone since the directory was read
+      const ssize_t n = ::read(fd, text, sizeof text - 1);
+      ::close(fd);
+      if (n <= 0) continue;
+      text[n] = '\0';
+      stopped = visit(parse_status(text));
+    }
+  }
+  ::close(proc);
+  return got < 0 ? -1 : (stopped ? 1 : 0);
+}
+
+std::uint64_t count_processes_of(uid_t uid) {
+  // Threads count against RLIMIT_NPROC, which counts by real uid; approximated with the
+  // number of tasks of this uid.
+  std::uint64_t n = 0;
+  walk_statuses(-1, [&](const ProcessStatus& p) {
+    if (p.has_uids && p.uids[0] == uid) n += std::max<std::uint64_t>(p.threads, 1);
+    return false;
+  });
+  return n;
 }
 
 void write_view_record(int setup_fd, char code, int error, int op) {
@@ -159,30 +181,15 @@ uid_t job_uid(std::int64_t base, pid_t job) {
 }
 
 bool live_process_of(uid_t uid, pid_t except) {
-  const int proc = ::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (proc < 0) return true;
-  alignas(8) char entries[4096];
-  bool live = false;
-  long got = 0;
-  while (!live && (got = ::syscall(SYS_getdents64, proc, entries, sizeof entries)) > 0) {
-    // linux_dirent64: inode (8 bytes), offset (8), record length (2), type (1), name.
-    for (long at = 0; at < got && !live;) {
-      unsigned short length = 0;
-      std::memcpy(&length, entries + at + 16, sizeof length);
-      const char* name = entries + at + 19;
-      at += length;
-      std::int64_t pid = 0;
-      size_t k = 0;
-      for (; k < 12 && name[k] >= '0' && name[k] <= '9'; ++k) pid = pid * 10 + (name[k] - '0');
-      if (k == 0 || name[k] != '\0' || pid == except) continue;
-      char path[32];
-      std::memcpy(path, name, k);
-      std::memcpy(path + k, "/status", sizeof "/status");
-      live = status_is_live(proc, path, uid);
-    }
-  }
-  ::close(proc);
-  return live || got < 0;
+  return walk_statuses(except, [uid](const ProcessStatus& p) {
+           if (!p.has_uids || std::find(p.uids.begin(), p.uids.end(), uid) == p.uids.end()) {
+             return false;
+           }
+           // A leader that ended alone (a bare exit of its main thread) shows as a zombie
+           // while its other threads run; Threads counts those.
+           const bool zombie = p.state == 'Z' || p.state == 'X';
+           return !zombie || p.threads > 1;
+         }) != 0;
 }
 
 void kill_job_uid(const Limits& limits, pid_t job) {
