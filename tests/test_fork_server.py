@@ -608,33 +608,46 @@ def test_the_fused_checks_compilation_is_a_child_and_says_why_not() -> None:
     assert done.stdout.startswith("ok"), done.stdout
 
 
-@pytest.mark.skipif(DEVICE != "cuda", reason="the fused check compiles for a GPU only")
-def test_a_seeded_judge_loads_the_fused_check_without_compiling_it(tmp_path: Path) -> None:
-    """What the copy is for: a judge forked from a warmed server, its cache seeded, finds the
-    fused check compiled; unseeded, the same warm-up adds its compilation to the cache (so the
-    check can fail)."""
-    code = (
+def _in_an_unseeded_and_a_seeded_child(tmp_path: Path, warmed: str, child: str) -> str:
+    """Code that warms the compiler as a fork server does (``triton_warm.<warmed>()`` must
+    then hold), then forks one child with an unseeded and one with a seeded cache of its own
+    (``cache``, ``seeded``; ``TRITON_CACHE_DIR``), runs ``child`` in each, and prints each
+    child's exit status."""
+    body = "".join(f"        {line}\n" for line in child.splitlines())
+    return (
         "import os\n"
         "from pathlib import Path\n"
         "from kgym.harness import triton_warm\n"
         "triton_warm.warm_compiler()\n"
-        "assert triton_warm.has_fused_check()\n"
+        f"assert triton_warm.{warmed}()\n"
         "for seeded in (False, True):\n"
         "    pid = os.fork()\n"
         "    if pid == 0:\n"
         f"        cache = Path({str(tmp_path)!r}) / f'cache-{{seeded}}'\n"
         "        os.environ['TRITON_CACHE_DIR'] = str(cache)\n"
-        "        triton_warm.seed_cache(cache, fused_check=seeded)\n"
-        # A compilation adds files or writes them again (a new file each: a new inode).
-        "        files = lambda: {p: p.stat().st_ino for p in cache.rglob('*') if p.is_file()}\n"
-        "        before = files()\n"
-        "        import torch\n"
-        "        from kgym.harness import fused_check\n"
-        "        note = fused_check.warm(torch.device('cuda', 0))\n"
-        "        changed = files() != before\n"
-        "        os._exit(10 + changed if note is None else 2)\n"
+        f"{body}"
         "    _, status = os.waitpid(pid, 0)\n"
         "    print(seeded, os.waitstatus_to_exitcode(status))\n"
+    )
+
+
+@pytest.mark.skipif(DEVICE != "cuda", reason="the fused check compiles for a GPU only")
+def test_a_seeded_judge_loads_the_fused_check_without_compiling_it(tmp_path: Path) -> None:
+    """What the copy is for: a judge forked from a warmed server, its cache seeded, finds the
+    fused check compiled; unseeded, the same warm-up adds its compilation to the cache (so the
+    check can fail)."""
+    code = _in_an_unseeded_and_a_seeded_child(
+        tmp_path,
+        "has_fused_check",
+        "triton_warm.seed_cache(cache, fused_check=seeded)\n"
+        # A compilation adds files or writes them again (a new file each: a new inode).
+        "files = lambda: {p: p.stat().st_ino for p in cache.rglob('*') if p.is_file()}\n"
+        "before = files()\n"
+        "import torch\n"
+        "from kgym.harness import fused_check\n"
+        "note = fused_check.warm(torch.device('cuda', 0))\n"
+        "changed = files() != before\n"
+        "os._exit(10 + changed if note is None else 2)\n",
     )
     done = _python(code)
     assert done.returncode == 0, done.stderr
@@ -672,28 +685,18 @@ def test_a_seeded_process_loads_the_helpers_without_building_them(tmp_path: Path
     """What the copy is for: a runner forked from a warmed server, its cache seeded, loads
     Triton's driver helpers and builds nothing (a Triton whose cache keys changed would make
     every job build them again, silently)."""
-    code = (
-        "import os, sys\n"
-        "from pathlib import Path\n"
-        "from kgym.harness import triton_warm\n"
-        "triton_warm.warm_compiler()\n"
-        "assert triton_warm.has_helpers()\n"
-        "for seeded in (False, True):\n"
-        "    pid = os.fork()\n"
-        "    if pid == 0:\n"
-        f"        cache = Path({str(tmp_path)!r}) / f'cache-{{seeded}}'\n"
-        "        os.environ['TRITON_CACHE_DIR'] = str(cache)\n"
-        "        if seeded:\n"
-        "            triton_warm.seed_cache(cache)\n"
-        "        import triton.runtime.build as build\n"
-        "        def refuse(*a, **k):\n"
-        "            os._exit(3)  # Triton went to gcc\n"
-        "        build._build = refuse\n"
-        "        from triton.backends.nvidia.driver import CudaUtils\n"
-        "        CudaUtils()\n"
-        "        os._exit(0)\n"
-        "    _, status = os.waitpid(pid, 0)\n"
-        "    print(seeded, os.waitstatus_to_exitcode(status))\n"
+    code = _in_an_unseeded_and_a_seeded_child(
+        tmp_path,
+        "has_helpers",
+        "if seeded:\n"
+        "    triton_warm.seed_cache(cache)\n"
+        "import triton.runtime.build as build\n"
+        "def refuse(*a, **k):\n"
+        "    os._exit(3)  # Triton went to gcc\n"
+        "build._build = refuse\n"
+        "from triton.backends.nvidia.driver import CudaUtils\n"
+        "CudaUtils()\n"
+        "os._exit(0)\n",
     )
     done = _python(code)
     assert done.returncode == 0, done.stderr
