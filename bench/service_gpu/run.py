@@ -386,6 +386,11 @@ COMPILER_IMPORTS = "KGYM_FORKSERVER_COMPILER_IMPORTS"
 FUSED_CHECK = "KGYM_JUDGE_FUSED_CHECK"
 
 
+# Set to `off` in kgym-gym's environment, no process holds a CUDA context on the GPU between jobs
+# (the layout before the keeper: each job's three processes start theirs cold).
+GPU_KEEPER = "KGYM_GPU_KEEPER"
+
+
 def latency_runs(
     args: argparse.Namespace, log: Any, env: dict[str, str], task: str = "06_softmax"
 ) -> dict[str, Any]:
@@ -462,8 +467,14 @@ def part_latency(args: argparse.Namespace, log: Any) -> dict[str, Any]:
     if args.compare_fused_check:
         print("latency: again, timed outputs checked by torch ops", file=log)
         out["without_fused_check"] = latency_runs(args, log, {FUSED_CHECK: "off"})
+    if args.compare_gpu_keeper:
+        print("latency: again, without the GPU keeper", file=log)
+        out["without_gpu_keeper"] = latency_runs(args, log, {GPU_KEEPER: "off"})
     for task in [t for t in args.latency_also.split(",") if t]:
         out.setdefault("other_tasks", {})[task] = latency_runs(args, log, {}, task)
+        if args.compare_gpu_keeper:
+            without = latency_runs(args, log, {GPU_KEEPER: "off"}, task)
+            out.setdefault("other_tasks_without_gpu_keeper", {})[task] = without
     return out
 
 
@@ -688,6 +699,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help=f"latency: also measure the judge checking timed outputs by torch ops "
         f"({FUSED_CHECK}=off), in the same run",
+    )
+    p.add_argument(
+        "--compare-gpu-keeper",
+        action="store_true",
+        help=f"latency: also measure each task with no process holding a CUDA context between "
+        f"jobs ({GPU_KEEPER}=off), in the same run",
     )
     p.add_argument(
         "--compare-sharing",

@@ -22,6 +22,7 @@
 #include "kgym/check/options.hpp"
 #include "kgym/result/feedback.hpp"
 #include "kgym/screen/screen.hpp"
+#include "kgym/service/gpu_keeper.hpp"
 #include "kgym/text/extract.hpp"
 
 namespace {
@@ -163,7 +164,15 @@ int main(int argc, char** argv) {
   WorkerOptions worker_options;
   auto* worker_cmd = add_worker_command(app, worker_options);
 
+  // Started by serve and worker, one per GPU (kgym/service/gpu_keeper.hpp); not for people.
+  auto* keeper_cmd =
+      app.add_subcommand("gpu-keeper", "Hold a CUDA context on device 0 until stdin closes");
+  keeper_cmd->group("");
+  int keeper_parent = 0;
+  keeper_cmd->add_option("--parent", keeper_parent, "exit at once unless this is the parent");
+
   CLI11_PARSE(app, argc, argv);
+  if (*keeper_cmd) return kgym::service::run_gpu_keeper(keeper_parent);
   if (*openapi_cmd) return run_openapi();
   if (*backup_cmd) return run_backup(backup_options);
   if (*serve_cmd) {

@@ -1,5 +1,7 @@
 #include "kgym_gym_slots.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -16,6 +18,7 @@
 
 #include "kgym/check/evaluate.hpp"
 #include "kgym/sandbox/fork_server.hpp"
+#include "kgym/service/gpu_keeper.hpp"
 
 namespace fs = std::filesystem;
 using kgym::service::WorkerSlot;
@@ -108,7 +111,8 @@ namespace {
 // with its fused kernel or with torch ops (kgym/harness/fused_check.py; `off` is for measuring
 // the one against the other); KGYM_GPU_SHARING: how jobs hold a GPU's lock (kgym/harness/run.py;
 // `serial`, the layout before `batched`, and `reserved`, batched with a timer's early hold of the
-// gate, are for measuring them side by side).
+// gate, are for measuring them side by side); KGYM_GPU_KEEPER: whether each GPU gets a process
+// that holds a CUDA context for the service's lifetime (kgym/service/gpu_keeper.hpp).
 void check_operator_switches(bool fork_server) {
   struct Switch {
     const char* name;
@@ -119,6 +123,7 @@ void check_operator_switches(bool fork_server) {
       {"KGYM_FORKSERVER_COMPILER_IMPORTS", {"auto", "on", "off"}, true},
       {"KGYM_JUDGE_FUSED_CHECK", {"on", "off"}, false},
       {"KGYM_GPU_SHARING", {"batched", "serial", "reserved"}, false},
+      {"KGYM_GPU_KEEPER", {"on", "off"}, false},
   };
   for (const auto& s : switches) {
     if (s.needs_fork_server && !fork_server) continue;
@@ -131,6 +136,33 @@ void check_operator_switches(bool fork_server) {
                                            fmt::join(all_but_last, ", "), s.values.back()));
     }
   }
+}
+
+// The GPU's keeper (kgym/service/gpu_keeper.hpp): this executable's `gpu-keeper`, seeing the GPU
+// as the slots' jobs do (their environment, so their CUDA_VISIBLE_DEVICES and device order).
+// Null with KGYM_GPU_KEEPER=off.
+std::shared_ptr<kgym::service::GpuKeeper> start_gpu_keeper(const std::string& label,
+                                                           const std::string& visible,
+                                                           int threads, const std::string& state) {
+  const char* mode = std::getenv("KGYM_GPU_KEEPER");
+  if (mode != nullptr && std::string(mode) == "off") return nullptr;
+  std::error_code ec;
+  const auto self = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) {
+    std::cerr << fmt::format("kgym-gym: {}: no GPU keeper (this executable's path: {})\n", label,
+                             ec.message());
+    return nullptr;
+  }
+  kgym::check::CheckJob probe;
+  probe.device = "cuda";
+  probe.visible_devices = visible;
+  probe.cpu_threads = threads;
+  const auto home = fmt::format("{}/gpu-keeper/{}", state, label);
+  fs::create_directories(home, ec);
+  return std::make_shared<kgym::service::GpuKeeper>(
+      kgym::sandbox::command_line(
+          {self.string(), "gpu-keeper", "--parent", std::to_string(::getpid())}),
+      kgym::check::child_environment(probe, home), label);
 }
 
 }  // namespace
@@ -155,9 +187,11 @@ MachineSlots make_machine_slots(const SlotOptions& o) {
   const int threads_per_job =
       o.threads_per_job > 0 ? o.threads_per_job : std::max(1, cores / std::max(1, concurrent));
   auto add_workers = [&](int count, const std::string& label, const std::string& visible,
-                         const std::string& lock) {
+                         const std::string& lock,
+                         const std::shared_ptr<kgym::service::GpuKeeper>& keeper) {
     for (int i = 0; i < count; ++i) {
       WorkerSlot slot;
+      slot.gpu_keeper = keeper;
       slot.device = device;
       slot.visible_devices = visible;
       slot.cpu_threads = threads_per_job;
@@ -198,7 +232,7 @@ MachineSlots make_machine_slots(const SlotOptions& o) {
     }
   };
   if (gpus.empty()) {
-    add_workers(o.cpu_workers > 0 ? o.cpu_workers : cores, "cpu", "", "");
+    add_workers(o.cpu_workers > 0 ? o.cpu_workers : cores, "cpu", "", "", nullptr);
   } else {
     for (int id : gpus) {
       // The harness opens both read-only and flocks them: the lock (shared while a job uses the
@@ -212,8 +246,9 @@ MachineSlots make_machine_slots(const SlotOptions& o) {
         std::ofstream{lock, std::ios::app};
         std::ofstream{lock + ".gate", std::ios::app};
       }
-      add_workers(std::max(1, o.workers_per_gpu), fmt::format("gpu{}", id), std::to_string(id),
-                  lock);
+      const auto label = fmt::format("gpu{}", id);
+      add_workers(std::max(1, o.workers_per_gpu), label, std::to_string(id), lock,
+                  start_gpu_keeper(label, std::to_string(id), threads_per_job, o.state_dir));
     }
   }
   return out;

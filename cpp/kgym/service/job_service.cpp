@@ -607,12 +607,18 @@ json JobService::health() const {
   if (config_.pool) return pool_health();
   std::lock_guard lock(mu_);
   json devices = json::array();
-  for (const auto& w : config_.workers) devices.push_back(w.label);
-  return {{"status", stopping_ ? "stopping" : "ok"},
-          {"workers", config_.workers.size()},
-          {"queue_depth", queue_.size()},
-          {"running", running_},
-          {"devices", devices}};
+  json keepers = json::object();
+  for (const auto& w : config_.workers) {
+    devices.push_back(w.label);
+    if (w.gpu_keeper) keepers[w.gpu_keeper->label()] = w.gpu_keeper->state();
+  }
+  json health = {{"status", stopping_ ? "stopping" : "ok"},
+                 {"workers", config_.workers.size()},
+                 {"queue_depth", queue_.size()},
+                 {"running", running_},
+                 {"devices", devices}};
+  if (!keepers.empty()) health["gpu_keepers"] = keepers;
+  return health;
 }
 
 std::string JobService::metrics_text() const {

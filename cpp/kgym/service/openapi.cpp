@@ -101,6 +101,13 @@ json openapi_document() {
            {{"type", "array"},
             {"items", {{"type", "string"}}},
             {"description", "this host's workers, or the pool's as host/gpuN"}}},
+          {"gpu_keepers",
+           {{"type", "object"},
+            {"additionalProperties", {{"type", "string"}}},
+            {"description",
+             "per GPU of this host (gpuN): whether its keeper holds a CUDA context (`holding`, "
+             "`starting`, or `not holding: why`); absent on a CPU, a pool's front door, or with "
+             "KGYM_GPU_KEEPER=off"}}},
           {"pool",
            {{"description", "present only on a pool's front door (docs/scale.md)"},
             {"type", "object"},

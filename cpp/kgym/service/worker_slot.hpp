@@ -3,9 +3,11 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "kgym/check/evaluate.hpp"
+#include "kgym/service/gpu_keeper.hpp"
 
 namespace kgym::service {
 
@@ -21,6 +23,9 @@ struct WorkerSlot {
   // At shutdown: stops the launcher from starting, so that a worker still waiting for its fork
   // server's imports ends at once (may be empty).
   std::function<void()> close;
+  // The process that keeps a CUDA context on this slot's GPU (shared by the GPU's slots; null on
+  // a CPU or with KGYM_GPU_KEEPER=off): held here for the service's lifetime, read by /healthz.
+  std::shared_ptr<GpuKeeper> gpu_keeper;
 };
 
 }  // namespace kgym::service

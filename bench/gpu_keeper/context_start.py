@@ -1,0 +1,174 @@
+"""What a process's first CUDA call and its context cost on this GPU, one process or three at once
+(a job's judge and its two runners), with and without another process holding the GPU.
+
+Holders: `none`; `files` (the device files held open, which some set-ups use to keep the driver
+loaded); `keeper` (`kgym-gym gpu-keeper`, the service's own, cpp/kgym/service/gpu_keeper.hpp);
+`torch` (a torch process with its context). Each trial starts N processes that import torch,
+waits until all are ready, lets them go at once, and reads from each the time of
+`torch.cuda.init()` (cuInit and the device's set-up) and of its first allocation (the context).
+It then kills them one by one and times each end (kill to reaped: the driver's teardown).
+
+    python bench/gpu_keeper/context_start.py [--trials 3] [--json]
+
+Writes results.json and appends a section to results.md beside this file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+
+WORKER = r"""
+import os, sys, time
+import torch
+open(sys.argv[1] + ".ready", "w").close()
+while not os.path.exists(sys.argv[2]):
+    time.sleep(0.0005)
+t0 = time.perf_counter()
+torch.cuda.init()
+t1 = time.perf_counter()
+torch.empty(1, device="cuda")
+torch.cuda.synchronize()
+t2 = time.perf_counter()
+print(f"{(t1 - t0) * 1e3:.1f} {(t2 - t1) * 1e3:.1f}", flush=True)
+time.sleep(60)
+"""
+
+HOLD_TORCH = "import torch, time; torch.empty(1, device='cuda'); print('holding', flush=True); time.sleep(600)"
+HOLD_FILES = (
+    "import glob, os, time\n"
+    "paths = ['/dev/nvidiactl', *sorted(glob.glob('/dev/nvidia[0-9]*')), *glob.glob('/dev/nvidia-uvm')]\n"
+    "fds = [os.open(p, os.O_RDWR) for p in paths]\n"
+    "print('holding', flush=True)\n"
+    "time.sleep(600)\n"
+)
+
+
+def holder(kind: str) -> subprocess.Popen[str] | None:
+    if kind == "none":
+        return None
+    if kind == "keeper":
+        exe = shutil.which("kgym-gym") or str(Path(sys.executable).parent / "kgym-gym")
+        cmd = [exe, "gpu-keeper", "--parent", str(os.getpid())]
+    else:
+        cmd = [sys.executable, "-c", HOLD_TORCH if kind == "torch" else HOLD_FILES]
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    said = proc.stdout.readline().strip()
+    if said != "holding":
+        proc.kill()
+        raise SystemExit(f"holder {kind}: {said!r}")
+    return proc
+
+
+def trial(n: int, where: Path) -> dict[str, Any]:
+    go = where / "go"
+    go.unlink(missing_ok=True)
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, str(where / f"w{i}"), str(go)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(n)
+    ]
+    while not all((where / f"w{i}.ready").exists() for i in range(n)):
+        time.sleep(0.005)
+    time.sleep(0.3)  # every worker in its wait loop
+    began = time.perf_counter()
+    go.touch()
+    said = [p.stdout.readline().split() for p in procs if p.stdout is not None]
+    wall = (time.perf_counter() - began) * 1e3
+    ends = []
+    for p in procs:
+        t = time.perf_counter()
+        p.kill()
+        p.wait()
+        ends.append(round((time.perf_counter() - t) * 1e3, 1))
+    for i in range(n):
+        (where / f"w{i}.ready").unlink()
+    return {
+        "init_ms": [float(s[0]) for s in said],
+        "context_ms": [float(s[1]) for s in said],
+        "all_started_ms": round(wall, 1),
+        "end_ms": ends,
+    }
+
+
+def median(values: list[float]) -> float:
+    return round(statistics.median(values), 1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--trials", type=int, default=3, help="trials per holder and process count")
+    p.add_argument(
+        "--holders", default="none,files,keeper,torch", help="which holders, in this order"
+    )
+    p.add_argument("--json", action="store_true", help="print the results as JSON")
+    args = p.parse_args(argv)
+    gpu = subprocess.run(
+        ["nvidia-smi", "--query-gpu=name,driver_version,persistence_mode", "--format=csv,noheader"],
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    out: dict[str, Any] = {"gpu": gpu, "holders": {}}
+    with tempfile.TemporaryDirectory(prefix="kgym-ctx-") as tmp:
+        for kind in args.holders.split(","):
+            held = holder(kind)
+            time.sleep(0.5)
+            try:
+                for n in (1, 3):
+                    rows = []
+                    for k in range(args.trials):
+                        rows.append(trial(n, Path(tmp)))
+                        print(f"{kind} x{n} #{k}: {rows[-1]}", file=sys.stderr, flush=True)
+                        time.sleep(1.0)
+                    out["holders"].setdefault(kind, {})[str(n)] = {
+                        "trials": rows,
+                        "init_median_ms": median([v for r in rows for v in r["init_ms"]]),
+                        "context_median_ms": median([v for r in rows for v in r["context_ms"]]),
+                        "all_started_median_ms": median([r["all_started_ms"] for r in rows]),
+                        "end_median_ms": median([v for r in rows for v in r["end_ms"]]),
+                    }
+            finally:
+                if held is not None:
+                    held.kill()
+                    held.wait()
+                    time.sleep(1.5)
+    out["command"] = "python bench/gpu_keeper/context_start.py " + " ".join(argv or sys.argv[1:])
+    out["date"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    (HERE / "results.json").write_text(json.dumps(out, indent=1))
+    lines = [
+        f"\n## {out['date']} on {gpu}\n",
+        f"`{out['command']}` (medians over {args.trials} trials; ms)\n",
+        "| holder | processes | torch.cuda.init() | first allocation (context) | all started | end (kill to reaped) |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for kind, by_n in out["holders"].items():
+        for n, row in by_n.items():
+            lines.append(
+                f"| {kind} | {n} | {row['init_median_ms']} | {row['context_median_ms']} | "
+                f"{row['all_started_median_ms']} | {row['end_median_ms']} |"
+            )
+    with open(HERE / "results.md", "a") as f:
+        f.write("\n".join(lines) + "\n")
+    if args.json:
+        print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
