@@ -142,8 +142,8 @@ void check_operator_switches(bool fork_server) {
 // as the slots' jobs do (their environment, so their CUDA_VISIBLE_DEVICES and device order).
 // Null with KGYM_GPU_KEEPER=off.
 std::shared_ptr<kgym::service::GpuKeeper> start_gpu_keeper(const std::string& label,
-                                                           const std::string& visible,
-                                                           int threads, const std::string& state) {
+                                                           const std::string& visible, int threads,
+                                                           const std::string& state) {
   const char* mode = std::getenv("KGYM_GPU_KEEPER");
   if (mode != nullptr && std::string(mode) == "off") return nullptr;
   std::error_code ec;
