@@ -424,6 +424,15 @@ def latency_runs(
                         "status": result["status"],
                         "durations_ms": result["durations_ms"],
                         "reference_check": (result.get("timing") or {}).get("reference_check"),
+                        # How noisy each series' samples were: what decides the window's rounds.
+                        "series": {
+                            role: {
+                                key: ((result.get("timing") or {}).get(role) or {}).get(key)
+                                for key in ("samples", "median_ms", "p25_ms", "p75_ms", "cv")
+                            }
+                            for role in ("candidate", "reference")
+                        },
+                        "speedup_ci": (result.get("timing") or {}).get("speedup_ci"),
                         "timing_method": {
                             key: ((result.get("timing") or {}).get("method") or {}).get(key)
                             for key in (
@@ -433,6 +442,10 @@ def latency_runs(
                                 "stop_reason",
                                 "judge_s",
                                 "checks",
+                                "sample_overhead_ms",
+                                "output_copy_ms",
+                                "canary_ms",
+                                "arena_slots",
                             )
                         },
                     }
