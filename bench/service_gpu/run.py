@@ -392,10 +392,14 @@ GPU_KEEPER = "KGYM_GPU_KEEPER"
 
 
 def latency_runs(
-    args: argparse.Namespace, log: Any, env: dict[str, str], task: str = "06_softmax"
+    args: argparse.Namespace,
+    log: Any,
+    env: dict[str, str],
+    task: str = "06_softmax",
+    options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Six evaluations of the task's solution on a warm gym, one at a time; medians of the last
-    five (the first stores the reference timing)."""
+    five (the first stores the reference timing). ``options``: added to each request's."""
     source = (SOLUTIONS / f"{task}.py").read_text()
     with tempfile.TemporaryDirectory(prefix="kgym-lat-") as tmp:
         gym = start_gym(Path(tmp), args.workers, env=env)
@@ -404,7 +408,7 @@ def latency_runs(
             runs = []
             for i in range(6):
                 body = {"task": {"id": task}, "candidate": {"source": source}}
-                body["options"] = {"seed": 100 + i}
+                body["options"] = {"seed": 100 + i, **(options or {})}
                 started = time.perf_counter()
                 status, job, _ = call(gym.url + "/v1/evaluate?wait=300", "POST", body, timeout=400)
                 round_trip = time.perf_counter() - started
@@ -483,8 +487,14 @@ def part_latency(args: argparse.Namespace, log: Any) -> dict[str, Any]:
     if args.compare_gpu_keeper:
         print("latency: again, without the GPU keeper", file=log)
         out["without_gpu_keeper"] = latency_runs(args, log, {GPU_KEEPER: "off"})
+    if args.compare_no_profile:
+        print("latency: again, profile off", file=log)
+        out["without_profile"] = latency_runs(args, log, {}, options={"profile": False})
     for task in [t for t in args.latency_also.split(",") if t]:
         out.setdefault("other_tasks", {})[task] = latency_runs(args, log, {}, task)
+        if args.compare_no_profile:
+            without = latency_runs(args, log, {}, task, options={"profile": False})
+            out.setdefault("other_tasks_without_profile", {})[task] = without
         if args.compare_gpu_keeper:
             without = latency_runs(args, log, {GPU_KEEPER: "off"}, task)
             out.setdefault("other_tasks_without_gpu_keeper", {})[task] = without
@@ -718,6 +728,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help=f"latency: also measure each task with no process holding a CUDA context between "
         f"jobs ({GPU_KEEPER}=off), in the same run",
+    )
+    p.add_argument(
+        "--compare-no-profile",
+        action="store_true",
+        help="latency: also measure each task with the option profile off (no kernel record in "
+        "the timed rounds), in the same run",
     )
     p.add_argument(
         "--compare-sharing",
