@@ -3,6 +3,7 @@
 // that dies or never starts leaves a state that says so. The keeper's CUDA side runs on a GPU
 // only (tests/test_gpu_keeper.py).
 #include <gtest/gtest.h>
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -22,10 +23,9 @@ using kgym::service::GpuKeeper;
 namespace {
 
 std::unique_ptr<GpuKeeper> keeper(const std::string& script) {
-  return std::make_unique<GpuKeeper>(command_line({"/bin/sh", "-c", script}),
-                                     std::vector<std::pair<std::string, std::string>>{
-                                         {"PATH", "/usr/bin:/bin"}},
-                                     "gpu7");
+  return std::make_unique<GpuKeeper>(
+      command_line({"/bin/sh", "-c", script}),
+      std::vector<std::pair<std::string, std::string>>{{"PATH", "/usr/bin:/bin"}}, "gpu7");
 }
 
 // The state once it is no longer "starting" (or after 10 s).
@@ -84,4 +84,29 @@ TEST(GpuKeeper, AProgramThatCannotStartIsNotHolding) {
   const auto state = settled(k);
   // posix_spawn reports a missing file either at once or as the child's exit 127.
   EXPECT_TRUE(state.rfind("not holding: ", 0) == 0) << state;
+}
+
+TEST(GpuKeeper, AKeeperTakesSignalsTheServiceBlocks) {
+  // The service blocks SIGTERM in its threads (a sigwait thread takes it); the keeper must not
+  // inherit that, or an operator's SIGTERM would leave it holding the GPU.
+  sigset_t term, before;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  ASSERT_EQ(pthread_sigmask(SIG_BLOCK, &term, &before), 0);
+  const auto marker = std::filesystem::temp_directory_path() /
+                      ("kgym-keeper-term-" + std::to_string(::getpid()) + ".pid");
+  // `read` is the shell's own: no child process keeps the keeper's stdout open after it dies.
+  auto k = keeper("echo $$ > " + marker.string() + "; echo holding; read line; exit 0");
+  pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  ASSERT_EQ(settled(*k), "holding");
+  pid_t pid = 0;
+  std::ifstream(marker) >> pid;
+  ASSERT_GT(pid, 0);
+  ASSERT_EQ(::kill(pid, SIGTERM), 0);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (k->state() == "holding" && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(k->state(), "not holding: the keeper ended");
+  std::filesystem::remove(marker);
 }

@@ -42,8 +42,8 @@ void reap(pid_t pid, std::chrono::milliseconds grace) {
 
 }  // namespace
 
-GpuKeeper::GpuKeeper(sandbox::Program program,
-                     std::vector<std::pair<std::string, std::string>> env, std::string label)
+GpuKeeper::GpuKeeper(sandbox::Program program, std::vector<std::pair<std::string, std::string>> env,
+                     std::string label)
     : label_(std::move(label)) {
   int in[2], out[2];
   if (::pipe2(in, O_CLOEXEC) != 0) {
@@ -62,6 +62,17 @@ GpuKeeper::GpuKeeper(sandbox::Program program,
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
   posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+  // Every signal at its default and none blocked: the service blocks SIGTERM and SIGINT in its
+  // threads (one thread takes them with sigwait), and a keeper that inherited that mask would
+  // shrug off an operator's SIGTERM.
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&attributes, &none);
+  posix_spawnattr_setsigdefault(&attributes, &all);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   const auto args = program.argv();
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
@@ -72,16 +83,17 @@ GpuKeeper::GpuKeeper(sandbox::Program program,
   for (auto& e : entries) envp.push_back(e.data());
   envp.push_back(nullptr);
   pid_t pid = -1;
-  const int rc =
-      ::posix_spawn(&pid, program.executable.c_str(), &actions, nullptr, argv.data(), envp.data());
+  const int rc = ::posix_spawn(&pid, program.executable.c_str(), &actions, &attributes, argv.data(),
+                               envp.data());
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
   ::close(in[0]);
   ::close(out[1]);
   if (rc != 0) {
     ::close(in[1]);
     ::close(out[0]);
-    state_ = fmt::format("not holding: {} did not start ({})", program.describe(),
-                         std::strerror(rc));
+    state_ =
+        fmt::format("not holding: {} did not start ({})", program.describe(), std::strerror(rc));
     return;
   }
   pid_ = pid;
@@ -115,8 +127,7 @@ void GpuKeeper::watch() {
   if (!stopping_ && state_ == "holding") {
     // A keeper lost mid-service (killed, a driver fault): jobs go on, only colder.
     std::cerr << fmt::format(
-        "kgym-gym: {}: the GPU keeper ended; jobs start their CUDA contexts without it\n",
-        label_);
+        "kgym-gym: {}: the GPU keeper ended; jobs start their CUDA contexts without it\n", label_);
   }
   if (!stopping_ && (state_ == "holding" || state_ == "starting")) {
     state_ = "not holding: the keeper ended";
