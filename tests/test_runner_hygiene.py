@@ -57,3 +57,77 @@ def test_the_collector_rests_from_a_timed_call_to_the_next_message_that_is_not()
         gc.enable()
         a.close()
         b.close()
+
+
+def test_a_poll_for_a_message_sees_it_without_taking_it_and_gives_up_on_time() -> None:
+    """KGYM_TIMING_SPIN's wait (protocol.wait_readable): a message already there, or the
+    peer's end, is seen at once and left for the read; nothing there ends the wait after its
+    CPU-time budget."""
+    import socket
+    import time
+
+    from kgym.harness import protocol
+
+    a, b = socket.socketpair()
+    try:
+        began = time.thread_time()
+        assert not protocol.wait_readable(a, 0.02)
+        assert time.thread_time() - began >= 0.02
+        protocol.send(b, {"op": "ping"})
+        assert protocol.wait_readable(a, 5.0)
+        assert protocol.recv_trusted(a)[0] == {"op": "ping"}
+        b.close()
+        assert protocol.wait_readable(a, 5.0)  # the peer's end: the read then says so
+        with pytest.raises(protocol.PeerClosed):
+            protocol.recv_trusted(a)
+    finally:
+        a.close()
+        b.close()
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        ({"op": "call", "timed": True, "spin_ms": 60}, 0.06),
+        ({"op": "call", "timed": True, "spin_ms": 1e9}, 0.2),  # bounded by MAX_SPIN_S
+        ({"op": "call", "timed": True, "spin_ms": -5}, 0.0),
+        ({"op": "call", "timed": True, "spin_ms": "soon"}, 0.0),
+        ({"op": "call", "timed": True, "spin_ms": float("nan")}, 0.0),
+        ({"op": "call", "timed": True}, 0.0),
+        ({"op": "call", "spin_ms": 60}, 0.0),  # not timed: the runner sleeps between messages
+    ],
+)
+def test_a_runner_polls_only_after_a_timed_call_that_asks(message: dict, expected: float) -> None:
+    from kgym.harness.runner import spin_seconds
+
+    assert spin_seconds(message) == pytest.approx(expected)
+
+
+def test_a_runner_that_polls_after_a_timed_call_still_serves_and_exits() -> None:
+    """The serve loop with a poll between messages: the next request is answered, and the
+    judge's exit ends it."""
+    import socket
+    import threading
+
+    from kgym.harness import protocol
+    from kgym.harness.runner import Runner
+
+    a, b = socket.socketpair()
+    runner = Runner(a, "reference")
+    served = threading.Thread(target=runner.serve)
+    served.start()
+    try:
+        protocol.send(b, {"op": "ping", "timed": True, "spin_ms": 50})
+        assert protocol.recv_untrusted(b).get("ok") is True
+        protocol.send(b, {"op": "ping"})  # arrives while the runner polls
+        assert protocol.recv_untrusted(b).get("ok") is True
+        protocol.send(b, {"op": "exit"})
+        assert protocol.recv_untrusted(b) == {"ok": True}
+        served.join(timeout=10)
+        assert not served.is_alive()
+    finally:
+        import gc
+
+        gc.enable()  # the timed ping paused the collector, as a timed call does
+        a.close()
+        b.close()
