@@ -391,11 +391,6 @@ FUSED_CHECK = "KGYM_JUDGE_FUSED_CHECK"
 GPU_KEEPER = "KGYM_GPU_KEEPER"
 
 
-# Set to `on` in kgym-gym's environment, both ends of a timed sample poll for the other's message
-# rather than sleep until the kernel wakes them (timing.py, SPIN_MS).
-TIMING_SPIN = "KGYM_TIMING_SPIN"
-
-
 def latency_runs(
     args: argparse.Namespace,
     log: Any,
@@ -492,17 +487,11 @@ def part_latency(args: argparse.Namespace, log: Any) -> dict[str, Any]:
     if args.compare_gpu_keeper:
         print("latency: again, without the GPU keeper", file=log)
         out["without_gpu_keeper"] = latency_runs(args, log, {GPU_KEEPER: "off"})
-    if args.compare_spin:
-        print("latency: again, the timed samples' ends polling", file=log)
-        out["with_spin"] = latency_runs(args, log, {TIMING_SPIN: "on"})
     if args.compare_no_profile:
         print("latency: again, profile off", file=log)
         out["without_profile"] = latency_runs(args, log, {}, options={"profile": False})
     for task in [t for t in args.latency_also.split(",") if t]:
         out.setdefault("other_tasks", {})[task] = latency_runs(args, log, {}, task)
-        if args.compare_spin:
-            spun = latency_runs(args, log, {TIMING_SPIN: "on"}, task)
-            out.setdefault("other_tasks_with_spin", {})[task] = spun
         if args.compare_no_profile:
             without = latency_runs(args, log, {}, task, options={"profile": False})
             out.setdefault("other_tasks_without_profile", {})[task] = without
@@ -739,12 +728,6 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help=f"latency: also measure each task with no process holding a CUDA context between "
         f"jobs ({GPU_KEEPER}=off), in the same run",
-    )
-    p.add_argument(
-        "--compare-spin",
-        action="store_true",
-        help=f"latency: also measure each task with a timed sample's two ends polling for the "
-        f"other's message ({TIMING_SPIN}=on), in the same run",
     )
     p.add_argument(
         "--compare-no-profile",

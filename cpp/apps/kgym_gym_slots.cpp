@@ -112,8 +112,7 @@ namespace {
 // the one against the other); KGYM_GPU_SHARING: how jobs hold a GPU's lock (kgym/harness/run.py;
 // `serial`, the layout before `batched`, and `reserved`, batched with a timer's early hold of the
 // gate, are for measuring them side by side); KGYM_GPU_KEEPER: whether each GPU gets a process
-// that holds a CUDA context for the service's lifetime (kgym/service/gpu_keeper.hpp);
-// KGYM_TIMING_SPIN: whether a timed sample's two ends poll rather than sleep (timing.py).
+// that holds a CUDA context for the service's lifetime (kgym/service/gpu_keeper.hpp).
 void check_operator_switches(bool fork_server) {
   struct Switch {
     const char* name;
@@ -125,7 +124,6 @@ void check_operator_switches(bool fork_server) {
       {"KGYM_JUDGE_FUSED_CHECK", {"on", "off"}, false},
       {"KGYM_GPU_SHARING", {"batched", "serial", "reserved"}, false},
       {"KGYM_GPU_KEEPER", {"on", "off"}, false},
-      {"KGYM_TIMING_SPIN", {"on", "off"}, false},
   };
   for (const auto& s : switches) {
     if (s.needs_fork_server && !fork_server) continue;

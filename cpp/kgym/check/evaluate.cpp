@@ -39,8 +39,7 @@ constexpr double kImpossibleFraction = 0.8;
 // this environment): whether they import torch's compiler stack (auto, on, off);
 // KGYM_JUDGE_FUSED_CHECK, the judge's: whether it checks timed outputs with its fused kernel;
 // KGYM_GPU_SHARING, the judge's too: how it holds the GPU lock (batched; serial, the layout
-// before, and reserved, for measuring); KGYM_TIMING_SPIN, the judge's and its runners': whether
-// both ends of a timed sample poll for the other's message instead of sleeping (for measuring).
+// before, and reserved, for measuring).
 bool passes_environment_filter(std::string_view name) {
   static constexpr std::string_view kExact[] = {"PATH",
                                                 "LD_LIBRARY_PATH",
@@ -48,8 +47,7 @@ bool passes_environment_filter(std::string_view name) {
                                                 "LC_ALL",
                                                 "KGYM_FORKSERVER_COMPILER_IMPORTS",
                                                 "KGYM_JUDGE_FUSED_CHECK",
-                                                "KGYM_GPU_SHARING",
-                                                "KGYM_TIMING_SPIN"};
+                                                "KGYM_GPU_SHARING"};
   static constexpr std::string_view kPrefixes[] = {"CUDA_", "NVIDIA_", "TRITON_", "CUBLAS_"};
   for (auto e : kExact) {
     if (name == e) return true;

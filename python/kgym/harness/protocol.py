@@ -12,10 +12,8 @@ from __future__ import annotations
 import json
 import math
 import pickle
-import select
 import socket
 import struct
-import time
 from typing import Any
 
 HEADER = struct.Struct("<IIi")
@@ -49,25 +47,6 @@ def _clean(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_clean(v) for v in value]
     return value
-
-
-def wait_readable(sock: socket.socket, cpu_seconds: float) -> bool:
-    """Polls ``sock`` without sleeping until it has something to read (a message, or the peer's
-    end), for at most ``cpu_seconds`` of this thread's CPU time; True when it has. The caller
-    reads as usual afterwards (blocking, if the wait ran out).
-
-    Inside a timing window a blocked reader is woken by the kernel when the message lands: tens
-    to hundreds of microseconds on an idle core, on both ends of every sample. A thread that is
-    already running sees the message at its next poll. CPU time rather than wall time, so that
-    a runner stopped (SIGSTOP) while the other runner is timed keeps its budget for after."""
-    poller = select.poll()
-    poller.register(sock, select.POLLIN)
-    end = time.thread_time() + cpu_seconds
-    while True:
-        if poller.poll(0):
-            return True
-        if time.thread_time() >= end:
-            return False
 
 
 def send(

@@ -284,11 +284,9 @@ class Evaluation:
             "crashed", phase, message=f"the candidate's process {gone.how} during {phase}"
         )
 
-    def _ask(
-        self, role: str, message: dict[str, Any], phase: str, spin_s: float = 0.0, **kw: Any
-    ) -> dict[str, Any]:
+    def _ask(self, role: str, message: dict[str, Any], phase: str, **kw: Any) -> dict[str, Any]:
         self._send(role, message, phase, **kw)
-        return self._receive(role, phase, spin_s)
+        return self._receive(role, phase)
 
     def _send(self, role: str, message: dict[str, Any], phase: str, **kw: Any) -> None:
         try:
@@ -303,9 +301,9 @@ class Evaluation:
             "infra_error", phase, message=f"the reference's process {gone.how}"
         )
 
-    def _receive(self, role: str, phase: str, spin_s: float = 0.0) -> dict[str, Any]:
+    def _receive(self, role: str, phase: str) -> dict[str, Any]:
         try:
-            reply = self.runners[role].receive(spin_s)
+            reply = self.runners[role].receive()
             wrong = reply_schema.problems(reply)
             if wrong and role == "candidate":
                 self.runners[role].kill()

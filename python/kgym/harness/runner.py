@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import math
 import os
 import socket
 import traceback
@@ -68,10 +67,7 @@ class Runner:
 
     # -- messages ------------------------------------------------------------------------------
     def serve(self) -> None:
-        spin_s = 0.0  # after a timed call that asked for it: poll for the next message
         while True:
-            if spin_s > 0:
-                protocol.wait_readable(self.sock, spin_s)
             try:
                 message, payload, fds = protocol.recv_trusted(self.sock)
             except (protocol.ProtocolError, OSError):
@@ -81,7 +77,6 @@ class Runner:
                 protocol.send(self.sock, {"ok": True})
                 return
             self._collector(timed=bool(message.get("timed")))
-            spin_s = spin_seconds(message)
             try:
                 reply = getattr(self, f"op_{op}")(message, payload, fds)
             except _Failure as failure:
@@ -339,22 +334,6 @@ class Runner:
             return {"ok": False, "kind": "refused", "detail": "not recording"}
         recorder, self.kernel_recorder = self.kernel_recorder, None
         return {"ok": True, "profile": recorder.stop()}
-
-
-# The most a runner polls for its next message after a timed call (KGYM_TIMING_SPIN, timing.py).
-MAX_SPIN_S = 0.2
-
-
-def spin_seconds(message: dict[str, Any]) -> float:
-    """How long (CPU time) to poll for the next message after this one: what a timed call asks
-    (``spin_ms``), within ``MAX_SPIN_S``; zero for anything else."""
-    if not message.get("timed"):
-        return 0.0
-    try:
-        asked = float(message.get("spin_ms") or 0.0) / 1e3
-    except (TypeError, ValueError):
-        return 0.0
-    return min(max(asked, 0.0), MAX_SPIN_S) if math.isfinite(asked) else 0.0
 
 
 def _warm_triton_driver() -> None:

@@ -64,11 +64,7 @@ class RunnerHandle:
         """The first half of a request, so that two runners can work on theirs at once."""
         self._guarded(lambda: protocol.send(self.sock, message, payload, fds))
 
-    def receive(self, spin_s: float = 0.0) -> dict[str, Any]:
-        """The runner's reply; with ``spin_s``, polled for that long (CPU time) before the
-        read blocks (protocol.wait_readable: a timed call's end is seen without a wake-up)."""
-        if spin_s > 0:
-            protocol.wait_readable(self.sock, spin_s)
+    def receive(self) -> dict[str, Any]:
         reply: dict[str, Any] = self._guarded(lambda: protocol.recv_untrusted(self.sock))
         return reply
 

@@ -31,7 +31,6 @@ the C++ supervisor.
 from __future__ import annotations
 
 import math
-import os
 import secrets
 import time
 from collections.abc import Callable
@@ -47,12 +46,6 @@ _synchronize = torch.cuda.synchronize
 _perf_counter = time.perf_counter
 
 
-# How long (CPU time) each end polls with KGYM_TIMING_SPIN=on: longer than a sample (batch_ms,
-# 10 ms by default) and than the other runner's batch and the inputs between a runner's two
-# requests in a round, for the tasks the window's rounds are many for; past it, the read blocks.
-SPIN_MS = 60.0
-
-
 @dataclass
 class TimingConfig:
     """The timing options of the job; their defaults and bounds live in the C++ options table
@@ -66,10 +59,6 @@ class TimingConfig:
     batch_ms: float
     verify_fraction: float
     max_batch: int = 256  # calls in one sample at most: a bound of the judge, not an option
-    # CPU time the judge polls for a runner's reply, and the runner for its next request, before
-    # either blocks: the operator's KGYM_TIMING_SPIN=on (for measuring; off by default), so that
-    # neither end of a sample waits for the kernel to wake a sleeping process.
-    spin_ms: float = 0.0
 
     @classmethod
     def from_job(cls, job: dict[str, Any]) -> TimingConfig:
@@ -81,7 +70,6 @@ class TimingConfig:
             target_rel_ci=float(job["target_rel_ci"]),
             batch_ms=float(job["batch_ms"]),
             verify_fraction=float(job["verify_fraction"]),
-            spin_ms=SPIN_MS if os.environ.get("KGYM_TIMING_SPIN", "off") == "on" else 0.0,
         )
 
 
@@ -449,10 +437,8 @@ def time_runners(
                     "slots": slots,
                     "timed": True,
                     "variant": "compiled" if name == "compile" else "",
-                    "spin_ms": config.spin_ms,
                 },
                 "timing",
-                spin_s=config.spin_ms / 1e3,
             )
             replied = time.perf_counter_ns()
             canary.add_(1.0)
@@ -641,7 +627,6 @@ def time_runners(
             "sample_overhead_ms": overhead_ms,
             "output_copy_ms": copy_ms,
             "fresh_inputs_every_call": True,
-            "spin_wait_ms": config.spin_ms,
             "verified_fraction": 1 / verify_every,
             "l2_flush_bytes": flush.numel() * 4,
             "l2_flush": "by the judge before each batch; no call reads inputs another touched",
