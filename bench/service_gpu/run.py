@@ -300,6 +300,7 @@ def part_throughput(args: argparse.Namespace, log: Any) -> dict[str, Any]:
         )
         other["speedups"] = speedup_agreement(other["rows"], baseline_rows)
         other["locks"] = lock_summary(other["rows"])
+        other["timeline"] = window_timeline(other["rows"])
     return {
         "candidates": len(mix),
         "mix": {k: sum(e["kind"] == k for e in mix) for k in sorted({e["kind"] for e in mix})},
@@ -313,6 +314,7 @@ def part_throughput(args: argparse.Namespace, log: Any) -> dict[str, Any]:
         "verdicts_agree": agree,
         "speedups": speedup_agreement(service_rows, baseline_rows),
         "locks": lock_summary(service_rows),
+        "timeline": window_timeline(service_rows),
         "other_workers_per_gpu": others,
         "other_sharing": sharing,
         "repeats": {
@@ -348,6 +350,39 @@ def speedup_agreement(
         "pairs": len(gaps),
         "median_gap_pct": statistics.median(gaps),
         "max_gap_pct": max(gaps),
+    }
+
+
+PHASES_BEFORE_TIMING = ("startup", "load", "init", "compile", "correctness", "decoy")
+
+
+def window_timeline(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """When the GPU timed, from each job's finish time and its phases (the supervisor's):
+    a timed job's window is its timing and profile phases (its runners end inside the hold),
+    placed after the phases before it. The first window's opening counts from the batch's
+    first job start; the gaps are the times between windows when no job timed."""
+    starts: list[float] = []
+    spans: list[tuple[float, float]] = []
+    for row in rows:
+        durations = (row.get("result") or {}).get("durations_ms") or {}
+        if "total" not in durations or row.get("finished_at") is None:
+            continue
+        began = float(row["finished_at"]) - float(durations["total"]) / 1e3
+        starts.append(began)
+        if "timing" in durations:
+            opened = began + sum(float(durations.get(p) or 0.0) for p in PHASES_BEFORE_TIMING) / 1e3
+            length = (float(durations["timing"]) + float(durations.get("profile") or 0.0)) / 1e3
+            spans.append((opened, opened + length))
+    if not spans:
+        return {"windows": 0}
+    spans.sort()
+    gaps = [later[0] - earlier[1] for earlier, later in zip(spans, spans[1:])]
+    return {
+        "windows": len(spans),
+        "first_window_opened_s": round(spans[0][0] - min(starts), 2),
+        "windows_s": round(sum(end - begin for begin, end in spans), 2),
+        "gaps_s": [round(g, 2) for g in gaps if g > 0.05],
+        "idle_between_windows_s": round(sum(g for g in gaps if g > 0), 2),
     }
 
 
