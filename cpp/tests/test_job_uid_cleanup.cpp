@@ -24,13 +24,17 @@ namespace {
 // Far above any uid this machine gives out, below the largest a uid may be.
 constexpr uid_t kUnusedUid = 3'999'000'000u;
 
+// In a forked child: takes `uid` as every one of its ids, or exits.
+void become(uid_t uid) {
+  if (setresgid(uid, uid, uid) != 0 || setresuid(uid, uid, uid) != 0) _exit(1);
+}
+
 // A child that takes `uid` (or, with uid 0, the job uid of its own pid under `base`) and then
 // either exits at once (a zombie until reaped) or waits to be killed.
 pid_t child_as(uid_t uid, bool stay, std::int64_t base = 0) {
   const pid_t pid = fork();
   if (pid == 0) {
-    const uid_t as = uid != 0 ? uid : job_uid(base, getpid());
-    if (setresgid(as, as, as) != 0 || setresuid(as, as, as) != 0) _exit(1);
+    become(uid != 0 ? uid : job_uid(base, getpid()));
     if (stay) {
       while (true) pause();
     }
@@ -43,6 +47,19 @@ pid_t child_as(uid_t uid, bool stay, std::int64_t base = 0) {
 void wait_exited_unreaped(pid_t pid) {
   siginfo_t info{};
   ASSERT_EQ(waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT), 0);
+}
+
+// Whether /proc/<pid>/status comes to have a line that starts with `prefix` (within 1 s).
+bool status_comes_to_show(pid_t pid, const std::string& prefix) {
+  for (int i = 0; i < 200; ++i) {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    std::string line;
+    while (std::getline(status, line)) {
+      if (line.rfind(prefix, 0) == 0) return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
 }
 
 bool becomes_live(uid_t uid) {
@@ -80,26 +97,14 @@ TEST(JobUidCleanup, ALeaderThatEndedAloneIsLiveWhileItsThreadsRun) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to take another uid";
   const pid_t pid = fork();
   if (pid == 0) {
-    if (setresgid(kUnusedUid, kUnusedUid, kUnusedUid) != 0 ||
-        setresuid(kUnusedUid, kUnusedUid, kUnusedUid) != 0) {
-      _exit(1);
-    }
+    become(kUnusedUid);
     std::thread([] {
       while (true) pause();
     }).detach();
     syscall(SYS_exit, 0);  // this thread only: /proc shows the leader as a zombie
   }
   ASSERT_GT(pid, 0);
-  bool zombie_leader = false;
-  for (int i = 0; i < 200 && !zombie_leader; ++i) {
-    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-    std::string line;
-    while (std::getline(status, line)) {
-      if (line.rfind("State:\tZ", 0) == 0) zombie_leader = true;
-    }
-    if (!zombie_leader) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  ASSERT_TRUE(zombie_leader);
+  ASSERT_TRUE(status_comes_to_show(pid, "State:\tZ"));  // the leader, a zombie
   EXPECT_TRUE(live_process_of(kUnusedUid, -1));
   ::kill(pid, SIGKILL);
   waitpid(pid, nullptr, 0);
@@ -113,8 +118,7 @@ TEST(JobUidCleanup, KillsWhatIsLeftOfTheUidBesideTheJobsZombie) {
   // The job: takes its uid, leaves a process of that uid behind in a new session, and exits.
   const pid_t job = fork();
   if (job == 0) {
-    const uid_t as = job_uid(limits.sandbox_uid, getpid());
-    if (setresgid(as, as, as) != 0 || setresuid(as, as, as) != 0) _exit(1);
+    become(job_uid(limits.sandbox_uid, getpid()));
     if (fork() == 0) {
       setsid();
       while (true) pause();
@@ -135,10 +139,7 @@ TEST(JobUidCleanup, ANonRootSupervisorsProcessLimitCountsItsUidsThreads) {
   // A process of the uid with three threads, then a "supervisor" of the same uid asking.
   const pid_t busy = fork();
   if (busy == 0) {
-    if (setresgid(kUnusedUid, kUnusedUid, kUnusedUid) != 0 ||
-        setresuid(kUnusedUid, kUnusedUid, kUnusedUid) != 0) {
-      _exit(1);
-    }
+    become(kUnusedUid);
     for (int i = 0; i < 2; ++i) {
       std::thread([] {
         while (true) pause();
@@ -147,20 +148,10 @@ TEST(JobUidCleanup, ANonRootSupervisorsProcessLimitCountsItsUidsThreads) {
     while (true) pause();
   }
   ASSERT_GT(busy, 0);
-  bool three = false;
-  for (int i = 0; i < 200 && !three; ++i) {
-    std::ifstream status("/proc/" + std::to_string(busy) + "/status");
-    std::string line;
-    while (std::getline(status, line)) three = three || line == "Threads:\t3";
-    if (!three) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  ASSERT_TRUE(three);
+  ASSERT_TRUE(status_comes_to_show(busy, "Threads:\t3"));  // its two threads started
   const pid_t asking = fork();
   if (asking == 0) {
-    if (setresgid(kUnusedUid, kUnusedUid, kUnusedUid) != 0 ||
-        setresuid(kUnusedUid, kUnusedUid, kUnusedUid) != 0) {
-      _exit(1);
-    }
+    become(kUnusedUid);
     Limits limits;
     limits.sandbox_uid = -1;
     limits.max_processes = 100;
