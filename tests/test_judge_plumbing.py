@@ -476,6 +476,7 @@ def test_the_judge_warms_its_checks_while_the_candidates_first_call_runs() -> No
     class Judge:
         device = torch.device("cpu")
         _call = Evaluation._call
+        _ask = Evaluation._ask
 
         def _fill(self, views: Any, k: int, inputs: list[Any]) -> None:
             events.append("fill")

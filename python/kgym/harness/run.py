@@ -284,8 +284,19 @@ class Evaluation:
             "crashed", phase, message=f"the candidate's process {gone.how} during {phase}"
         )
 
-    def _ask(self, role: str, message: dict[str, Any], phase: str, **kw: Any) -> dict[str, Any]:
+    def _ask(
+        self,
+        role: str,
+        message: dict[str, Any],
+        phase: str,
+        while_waiting: Callable[[], None] | None = None,
+        **kw: Any,
+    ) -> dict[str, Any]:
+        """A request and its reply; ``while_waiting``: the judge's own work, done after the
+        request, before the reply."""
         self._send(role, message, phase, **kw)
+        if while_waiting is not None:
+            while_waiting()
         return self._receive(role, phase)
 
     def _send(self, role: str, message: dict[str, Any], phase: str, **kw: Any) -> None:
@@ -747,11 +758,7 @@ class Evaluation:
         while_waiting: Callable[[], None] | None = None,
         **options: Any,
     ) -> dict[str, Any]:
-        """``while_waiting``: the judge's own work, done after the request, before the reply."""
-        self._send(role, {"op": "call", "slots": slots, **options}, phase)
-        if while_waiting is not None:
-            while_waiting()
-        reply = self._receive(role, phase)
+        reply = self._ask(role, {"op": "call", "slots": slots, **options}, phase, while_waiting)
         self._take_findings(reply)
         self._stop_if_rejected(phase)
         return reply
