@@ -3,6 +3,7 @@ overlaps a sharer (python/kgym/harness/run.py, Evaluation._gpu_lock)."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import threading
 import time
@@ -249,3 +250,54 @@ def test_a_gate_reserved_for_a_window_that_does_not_come_is_let_go(tmp_path: Pat
         fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free now
     finally:
         os.close(other)
+
+
+def test_the_start_gate_lets_one_job_at_a_time_make_its_contexts(tmp_path: Path) -> None:
+    """Jobs that start at once go through ``_start_gate`` one after the other, a job that fails
+    inside lets it go, and no descriptor of it outlives the hold (a runner forked later could
+    otherwise keep it)."""
+    start = tmp_path / "gpu0.timing.lock.start"
+    start.touch()
+    inside: list[int] = []
+    most = [0]
+    guard = threading.Lock()
+
+    def job(index: int) -> None:
+        e = Evaluation.__new__(Evaluation)
+        e.start_gate = str(start)
+        with e._start_gate():
+            with guard:
+                inside.append(index)
+                most[0] = max(most[0], len(inside))
+            time.sleep(0.05)
+            with guard:
+                inside.remove(index)
+
+    threads = [threading.Thread(target=job, args=(i,)) for i in range(4)]
+    began = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert most[0] == 1
+    assert time.perf_counter() - began >= 0.2  # four holds of 50 ms, one after the other
+
+    failing = Evaluation.__new__(Evaluation)
+    failing.start_gate = str(start)
+    fds_before = set(os.listdir("/proc/self/fd"))
+    try:
+        with failing._start_gate():
+            raise RuntimeError("a runner could not start")
+    except RuntimeError:
+        pass
+    assert set(os.listdir("/proc/self/fd")) == fds_before
+    free = os.open(start, os.O_RDONLY)
+    try:
+        fcntl.flock(free, fcntl.LOCK_EX | fcntl.LOCK_NB)  # let go: taken at once
+    finally:
+        os.close(free)
+
+    ungated = Evaluation.__new__(Evaluation)
+    ungated.start_gate = ""  # no lock (a CPU job), or the operator's KGYM_START_GATE=off
+    with ungated._start_gate():
+        pass

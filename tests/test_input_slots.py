@@ -75,6 +75,28 @@ def test_plain_factories_write_into_the_slot_with_the_ordinary_bytes() -> None:
 
 
 @pytest.mark.parametrize(
+    "get_inputs",
+    [_mixed, lambda: [torch.randn(8) * 2]],  # drawn into the slot, and drawn then copied
+    ids=["into the slot", "copied"],
+)
+def test_without_poison_the_outputs_are_left_as_they_are(
+    get_inputs: Callable[[], list[Any]],
+) -> None:
+    """The reference's timed slots (timing.py): its runner writes every output of a call or
+    fails it, so its outputs keep what they hold; the inputs are the seed's all the same."""
+    example = _ordinary(get_inputs, 1)
+    views = _views(example, [torch.zeros(3)])
+    views.outputs[0][0].fill_(1.5)
+    draw = SlotDraw(_Judge(get_inputs))
+    for seed in (21, 22):
+        draw.fill(views, 0, seed, poison=False)
+        assert all(same_bytes(a, b) for a, b in zip(views.inputs[0], _ordinary(get_inputs, seed)))
+        assert bool((views.outputs[0][0] == 1.5).all())
+    draw.fill(views, 0, 23)
+    assert torch.isnan(views.outputs[0][0]).all()
+
+
+@pytest.mark.parametrize(
     "name, get_inputs",
     [
         # The redirected tensor comes back transposed: a copy into its own slot would alias.

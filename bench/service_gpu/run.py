@@ -276,6 +276,17 @@ def part_throughput(args: argparse.Namespace, log: Any) -> dict[str, Any]:
                 mix, args.seed, args.workers, Path(tmp) / mode, log, {SHARING: mode}
             )
             sharing[mode] = {"wall_s": wall, "per_min": 60 * len(mix) / wall, "rows": rows}
+        # The same service with operator switches set otherwise (--compare-env), same baseline.
+        other_env = {}
+        for name, value in args.compare_env:
+            print(f"throughput: the service with {name}={value}", file=log)
+            state = Path(tmp) / f"env-{name}-{value}"
+            rows, wall, _ = run_service(mix, args.seed, args.workers, state, log, {name: value})
+            other_env[f"{name}={value}"] = {
+                "wall_s": wall,
+                "per_min": 60 * len(mix) / wall,
+                "rows": rows,
+            }
         # More rounds of every layout, in turn (the default first), so that a layout's figure
         # is a median over runs spread across the call: one service run of a layout moved by
         # 10% between calls, as much as the layouts differ (results.md, eighth session).
@@ -293,7 +304,7 @@ def part_throughput(args: argparse.Namespace, log: Any) -> dict[str, Any]:
     agree = sum(
         s["status"] == b["status"] for s, b in zip(service_rows, baseline_rows, strict=True)
     )
-    for other in [*others.values(), *sharing.values()]:
+    for other in [*others.values(), *sharing.values(), *other_env.values()]:
         other["ratio"] = baseline_wall / other["wall_s"]
         other["verdicts_agree"] = sum(
             s["status"] == b["status"] for s, b in zip(other["rows"], baseline_rows, strict=True)
@@ -317,6 +328,7 @@ def part_throughput(args: argparse.Namespace, log: Any) -> dict[str, Any]:
         "timeline": window_timeline(service_rows),
         "other_workers_per_gpu": others,
         "other_sharing": sharing,
+        "other_env": other_env,
         "repeats": {
             mode: {
                 "wall_s": walls,
@@ -525,8 +537,16 @@ def part_latency(args: argparse.Namespace, log: Any) -> dict[str, Any]:
     if args.compare_no_profile:
         print("latency: again, profile off", file=log)
         out["without_profile"] = latency_runs(args, log, {}, options={"profile": False})
+    for name, value in args.compare_env:
+        print(f"latency: again, with {name}={value}", file=log)
+        out.setdefault("with_env", {})[f"{name}={value}"] = latency_runs(args, log, {name: value})
     for task in [t for t in args.latency_also.split(",") if t]:
         out.setdefault("other_tasks", {})[task] = latency_runs(args, log, {}, task)
+        for name, value in args.compare_env:
+            again = latency_runs(args, log, {name: value}, task)
+            out.setdefault("other_tasks_with_env", {}).setdefault(task, {})[f"{name}={value}"] = (
+                again
+            )
         if args.compare_no_profile:
             without = latency_runs(args, log, {}, task, options={"profile": False})
             out.setdefault("other_tasks_without_profile", {})[task] = without
@@ -722,6 +742,14 @@ def part_faults(args: argparse.Namespace, log: Any) -> dict[str, Any]:
     }
 
 
+def env_switch(text: str) -> tuple[str, str]:
+    """``NAME=VALUE`` of --compare-env: a KGYM_ operator switch, as kgym-gym reads it."""
+    name, sep, value = text.partition("=")
+    if not sep or not name.startswith("KGYM_") or not value:
+        raise argparse.ArgumentTypeError(f"expected KGYM_NAME=VALUE, got {text!r}")
+    return name, value
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument(
@@ -779,6 +807,15 @@ def main(argv: list[str] | None = None) -> int:
         help=f"throughput: also measure the service with jobs holding the GPU lock otherwise "
         f"({SHARING}=MODE: {' and '.join(SHARING_MODES)} when none is named), against the same "
         "baseline",
+    )
+    p.add_argument(
+        "--compare-env",
+        action="append",
+        type=env_switch,
+        default=[],
+        metavar="NAME=VALUE",
+        help="throughput and latency: also measure the service with this operator switch in its "
+        "environment (e.g. KGYM_START_GATE=off), against the same baseline; may repeat",
     )
     p.add_argument(
         "--repeat",

@@ -112,7 +112,9 @@ namespace {
 // the one against the other); KGYM_GPU_SHARING: how jobs hold a GPU's lock (kgym/harness/run.py;
 // `serial`, the layout before `batched`, and `reserved`, batched with a timer's early hold of the
 // gate, are for measuring them side by side); KGYM_GPU_KEEPER: whether each GPU gets a process
-// that holds a CUDA context for the service's lifetime (kgym/service/gpu_keeper.hpp).
+// that holds a CUDA context for the service's lifetime (kgym/service/gpu_keeper.hpp);
+// KGYM_START_GATE: whether a GPU's jobs make their CUDA contexts one job at a time (run.py;
+// `off` is for measuring).
 void check_operator_switches(bool fork_server) {
   struct Switch {
     const char* name;
@@ -124,6 +126,7 @@ void check_operator_switches(bool fork_server) {
       {"KGYM_JUDGE_FUSED_CHECK", {"on", "off"}, false},
       {"KGYM_GPU_SHARING", {"batched", "serial", "reserved"}, false},
       {"KGYM_GPU_KEEPER", {"on", "off"}, false},
+      {"KGYM_START_GATE", {"on", "off"}, false},
   };
   for (const auto& s : switches) {
     if (s.needs_fork_server && !fork_server) continue;
@@ -235,8 +238,9 @@ MachineSlots make_machine_slots(const SlotOptions& o) {
     add_workers(o.cpu_workers > 0 ? o.cpu_workers : cores, "cpu", "", "", nullptr);
   } else {
     for (int id : gpus) {
-      // The harness opens both read-only and flocks them: the lock (shared while a job uses the
-      // GPU, exclusive while it times) and its gate (see python/kgym/harness/run.py). The user's
+      // The harness opens these read-only and flocks them: the lock (shared while a job uses the
+      // GPU, exclusive while it times), its gate, and the start gate that jobs make their CUDA
+      // contexts behind, one at a time (see python/kgym/harness/run.py). The user's
       // lock of this GPU, the one `kgym check` and every other kgym-gym of the user take, so
       // that two services on one GPU (each with its own state directory) do not time at once;
       // one in the state directory only when the user has no lock directory.
@@ -245,6 +249,7 @@ MachineSlots make_machine_slots(const SlotOptions& o) {
         lock = fmt::format("{}/gpu{}.timing.lock", o.state_dir, id);
         std::ofstream{lock, std::ios::app};
         std::ofstream{lock + ".gate", std::ios::app};
+        std::ofstream{lock + ".start", std::ios::app};
       }
       const auto label = fmt::format("gpu{}", id);
       add_workers(std::max(1, o.workers_per_gpu), label, std::to_string(id), lock,

@@ -52,6 +52,7 @@ TEST(TimingLock, OnePerGpuAndUserWithItsGate) {
   EXPECT_EQ(first, (dir / "kgym" / "gpu0.timing.lock").string());
   EXPECT_TRUE(fs::exists(first));
   EXPECT_TRUE(fs::exists(first + ".gate"));
+  EXPECT_TRUE(fs::exists(first + ".start"));
   job.visible_devices = "3,1";
   EXPECT_EQ(kgym::check::default_timing_lock(job), (dir / "kgym" / "gpu3.timing.lock").string());
   job.visible_devices = "GPU-1a/../x";  // a UUID-style value never leaves the directory

@@ -39,7 +39,8 @@ constexpr double kImpossibleFraction = 0.8;
 // this environment): whether they import torch's compiler stack (auto, on, off);
 // KGYM_JUDGE_FUSED_CHECK, the judge's: whether it checks timed outputs with its fused kernel;
 // KGYM_GPU_SHARING, the judge's too: how it holds the GPU lock (batched; serial, the layout
-// before, and reserved, for measuring).
+// before, and reserved, for measuring); KGYM_START_GATE, the judge's: whether jobs make their
+// CUDA contexts one at a time per GPU (on; off, for measuring).
 bool passes_environment_filter(std::string_view name) {
   static constexpr std::string_view kExact[] = {"PATH",
                                                 "LD_LIBRARY_PATH",
@@ -47,7 +48,8 @@ bool passes_environment_filter(std::string_view name) {
                                                 "LC_ALL",
                                                 "KGYM_FORKSERVER_COMPILER_IMPORTS",
                                                 "KGYM_JUDGE_FUSED_CHECK",
-                                                "KGYM_GPU_SHARING"};
+                                                "KGYM_GPU_SHARING",
+                                                "KGYM_START_GATE"};
   static constexpr std::string_view kPrefixes[] = {"CUDA_", "NVIDIA_", "TRITON_", "CUBLAS_"};
   for (auto e : kExact) {
     if (name == e) return true;
@@ -592,7 +594,7 @@ std::string gpu_timing_lock(std::string gpu) {
   fs::create_directories(dir, ec);
   if (ec) return {};
   const auto lock = (dir / fmt::format("gpu{}.timing.lock", gpu)).string();
-  for (const auto& path : {lock, lock + ".gate"}) {
+  for (const auto& path : {lock, lock + ".gate", lock + ".start"}) {
     std::ofstream touch(path, std::ios::app);
     if (!touch) return {};
   }
@@ -660,11 +662,14 @@ json run_prepared(const CheckJob& requested, const PreparedCandidate& prepared,
     const auto& installed = interpreter_view(spec.program.executable);
     spec.view_readonly = installed.readonly;
     spec.view_hidden = installed.hidden;
-    // The GPU's timing lock and its gate (flock works on read-only descriptors); nothing else of
-    // the service's state directory.
+    // The GPU's timing lock, its gate and its start gate (flock works on read-only
+    // descriptors); nothing else of the service's state directory. A lock made by an older
+    // kgym may have no start gate: the harness then starts without it.
     if (!job.timing_lock.empty()) {
       spec.view_readonly.push_back(job.timing_lock);
       spec.view_readonly.push_back(job.timing_lock + ".gate");
+      if (fs::exists(job.timing_lock + ".start"))
+        spec.view_readonly.push_back(job.timing_lock + ".start");
     }
   }
   spec.token = sandbox::make_report_token();

@@ -136,8 +136,9 @@ class SlotDraw:
         self.ev = ev
         self.redirect: bool | None = None
 
-    def fill(self, views: Any, k: int, seed: int) -> None:
-        """Slot ``k`` of ``views`` holds the inputs of ``seed`` and poisoned outputs."""
+    def fill(self, views: Any, k: int, seed: int, poison: bool = True) -> None:
+        """Slot ``k`` of ``views`` holds the inputs of ``seed`` and, with ``poison``, poisoned
+        outputs."""
         ev = self.ev
         slot = views.inputs[k]
         if self.redirect is not False:
@@ -156,6 +157,6 @@ class SlotDraw:
                 # Drawing into the slot pays where it works; the ordinary way saves the mode.
                 self.redirect = bool(filled)
             if filled is not None:  # empty: nothing was redirected, an ordinary set
-                ev._fill(views, k, drawn, filled)
+                ev._fill(views, k, drawn, filled, poison)
                 return
-        ev._fill(views, k, ev._inputs(seed))
+        ev._fill(views, k, ev._inputs(seed), poison=poison)

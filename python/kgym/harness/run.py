@@ -140,6 +140,11 @@ class Evaluation:
         self.gate_fd = (
             os.open(gate, os.O_RDONLY | os.O_CLOEXEC) if lock_path and os.path.exists(gate) else -1
         )
+        # The GPU's start gate (``_start_gate``); the operator's KGYM_START_GATE=off leaves
+        # every job's processes to make their CUDA contexts at once (for measuring the two).
+        start = lock_path + ".start"
+        gated = os.environ.get("KGYM_START_GATE", "on") != "off"
+        self.start_gate = start if lock_path and gated and os.path.exists(start) else ""
 
     # -- the service's per-GPU lock ------------------------------------------------------------
     @contextlib.contextmanager
@@ -170,6 +175,27 @@ class Evaluation:
             yield
         finally:
             fcntl.flock(self.timing_lock_fd, fcntl.LOCK_UN)
+
+    @contextlib.contextmanager
+    def _start_gate(self) -> Iterator[None]:
+        """One job at a time per GPU makes its CUDA contexts (its runners' warm-up and its own):
+        the driver makes a machine's contexts one after the other, so that jobs starting at
+        once (a service's slots at a batch's start) all got theirs at the end, about 0.15 s per
+        context later than the first could have (eight jobs: 3.5-3.7 s, where one job alone
+        takes 0.35 s; bench/service_gpu/results.md, fourteenth session). Behind the gate the
+        first job in is the first one ready to use the GPU. An exclusive flock on ``.start``
+        beside the GPU's timing lock, held by the judge alone (opened after its runners are
+        forked, so that no runner has a descriptor of it), only around the gym's own code, and
+        never while the judge waits for the GPU lock."""
+        if not self.start_gate:
+            yield
+            return
+        fd = os.open(self.start_gate, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # its wait: the stretch load_start_gate
+            yield
+        finally:
+            os.close(fd)  # which lets the lock go
 
     def _reserve_gate(self) -> None:
         """`reserved`: from the end of a job's correctness trials, inside its shared hold, the
@@ -410,17 +436,38 @@ class Evaluation:
         # reader's own fence.
         self.runners["candidate"].request({"op": "ping"})
         self.candidate_observed = self.runners["candidate"].observed()
-        # Both runners start their slow GPU set-up now (the CUDA context, the profiler's first
-        # start), while the judge confines itself, loads the task and builds its reference; the
-        # replies are read before the set-up (init). On a CPU the request does nothing, but
-        # takes the same path.
-        warm = {"op": "warm", "device": "cuda" if use_cuda else "cpu"}
-        warm["profile"] = bool(self.job["profile"])
-        for role in ("reference", "candidate"):
-            self._send(role, warm, "load")
-        self.warming = True
         stretch = self._stretch("load_runners", stretch)
-        # The judge leaves root too before any task code runs (task sources come from clients).
+        with self._start_gate() if use_cuda else contextlib.nullcontext():
+            stretch = self._stretch("load_start_gate", stretch)
+            # Both runners start their slow GPU set-up now (the CUDA context, the profiler's
+            # first start), while the judge confines itself and makes its own context; the
+            # replies are read before the set-up (init), or here behind the start gate. On a
+            # CPU the request does nothing, but takes the same path.
+            warm = {"op": "warm", "device": "cuda" if use_cuda else "cpu"}
+            warm["profile"] = bool(self.job["profile"])
+            for role in ("reference", "candidate"):
+                self._send(role, warm, "load")
+            self.warming = True
+            stretch = self._stretch("load_runners", stretch)
+            self._confine_judge(uid, use_cuda)
+            stretch = self._stretch("load_confine", stretch)
+            if use_cuda:
+                # The judge's own CUDA context, now that its runners are forked: beside their
+                # warm-up, outside the GPU lock, as theirs is.
+                try:
+                    torch.empty(1, device=torch.device("cuda", torch.cuda.current_device()))
+                except BaseException as exc:  # noqa: BLE001
+                    raise EvaluationFailure(
+                        "infra_error", "load", exc, f"the judge could not start on the GPU: {exc}"
+                    ) from exc
+                self._stretch("load_context", stretch)
+                if self.start_gate:
+                    self._await_warm("load")  # the gate goes once the runners' contexts exist
+        self._done("load", started)
+
+    def _confine_judge(self, uid: int, use_cuda: bool) -> None:
+        """The judge leaves root, fences its writes and filters its system calls before any
+        task code runs (task sources come from clients); its GPU memory reader is made first."""
         applied, note = _core.confine_drop_capabilities(uid)
         # The watch counts every process it may signal as the job's only once the judge holds
         # the job's uid: as root it may signal them all.
@@ -431,13 +478,11 @@ class Evaluation:
             self.judge["unprivileged_note"] = note
         elif os.geteuid() == 0:
             self.judge.setdefault("unprivileged_note", "runs as root (no sandbox uid was given)")
-        stretch = self._stretch("load_confine", stretch)
         if use_cuda:
             self.memory_reader, note = nvml_reader()
             self.memory_note = note or "the evaluation ended before the candidate's code ran"
-        stretch = self._stretch("load_nvml", stretch)
-        # The judge's own write fence, now that the runners exist (each stacks its own); its own
-        # /proc/<pid> stays writable (the fence adds it: the CUDA driver writes there).
+        # The judge's own write fence, now that the runners exist (each stacks its own); its
+        # own /proc/<pid> stays writable (the fence adds it: the CUDA driver writes there).
         applied, note = _core.confine_writes([str(self.workdir)], ["/dev"])
         self.judge["writes_confined"] = applied
         if note:
@@ -448,18 +493,22 @@ class Evaluation:
         self.judge["syscalls_filtered"] = filtered
         if filter_note:
             self.judge["syscalls_note"] = filter_note
-        stretch = self._stretch("load_confine", stretch)
-        if use_cuda:
-            # The judge's own CUDA context, now that its runners are forked: beside their
-            # warm-up, outside the GPU lock, as theirs is (it was made in load, under the lock).
-            try:
-                torch.empty(1, device=torch.device("cuda", torch.cuda.current_device()))
-            except BaseException as exc:  # noqa: BLE001
+
+    def _await_warm(self, phase: str) -> None:
+        """The runners' replies to their warm-up (sent in ``start_runners``)."""
+        if not self.warming:
+            return
+        self.warming = False
+        waited = time.perf_counter()
+        for role in ("reference", "candidate"):
+            reply = self._receive(role, phase)
+            if not reply.get("ok"):
                 raise EvaluationFailure(
-                    "infra_error", "load", exc, f"the judge could not start on the GPU: {exc}"
-                ) from exc
-            self._stretch("load_context", stretch)
-        self._done("load", started)
+                    "infra_error",
+                    phase,
+                    message=f"the {role}'s runner could not start on the GPU: {str(reply)[:500]}",
+                )
+        self.durations["runner_warm_wait"] = (time.perf_counter() - waited) * 1e3
 
     def load(self) -> None:
         """Loads the task (its code may touch the GPU at import) and names the device, under the
@@ -528,20 +577,8 @@ class Evaluation:
         torch.set_grad_enabled(False)
         weights, fds = self._weights_arena()
         protected = [str(Path(loader.__file__).resolve().parents[1] / "builtin_tasks")]
-        if self.warming:
-            self.warming = False
-            waited = time.perf_counter()
-            for role in ("reference", "candidate"):
-                reply = self._receive(role, "init")
-                if not reply.get("ok"):
-                    raise EvaluationFailure(
-                        "infra_error",
-                        "init",
-                        message=f"the {role}'s runner could not start on the GPU: "
-                        f"{str(reply)[:500]}",
-                    )
-            # What the runners' warm-up (started with them, outside the lock) still had to do.
-            self.durations["runner_warm_wait"] = (time.perf_counter() - waited) * 1e3
+        # What the runners' warm-up (started with them, outside the lock) still has to do.
+        self._await_warm("init")
         self._start_memory_watch()
         # Both runners set up at once (imports, the model: seconds on a GPU each), then their
         # replies are read in order. From here the candidate's code runs: a failure of the
@@ -695,10 +732,18 @@ class Evaluation:
         return views
 
     def _fill(
-        self, views: SlotViews, k: int, inputs: list[Any], in_place: set[int] | None = None
+        self,
+        views: SlotViews,
+        k: int,
+        inputs: list[Any],
+        in_place: set[int] | None = None,
+        poison: bool = True,
     ) -> None:
         """Slot ``k`` gets ``inputs`` and poisoned outputs; ``in_place``: the positions whose
-        inputs were drawn into the slot already (input_slots.SlotDraw)."""
+        inputs were drawn into the slot already (input_slots.SlotDraw). Without ``poison`` the
+        outputs are left as they are: for the reference's timed calls, whose runner writes every
+        output of a call or fails it (runner.py, ``_store``), so that poison there would only
+        cost the window a write of every output."""
         for index, (dst, src) in enumerate(zip(views.inputs[k], inputs)):
             if in_place and index in in_place:
                 continue
@@ -710,6 +755,8 @@ class Evaluation:
                     "correctness",
                     message="the task's non-tensor inputs vary between calls (not supported)",
                 )
+        if not poison:
+            return
         for out in views.outputs[k]:
             if out is not None:
                 out.view(torch.uint8).fill_(dev.POISON_BYTE)  # NaN in every float dtype

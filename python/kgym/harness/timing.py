@@ -409,16 +409,19 @@ def time_runners(
         fresh ones."""
         role = runner_of[name]
         view = views[role]
+        # Only the candidate's outputs are poisoned: a call it skips, or an output it leaves
+        # unwritten, must not find a former answer there (run.py, _fill).
+        poison = role == "candidate"
         began = _perf_counter()
         pristine: list[Any] = []
         for index, k in enumerate(slots):
             seed = seeds[index] if seeds is not None else ev._fresh_seed()
             if draw is not None:
-                draw.fill(view, k, seed)
+                draw.fill(view, k, seed, poison)
                 pristine.append(seed)
             else:
                 inputs = ev._inputs(seed)
-                ev._fill(view, k, inputs)
+                ev._fill(view, k, inputs, poison=poison)
                 pristine.append(inputs)
                 del inputs
         flush.zero_()
