@@ -178,15 +178,17 @@ class Evaluation:
 
     @contextlib.contextmanager
     def _start_gate(self) -> Iterator[None]:
-        """One job at a time per GPU makes its CUDA contexts (its runners' warm-up and its own):
-        the driver makes a machine's contexts one after the other, so that jobs starting at
-        once (a service's slots at a batch's start) all got theirs at the end, about 0.15 s per
-        context later than the first could have (eight jobs: 3.5-3.7 s, where one job alone
-        takes 0.35 s; bench/service_gpu/results.md, fourteenth session). Behind the gate the
-        first job in is the first one ready to use the GPU. An exclusive flock on ``.start``
-        beside the GPU's timing lock, held by the judge alone (opened after its runners are
-        forked, so that no runner has a descriptor of it), only around the gym's own code, and
-        never while the judge waits for the GPU lock."""
+        """One job at a time per GPU makes its CUDA contexts (its runners' warm-up is asked for
+        and its own context made behind the gate). The driver makes a machine's contexts one
+        after the other, so jobs that start at once (a service's slots at a batch's start) all
+        got theirs at the end: eight jobs 3.5-3.7 s, where one job alone takes 0.35 s
+        (bench/service_gpu/results.md). Behind the gate the first job in is the first one
+        ready to use the GPU. The judge asks for its runners' contexts before it makes its own,
+        so the gate covers most of theirs; their replies are read later (init), since waiting
+        for them here kept the gate longer and made a job alone slower. An exclusive flock on
+        ``.start`` beside the GPU's timing lock, held by the judge alone (opened after its
+        runners are forked, so that no runner has a descriptor of it), only around the gym's
+        own code, and never while the judge waits for the GPU lock."""
         if not self.start_gate:
             yield
             return
@@ -441,8 +443,9 @@ class Evaluation:
             stretch = self._stretch("load_start_gate", stretch)
             # Both runners start their slow GPU set-up now (the CUDA context, the profiler's
             # first start), while the judge confines itself and makes its own context; the
-            # replies are read before the set-up (init), or here behind the start gate. On a
-            # CPU the request does nothing, but takes the same path.
+            # replies are read before the set-up (init), so that their last steps overlap the
+            # judge's load rather than hold the start gate. On a CPU the request does nothing,
+            # but takes the same path.
             warm = {"op": "warm", "device": "cuda" if use_cuda else "cpu"}
             warm["profile"] = bool(self.job["profile"])
             for role in ("reference", "candidate"):
@@ -461,8 +464,6 @@ class Evaluation:
                         "infra_error", "load", exc, f"the judge could not start on the GPU: {exc}"
                     ) from exc
                 self._stretch("load_context", stretch)
-                if self.start_gate:
-                    self._await_warm("load")  # the gate goes once the runners' contexts exist
         self._done("load", started)
 
     def _confine_judge(self, uid: int, use_cuda: bool) -> None:
