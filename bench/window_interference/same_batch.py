@@ -125,7 +125,10 @@ def main(argv: list[str] | None = None) -> int:
         "runs": runs,
         "command": command,
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "meta": service_bench.meta(argv, time.perf_counter() - began),
+        "meta": {
+            **service_bench.meta(argv, time.perf_counter() - began),
+            "command": command,
+        },
     }
     args.out_dir.mkdir(parents=True, exist_ok=True)
     (args.out_dir / "results-same-batch.json").write_text(json.dumps(out, indent=1))
