@@ -1,0 +1,196 @@
+"""How fast a timed input set can be drawn: torch's normal generator against a Philox kernel in
+Triton, and the GPU's write bandwidth (the poison fill) as the bound.
+
+Inside a timing window the judge draws every call's inputs fresh: for `04_mean_dim` 20 of a
+round's 36 ms on an H200, for `01_relu` about a third (bench/window_interference/results.md).
+Each set is a `torch.randn` of 256 MiB for the tasks measured. This script times, on tensors of
+that size, `torch.randn(..., out=)` with torch's generator (what the judge does now), a Triton
+kernel that writes four normals per Philox draw (`tl.randn4x`), one that writes one per draw
+(`tl.randn`), the first with fewer Philox rounds (6, 3; 10 by default), uniforms
+(`tl.rand4x`: Philox without the normal transform), and `fill_` (a write of the same bytes, no
+random numbers): the medians of
+alternating runs, in GB/s of output, and the Triton draw's mean and standard deviation as a
+sanity check of its distribution.
+
+    python bench/judge_inputs/normal_draw.py [--mib 256] [--repeats 20] [--json]
+
+Writes results-normal-draw.json and appends a section to results-normal-draw.md beside this file.
+"""
+
+# ruff: noqa: ANN001 - a Triton kernel's arguments take no Python annotations (Triton reads them)
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import statistics
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+import triton
+import triton.language as tl
+
+HERE = Path(__file__).resolve().parent
+
+
+@triton.jit
+def _normal4x(out_ptr, n, seed, BLOCK: tl.constexpr):
+    base = tl.program_id(0).to(tl.int64) * BLOCK * 4
+    offsets = base + tl.arange(0, BLOCK)
+    a, b, c, d = tl.randn4x(seed, offsets)
+    tl.store(out_ptr + offsets, a, mask=offsets < n)
+    tl.store(out_ptr + offsets + BLOCK, b, mask=offsets + BLOCK < n)
+    tl.store(out_ptr + offsets + 2 * BLOCK, c, mask=offsets + 2 * BLOCK < n)
+    tl.store(out_ptr + offsets + 3 * BLOCK, d, mask=offsets + 3 * BLOCK < n)
+
+
+@triton.jit
+def _normal4x_rounds(out_ptr, n, seed, BLOCK: tl.constexpr, ROUNDS: tl.constexpr):
+    base = tl.program_id(0).to(tl.int64) * BLOCK * 4
+    offsets = base + tl.arange(0, BLOCK)
+    a, b, c, d = tl.randn4x(seed, offsets, ROUNDS)
+    tl.store(out_ptr + offsets, a, mask=offsets < n)
+    tl.store(out_ptr + offsets + BLOCK, b, mask=offsets + BLOCK < n)
+    tl.store(out_ptr + offsets + 2 * BLOCK, c, mask=offsets + 2 * BLOCK < n)
+    tl.store(out_ptr + offsets + 3 * BLOCK, d, mask=offsets + 3 * BLOCK < n)
+
+
+@triton.jit
+def _uniform4x(out_ptr, n, seed, BLOCK: tl.constexpr):
+    base = tl.program_id(0).to(tl.int64) * BLOCK * 4
+    offsets = base + tl.arange(0, BLOCK)
+    a, b, c, d = tl.rand4x(seed, offsets)
+    tl.store(out_ptr + offsets, a, mask=offsets < n)
+    tl.store(out_ptr + offsets + BLOCK, b, mask=offsets + BLOCK < n)
+    tl.store(out_ptr + offsets + 2 * BLOCK, c, mask=offsets + 2 * BLOCK < n)
+    tl.store(out_ptr + offsets + 3 * BLOCK, d, mask=offsets + 3 * BLOCK < n)
+
+
+@triton.jit
+def _normal1x(out_ptr, n, seed, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offsets, tl.randn(seed, offsets), mask=offsets < n)
+
+
+def draw4x(out: torch.Tensor, seed: int) -> None:
+    block = 1024
+    _normal4x[(triton.cdiv(out.numel(), 4 * block),)](out, out.numel(), seed, BLOCK=block)
+
+
+def draw4x_rounds(out: torch.Tensor, seed: int, rounds: int) -> None:
+    block = 1024
+    grid = (triton.cdiv(out.numel(), 4 * block),)
+    _normal4x_rounds[grid](out, out.numel(), seed, BLOCK=block, ROUNDS=rounds)
+
+
+def uniform4x(out: torch.Tensor, seed: int) -> None:
+    block = 1024
+    _uniform4x[(triton.cdiv(out.numel(), 4 * block),)](out, out.numel(), seed, BLOCK=block)
+
+
+def draw1x(out: torch.Tensor, seed: int) -> None:
+    block = 1024
+    _normal1x[(triton.cdiv(out.numel(), block),)](out, out.numel(), seed, BLOCK=block)
+
+
+def time_ms(fn: Callable[[], None]) -> float:
+    start = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn()
+    end.record()
+    end.synchronize()
+    return float(start.elapsed_time(end))
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--mib", type=int, default=256, help="one input set's size")
+    p.add_argument("--repeats", type=int, default=20, help="alternating runs of each method")
+    p.add_argument("--out-dir", type=Path, default=HERE, help="where the results go")
+    p.add_argument("--json", action="store_true", help="print the results as JSON")
+    args = p.parse_args(argv)
+    if not torch.cuda.is_available():
+        print("normal_draw: no GPU here; nothing to measure", file=sys.stderr)
+        return 2
+    device = torch.device("cuda")
+    out = torch.empty(args.mib << 18, dtype=torch.float32, device=device)  # MiB of float32
+    generator = torch.Generator(device=device)
+    methods: dict[str, Callable[[int], None]] = {
+        "torch.randn": lambda s: torch.randn(
+            out.shape, generator=generator.manual_seed(s), device=device, out=out
+        ),
+        "triton randn4x": lambda s: draw4x(out, s),
+        "triton randn": lambda s: draw1x(out, s),
+        "triton randn4x, 6 Philox rounds": lambda s: draw4x_rounds(out, s, 6),
+        "triton randn4x, 3 Philox rounds": lambda s: draw4x_rounds(out, s, 3),
+        "triton rand4x (uniform, no transform)": lambda s: uniform4x(out, s),
+        "fill_ (bound)": lambda s: out.fill_(float(s % 7)),
+    }
+    for fn in methods.values():  # compile and warm each
+        fn(1)
+        fn(2)
+    torch.cuda.synchronize()
+    times: dict[str, list[float]] = {name: [] for name in methods}
+    for r in range(args.repeats):
+        for name, fn in methods.items():
+            times[name].append(time_ms(lambda fn=fn, r=r: fn(1000 + r)))
+    nbytes = out.numel() * 4
+    rows = {
+        name: {
+            "median_ms": round(statistics.median(t), 4),
+            "gb_per_s": round(nbytes / (statistics.median(t) * 1e-3) / 1e9, 1),
+        }
+        for name, t in times.items()
+    }
+    draw4x(out, 12345)
+    sample = out[: 1 << 24].double()
+    same_seed = out.clone()
+    draw4x(out, 12345)
+    gpu = torch.cuda.get_device_name(device)
+    result: dict[str, Any] = {
+        "gpu": gpu,
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "set_mib": args.mib,
+        "repeats": args.repeats,
+        "methods": rows,
+        "triton_randn4x_vs_torch": round(
+            rows["torch.randn"]["median_ms"] / rows["triton randn4x"]["median_ms"], 2
+        ),
+        "triton_randn4x_sample": {
+            "mean": round(float(sample.mean()), 5),
+            "std": round(float(sample.std()), 5),
+            "same_bytes_for_the_same_seed": bool(torch.equal(out, same_seed)),
+        },
+        "command": "python bench/judge_inputs/normal_draw.py "
+        + " ".join(argv if argv is not None else sys.argv[1:]),
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+    }
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    (args.out_dir / "results-normal-draw.json").write_text(json.dumps(result, indent=1))
+    lines = [
+        f"\n## {result['date']} on {gpu} (torch {torch.__version__}, triton {triton.__version__})\n",
+        f"`{result['command']}`: one set of {args.mib} MiB of float32, medians of "
+        f"{args.repeats} alternating runs\n",
+        "| method | ms a set | GB/s written |",
+        "| --- | --- | --- |",
+        *(f"| {name} | {row['median_ms']} | {row['gb_per_s']} |" for name, row in rows.items()),
+        "",
+        f"Triton's `randn4x` draw against torch's: {result['triton_randn4x_vs_torch']}x; its "
+        f"first 16 M values: mean {result['triton_randn4x_sample']['mean']}, standard deviation "
+        f"{result['triton_randn4x_sample']['std']}; the same seed gave the same bytes: "
+        f"{result['triton_randn4x_sample']['same_bytes_for_the_same_seed']}.",
+    ]
+    with open(args.out_dir / "results-normal-draw.md", "a") as f:
+        f.write("\n".join(lines) + "\n")
+    if args.json:
+        print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
