@@ -125,8 +125,6 @@ def test_sharers_that_wait_for_a_window_all_go_in_before_the_next_timer(tmp_path
 def test_a_job_between_two_holds_has_its_runners_stopped(tmp_path: Path) -> None:
     """Whatever a candidate leaves running in its runner launches nothing while its job holds
     no GPU lock: the runners stop before the lock goes, and go on only once it is held again."""
-    import fcntl
-
     lock = tmp_path / "gpu0.timing.lock"
     lock.touch()
     Path(str(lock) + ".gate").touch()
@@ -226,8 +224,6 @@ def test_a_reserved_gate_keeps_newcomers_out_until_the_window(tmp_path: Path) ->
 
 
 def test_a_gate_reserved_for_a_window_that_does_not_come_is_let_go(tmp_path: Path) -> None:
-    import fcntl
-
     import torch
 
     lock = tmp_path / "gpu0.timing.lock"

@@ -38,37 +38,9 @@ from triton.language.extra import libdevice
 HERE = Path(__file__).resolve().parent
 
 
-@triton.jit
-def _normal4x(out_ptr, n, seed, BLOCK: tl.constexpr):
-    base = tl.program_id(0).to(tl.int64) * BLOCK * 4
-    offsets = base + tl.arange(0, BLOCK)
-    a, b, c, d = tl.randn4x(seed, offsets)
-    tl.store(out_ptr + offsets, a, mask=offsets < n)
-    tl.store(out_ptr + offsets + BLOCK, b, mask=offsets + BLOCK < n)
-    tl.store(out_ptr + offsets + 2 * BLOCK, c, mask=offsets + 2 * BLOCK < n)
-    tl.store(out_ptr + offsets + 3 * BLOCK, d, mask=offsets + 3 * BLOCK < n)
-
-
-@triton.jit
-def _normal4x_rounds(out_ptr, n, seed, BLOCK: tl.constexpr, ROUNDS: tl.constexpr):
-    base = tl.program_id(0).to(tl.int64) * BLOCK * 4
-    offsets = base + tl.arange(0, BLOCK)
-    a, b, c, d = tl.randn4x(seed, offsets, ROUNDS)
-    tl.store(out_ptr + offsets, a, mask=offsets < n)
-    tl.store(out_ptr + offsets + BLOCK, b, mask=offsets + BLOCK < n)
-    tl.store(out_ptr + offsets + 2 * BLOCK, c, mask=offsets + 2 * BLOCK < n)
-    tl.store(out_ptr + offsets + 3 * BLOCK, d, mask=offsets + 3 * BLOCK < n)
-
-
-@triton.jit
-def _uniform4x(out_ptr, n, seed, BLOCK: tl.constexpr):
-    base = tl.program_id(0).to(tl.int64) * BLOCK * 4
-    offsets = base + tl.arange(0, BLOCK)
-    a, b, c, d = tl.rand4x(seed, offsets)
-    tl.store(out_ptr + offsets, a, mask=offsets < n)
-    tl.store(out_ptr + offsets + BLOCK, b, mask=offsets + BLOCK < n)
-    tl.store(out_ptr + offsets + 2 * BLOCK, c, mask=offsets + 2 * BLOCK < n)
-    tl.store(out_ptr + offsets + 3 * BLOCK, d, mask=offsets + 3 * BLOCK < n)
+# What a kernel of `_draw4x` writes: normals by Triton's `randn4x` (Box-Muller at full
+# precision), uniforms (`rand4x`, no transform), or normals by Box-Muller with fast intrinsics.
+RANDN4X, RAND4X, FAST_BOX_MULLER = 0, 1, 2
 
 
 @triton.jit
@@ -81,12 +53,17 @@ def _box_muller_fast(u1, u2):
 
 
 @triton.jit
-def _normal4x_fast(out_ptr, n, seed, BLOCK: tl.constexpr):
-    base = tl.program_id(0).to(tl.int64) * BLOCK * 4
-    offsets = base + tl.arange(0, BLOCK)
-    u1, u2, u3, u4 = tl.rand4x(seed, offsets)
-    a, b = _box_muller_fast(u1, u2)
-    c, d = _box_muller_fast(u3, u4)
+def _draw4x(out_ptr, n, seed, BLOCK: tl.constexpr, KIND: tl.constexpr, ROUNDS: tl.constexpr):
+    """Four values per Philox draw, written as four blocks of BLOCK."""
+    offsets = tl.program_id(0).to(tl.int64) * BLOCK * 4 + tl.arange(0, BLOCK)
+    if KIND == 0:
+        a, b, c, d = tl.randn4x(seed, offsets, ROUNDS)
+    elif KIND == 1:
+        a, b, c, d = tl.rand4x(seed, offsets, ROUNDS)
+    else:
+        u1, u2, u3, u4 = tl.rand4x(seed, offsets, ROUNDS)
+        a, b = _box_muller_fast(u1, u2)
+        c, d = _box_muller_fast(u3, u4)
     tl.store(out_ptr + offsets, a, mask=offsets < n)
     tl.store(out_ptr + offsets + BLOCK, b, mask=offsets + BLOCK < n)
     tl.store(out_ptr + offsets + 2 * BLOCK, c, mask=offsets + 2 * BLOCK < n)
@@ -99,25 +76,10 @@ def _normal1x(out_ptr, n, seed, BLOCK: tl.constexpr):
     tl.store(out_ptr + offsets, tl.randn(seed, offsets), mask=offsets < n)
 
 
-def draw4x(out: torch.Tensor, seed: int) -> None:
-    block = 1024
-    _normal4x[(triton.cdiv(out.numel(), 4 * block),)](out, out.numel(), seed, BLOCK=block)
-
-
-def draw4x_rounds(out: torch.Tensor, seed: int, rounds: int) -> None:
+def draw4x(out: torch.Tensor, seed: int, kind: int = RANDN4X, rounds: int = 10) -> None:
     block = 1024
     grid = (triton.cdiv(out.numel(), 4 * block),)
-    _normal4x_rounds[grid](out, out.numel(), seed, BLOCK=block, ROUNDS=rounds)
-
-
-def draw4x_fast(out: torch.Tensor, seed: int) -> None:
-    block = 1024
-    _normal4x_fast[(triton.cdiv(out.numel(), 4 * block),)](out, out.numel(), seed, BLOCK=block)
-
-
-def uniform4x(out: torch.Tensor, seed: int) -> None:
-    block = 1024
-    _uniform4x[(triton.cdiv(out.numel(), 4 * block),)](out, out.numel(), seed, BLOCK=block)
+    _draw4x[grid](out, out.numel(), seed, BLOCK=block, KIND=kind, ROUNDS=rounds)
 
 
 def draw1x(out: torch.Tensor, seed: int) -> None:
@@ -154,10 +116,10 @@ def main(argv: list[str] | None = None) -> int:
         ),
         "triton randn4x": lambda s: draw4x(out, s),
         "triton randn": lambda s: draw1x(out, s),
-        "triton randn4x, 6 Philox rounds": lambda s: draw4x_rounds(out, s, 6),
-        "triton randn4x, 3 Philox rounds": lambda s: draw4x_rounds(out, s, 3),
-        "triton rand4x (uniform, no transform)": lambda s: uniform4x(out, s),
-        "triton rand4x, Box-Muller with fast intrinsics": lambda s: draw4x_fast(out, s),
+        "triton randn4x, 6 Philox rounds": lambda s: draw4x(out, s, RANDN4X, 6),
+        "triton randn4x, 3 Philox rounds": lambda s: draw4x(out, s, RANDN4X, 3),
+        "triton rand4x (uniform, no transform)": lambda s: draw4x(out, s, RAND4X),
+        "triton rand4x, Box-Muller with fast intrinsics": lambda s: draw4x(out, s, FAST_BOX_MULLER),
         "fill_ (bound)": lambda s: out.fill_(float(s % 7)),
     }
     for fn in methods.values():  # compile and warm each
@@ -181,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     same_seed = out.clone()
     draw4x(out, 12345)
     deterministic = bool(torch.equal(out, same_seed))
-    draw4x_fast(out, 54321)
+    draw4x(out, 54321, FAST_BOX_MULLER)
     fast = out[: 1 << 24].double()
     fast_moments = {
         "mean": round(float(fast.mean()), 5),

@@ -24,9 +24,7 @@ Writes results.json and appends a section to results.md beside this file.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -36,6 +34,8 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
+sys.path.insert(0, str(HERE.parent / "service_gpu"))
+import run as service_bench  # noqa: E402  (bench/service_gpu/run.py: the machine's description)
 
 NVML_POLLER = r"""
 import time, pynvml
@@ -147,24 +147,21 @@ def main(argv: list[str] | None = None) -> int:
         counts = {n: int(v) for n, _, v in (x.partition("=") for x in args.k.split(",") if x)}
     except ValueError:
         p.error(f"--k: expected NAME=K,..., got {args.k!r}")
-    try:
-        gpu = subprocess.run(
-            ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-            capture_output=True,
-            text=True,
-        ).stdout.strip()
-    except FileNotFoundError:
-        gpu = "no GPU (the CPU: timing is unavailable, only the plumbing runs)"
+    began = time.perf_counter()
     tasks = [t for t in args.tasks.split(",") if t]
-    out: dict[str, Any] = {"gpu": gpu, "k": counts, "conditions": {}}
+    out: dict[str, Any] = {"k": counts, "conditions": {}}
     for name in args.conditions.split(","):
         k = counts.get(name, 0)
         out["conditions"][name] = run_condition(name, k, tasks, args.evaluations)
     out["command"] = "python bench/window_interference/run.py " + " ".join(
         argv if argv is not None else sys.argv[1:]
     )
-    out["date"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-    out["host"] = os.uname().nodename
+    out["meta"] = {
+        **service_bench.meta(argv, time.perf_counter() - began),
+        "command": out["command"],
+    }
+    out["date"] = out["meta"]["date"]
+    gpu = out["meta"]["gpu"]
     args.out_dir.mkdir(parents=True, exist_ok=True)
     (args.out_dir / "results.json").write_text(json.dumps(out, indent=1))
     lines = [
