@@ -21,8 +21,13 @@ using kgym::sandbox::detail::nproc_limit_for;
 
 namespace {
 
-// Far above any uid this machine gives out, below the largest a uid may be.
+// Far above any uid this machine gives out, below the largest a uid may be. ctest runs these
+// tests side by side, so each test that puts processes under an unused uid has one of its own:
+// with one shared, a test's "nothing of the uid is left" saw another test's process.
 constexpr uid_t kUnusedUid = 3'999'000'000u;
+constexpr uid_t kZombieTestUid = 3'999'000'001u;
+constexpr uid_t kLeaderTestUid = 3'999'000'002u;
+constexpr uid_t kProcessLimitTestUid = 3'999'000'003u;
 
 // In a forked child: takes `uid` as every one of its ids, or exits.
 void become(uid_t uid) {
@@ -79,16 +84,16 @@ TEST(JobUidCleanup, ThisProcessIsLiveAndAnUnusedUidHasNone) {
 
 TEST(JobUidCleanup, AZombieIsNotLive) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to take another uid";
-  const pid_t zombie = child_as(kUnusedUid, false);
+  const pid_t zombie = child_as(kZombieTestUid, false);
   ASSERT_GT(zombie, 0);
   wait_exited_unreaped(zombie);
-  EXPECT_FALSE(live_process_of(kUnusedUid, -1));
+  EXPECT_FALSE(live_process_of(kZombieTestUid, -1));
   waitpid(zombie, nullptr, 0);
 
-  const pid_t waiting = child_as(kUnusedUid, true);
+  const pid_t waiting = child_as(kZombieTestUid, true);
   ASSERT_GT(waiting, 0);
-  EXPECT_TRUE(becomes_live(kUnusedUid));
-  EXPECT_FALSE(live_process_of(kUnusedUid, waiting));  // the one excepted
+  EXPECT_TRUE(becomes_live(kZombieTestUid));
+  EXPECT_FALSE(live_process_of(kZombieTestUid, waiting));  // the one excepted
   ::kill(waiting, SIGKILL);
   waitpid(waiting, nullptr, 0);
 }
@@ -97,7 +102,7 @@ TEST(JobUidCleanup, ALeaderThatEndedAloneIsLiveWhileItsThreadsRun) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to take another uid";
   const pid_t pid = fork();
   if (pid == 0) {
-    become(kUnusedUid);
+    become(kLeaderTestUid);
     std::thread([] {
       while (true) pause();
     }).detach();
@@ -105,10 +110,10 @@ TEST(JobUidCleanup, ALeaderThatEndedAloneIsLiveWhileItsThreadsRun) {
   }
   ASSERT_GT(pid, 0);
   ASSERT_TRUE(status_comes_to_show(pid, "State:\tZ"));  // the leader, a zombie
-  EXPECT_TRUE(live_process_of(kUnusedUid, -1));
+  EXPECT_TRUE(live_process_of(kLeaderTestUid, -1));
   ::kill(pid, SIGKILL);
   waitpid(pid, nullptr, 0);
-  EXPECT_FALSE(live_process_of(kUnusedUid, -1));
+  EXPECT_FALSE(live_process_of(kLeaderTestUid, -1));
 }
 
 TEST(JobUidCleanup, KillsWhatIsLeftOfTheUidBesideTheJobsZombie) {
@@ -139,7 +144,7 @@ TEST(JobUidCleanup, ANonRootSupervisorsProcessLimitCountsItsUidsThreads) {
   // A process of the uid with three threads, then a "supervisor" of the same uid asking.
   const pid_t busy = fork();
   if (busy == 0) {
-    become(kUnusedUid);
+    become(kProcessLimitTestUid);
     for (int i = 0; i < 2; ++i) {
       std::thread([] {
         while (true) pause();
@@ -151,7 +156,7 @@ TEST(JobUidCleanup, ANonRootSupervisorsProcessLimitCountsItsUidsThreads) {
   ASSERT_TRUE(status_comes_to_show(busy, "Threads:\t3"));  // its two threads started
   const pid_t asking = fork();
   if (asking == 0) {
-    become(kUnusedUid);
+    become(kProcessLimitTestUid);
     Limits limits;
     limits.sandbox_uid = -1;
     limits.max_processes = 100;
