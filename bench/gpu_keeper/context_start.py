@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import os
 import shutil
 import statistics
@@ -29,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from record import record  # noqa: E402
 
 WORKER = r"""
 import os, sys, time
@@ -150,7 +151,6 @@ def main(argv: list[str] | None = None) -> int:
                     time.sleep(1.5)
     out["command"] = "python bench/gpu_keeper/context_start.py " + " ".join(argv or sys.argv[1:])
     out["date"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-    (HERE / "results.json").write_text(json.dumps(out, indent=1))
     lines = [
         f"\n## {out['date']} on {gpu}\n",
         f"`{out['command']}` (medians over {args.trials} trials; ms)\n",
@@ -163,10 +163,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"| {kind} | {n} | {row['init_median_ms']} | {row['context_median_ms']} | "
                 f"{row['all_started_median_ms']} | {row['end_median_ms']} |"
             )
-    with open(HERE / "results.md", "a") as f:
-        f.write("\n".join(lines) + "\n")
-    if args.json:
-        print(json.dumps(out))
+    record(HERE / "results.json", out, HERE / "results.md", lines, args.json)
     return 0
 
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import statistics
 import sys
 from collections.abc import Callable
@@ -36,7 +35,8 @@ import triton.language as tl
 from triton.language.extra import libdevice
 
 HERE = Path(__file__).resolve().parent
-
+sys.path.insert(0, str(HERE.parent))
+from record import record  # noqa: E402
 
 # What a kernel of `_draw4x` writes: normals by Triton's `randn4x` (Box-Muller at full
 # precision), uniforms (`rand4x`, no transform), or normals by Box-Muller with fast intrinsics.
@@ -177,8 +177,6 @@ def main(argv: list[str] | None = None) -> int:
         + " ".join(argv if argv is not None else sys.argv[1:]),
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     }
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    (args.out_dir / "results-normal-draw.json").write_text(json.dumps(result, indent=1))
     lines = [
         f"\n## {result['date']} on {gpu} (torch {torch.__version__}, triton {triton.__version__})\n",
         f"`{result['command']}`: one set of {args.mib} MiB of float32, medians of "
@@ -194,10 +192,10 @@ def main(argv: list[str] | None = None) -> int:
         f"transform against torch's draw: {result['fast_transform_vs_torch']}x; its first 16 M "
         f"values: {fast_moments} (a normal's kurtosis is 3).",
     ]
-    with open(args.out_dir / "results-normal-draw.md", "a") as f:
-        f.write("\n".join(lines) + "\n")
-    if args.json:
-        print(json.dumps(result))
+    out = args.out_dir
+    record(
+        out / "results-normal-draw.json", result, out / "results-normal-draw.md", lines, args.json
+    )
     return 0
 
 

@@ -35,7 +35,10 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE.parent / "service_gpu"))
+sys.path.insert(0, str(HERE.parent))
 import run as service_bench  # noqa: E402  (bench/service_gpu/run.py: the machine's description)
+from record import record  # noqa: E402
+from window_fields import window_of  # noqa: E402
 
 NVML_POLLER = r"""
 import time, pynvml
@@ -76,20 +79,7 @@ def evaluate(task: str) -> dict[str, Any]:
         text=True,
         timeout=300,
     )
-    result = json.loads(done.stdout)
-    timing = result.get("timing") or {}
-    method = timing.get("method") or {}
-    return {
-        "status": result.get("status"),
-        "window_s": (result.get("durations_ms") or {}).get("timing", 0.0) / 1e3,
-        "rounds": method.get("rounds"),
-        "stop_reason": method.get("stop_reason"),
-        "rounds_s": (method.get("judge_s") or {}).get("rounds"),
-        "candidate_cv": (timing.get("candidate") or {}).get("cv"),
-        "reference_cv": (timing.get("reference") or {}).get("cv"),
-        "speedup": timing.get("speedup"),
-        "gpu_contended": method.get("gpu_contended"),
-    }
+    return window_of(json.loads(done.stdout))
 
 
 def run_condition(name: str, k: int, tasks: list[str], evaluations: int) -> dict[str, Any]:
@@ -162,8 +152,6 @@ def main(argv: list[str] | None = None) -> int:
     }
     out["date"] = out["meta"]["date"]
     gpu = out["meta"]["gpu"]
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    (args.out_dir / "results.json").write_text(json.dumps(out, indent=1))
     lines = [
         f"\n## {out['date']} on {gpu}\n",
         f"`{out['command']}` (medians over the evaluations; background processes {counts})\n",
@@ -177,10 +165,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{row['rounds']} | {row['candidate_cv']} | {row['reference_cv']} | "
                 f"{row['speedup']} |"
             )
-    with open(args.out_dir / "results.md", "a") as f:
-        f.write("\n".join(lines) + "\n")
-    if args.json:
-        print(json.dumps(out))
+    record(args.out_dir / "results.json", out, args.out_dir / "results.md", lines, args.json)
     return 0
 
 

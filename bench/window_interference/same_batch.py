@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import statistics
 import sys
 import tempfile
@@ -28,26 +27,14 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "service_gpu"))
+sys.path.insert(0, str(HERE.parent))
 import run as service_bench  # noqa: E402
+from record import record  # noqa: E402
+from window_fields import window_of  # noqa: E402
 
 
 def job_row(done: dict[str, Any]) -> dict[str, Any]:
-    result = done.get("result") or {}
-    timing = result.get("timing") or {}
-    method = timing.get("method") or {}
-    durations = result.get("durations_ms") or {}
-    return {
-        "status": result.get("status"),
-        "window_s": durations.get("timing", 0.0) / 1e3,
-        "rounds": method.get("rounds"),
-        "stop_reason": method.get("stop_reason"),
-        "candidate_cv": (timing.get("candidate") or {}).get("cv"),
-        "reference_cv": (timing.get("reference") or {}).get("cv"),
-        "speedup": timing.get("speedup"),
-        "arena_slots": method.get("arena_slots"),
-        "judge_s": method.get("judge_s"),
-        "finished_at": done.get("finished_at"),
-    }
+    return {**window_of(done.get("result") or {}), "finished_at": done.get("finished_at")}
 
 
 def median_of(rows: list[dict[str, Any]], key: str) -> float | None:
@@ -130,8 +117,6 @@ def main(argv: list[str] | None = None) -> int:
             "command": command,
         },
     }
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    (args.out_dir / "results-same-batch.json").write_text(json.dumps(out, indent=1))
     lines = [
         f"\n## {out['date']}: {args.copies} copies of {args.task}'s solution, "
         f"{out['meta']['gpu']}\n",
@@ -146,10 +131,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{r['rounds_summed']} | {r['rounds_median']} | {r['candidate_cv_median']} | "
             f"{r['reference_cv_median']} | {r['speedup_median']} |"
         )
-    with open(args.out_dir / "results.md", "a") as f:
-        f.write("\n".join(lines) + "\n")
-    if args.json:
-        print(json.dumps(out))
+    json_path = args.out_dir / "results-same-batch.json"
+    record(json_path, out, args.out_dir / "results.md", lines, args.json)
     return 0
 
 
