@@ -395,6 +395,7 @@ def test_the_switch_and_cpu_servers_decide_the_compiler_import(
     [
         ("KGYM_FORKSERVER_COMPILER_IMPORTS", "expected auto, on or off"),
         ("KGYM_JUDGE_FUSED_CHECK", "expected on or off"),
+        ("KGYM_JUDGE_FAST_NORMALS", "expected on or off"),
         ("KGYM_GPU_SHARING", "expected batched, serial or reserved"),
         ("KGYM_GPU_KEEPER", "expected on or off"),
         ("KGYM_START_GATE", "expected on or off"),
@@ -515,10 +516,10 @@ def test_only_the_judge_gets_the_compiled_fused_check(
     from kgym.harness import triton_warm
 
     monkeypatch.setattr(triton_warm, "_helpers", {"KEY/cuda_utils.so": b"helpers"})
-    monkeypatch.setattr(triton_warm, "_fused_check", {"CHECK/fused.cubin": b"check"})
+    monkeypatch.setattr(triton_warm, "_judge_kernels", {"CHECK/fused.cubin": b"check"})
     triton_warm.seed_cache(tmp_path / "runner")
     assert not (tmp_path / "runner" / "CHECK").exists()
-    triton_warm.seed_cache(tmp_path / "judge", fused_check=True)
+    triton_warm.seed_cache(tmp_path / "judge", judge_kernels=True)
     assert (tmp_path / "judge" / "CHECK" / "fused.cubin").read_bytes() == b"check"
     assert (tmp_path / "judge" / "KEY" / "cuda_utils.so").read_bytes() == b"helpers"
 
@@ -535,10 +536,10 @@ def test_the_copied_fused_checks_group_names_its_files_in_the_new_cache(
     root = "/scratch/kgym-triton-fused-check-1"
     group = {"child_paths": {"k.cubin": f"{root}/HASH/k.cubin", "k.json": f"{root}/HASH/k.json"}}
     monkeypatch.setattr(triton_warm, "_helpers", {})
-    monkeypatch.setattr(triton_warm, "_fused_check_root", root)
+    monkeypatch.setattr(triton_warm, "_judge_kernels_root", root)
     monkeypatch.setattr(
         triton_warm,
-        "_fused_check",
+        "_judge_kernels",
         {
             "HASH/__grp__k.json": json.dumps(group).encode(),
             "HASH/k.cubin": b"cubin",
@@ -546,7 +547,7 @@ def test_the_copied_fused_checks_group_names_its_files_in_the_new_cache(
         },
     )
     judge = tmp_path / "judge"
-    triton_warm.seed_cache(judge, fused_check=True)
+    triton_warm.seed_cache(judge, judge_kernels=True)
     copied = json.loads((judge / "HASH" / "__grp__k.json").read_text())
     where = str(judge.resolve())
     assert copied["child_paths"] == {
@@ -577,10 +578,10 @@ def test_triton_finds_the_copied_group_in_the_judges_cache(
     triton_warm._keep_files(scratch, kept)
     shutil.rmtree(scratch)
     monkeypatch.setattr(triton_warm, "_helpers", {})
-    monkeypatch.setattr(triton_warm, "_fused_check", kept)
-    monkeypatch.setattr(triton_warm, "_fused_check_root", str(scratch))
+    monkeypatch.setattr(triton_warm, "_judge_kernels", kept)
+    monkeypatch.setattr(triton_warm, "_judge_kernels_root", str(scratch))
     judge = tmp_path / "judge"
-    triton_warm.seed_cache(judge, fused_check=True)
+    triton_warm.seed_cache(judge, judge_kernels=True)
     monkeypatch.setenv("TRITON_CACHE_DIR", str(judge))
     found = FileCacheManager("KEYHASH").get_group("k.json")
     assert found is not None and set(found) == {"k.cubin", "k.json"}
@@ -592,9 +593,9 @@ def test_the_fused_checks_compilation_is_a_child_and_says_why_not() -> None:
     code = (
         "import os, time\n"
         "from kgym.harness import forkserver, triton_warm\n"
-        "why = triton_warm._compile_fused_check()\n"
+        "why = triton_warm._compile_judge_kernels()\n"
         f"assert (why == '') == {DEVICE == 'cuda'}, why\n"
-        f"assert triton_warm.has_fused_check() == {DEVICE == 'cuda'}\n"
+        f"assert triton_warm.has_judge_kernels() == {DEVICE == 'cuda'}\n"
         "assert not forkserver._cuda_driver_initialised()\n"
         "pid = os.fork()\n"
         "if pid == 0:\n"
@@ -634,20 +635,21 @@ def _in_an_unseeded_and_a_seeded_child(tmp_path: Path, warmed: str, child: str) 
 
 
 @pytest.mark.skipif(DEVICE != "cuda", reason="the fused check compiles for a GPU only")
-def test_a_seeded_judge_loads_the_fused_check_without_compiling_it(tmp_path: Path) -> None:
+def test_a_seeded_judge_loads_its_timing_kernels_without_compiling_them(tmp_path: Path) -> None:
     """What the copy is for: a judge forked from a warmed server, its cache seeded, finds the
-    fused check compiled; unseeded, the same warm-up adds its compilation to the cache (so the
-    check can fail)."""
+    fused check and the normal draw compiled; unseeded, the same warm-ups add their compilation
+    to the cache (so the check can fail)."""
     code = _in_an_unseeded_and_a_seeded_child(
         tmp_path,
-        "has_fused_check",
-        "triton_warm.seed_cache(cache, fused_check=seeded)\n"
+        "has_judge_kernels",
+        "triton_warm.seed_cache(cache, judge_kernels=seeded)\n"
         # A compilation adds files or writes them again (a new file each: a new inode).
         "files = lambda: {p: p.stat().st_ino for p in cache.rglob('*') if p.is_file()}\n"
         "before = files()\n"
         "import torch\n"
-        "from kgym.harness import fused_check\n"
+        "from kgym.harness import fast_normals, fused_check\n"
         "note = fused_check.warm(torch.device('cuda', 0))\n"
+        "note = note or fast_normals.warm(torch.device('cuda', 0))\n"
         "changed = files() != before\n"
         "os._exit(10 + changed if note is None else 2)\n",
     )

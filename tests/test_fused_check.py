@@ -165,7 +165,7 @@ FLOW = textwrap.dedent(
         tolerance = SimpleNamespace(atol=1e-3, rtol=1e-3)
         def __init__(self):
             self.references = 0
-        def _inputs(self, seed):
+        def _inputs(self, seed, timed=False):
             return [torch.randn(5000, generator=torch.Generator().manual_seed(seed))]
         def _reference(self, inputs, phase, keep_inputs=True, sync=True):
             self.references += 1

@@ -31,6 +31,7 @@ class _Judge:
     def __init__(self, get_inputs: Callable[[], list[Any]]) -> None:
         self.device = DEV
         self.task = types.SimpleNamespace(get_inputs=get_inputs)
+        self.fast_normals_ready = False  # torch's draw: the judge's is tests/test_fast_normals.py
 
 
 def _views(example: list[Any], outputs: list[torch.Tensor], slots: int = 2) -> SlotViews:

@@ -165,7 +165,7 @@ def test_seeded_inputs_are_generated_again_for_checks_only_when_they_come_out_th
     from kgym.harness.timing import COPIES_PER_SLOT_REGENERATED, inputs_regenerable, plan_slots
 
     def judge(get_inputs):  # an Evaluation's _inputs: the task's inputs under torch's seed
-        def inputs(seed: int) -> list:
+        def inputs(seed: int, timed: bool = False) -> list:
             torch.manual_seed(seed)
             return list(get_inputs())
 

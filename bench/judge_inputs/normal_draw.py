@@ -9,7 +9,9 @@ kernel that writes four normals per Philox draw (`tl.randn4x`), one that writes 
 (`tl.randn`), the first with fewer Philox rounds (6, 3; 10 by default), uniforms
 (`tl.rand4x`: Philox without the normal transform), and `fill_` (a write of the same bytes, no
 random numbers), and uniforms turned into normals by Box-Muller with the GPU's fast
-intrinsics (`fast_logf`, `fast_sinf`, `fast_cosf`): the medians of
+intrinsics (`fast_logf`, `fast_sinf`, `fast_cosf`), and the judge's own draw of the timed inputs'
+normals (`kgym.harness.fast_normals.draw`, the same transform; skipped where kgym is not
+installed): the medians of
 alternating runs, in GB/s of output, and the Triton draw's mean and standard deviation as a
 sanity check of its distribution.
 
@@ -87,6 +89,18 @@ def draw1x(out: torch.Tensor, seed: int) -> None:
     _normal1x[(triton.cdiv(out.numel(), block),)](out, out.numel(), seed, BLOCK=block)
 
 
+JUDGE = "the judge's draw (kgym fast_normals)"
+
+
+def _judge_draw() -> Callable[[torch.Tensor, int], None] | None:
+    """The judge's own draw of the timed inputs' normals, where kgym is installed."""
+    try:
+        from kgym.harness import fast_normals
+    except ImportError:
+        return None
+    return lambda out, s: fast_normals.draw(out, fast_normals.call_seed(s, 0))
+
+
 def time_ms(fn: Callable[[], None]) -> float:
     start = torch.cuda.Event(enable_timing=True)
     end = torch.cuda.Event(enable_timing=True)
@@ -122,6 +136,9 @@ def main(argv: list[str] | None = None) -> int:
         "triton rand4x, Box-Muller with fast intrinsics": lambda s: draw4x(out, s, FAST_BOX_MULLER),
         "fill_ (bound)": lambda s: out.fill_(float(s % 7)),
     }
+    judge_draw = _judge_draw()
+    if judge_draw is not None:
+        methods[JUDGE] = lambda s: judge_draw(out, s)
     for fn in methods.values():  # compile and warm each
         fn(1)
         fn(2)
@@ -151,6 +168,16 @@ def main(argv: list[str] | None = None) -> int:
         "kurtosis": round(float(((fast - fast.mean()) ** 4).mean() / fast.var() ** 2), 4),
         "max_abs": round(float(fast.abs().max()), 3),
     }
+    judge_moments = None
+    if judge_draw is not None:
+        judge_draw(out, 777)
+        drawn = out[: 1 << 24].double()
+        judge_moments = {
+            "mean": round(float(drawn.mean()), 5),
+            "std": round(float(drawn.std()), 5),
+            "kurtosis": round(float(((drawn - drawn.mean()) ** 4).mean() / drawn.var() ** 2), 4),
+            "max_abs": round(float(drawn.abs().max()), 3),
+        }
     gpu = torch.cuda.get_device_name(device)
     result: dict[str, Any] = {
         "gpu": gpu,
@@ -173,6 +200,12 @@ def main(argv: list[str] | None = None) -> int:
             / rows["triton rand4x, Box-Muller with fast intrinsics"]["median_ms"],
             2,
         ),
+        "judge_draw_sample": judge_moments,
+        "judge_draw_vs_torch": (
+            round(rows["torch.randn"]["median_ms"] / rows[JUDGE]["median_ms"], 2)
+            if JUDGE in rows
+            else None
+        ),
         "command": "python bench/judge_inputs/normal_draw.py "
         + " ".join(argv if argv is not None else sys.argv[1:]),
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
@@ -192,6 +225,11 @@ def main(argv: list[str] | None = None) -> int:
         f"transform against torch's draw: {result['fast_transform_vs_torch']}x; its first 16 M "
         f"values: {fast_moments} (a normal's kurtosis is 3).",
     ]
+    if judge_moments is not None:
+        lines.append(
+            f"The judge's draw against torch's: {result['judge_draw_vs_torch']}x; its first "
+            f"16 M values: {judge_moments}."
+        )
     out = args.out_dir
     record(
         out / "results-normal-draw.json", result, out / "results-normal-draw.md", lines, args.json

@@ -109,7 +109,9 @@ namespace {
 // KGYM_FORKSERVER_COMPILER_IMPORTS: whether the fork servers import torch's compiler stack
 // (kgym/harness/forkserver.py); KGYM_JUDGE_FUSED_CHECK: whether the judge checks timed outputs
 // with its fused kernel or with torch ops (kgym/harness/fused_check.py; `off` is for measuring
-// the one against the other); KGYM_GPU_SHARING: how jobs hold a GPU's lock (kgym/harness/run.py;
+// the one against the other); KGYM_JUDGE_FAST_NORMALS: whether the judge's own kernel draws the
+// timed inputs' normals or torch does (kgym/harness/fast_normals.py; `off` is for measuring);
+// KGYM_GPU_SHARING: how jobs hold a GPU's lock (kgym/harness/run.py;
 // `serial`, the layout before `batched`, and `reserved`, batched with a timer's early hold of the
 // gate, are for measuring them side by side); KGYM_GPU_KEEPER: whether each GPU gets a process
 // that holds a CUDA context for the service's lifetime (kgym/service/gpu_keeper.hpp);
@@ -124,6 +126,7 @@ void check_operator_switches(bool fork_server) {
   const Switch switches[] = {
       {"KGYM_FORKSERVER_COMPILER_IMPORTS", {"auto", "on", "off"}, true},
       {"KGYM_JUDGE_FUSED_CHECK", {"on", "off"}, false},
+      {"KGYM_JUDGE_FAST_NORMALS", {"on", "off"}, false},
       {"KGYM_GPU_SHARING", {"batched", "serial", "reserved"}, false},
       {"KGYM_GPU_KEEPER", {"on", "off"}, false},
       {"KGYM_START_GATE", {"on", "off"}, false},

@@ -38,6 +38,7 @@ constexpr double kImpossibleFraction = 0.8;
 // KGYM_FORKSERVER_COMPILER_IMPORTS is the operator's switch for the fork servers (started with
 // this environment): whether they import torch's compiler stack (auto, on, off);
 // KGYM_JUDGE_FUSED_CHECK, the judge's: whether it checks timed outputs with its fused kernel;
+// KGYM_JUDGE_FAST_NORMALS, the judge's: whether its own kernel draws timed inputs' normals;
 // KGYM_GPU_SHARING, the judge's too: how it holds the GPU lock (batched; serial, the layout
 // before, and reserved, for measuring); KGYM_START_GATE, the judge's: whether jobs make their
 // CUDA contexts one at a time per GPU (on; off, for measuring).
@@ -48,6 +49,7 @@ bool passes_environment_filter(std::string_view name) {
                                                 "LC_ALL",
                                                 "KGYM_FORKSERVER_COMPILER_IMPORTS",
                                                 "KGYM_JUDGE_FUSED_CHECK",
+                                                "KGYM_JUDGE_FAST_NORMALS",
                                                 "KGYM_GPU_SHARING",
                                                 "KGYM_START_GATE"};
   static constexpr std::string_view kPrefixes[] = {"CUDA_", "NVIDIA_", "TRITON_", "CUBLAS_"};

@@ -144,13 +144,13 @@ class SlotDraw:
         if self.redirect is not False:
             mode = IntoSlot(slot)
             try:
-                drawn = ev._inputs(seed, into=mode)  # the ordinary draw, redirected
+                drawn = ev._inputs(seed, into=mode, timed=True)  # the ordinary draw, redirected
                 filled = settle(mode, slot, drawn)
             except Exception:  # noqa: BLE001 - what the slot's memory refuses (a resize, say)
                 filled = None  # the ordinary draw decides, and raises what it raises
                 self.redirect = False
             if filled and self.redirect is None:
-                plain = ev._inputs(seed)
+                plain = ev._inputs(seed, timed=True)
                 filled = filled if all(same_bytes(slot[i], plain[i]) for i in filled) else None
                 del plain
             if self.redirect is None:
@@ -159,4 +159,4 @@ class SlotDraw:
             if filled is not None:  # empty: nothing was redirected, an ordinary set
                 ev._fill(views, k, drawn, filled, poison)
                 return
-        ev._fill(views, k, ev._inputs(seed), poison=poison)
+        ev._fill(views, k, ev._inputs(seed, timed=True), poison=poison)

@@ -22,7 +22,7 @@ from typing import Any
 import torch
 
 from kgym import _core
-from kgym.harness import compare, fused_check, loader, reply_schema, triton_warm
+from kgym.harness import compare, fast_normals, fused_check, loader, reply_schema, triton_warm
 from kgym.harness import device as dev
 from kgym.harness.arena import Arena, aligned
 from kgym.harness.audit import AUDIT_EXIT_CODE
@@ -104,8 +104,13 @@ class Evaluation:
         # KGYM_JUDGE_FUSED_CHECK=off keeps torch ops (for comparison).
         self.fused_check_ready = False
         self.fused_check_note: str | None = None
-        self.fused_check_warming: threading.Thread | None = None
+        self.timing_kernels_warming: threading.Thread | None = None
         self.fused_check_warm_ms: float | None = None
+        # The timed inputs' normals by the judge's own kernel (fast_normals.py), compiled by
+        # the same thread; KGYM_JUDGE_FAST_NORMALS=off keeps torch's draw (for comparison).
+        self.fast_normals_ready = False
+        self.fast_normals_note: str | None = "not warmed"
+        self.fast_normals_warm_ms: float | None = None
         # The outputs' and inputs' dtypes, whose checks the judge warms (_warm_checks).
         self.check_dtypes: tuple[set[torch.dtype], set[torch.dtype]] = (set(), set())
         self.runners: dict[str, RunnerHandle] = {}
@@ -284,13 +289,24 @@ class Evaluation:
             raise EvaluationFailure("rejected", phase, message="an integrity check failed")
 
     def _inputs(
-        self, seed: int, into: contextlib.AbstractContextManager[Any] | None = None
+        self,
+        seed: int,
+        into: contextlib.AbstractContextManager[Any] | None = None,
+        timed: bool = False,
     ) -> list[Any]:
         """The task's inputs of ``seed``; ``into``: a mode that draws them into a timed slot
-        (input_slots.IntoSlot)."""
+        (input_slots.IntoSlot). ``timed``: a timed call's set, whose normals the judge's own
+        kernel draws where it is ready (fast_normals.py), in every timed path alike, so that a
+        set drawn again from its seed is the same."""
         dev.seed_generators(seed, self.device)
-        # Factories inside get_inputs() allocate on the evaluation device.
-        with torch.device(self.device), into or contextlib.nullcontext():
+        normals = (
+            fast_normals.FastNormals(seed, self.device)
+            if timed and self.fast_normals_ready
+            else contextlib.nullcontext()
+        )
+        # Factories inside get_inputs() allocate on the evaluation device. The slot's mode is
+        # innermost: it hands the normals' mode its ``out=``.
+        with torch.device(self.device), normals, into or contextlib.nullcontext():
             inputs = list(self.task.get_inputs())
         return to_device(inputs, self.device)
 
@@ -427,7 +443,7 @@ class Evaluation:
             # The fused check's thread finds the server's driver helpers and the check itself
             # compiled (triton_warm); a cache outside the job is the operator's, shared, and
             # left alone.
-            triton_warm.seed_cache(own_cache, fused_check=True)
+            triton_warm.seed_cache(own_cache, judge_kernels=True)
         uid = self._sandbox_uid()
         stretch = self._stretch("load_prepare", started)
         self.runners["reference"] = spawn("reference", self.workdir, False, uid)
@@ -533,7 +549,7 @@ class Evaluation:
         if use_cuda:
             self.device = torch.device("cuda", torch.cuda.current_device())
             torch.cuda.set_device(self.device)
-        self._start_fused_check_warm()
+        self._start_timing_kernels_warm()
         self.durations["load"] += (self._stretch("load_task", started) - started) * 1e3
 
     def _weights_arena(self) -> tuple[dict[str, Any] | None, list[int]]:
@@ -669,42 +685,58 @@ class Evaluation:
         return True
 
     # -- slots ---------------------------------------------------------------------------------
-    def _start_fused_check_warm(self) -> None:
-        """Loads the timed outputs' fused check in a thread, on a GPU job that will be timed:
-        found compiled in the judge's cache where the fork server compiled it
+    def _start_timing_kernels_warm(self) -> None:
+        """Loads the timing phase's own kernels in a thread, on a GPU job that will be timed:
+        the timed outputs' fused check and the timed inputs' normal draw (fast_normals.py),
+        found compiled in the judge's cache where the fork server compiled them
         (``triton_warm``), else compiled here (about 1-1.5 s of Triton's compiler and the
         launcher's build on an H200), beside the runners' set-up, the candidate's compilation
         and correctness, not inside the timing window. Started after the judge confined itself
         (load), so the thread is confined as well."""
         if self.device.type != "cuda" or not self.job["timing"].get("enabled", True):
             return
-        if os.environ.get("KGYM_JUDGE_FUSED_CHECK", "on") == "off":
+        fused_on = os.environ.get("KGYM_JUDGE_FUSED_CHECK", "on") != "off"
+        normals_on = os.environ.get("KGYM_JUDGE_FAST_NORMALS", "on") != "off"
+        if not fused_on:
             self.fused_check_note = "turned off by the operator (KGYM_JUDGE_FUSED_CHECK=off)"
+        if not normals_on:
+            self.fast_normals_note = "turned off by the operator (KGYM_JUDGE_FAST_NORMALS=off)"
+        if not (fused_on or normals_on):
             return
         device = self.device
 
         def warm() -> None:
-            began = time.perf_counter()
-            with torch.cuda.device(device):
-                note = fused_check.warm(device)
             # Into the judge's record only once joined: the report must not change while sent.
-            self.fused_check_warm_ms = round((time.perf_counter() - began) * 1e3, 1)
-            self.fused_check_note = note
-            self.fused_check_ready = note is None
+            with torch.cuda.device(device):
+                if fused_on:
+                    began = time.perf_counter()
+                    note = fused_check.warm(device)
+                    self.fused_check_warm_ms = round((time.perf_counter() - began) * 1e3, 1)
+                    self.fused_check_note = note
+                    self.fused_check_ready = note is None
+                if normals_on:
+                    began = time.perf_counter()
+                    note = fast_normals.warm(device)
+                    self.fast_normals_warm_ms = round((time.perf_counter() - began) * 1e3, 1)
+                    self.fast_normals_note = note
+                    self.fast_normals_ready = note is None
 
-        self.fused_check_warming = threading.Thread(target=warm, name="fused-check", daemon=True)
-        self.fused_check_warming.start()
+        self.timing_kernels_warming = threading.Thread(
+            target=warm, name="timing-kernels", daemon=True
+        )
+        self.timing_kernels_warming.start()
 
-    def _await_fused_check(self) -> None:
-        """Waits for the fused check's compilation (timing needs it); what was left to wait for
-        is in durations_ms (fused_check_wait)."""
-        warming, self.fused_check_warming = self.fused_check_warming, None
+    def _await_timing_kernels(self) -> None:
+        """Waits for the timing phase's kernels' compilation (timing needs them); what was left
+        to wait for is in durations_ms (fused_check_wait)."""
+        warming, self.timing_kernels_warming = self.timing_kernels_warming, None
         if warming is None:
             return
         began = time.perf_counter()
         warming.join()
         self.durations["fused_check_wait"] = (time.perf_counter() - began) * 1e3
         self.judge["fused_check_warm_ms"] = self.fused_check_warm_ms
+        self.judge["fast_normals_warm_ms"] = self.fast_normals_warm_ms
 
     def _layout(self, role: str, layout: SlotLayout) -> SlotViews:
         arena = Arena.create(layout.slot_bytes * layout.slots, self.device)  # may raise: old kept
@@ -1001,7 +1033,7 @@ class Evaluation:
             }
             return
         started = self._phase("timing")
-        self._await_fused_check()
+        self._await_timing_kernels()
         config = TimingConfig.from_job(options)
         # The watch's thread rests through the window (its readings stay off the judge's
         # clock); one reading at each end.

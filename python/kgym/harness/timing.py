@@ -158,7 +158,7 @@ def inputs_regenerable(ev: Any) -> bool:
     checked call again after it, which leaves room for half as many input sets again."""
     seed = ev._fresh_seed()
     try:
-        first, second = ev._inputs(seed), ev._inputs(seed)
+        first, second = ev._inputs(seed, timed=True), ev._inputs(seed, timed=True)
     except torch.cuda.OutOfMemoryError:
         return False  # two input sets at once do not fit: keep copies, as few as fit
     return len(first) == len(second) and all(same_bytes(a, b) for a, b in zip(first, second))
@@ -285,7 +285,7 @@ def check_timed_outputs(
         if given is not None:
             return given
         kept = pristine[index]
-        inputs = ev._inputs(kept) if regenerate else kept
+        inputs = ev._inputs(kept, timed=True) if regenerate else kept
         return compare.flatten(ev._reference(inputs, "timing", keep_inputs=False, sync=sync))
 
     deferred: list[tuple[int, list[int]]] = []
@@ -420,7 +420,7 @@ def time_runners(
                 draw.fill(view, k, seed, poison)
                 pristine.append(seed)
             else:
-                inputs = ev._inputs(seed)
+                inputs = ev._inputs(seed, timed=True)
                 ev._fill(view, k, inputs, poison=poison)
                 pristine.append(inputs)
                 del inputs
@@ -652,6 +652,10 @@ def time_runners(
             "memory_note": plan.note,
             "inputs_regenerated_for_checks": regenerate,
             "inputs_drawn_into_slots": bool(draw is not None and draw.redirect),
+            "normals": {
+                "by": "judge" if ev.fast_normals_ready else "torch",
+                "note": None if ev.fast_normals_ready else ev.fast_normals_note,
+            },
             "checks": {
                 "fused": fused is not None,
                 "note": None if fused is not None else fused_check_note(ev, regenerate),

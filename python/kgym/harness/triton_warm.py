@@ -12,8 +12,9 @@ directory) find copied into their own, private cache (``seed_cache``). Nothing h
 CUDA: the helpers' module is loaded, and it opens the driver's library only when one of its
 functions is called; the fork server checks both the driver and its threads afterwards.
 
-The judge's fused check of the timed outputs (fused_check.py, 1-1.5 s of Triton's compiler) is
-compiled once too, by a child process of the server (which makes a CUDA context of its own and
+The judge's own kernels of the timing phase, the fused check of the timed outputs
+(fused_check.py, 1-1.5 s of Triton's compiler) and the timed inputs' normal draw
+(fast_normals.py), are compiled once too, by a child process of the server (which makes a CUDA context of its own and
 exits), and copied into each judge's cache: the judge compiled it in a thread, beside its own
 checks of the correctness phase, whose many small operations then waited for the interpreter's
 lock.
@@ -37,11 +38,11 @@ from pathlib import Path
 
 # Triton's driver helpers as the fork server built them: path inside a cache -> contents.
 _helpers: dict[str, bytes] = {}
-# The judge's fused check (fused_check.py) as a child of the fork server compiled it: the judge
-# finds it in its cache instead of compiling it in a thread, whose Python work contended with
+# The judge's timing kernels (fused_check.py, fast_normals.py) as a child of the fork server
+# compiled them: the judge finds them in its cache instead of compiling it in a thread, whose Python work contended with
 # the judge's own checks for the interpreter's lock.
-_fused_check: dict[str, bytes] = {}
-_fused_check_root = ""  # the scratch cache it was compiled into, as its group files name it
+_judge_kernels: dict[str, bytes] = {}
+_judge_kernels_root = ""  # the scratch cache it was compiled into, as its group files name it
 # Well inside the supervisor's 120 s for a fork server's whole start.
 FUSED_CHECK_TIMEOUT_S = 45.0
 
@@ -66,9 +67,9 @@ def warm_compiler() -> None:
     if why:
         _say(f"Triton's driver helpers not built here ({why}): each job's runner builds its own")
         return
-    why = _compile_fused_check()
+    why = _compile_judge_kernels()
     if why:
-        _say(f"the judge's fused check not compiled here ({why}): each judge compiles its own")
+        _say(f"the judge's timing kernels not compiled here ({why}): each judge compiles its own")
 
 
 def _say(line: str) -> None:
@@ -108,15 +109,15 @@ def _keep_files(
             into[relative] = path.read_bytes()
 
 
-def _compile_fused_check() -> str:
-    """Compiles the judge's fused check in a child process (the server itself must not touch
+def _compile_judge_kernels() -> str:
+    """Compiles the judge's timing kernels in a child process (the server itself must not touch
     CUDA: its forked jobs could not use it) with a scratch cache, seeded with the helpers, and
     keeps the files the compilation added; returns why not, if not. The child runs only the
-    gym's own code: the same launch as the judge's warm-up (``fused_check.warm``), so the same
-    cache key."""
-    global _fused_check_root
-    if os.environ.get("KGYM_JUDGE_FUSED_CHECK", "on") == "off":
-        return "the operator turned the fused check off (KGYM_JUDGE_FUSED_CHECK=off)"
+    gym's own code: the same launches as the judge's warm-up (``fused_check.warm``,
+    ``fast_normals.warm``), so the same cache keys."""
+    global _judge_kernels_root
+    if not any(_kernels_on()):
+        return "the operator turned both off (KGYM_JUDGE_FUSED_CHECK, KGYM_JUDGE_FAST_NORMALS)"
     try:
         with tempfile.TemporaryDirectory(prefix="kgym-triton-fused-check-") as scratch:
             root = str(Path(scratch).resolve())
@@ -133,12 +134,12 @@ def _compile_fused_check() -> str:
                     3: "it did not compile or disagreed with itself",
                 }
                 return why.get(status, f"the compiling process ended with status {status}")
-            _keep_files(Path(root), _fused_check, besides=_helpers)
-            _fused_check_root = root
+            _keep_files(Path(root), _judge_kernels, besides=_helpers)
+            _judge_kernels_root = root
     except OSError as exc:
-        _fused_check.clear()
+        _judge_kernels.clear()
         return f"{type(exc).__name__}: {exc}"[:300]
-    return "" if _fused_check else "the compilation left no files in the cache it was given"
+    return "" if _judge_kernels else "the compilation left no files in the cache it was given"
 
 
 def _compile_in_child(cache: str, server: int) -> None:  # pragma: no cover - a forked child
@@ -156,10 +157,14 @@ def _compile_in_child(cache: str, server: int) -> None:  # pragma: no cover - a 
         os.environ["TRITON_CACHE_DIR"] = cache
         import torch
 
-        from kgym.harness import fused_check
+        from kgym.harness import fast_normals, fused_check
 
         device = torch.device("cuda", torch.cuda.current_device())
-        code = 0 if fused_check.warm(device) is None else 3
+        fused_on, normals_on = _kernels_on()
+        failed = (fused_on and fused_check.warm(device) is not None) or (
+            normals_on and fast_normals.warm(device) is not None
+        )
+        code = 3 if failed else 0
     except BaseException:  # noqa: BLE001 - no GPU, no driver: said by the status
         code = 2
     finally:
@@ -184,22 +189,31 @@ def has_helpers() -> bool:
     return bool(_helpers)
 
 
-def has_fused_check() -> bool:
-    return bool(_fused_check)
+def has_judge_kernels() -> bool:
+    return bool(_judge_kernels)
 
 
-def seed_cache(directory: Path, uid: int = -1, fused_check: bool = False) -> None:
-    """Copies the server's helpers (and with ``fused_check``, the judge's, its compiled fused
-    check) into a process's own Triton cache (made if missing), owned by ``uid`` when one is
+def _kernels_on() -> tuple[bool, bool]:
+    """Whether the operator left the fused check and the fast normals on (the judge's own
+    switches, which it reads the same way)."""
+    return (
+        os.environ.get("KGYM_JUDGE_FUSED_CHECK", "on") != "off",
+        os.environ.get("KGYM_JUDGE_FAST_NORMALS", "on") != "off",
+    )
+
+
+def seed_cache(directory: Path, uid: int = -1, judge_kernels: bool = False) -> None:
+    """Copies the server's helpers (and with ``judge_kernels``, the judge's, its compiled
+    timing kernels) into a process's own Triton cache (made if missing), owned by ``uid`` when one is
     given. A copy, not a link: a process may change only its own. The judge calls it as root,
     before any task or candidate code runs; still, nothing here follows a symbolic link or
     writes over an existing file, and a copy that fails is skipped (the process then builds or
     compiles it itself)."""
     files = dict(_helpers)
-    if fused_check:
+    if judge_kernels:
         files.update(
             (relative, _relocated(relative, data, directory))
-            for relative, data in _fused_check.items()
+            for relative, data in _judge_kernels.items()
         )
     for relative, data in files.items():
         try:
@@ -212,12 +226,12 @@ def _relocated(relative: str, data: bytes, directory: Path) -> bytes:
     """A compiled kernel's group file names its files by absolute path, in the cache it was
     compiled into; Triton takes the group as a miss (and compiles again) where one of them does
     not exist. The copy names them in ``directory``."""
-    if not Path(relative).name.startswith("__grp__") or not _fused_check_root:
+    if not Path(relative).name.startswith("__grp__") or not _judge_kernels_root:
         return data
     try:
         group = json.loads(data)
         paths = group["child_paths"]
-        prefix = _fused_check_root + os.sep
+        prefix = _judge_kernels_root + os.sep
         target = str(Path(directory).resolve())
         group["child_paths"] = {
             name: (target + os.sep + path[len(prefix) :]) if path.startswith(prefix) else path
