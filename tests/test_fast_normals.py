@@ -7,6 +7,7 @@ process with the fast intrinsics."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -175,3 +176,55 @@ def test_after_the_warm_up_a_timed_draw_compiles_nothing() -> None:
         fn.draw(torch.empty(n, device="cuda"), fn.call_seed(seed, n))
     torch.cuda.synchronize()
     assert compiled() == before
+
+
+@pytest.mark.parametrize(
+    ("switches", "ready"),
+    [
+        ({}, (True, True)),
+        ({"KGYM_JUDGE_FAST_NORMALS": "off"}, (True, False)),
+        ({"KGYM_JUDGE_FUSED_CHECK": "off"}, (False, True)),
+    ],
+)
+def test_the_judge_warms_both_timing_kernels_unless_switched_off(
+    switches: dict[str, str], ready: tuple[bool, bool], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The judge's warm-up thread (Evaluation._start_timing_kernels_warm) on a GPU job, with
+    each kernel's warm-up stood in for: what is ready, the notes and the times it records."""
+    import types
+
+    import torch
+
+    from kgym.harness import fast_normals, fused_check
+    from kgym.harness.run import Evaluation
+
+    for name, value in switches.items():
+        monkeypatch.setenv(name, value)
+    warmed: list[str] = []
+    monkeypatch.setattr(fused_check, "warm", lambda device: warmed.append("fused") or None)
+    monkeypatch.setattr(fast_normals, "warm", lambda device: warmed.append("normals") or None)
+    monkeypatch.setattr(torch.cuda, "device", lambda device: contextlib.nullcontext())
+    judge = types.SimpleNamespace(
+        device=torch.device("cuda", 0),
+        job={"timing": {"enabled": True}},
+        durations={},
+        judge={},
+        fused_check_ready=False,
+        fused_check_note=None,
+        fused_check_warm_ms=None,
+        fast_normals_ready=False,
+        fast_normals_note="not warmed",
+        fast_normals_warm_ms=None,
+        timing_kernels_warming=None,
+    )
+    Evaluation._start_timing_kernels_warm(judge)  # type: ignore[arg-type]
+    Evaluation._await_timing_kernels(judge)  # type: ignore[arg-type]
+    assert (judge.fused_check_ready, judge.fast_normals_ready) == ready
+    assert warmed == [name for name, on in zip(("fused", "normals"), ready) if on]
+    if ready[1]:
+        assert judge.fast_normals_note is None and judge.judge["fast_normals_warm_ms"] >= 0
+    else:
+        assert "KGYM_JUDGE_FAST_NORMALS=off" in judge.fast_normals_note
+    if not ready[0]:
+        assert "KGYM_JUDGE_FUSED_CHECK=off" in judge.fused_check_note
+    assert "fused_check_wait" in judge.durations

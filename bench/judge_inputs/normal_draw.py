@@ -101,6 +101,17 @@ def _judge_draw() -> Callable[[torch.Tensor, int], None] | None:
     return lambda out, s: fast_normals.draw(out, fast_normals.call_seed(s, 0))
 
 
+def moments(values: torch.Tensor) -> dict[str, float]:
+    """A sample's mean, standard deviation, kurtosis (a normal's is 3) and largest magnitude."""
+    v = values.double()
+    return {
+        "mean": round(float(v.mean()), 5),
+        "std": round(float(v.std()), 5),
+        "kurtosis": round(float(((v - v.mean()) ** 4).mean() / v.var() ** 2), 4),
+        "max_abs": round(float(v.abs().max()), 3),
+    }
+
+
 def time_ms(fn: Callable[[], None]) -> float:
     start = torch.cuda.Event(enable_timing=True)
     end = torch.cuda.Event(enable_timing=True)
@@ -161,23 +172,11 @@ def main(argv: list[str] | None = None) -> int:
     draw4x(out, 12345)
     deterministic = bool(torch.equal(out, same_seed))
     draw4x(out, 54321, FAST_BOX_MULLER)
-    fast = out[: 1 << 24].double()
-    fast_moments = {
-        "mean": round(float(fast.mean()), 5),
-        "std": round(float(fast.std()), 5),
-        "kurtosis": round(float(((fast - fast.mean()) ** 4).mean() / fast.var() ** 2), 4),
-        "max_abs": round(float(fast.abs().max()), 3),
-    }
+    fast_moments = moments(out[: 1 << 24])
     judge_moments = None
     if judge_draw is not None:
         judge_draw(out, 777)
-        drawn = out[: 1 << 24].double()
-        judge_moments = {
-            "mean": round(float(drawn.mean()), 5),
-            "std": round(float(drawn.std()), 5),
-            "kurtosis": round(float(((drawn - drawn.mean()) ** 4).mean() / drawn.var() ** 2), 4),
-            "max_abs": round(float(drawn.abs().max()), 3),
-        }
+        judge_moments = moments(out[: 1 << 24])
     gpu = torch.cuda.get_device_name(device)
     result: dict[str, Any] = {
         "gpu": gpu,

@@ -705,21 +705,20 @@ class Evaluation:
             return
         device = self.device
 
+        def timed(warm_one: Callable[[torch.device], str | None]) -> tuple[str | None, float]:
+            began = time.perf_counter()
+            note = warm_one(device)
+            return note, round((time.perf_counter() - began) * 1e3, 1)
+
         def warm() -> None:
             # Into the judge's record only once joined: the report must not change while sent.
             with torch.cuda.device(device):
                 if fused_on:
-                    began = time.perf_counter()
-                    note = fused_check.warm(device)
-                    self.fused_check_warm_ms = round((time.perf_counter() - began) * 1e3, 1)
-                    self.fused_check_note = note
-                    self.fused_check_ready = note is None
+                    self.fused_check_note, self.fused_check_warm_ms = timed(fused_check.warm)
+                    self.fused_check_ready = self.fused_check_note is None
                 if normals_on:
-                    began = time.perf_counter()
-                    note = fast_normals.warm(device)
-                    self.fast_normals_warm_ms = round((time.perf_counter() - began) * 1e3, 1)
-                    self.fast_normals_note = note
-                    self.fast_normals_ready = note is None
+                    self.fast_normals_note, self.fast_normals_warm_ms = timed(fast_normals.warm)
+                    self.fast_normals_ready = self.fast_normals_note is None
 
         self.timing_kernels_warming = threading.Thread(
             target=warm, name="timing-kernels", daemon=True
