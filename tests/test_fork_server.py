@@ -533,7 +533,7 @@ def test_the_copied_fused_checks_group_names_its_files_in_the_new_cache(
 
     from kgym.harness import triton_warm
 
-    root = "/scratch/kgym-triton-fused-check-1"
+    root = "/scratch/kgym-triton-judge-kernels-1"
     group = {"child_paths": {"k.cubin": f"{root}/HASH/k.cubin", "k.json": f"{root}/HASH/k.json"}}
     monkeypatch.setattr(triton_warm, "_helpers", {})
     monkeypatch.setattr(triton_warm, "_judge_kernels_root", root)

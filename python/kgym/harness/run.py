@@ -440,7 +440,7 @@ class Evaluation:
         self.sizes = ("gpu" if use_cuda else "cpu") if sizes == "auto" else sizes
         own_cache = Path(os.environ.get("TRITON_CACHE_DIR") or "/").resolve()
         if use_cuda and own_cache.is_relative_to(self.workdir.resolve()):
-            # The fused check's thread finds the server's driver helpers and the check itself
+            # The timing kernels' thread finds the server's driver helpers and both kernels
             # compiled (triton_warm); a cache outside the job is the operator's, shared, and
             # left alone.
             triton_warm.seed_cache(own_cache, judge_kernels=True)
@@ -695,8 +695,7 @@ class Evaluation:
         (load), so the thread is confined as well."""
         if self.device.type != "cuda" or not self.job["timing"].get("enabled", True):
             return
-        fused_on = os.environ.get("KGYM_JUDGE_FUSED_CHECK", "on") != "off"
-        normals_on = os.environ.get("KGYM_JUDGE_FAST_NORMALS", "on") != "off"
+        fused_on, normals_on = triton_warm.judge_kernels_on()
         if not fused_on:
             self.fused_check_note = "turned off by the operator (KGYM_JUDGE_FUSED_CHECK=off)"
         if not normals_on:

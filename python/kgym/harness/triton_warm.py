@@ -44,7 +44,7 @@ _helpers: dict[str, bytes] = {}
 _judge_kernels: dict[str, bytes] = {}
 _judge_kernels_root = ""  # the scratch cache it was compiled into, as its group files name it
 # Well inside the supervisor's 120 s for a fork server's whole start.
-FUSED_CHECK_TIMEOUT_S = 45.0
+JUDGE_KERNELS_TIMEOUT_S = 45.0
 
 
 def warm_compiler() -> None:
@@ -116,20 +116,20 @@ def _compile_judge_kernels() -> str:
     gym's own code: the same launches as the judge's warm-up (``fused_check.warm``,
     ``fast_normals.warm``), so the same cache keys."""
     global _judge_kernels_root
-    if not any(_kernels_on()):
+    if not any(judge_kernels_on()):
         return "the operator turned both off (KGYM_JUDGE_FUSED_CHECK, KGYM_JUDGE_FAST_NORMALS)"
     try:
-        with tempfile.TemporaryDirectory(prefix="kgym-triton-fused-check-") as scratch:
+        with tempfile.TemporaryDirectory(prefix="kgym-triton-judge-kernels-") as scratch:
             root = str(Path(scratch).resolve())
             seed_cache(Path(root))
             server = os.getpid()
             pid = os.fork()
             if pid == 0:  # pragma: no cover - the child's outcome is its exit status
                 _compile_in_child(root, server)
-            status = _wait(pid, FUSED_CHECK_TIMEOUT_S)
+            status = _wait(pid, JUDGE_KERNELS_TIMEOUT_S)
             if status != 0:
                 why = {
-                    None: f"the compiling process took over {FUSED_CHECK_TIMEOUT_S:.0f} s",
+                    None: f"the compiling process took over {JUDGE_KERNELS_TIMEOUT_S:.0f} s",
                     2: "no GPU or CUDA driver here",
                     3: "it did not compile or disagreed with itself",
                 }
@@ -160,7 +160,7 @@ def _compile_in_child(cache: str, server: int) -> None:  # pragma: no cover - a 
         from kgym.harness import fast_normals, fused_check
 
         device = torch.device("cuda", torch.cuda.current_device())
-        fused_on, normals_on = _kernels_on()
+        fused_on, normals_on = judge_kernels_on()
         failed = (fused_on and fused_check.warm(device) is not None) or (
             normals_on and fast_normals.warm(device) is not None
         )
@@ -193,9 +193,10 @@ def has_judge_kernels() -> bool:
     return bool(_judge_kernels)
 
 
-def _kernels_on() -> tuple[bool, bool]:
-    """Whether the operator left the fused check and the fast normals on (the judge's own
-    switches, which it reads the same way)."""
+def judge_kernels_on() -> tuple[bool, bool]:
+    """Whether the operator left the fused check and the fast normals on (the judge's
+    switches: KGYM_JUDGE_FUSED_CHECK, KGYM_JUDGE_FAST_NORMALS), as the fork server's child and
+    the judge both read them."""
     return (
         os.environ.get("KGYM_JUDGE_FUSED_CHECK", "on") != "off",
         os.environ.get("KGYM_JUDGE_FAST_NORMALS", "on") != "off",
