@@ -12,11 +12,14 @@ though a window holds the GPU's lock alone. The activities the lock does not kee
 - ``cpu``: K processes busy on the CPU, without the GPU.
 
 Each condition runs ``kgym check --json`` on the tasks' solutions, one evaluation after another,
-and keeps what the Result says of the window: its length, its rounds, the samples' spread (cv)
-and the speedup.
+and keeps what the Result says of the window: its length, its rounds, how many ran to their
+budget, the samples' spread (cv) and the speedups. ``--priority on,off`` runs every condition
+once with each value of ``KGYM_WINDOW_PRIORITY`` (the window's three threads real-time or not,
+``cpp/kgym/sandbox/window_priority.hpp``), one after the other.
 
     python bench/window_interference/run.py [--tasks 01_relu,04_mean_dim] [--evaluations 3]
-        [--conditions alone,nvml,contexts,cpu] [--k nvml=10,contexts=2,cpu=12] [--json]
+        [--conditions alone,nvml,contexts,cpu] [--k nvml=10,contexts=2,cpu=12]
+        [--priority on[,off]] [--json]
 
 Writes results.json and appends a section to results.md beside this file.
 """
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -71,18 +75,21 @@ KGYM = "import sys; from kgym.cli import main; sys.exit(main(sys.argv[1:]))"
 BACKGROUND = {"nvml": NVML_POLLER, "contexts": CONTEXT_CHURN, "cpu": CPU_BURNER}
 
 
-def evaluate(task: str) -> dict[str, Any]:
+def evaluate(task: str, priority: str) -> dict[str, Any]:
     solution = ROOT / "tasks" / "solutions" / f"{task}.py"
     done = subprocess.run(
         [sys.executable, "-c", KGYM, "check", task, str(solution), "--json"],
         capture_output=True,
         text=True,
         timeout=300,
+        env={**os.environ, "KGYM_WINDOW_PRIORITY": priority},
     )
     return window_of(json.loads(done.stdout))
 
 
-def run_condition(name: str, k: int, tasks: list[str], evaluations: int) -> dict[str, Any]:
+def run_condition(
+    name: str, k: int, tasks: list[str], evaluations: int, priority: str
+) -> dict[str, Any]:
     background: list[subprocess.Popen[bytes]] = []
     if name != "alone":
         background = [subprocess.Popen([sys.executable, "-c", BACKGROUND[name]]) for _ in range(k)]
@@ -92,8 +99,8 @@ def run_condition(name: str, k: int, tasks: list[str], evaluations: int) -> dict
         for task in tasks:
             rows = []
             for i in range(evaluations):
-                rows.append(evaluate(task))
-                print(f"{name} {task} #{i}: {rows[-1]}", file=sys.stderr, flush=True)
+                rows.append(evaluate(task, priority))
+                print(f"{name} {priority} {task} #{i}: {rows[-1]}", file=sys.stderr, flush=True)
             ok = [r for r in rows if r["status"] == "ok"]
 
             def med(key: str, rows: list[dict[str, Any]] = ok) -> float | None:
@@ -108,6 +115,8 @@ def run_condition(name: str, k: int, tasks: list[str], evaluations: int) -> dict
                 "candidate_cv": med("candidate_cv"),
                 "reference_cv": med("reference_cv"),
                 "speedup": med("speedup"),
+                "speedups": [r["speedup"] for r in ok],
+                "budget_stops": sum(r["stop_reason"] == "budget" for r in ok),
             }
         return by_task
     finally:
@@ -127,6 +136,11 @@ def main(argv: list[str] | None = None) -> int:
         default="nvml=10,contexts=2,cpu=12",
         help="background processes per condition, NAME=K,...",
     )
+    p.add_argument(
+        "--priority",
+        default="on",
+        help="KGYM_WINDOW_PRIORITY values, each condition run once with each: on, off or on,off",
+    )
     p.add_argument("--out-dir", type=Path, default=HERE, help="where results.json/.md go")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     args = p.parse_args(argv)
@@ -139,10 +153,15 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--k: expected NAME=K,..., got {args.k!r}")
     began = time.perf_counter()
     tasks = [t for t in args.tasks.split(",") if t]
+    priorities = [v for v in args.priority.split(",") if v]
+    if not priorities or any(v not in ("on", "off") for v in priorities):
+        p.error(f"--priority: expected on, off or on,off, got {args.priority!r}")
     out: dict[str, Any] = {"k": counts, "conditions": {}}
     for name in args.conditions.split(","):
         k = counts.get(name, 0)
-        out["conditions"][name] = run_condition(name, k, tasks, args.evaluations)
+        for priority in priorities:
+            label = name if priorities == ["on"] else f"{name}, priority {priority}"
+            out["conditions"][label] = run_condition(name, k, tasks, args.evaluations, priority)
     out["command"] = "python bench/window_interference/run.py " + " ".join(
         argv if argv is not None else sys.argv[1:]
     )
@@ -155,15 +174,17 @@ def main(argv: list[str] | None = None) -> int:
     lines = [
         f"\n## {out['date']} on {gpu}\n",
         f"`{out['command']}` (medians over the evaluations; background processes {counts})\n",
-        "| condition | task | ok | window (s) | rounds | candidate cv | reference cv | speedup |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| condition | task | ok | window (s) | rounds | at budget | candidate cv | reference cv "
+        "| speedup | speedups |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for name, by_task in out["conditions"].items():
         for task, row in by_task.items():
+            spread = ", ".join(f"{s:.3f}" for s in row["speedups"] if s is not None)
             lines.append(
                 f"| {name} | {task} | {row['ok']}/{args.evaluations} | {row['window_s']} | "
-                f"{row['rounds']} | {row['candidate_cv']} | {row['reference_cv']} | "
-                f"{row['speedup']} |"
+                f"{row['rounds']} | {row['budget_stops']} | {row['candidate_cv']} | "
+                f"{row['reference_cv']} | {row['speedup']} | {spread} |"
             )
     record(args.out_dir / "results.json", out, args.out_dir / "results.md", lines, args.json)
     return 0

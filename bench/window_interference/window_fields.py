@@ -8,6 +8,7 @@ from typing import Any
 def window_of(result: dict[str, Any]) -> dict[str, Any]:
     timing = result.get("timing") or {}
     method = timing.get("method") or {}
+    priority = (result.get("sandbox") or {}).get("window_priority") or {}
     return {
         "status": result.get("status"),
         "window_s": (result.get("durations_ms") or {}).get("timing", 0.0) / 1e3,
@@ -19,4 +20,8 @@ def window_of(result: dict[str, Any]) -> dict[str, Any]:
         "arena_slots": method.get("arena_slots"),
         "gpu_contended": method.get("gpu_contended"),
         "judge_s": method.get("judge_s"),
+        # How many of the window's threads the supervisor ran real-time (sandbox.window_priority).
+        "raised_threads": priority.get("raised"),
+        "priority_policy": priority.get("policy"),
+        "priority_note": priority.get("note"),
     }

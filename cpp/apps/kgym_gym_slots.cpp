@@ -116,7 +116,9 @@ namespace {
 // gate, are for measuring them side by side); KGYM_GPU_KEEPER: whether each GPU gets a process
 // that holds a CUDA context for the service's lifetime (kgym/service/gpu_keeper.hpp);
 // KGYM_START_GATE: whether a GPU's jobs make their CUDA contexts one job at a time (run.py;
-// `off` is for measuring).
+// `off` is for measuring). KGYM_WINDOW_PRIORITY is the supervisor's own, not the harness': whether
+// a timing window's three threads run real-time (sandbox/window_priority.hpp; `off` is for
+// measuring).
 void check_operator_switches(bool fork_server) {
   struct Switch {
     const char* name;
@@ -130,6 +132,7 @@ void check_operator_switches(bool fork_server) {
       {"KGYM_GPU_SHARING", {"batched", "serial", "reserved"}, false},
       {"KGYM_GPU_KEEPER", {"on", "off"}, false},
       {"KGYM_START_GATE", {"on", "off"}, false},
+      {"KGYM_WINDOW_PRIORITY", {"on", "off"}, false},
   };
   for (const auto& s : switches) {
     if (s.needs_fork_server && !fork_server) continue;

@@ -19,6 +19,7 @@
 #include "kgym/result/timing_stats.hpp"
 #include "kgym/sandbox/fork_server.hpp"
 #include "kgym/sandbox/report_token.hpp"
+#include "kgym/sandbox/window_priority.hpp"
 #include "kgym/screen/screen.hpp"
 
 namespace kgym::check {
@@ -282,6 +283,26 @@ json screened_out(const CheckJob& job, const text::Extraction& extraction,
   r["status"] = "rejected";
   r["hacked"] = true;
   return r;
+}
+
+// The window's real-time threads, from the judge's sealed `timing` record (its own pid and its
+// runners'): what the Result's sandbox.window_priority says. KGYM_WINDOW_PRIORITY=off (the
+// operator's, for measuring; `serve` and `worker` refuse values other than on and off) leaves
+// them ordinary.
+json raise_window_priority(sandbox::WindowPriority& priority, pid_t pgid, const json& record) {
+  const char* mode = std::getenv("KGYM_WINDOW_PRIORITY");
+  if (mode != nullptr && std::string_view(mode) == "off")
+    return {{"raised", 0}, {"note", "KGYM_WINDOW_PRIORITY=off"}};
+  std::vector<pid_t> pids;
+  for (const auto& pid : record.value("pids", json::array())) {
+    if (pid.is_number_integer()) pids.push_back(pid.get<pid_t>());
+  }
+  if (pids.empty() || pgid <= 0)
+    return {{"raised", 0}, {"note", "the judge named no threads to raise"}};
+  const auto note = priority.raise(pgid, pids);
+  return {{"raised", priority.raised()},
+          {"policy", priority.raised() > 0 ? json(priority.policy()) : json(nullptr)},
+          {"note", note.empty() ? json(nullptr) : json(note)}};
 }
 
 }  // namespace
@@ -681,11 +702,18 @@ json run_prepared(const CheckJob& requested, const PreparedCandidate& prepared,
   json phase_times = json::object();
   std::string current_phase = "startup";
   auto mark = start;
+  // The timing window's threads run real-time while it lasts (sandbox/window_priority.hpp).
+  sandbox::WindowPriority window_priority;
+  json window_priority_record = nullptr;
+  pid_t job_pgid = -1;
   auto on_line = [&](const std::string& line) {
     const auto payload = sandbox::open_record(spec.token, line);
     if (!payload) return;
     const json record = json::parse(*payload, nullptr, false);
     if (record.is_discarded() || !record.is_object() || record.value("type", "") != "phase") return;
+    window_priority.lower();  // any record after the window's first ends its priority
+    if (record.value("phase", "") == "timing" && window_priority_record.is_null())
+      window_priority_record = raise_window_priority(window_priority, job_pgid, record);
     const auto now = std::chrono::steady_clock::now();
     phase_times[current_phase] = phase_times.value(current_phase, 0.0) +
                                  std::chrono::duration<double, std::milli>(now - mark).count();
@@ -696,15 +724,19 @@ json run_prepared(const CheckJob& requested, const PreparedCandidate& prepared,
     current_phase = phase;
     if (on_phase) on_phase(current_phase);
   };
-  if (on_started)
-    spec.on_started = [&on_started](pid_t pgid) { on_started(static_cast<int>(pgid)); };
+  spec.on_started = [&on_started, &job_pgid](pid_t pgid) {
+    job_pgid = pgid;
+    if (on_started) on_started(static_cast<int>(pgid));
+  };
   const auto outcome = launch ? launch(spec, on_line) : sandbox::run_child(spec, on_line);
+  window_priority.lower();
   phase_times[current_phase] =
       phase_times.value(current_phase, 0.0) +
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - mark).count();
   phase_times.erase("done");
 
   r = assemble_result(job, outcome, phase_times, spec.token);
+  r["sandbox"]["window_priority"] = window_priority_record;
   for (const auto& f : screen::to_json(prepared.findings)) {
     r["findings"].push_back(f);  // the screen's warnings
   }

@@ -37,8 +37,8 @@ class ReportChannel:
     def send(self, record: dict[str, Any]) -> None:
         _core.channel_send(json.dumps(_clean(record), allow_nan=False, default=str))
 
-    def phase(self, name: str) -> None:
-        self.send({"type": "phase", "phase": name})
+    def phase(self, name: str, **fields: Any) -> None:
+        self.send({"type": "phase", "phase": name, **fields})
 
     def close(self) -> None:
         _core.channel_close()

@@ -1,0 +1,229 @@
+// A timing window's threads raised to SCHED_FIFO and back (sandbox/window_priority.hpp): only
+// threads of the job's process group, whatever they start is ordinary, and the end of the window
+// (or of the object) lowers them.
+#include <gtest/gtest.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "kgym/check/evaluate.hpp"
+#include "kgym/check/job.hpp"
+#include "kgym/sandbox/report_token.hpp"
+#include "kgym/sandbox/window_priority.hpp"
+
+using kgym::sandbox::ChildOutcome;
+using kgym::sandbox::ChildSpec;
+using kgym::sandbox::LineCallback;
+using kgym::sandbox::process_group_of;
+using kgym::sandbox::seal_record;
+using kgym::sandbox::WindowPriority;
+using nlohmann::json;
+
+namespace {
+
+// A child in a process group of its own that, told to, forks once and writes its child's
+// scheduling policy to `report`; it then waits to be killed.
+struct Child {
+  pid_t pid = -1;
+  int go = -1;
+  int report = -1;
+
+  Child() {
+    int ready[2], go_pipe[2], report_pipe[2];
+    if (pipe(ready) != 0 || pipe(go_pipe) != 0 || pipe(report_pipe) != 0) return;
+    pid = fork();
+    if (pid == 0) {
+      setpgid(0, 0);
+      const char r = 'r';
+      if (write(ready[1], &r, 1) != 1) _exit(1);
+      char c = 0;
+      if (read(go_pipe[0], &c, 1) == 1) {
+        const pid_t grandchild = fork();
+        if (grandchild == 0) {
+          const int policy = sched_getscheduler(0);
+          if (write(report_pipe[1], &policy, sizeof policy) != sizeof policy) _exit(1);
+          _exit(0);
+        }
+        waitpid(grandchild, nullptr, 0);
+      }
+      while (true) pause();
+    }
+    char c = 0;
+    if (read(ready[0], &c, 1) != 1) pid = -1;
+    close(ready[0]);
+    close(ready[1]);
+    close(go_pipe[0]);
+    close(report_pipe[1]);
+    go = go_pipe[1];
+    report = report_pipe[0];
+  }
+  ~Child() {
+    if (pid > 0) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+    close(go);
+    close(report);
+  }
+  int grandchild_policy() const {
+    const char c = 'g';
+    if (write(go, &c, 1) != 1) return -2;
+    int policy = -3;
+    if (read(report, &policy, sizeof policy) != sizeof policy) return -4;
+    return policy;
+  }
+};
+
+bool refused_for_lack_of_privilege(const std::string& note) {
+  return note.find("Operation not permitted") != std::string::npos;
+}
+
+}  // namespace
+
+TEST(WindowPriority, ReadsAProcessGroup) {
+  EXPECT_EQ(process_group_of(getpid()), getpgrp());
+  EXPECT_EQ(process_group_of(-5), -1);
+}
+
+TEST(WindowPriority, RaisesTheJobsThreadsAndLowersThemAgain) {
+  Child child;
+  ASSERT_GT(child.pid, 0);
+  ASSERT_EQ(process_group_of(child.pid), child.pid);
+  WindowPriority priority;
+  const auto note = priority.raise(child.pid, {child.pid});
+  if (refused_for_lack_of_privilege(note)) GTEST_SKIP() << "no CAP_SYS_NICE here: " << note;
+  EXPECT_EQ(note, "");
+  EXPECT_EQ(priority.raised(), 1);
+  const int policy = sched_getscheduler(child.pid);
+  EXPECT_EQ(policy & ~SCHED_RESET_ON_FORK, SCHED_FIFO);
+  EXPECT_NE(policy & SCHED_RESET_ON_FORK, 0);
+  // What the raised thread starts is ordinary.
+  EXPECT_EQ(child.grandchild_policy(), SCHED_OTHER);
+  priority.lower();
+  EXPECT_EQ(priority.raised(), 0);
+  EXPECT_EQ(sched_getscheduler(child.pid), SCHED_OTHER);
+  priority.lower();  // twice: nothing more
+}
+
+TEST(WindowPriority, FallsBackToTheOrdinaryPolicysStrongestSettings) {
+  Child child;
+  ASSERT_GT(child.pid, 0);
+  WindowPriority priority(/*try_realtime=*/false);
+  const auto note = priority.raise(child.pid, {child.pid});
+  if (refused_for_lack_of_privilege(note)) GTEST_SKIP() << "no CAP_SYS_NICE here: " << note;
+  EXPECT_EQ(note, "");
+  EXPECT_EQ(priority.policy(), "nice -20, 0.1 ms slice");
+  EXPECT_EQ(sched_getscheduler(child.pid) & ~SCHED_RESET_ON_FORK, SCHED_OTHER);
+  EXPECT_NE(sched_getscheduler(child.pid) & SCHED_RESET_ON_FORK, 0);
+  errno = 0;
+  EXPECT_EQ(getpriority(PRIO_PROCESS, static_cast<id_t>(child.pid)), -20);
+  EXPECT_EQ(child.grandchild_policy(), SCHED_OTHER);  // and nice 0: reset on fork
+  priority.lower();
+  EXPECT_EQ(getpriority(PRIO_PROCESS, static_cast<id_t>(child.pid)), 0);
+  EXPECT_EQ(sched_getscheduler(child.pid), SCHED_OTHER);
+}
+
+TEST(WindowPriority, RefusesThreadsOutsideTheJobsProcessGroup) {
+  Child child;
+  ASSERT_GT(child.pid, 0);
+  WindowPriority priority;
+  // This test's own process is not in the child's group; nor is a pid that does not exist.
+  const auto note = priority.raise(child.pid, {getpid(), 0});
+  EXPECT_NE(note.find("not in the job's process group"), std::string::npos) << note;
+  EXPECT_EQ(priority.raised(), 0);
+  EXPECT_EQ(sched_getscheduler(getpid()) & ~SCHED_RESET_ON_FORK, SCHED_OTHER);
+}
+
+TEST(WindowPriority, EndsWithTheObject) {
+  Child child;
+  ASSERT_GT(child.pid, 0);
+  {
+    WindowPriority priority;
+    const auto note = priority.raise(child.pid, {child.pid});
+    if (refused_for_lack_of_privilege(note)) GTEST_SKIP() << "no CAP_SYS_NICE here: " << note;
+    ASSERT_EQ(sched_getscheduler(child.pid) & ~SCHED_RESET_ON_FORK, SCHED_FIFO);
+  }
+  EXPECT_EQ(sched_getscheduler(child.pid), SCHED_OTHER);
+}
+
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+struct Observed {
+  int during = -1;  // the judge's policy while its window lasts
+  int after = -1;   // after its next record
+  nlohmann::json window_priority;
+};
+
+// check::run_prepared with a launcher that stands in for the harness: `judge` (a process group
+// of its own) sends the `timing` record naming `named`, then `done`, then its report.
+Observed run_window(const Child& judge, const std::vector<pid_t>& named) {
+  const auto job = kgym::check::job_from_json(
+      {{"task_id", "01_relu"},
+       {"task_source", read_file(KGYM_SOURCE_DIR "/tasks/01_relu.py")},
+       {"candidate", read_file(KGYM_SOURCE_DIR "/tasks/solutions/01_relu.py")},
+       {"device", "cpu"}});
+  const auto prepared = kgym::check::prepare(job);
+  Observed seen;
+  if (prepared.settled) return seen;
+  auto launch = [&](const ChildSpec& spec, const LineCallback& on_line) {
+    spec.on_started(judge.pid);
+    auto record = [&](const json& r) { return seal_record(spec.token, r.dump()); };
+    on_line(record({{"type", "phase"}, {"phase", "timing"}, {"pids", named}}));
+    seen.during = sched_getscheduler(judge.pid);
+    on_line(record({{"type", "phase"}, {"phase", "done"}}));
+    seen.after = sched_getscheduler(judge.pid);
+    ChildOutcome out;
+    out.started = true;
+    out.exited = true;
+    out.exit_code = 0;
+    out.report = record({{"type", "report"}, {"status", "ok"}}) + "\n";
+    return out;
+  };
+  const auto result = kgym::check::run_prepared(job, prepared, {}, launch);
+  seen.window_priority = result["sandbox"]["window_priority"];
+  return seen;
+}
+
+}  // namespace
+
+TEST(WindowPriority, TheSupervisorRaisesWhatTheJudgeNamesForItsWindow) {
+  Child judge;
+  ASSERT_GT(judge.pid, 0);
+  ::unsetenv("KGYM_WINDOW_PRIORITY");
+  const auto seen = run_window(judge, {judge.pid, getpid()});
+  ASSERT_TRUE(seen.window_priority.is_object()) << seen.window_priority.dump();
+  const auto note = seen.window_priority.value("note", json()).dump();
+  if (refused_for_lack_of_privilege(note)) GTEST_SKIP() << "no CAP_SYS_NICE here: " << note;
+  EXPECT_EQ(seen.during & ~SCHED_RESET_ON_FORK, SCHED_FIFO);
+  EXPECT_EQ(seen.after, SCHED_OTHER);
+  // This test's process was named too, but is not in the judge's group: left alone, and said.
+  EXPECT_EQ(seen.window_priority["raised"], 1);
+  EXPECT_NE(note.find("not in the job's process group"), std::string::npos) << note;
+  EXPECT_EQ(sched_getscheduler(getpid()) & ~SCHED_RESET_ON_FORK, SCHED_OTHER);
+}
+
+TEST(WindowPriority, TheOperatorsSwitchLeavesTheWindowOrdinary) {
+  Child judge;
+  ASSERT_GT(judge.pid, 0);
+  ::setenv("KGYM_WINDOW_PRIORITY", "off", 1);
+  const auto seen = run_window(judge, {judge.pid});
+  ::unsetenv("KGYM_WINDOW_PRIORITY");
+  EXPECT_EQ(seen.during, SCHED_OTHER);
+  EXPECT_EQ(seen.window_priority["raised"], 0);
+  EXPECT_EQ(seen.window_priority["note"], "KGYM_WINDOW_PRIORITY=off");
+}
