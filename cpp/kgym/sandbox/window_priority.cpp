@@ -66,6 +66,7 @@ int raise_ordinary(pid_t pid) {
 }  // namespace
 
 std::string WindowPriority::raise(pid_t pgid, const std::vector<pid_t>& pids) {
+  pgid_ = pgid;
   std::vector<std::string> problems;
   for (const pid_t pid : pids) {
     if (pid <= 0 || process_group_of(pid) != pgid) {
@@ -86,9 +87,8 @@ std::string WindowPriority::raise(pid_t pgid, const std::vector<pid_t>& pids) {
       raised_.push_back(pid);
       continue;
     }
-    problems.push_back(
-        fmt::format("{}: SCHED_FIFO: {}; nice -20: {}", pid, std::strerror(refused),
-                    std::strerror(errno)));
+    problems.push_back(fmt::format("{}: SCHED_FIFO: {}; nice -20: {}", pid, std::strerror(refused),
+                                   std::strerror(errno)));
   }
   if (problems.empty()) return {};
   return fmt::format("not raised: {}", fmt::join(problems, "; "));
@@ -104,8 +104,9 @@ std::string WindowPriority::policy() const {
 
 void WindowPriority::lower() {
   for (const pid_t pid : raised_) {
-    // Back to nice 0 and the kernel's own slice (ESRCH: the thread is gone, nothing to do).
-    set_attributes(pid, SchedAttr{});
+    // Back to nice 0 and the kernel's own slice; a thread gone since is skipped, and so is its
+    // pid if another process has taken it.
+    if (process_group_of(pid) == pgid_) set_attributes(pid, SchedAttr{});
   }
   raised_.clear();
   realtime_ = 0;

@@ -2,9 +2,9 @@
 // process wake-ups (the runner's on the judge's request, the judge's on the runner's reply), and
 // a wake-up that finds every core busy waits for a core: with as many busy processes as cores
 // beside one evaluation, a 0.08 ms kernel's windows all ran to their budget and its speedups
-// spread from 0.70 to 1.82 (bench/window_interference/results.md, sixteenth session). A lower
-// nice value does not shorten that wait on the schedulers of the lent machines (a woken task
-// waits for the running one's slice either way); a real-time policy does.
+// spread from 0.70 to 1.82 (bench/window_interference/results.md, sixteenth session). A
+// real-time thread preempts an ordinary one as soon as it wakes; an ordinary one does when its
+// slice is shorter than the running thread's (kernels from 6.12).
 //
 // So while a job times, the supervisor (which may: CAP_SYS_NICE) gives exactly three threads
 // SCHED_FIFO at the lowest real-time priority: the main threads of the judge and of its two
@@ -39,7 +39,8 @@ class WindowPriority {
   // as they are. Returns an empty string when every one was raised, else why not (the ones
   // raised stay raised: a window with two of its three threads raised is still better off).
   std::string raise(pid_t pgid, const std::vector<pid_t>& pids);
-  // Back to the ordinary policy (threads gone since are skipped). Safe to call twice.
+  // Back to the ordinary policy (threads gone since, or no longer in the group, are skipped).
+  // Safe to call twice.
   void lower();
   int raised() const { return static_cast<int>(raised_.size()); }
   // "SCHED_FIFO", "nice -20, 0.1 ms slice", both (some threads each), or empty when none is
@@ -48,6 +49,7 @@ class WindowPriority {
 
  private:
   bool try_realtime_;
+  pid_t pgid_ = -1;  // the job's process group: only its processes are raised or lowered
   std::vector<pid_t> raised_;
   int realtime_ = 0;  // how many of raised_ got SCHED_FIFO (the others the ordinary settings)
 };
