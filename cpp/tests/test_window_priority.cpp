@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -189,8 +190,9 @@ std::string read_file(const std::string& path) {
 }
 
 struct Observed {
-  int during = -1;  // the judge's policy while its window lasts
-  int after = -1;   // after its next record
+  int during = -1;                // the judge's policy while its window lasts
+  std::vector<int> named_during;  // the policy of each named pid while the window lasts
+  int after = -1;                 // after its next record
   nlohmann::json window_priority;
 };
 
@@ -210,6 +212,7 @@ Observed run_window(const Child& judge, const std::vector<pid_t>& named) {
     auto record = [&](const json& r) { return seal_record(spec.token, r.dump()); };
     on_line(record({{"type", "phase"}, {"phase", "timing"}, {"pids", named}}));
     seen.during = sched_getscheduler(judge.pid);
+    for (const pid_t pid : named) seen.named_during.push_back(sched_getscheduler(pid));
     on_line(record({{"type", "phase"}, {"phase", "done"}}));
     seen.after = sched_getscheduler(judge.pid);
     ChildOutcome out;
@@ -244,6 +247,21 @@ TEST(WindowPriority, TheSupervisorRaisesWhatTheJudgeNamesForItsWindow) {
   EXPECT_EQ(seen.window_priority["raised"], 1);
   EXPECT_NE(note.find("not in the job's process group"), std::string::npos) << note;
   EXPECT_EQ(sched_getscheduler(getpid()) & ~SCHED_RESET_ON_FORK, SCHED_OTHER);
+}
+
+TEST(WindowPriority, NoMoreThanTheWindowsThreeThreadsAreRaised) {
+  // Task code runs in the judge and could send a sealed record of its own naming more.
+  Child judge, second, third, fourth;
+  ASSERT_GT(fourth.pid, 0);
+  for (const auto* c : {&second, &third, &fourth}) ASSERT_EQ(setpgid(c->pid, judge.pid), 0);
+  ::unsetenv("KGYM_WINDOW_PRIORITY");
+  const auto seen = run_window(judge, {judge.pid, second.pid, third.pid, fourth.pid});
+  const auto note = seen.window_priority.value("note", json()).dump();
+  if (refused_for_lack_of_privilege(note)) GTEST_SKIP() << "no CAP_SYS_NICE here: " << note;
+  EXPECT_EQ(seen.window_priority["raised"], 3) << seen.window_priority.dump();
+  ASSERT_EQ(seen.named_during.size(), 4u);
+  EXPECT_EQ(seen.named_during[3], SCHED_OTHER);  // the fourth: never raised
+  EXPECT_EQ(getpriority(PRIO_PROCESS, static_cast<id_t>(fourth.pid)), 0);
 }
 
 TEST(WindowPriority, TheOperatorsSwitchLeavesTheWindowOrdinary) {

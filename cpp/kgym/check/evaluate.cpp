@@ -285,17 +285,22 @@ json screened_out(const CheckJob& job, const text::Extraction& extraction,
   return r;
 }
 
-// The window's real-time threads, from the judge's sealed `timing` record (its own pid and its
+// The threads a window waits on: the judge's and its two runners'. A record sealed with the job's
+// token can also come from task code, which runs in the judge: whatever it names, no more than
+// these many of the job's threads are raised, once a job.
+constexpr std::size_t kWindowThreads = 3;
+
+// The window's raised threads, from the judge's sealed `timing` record (its own pid and its
 // runners'): what the Result's sandbox.window_priority says. KGYM_WINDOW_PRIORITY=off (the
 // operator's, for measuring; `serve` and `worker` refuse values other than on and off) leaves
-// them ordinary.
+// them as they are.
 json raise_window_priority(sandbox::WindowPriority& priority, pid_t pgid, const json& record) {
   const char* mode = std::getenv("KGYM_WINDOW_PRIORITY");
   if (mode != nullptr && std::string_view(mode) == "off")
     return {{"raised", 0}, {"note", "KGYM_WINDOW_PRIORITY=off"}};
   std::vector<pid_t> pids;
   for (const auto& pid : record.value("pids", json::array())) {
-    if (pid.is_number_integer()) pids.push_back(pid.get<pid_t>());
+    if (pid.is_number_integer() && pids.size() < kWindowThreads) pids.push_back(pid.get<pid_t>());
   }
   if (pids.empty() || pgid <= 0)
     return {{"raised", 0}, {"note", "the judge named no threads to raise"}};
@@ -702,7 +707,8 @@ json run_prepared(const CheckJob& requested, const PreparedCandidate& prepared,
   json phase_times = json::object();
   std::string current_phase = "startup";
   auto mark = start;
-  // The timing window's threads run real-time while it lasts (sandbox/window_priority.hpp).
+  // The timing window's threads run raised while it lasts (sandbox/window_priority.hpp), once a
+  // job: from its first `timing` record to the next record.
   sandbox::WindowPriority window_priority;
   json window_priority_record = nullptr;
   pid_t job_pgid = -1;

@@ -1030,9 +1030,9 @@ class Evaluation:
                 "reason": "no GPU: kernels ran under Triton's interpreter on the CPU",
             }
             return
-        # The supervisor runs these three threads real-time until the next record (the window's
-        # end): a sample is read across the runner's and the judge's wake-ups, which a busy CPU
-        # would delay (sandbox/window_priority.hpp).
+        # The supervisor raises these three threads' CPU priority until the next record (the
+        # window's end): a sample is read across the runner's and the judge's wake-ups, which a
+        # busy CPU would delay (sandbox/window_priority.hpp).
         threads = [os.getpid(), *(runner.pid for runner in self.runners.values())]
         started = self._phase("timing", pids=threads)
         self._await_timing_kernels()
