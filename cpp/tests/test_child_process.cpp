@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -98,6 +99,20 @@ TEST(ChildProcess, FileSizeLimitApplies) {
   const auto out = run_child(spec);
   std::remove("/tmp/kgym_fsize_test");
   EXPECT_NE(out.stdout_tail, "0\n");
+}
+
+TEST(ChildProcess, NoRealTimePolicyOrNegativeNiceOfItsOwn) {
+  // RLIMIT_RTPRIO and RLIMIT_NICE both 0 in the job whatever the supervisor's are: without
+  // privilege the job cannot raise itself. Where the supervisor's are 0 too (the usual default,
+  // and raising a hard limit needs CAP_SYS_RESOURCE) there is nothing to show.
+  rlimit rtprio{}, nice{};
+  getrlimit(RLIMIT_RTPRIO, &rtprio);
+  getrlimit(RLIMIT_NICE, &nice);
+  if (rtprio.rlim_cur == 0 && nice.rlim_cur == 0)
+    GTEST_SKIP() << "this process's own limits are 0 already";
+  const auto out = run_child(
+      shell("grep -E '^Max (realtime priority|nice priority)' /proc/self/limits | tr -s ' '"));
+  EXPECT_EQ(out.stdout_tail, "Max nice priority 0 0 \nMax realtime priority 0 0 \n");
 }
 
 TEST(ChildProcess, MissingProgramIsAStartError) {

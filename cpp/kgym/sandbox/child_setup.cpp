@@ -317,6 +317,12 @@ int sandbox_child(const Limits& limits, const char* workdir, rlim_t nproc_limit,
   if (setrlimit(RLIMIT_FSIZE, &fsize) != 0) die("RLIMIT_FSIZE");
   const rlimit nproc{nproc_limit, nproc_limit};
   setrlimit(RLIMIT_NPROC, &nproc);  // ignored for root; see docs/sandbox.md
+  // No real-time policy and no nice value below 0 of the job's own doing (both limits 0, the
+  // usual default, made sure of once the job has left root): the supervisor's raise of a timing
+  // window's three threads (window_priority.hpp) stays the only one, and bounded.
+  const rlimit none{0, 0};
+  setrlimit(RLIMIT_RTPRIO, &none);
+  setrlimit(RLIMIT_NICE, &none);
   if (limits.max_address_space_bytes > 0) {
     const rlimit as{limits.max_address_space_bytes, limits.max_address_space_bytes};
     if (setrlimit(RLIMIT_AS, &as) != 0) die("RLIMIT_AS");
