@@ -12,11 +12,12 @@
 // the job's process group. Where the real-time policy is refused (a control group without
 // real-time runtime), they get the ordinary policy's strongest settings instead: nice -20 and a
 // 0.1 ms slice (with which a woken thread preempts at once on kernels from 6.12). Either way
-// the reset-on-fork flag makes every thread or process they start an ordinary one, and an
-// unprivileged process can neither make its other threads real-time (RLIMIT_RTPRIO is 0) nor
-// lower their nice value, so a hostile candidate gets at most its runner's main thread: one core
-// (under SCHED_FIFO the kernel's real-time throttling still leaves 5% of each second to others),
-// and only until the window ends (the judge's next record) or the job does.
+// the reset-on-fork flag makes every thread or process they start an ordinary one, and the job,
+// unprivileged, can neither make its other threads real-time nor lower their nice value (its
+// RLIMIT_RTPRIO and RLIMIT_NICE are 0: child_setup.cpp), so a hostile candidate gets at most its
+// runner's main thread: one core (under SCHED_FIFO the kernel's real-time throttling still leaves
+// 5% of each second to others), and only until the window ends (the judge's next record) or the
+// job does.
 #pragma once
 
 #include <sys/types.h>
