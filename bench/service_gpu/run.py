@@ -179,6 +179,8 @@ def slim(result: dict[str, Any]) -> dict[str, Any]:
         "durations_ms": result.get("durations_ms"),
         "error": (result.get("error") or {}).get("message", "")[:300] or None,
         "findings": [f.get("rule") for f in result.get("findings") or []],
+        # How many of the timing window's threads the supervisor raised (null: nothing timed).
+        "window_priority": (result.get("sandbox") or {}).get("window_priority"),
     }
 
 
