@@ -264,6 +264,16 @@ TEST(WindowPriority, NoMoreThanTheWindowsThreeThreadsAreRaised) {
   EXPECT_EQ(getpriority(PRIO_PROCESS, static_cast<id_t>(fourth.pid)), 0);
 }
 
+TEST(WindowPriority, ARecordThatNamesNoThreadRaisesNothing) {
+  Child judge;
+  ASSERT_GT(judge.pid, 0);
+  ::unsetenv("KGYM_WINDOW_PRIORITY");
+  const auto seen = run_window(judge, {});
+  EXPECT_EQ(seen.during, SCHED_OTHER);
+  EXPECT_EQ(seen.window_priority["raised"], 0);
+  EXPECT_EQ(seen.window_priority["note"], "the judge named no threads to raise");
+}
+
 TEST(WindowPriority, TheOperatorsSwitchLeavesTheWindowOrdinary) {
   Child judge;
   ASSERT_GT(judge.pid, 0);

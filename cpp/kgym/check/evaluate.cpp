@@ -302,8 +302,8 @@ json raise_window_priority(sandbox::WindowPriority& priority, pid_t pgid, const 
   for (const auto& pid : record.value("pids", json::array())) {
     if (pid.is_number_integer() && pids.size() < kWindowThreads) pids.push_back(pid.get<pid_t>());
   }
-  if (pids.empty() || pgid <= 0)
-    return {{"raised", 0}, {"note", "the judge named no threads to raise"}};
+  if (pgid <= 0) return {{"raised", 0}, {"note", "the job's process group is not known"}};
+  if (pids.empty()) return {{"raised", 0}, {"note", "the judge named no threads to raise"}};
   const auto note = priority.raise(pgid, pids);
   return {{"raised", priority.raised()},
           {"policy", priority.raised() > 0 ? json(priority.policy()) : json(nullptr)},
