@@ -9,27 +9,11 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 namespace kgym::sandbox {
 
-pid_t process_group_of(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(stat, line)) return -1;
-  // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses, so the fields are
-  // read after its last ')'.
-  const auto end = line.rfind(')');
-  if (end == std::string::npos) return -1;
-  std::istringstream fields(line.substr(end + 1));
-  std::string state;
-  long ppid = 0;
-  long pgrp = -1;
-  if (!(fields >> state >> ppid >> pgrp)) return -1;
-  return static_cast<pid_t>(pgrp);
-}
+pid_t process_group_of(pid_t pid) { return pid > 0 ? ::getpgid(pid) : -1; }
 
 namespace {
 

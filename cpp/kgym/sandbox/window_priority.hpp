@@ -55,7 +55,7 @@ class WindowPriority {
   int realtime_ = 0;  // how many of raised_ got SCHED_FIFO (the others the ordinary settings)
 };
 
-// The process group of `pid` from /proc/<pid>/stat, or -1 when it cannot be read.
+// The process group of `pid` (getpgid), or -1 when there is no such process.
 pid_t process_group_of(pid_t pid);
 
 }  // namespace kgym::sandbox
