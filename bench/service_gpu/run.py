@@ -181,6 +181,8 @@ def slim(result: dict[str, Any]) -> dict[str, Any]:
         "findings": [f.get("rule") for f in result.get("findings") or []],
         # How many of the timing window's threads the supervisor raised (null: nothing timed).
         "window_priority": (result.get("sandbox") or {}).get("window_priority"),
+        # Whether the slot's child readied ahead took the job (null: no standbys).
+        "standby": (result.get("sandbox") or {}).get("standby"),
     }
 
 
@@ -456,6 +458,7 @@ def latency_runs(
             wait_ready(gym)
             runs = []
             for i in range(6):
+                time.sleep(args.latency_gap)
                 body = {"task": {"id": task}, "candidate": {"source": source}}
                 body["options"] = {"seed": 100 + i, **(options or {})}
                 started = time.perf_counter()
@@ -476,6 +479,8 @@ def latency_runs(
                         "queue_wait_s": job["started_at"] - job["created_at"],
                         "status": result["status"],
                         "durations_ms": result["durations_ms"],
+                        # Whether a child readied ahead took the job (null: no standbys).
+                        "standby": (result.get("sandbox") or {}).get("standby"),
                         "reference_check": (result.get("timing") or {}).get("reference_check"),
                         # How noisy each series' samples were: what decides the window's rounds.
                         "series": {
@@ -514,6 +519,7 @@ def latency_runs(
     phases = sorted({k for r in measured for k in r["durations_ms"]})
     return {
         "task": task,
+        "gap_s": args.latency_gap,
         "runs": runs,
         "median_ms": {
             p: statistics.median(r["durations_ms"].get(p, 0.0) for r in measured) for p in phases
@@ -830,6 +836,14 @@ def main(argv: list[str] | None = None) -> int:
         "--latency-also",
         default="",
         help="latency: TASK,... whose solutions are measured the same way after 06_softmax's",
+    )
+    p.add_argument(
+        "--latency-gap",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="latency: seconds the gym sits idle before each request (a trainer between its "
+        "requests; a slot readies its next job's child meanwhile)",
     )
     p.add_argument("--json", action="store_true", help="print each part's JSON")
     args = p.parse_args(argv)

@@ -10,6 +10,7 @@
 #include <memory>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include <fmt/ranges.h>
 
 #include "kgym/check/evaluate.hpp"
+#include "kgym/check/standby_launcher.hpp"
 #include "kgym/sandbox/fork_server.hpp"
 #include "kgym/service/gpu_keeper.hpp"
 
@@ -118,7 +120,8 @@ namespace {
 // KGYM_START_GATE: whether a GPU's jobs make their CUDA contexts one job at a time (run.py;
 // `off` is for measuring). KGYM_WINDOW_PRIORITY is the supervisor's own, not the harness': whether
 // a timing window's three threads run real-time (sandbox/window_priority.hpp; `off` is for
-// measuring).
+// measuring); KGYM_STANDBY too: whether each fork server's slot readies its next job's child
+// ahead (check/standby_launcher.hpp; `off` is for measuring).
 void check_operator_switches(bool fork_server) {
   struct Switch {
     const char* name;
@@ -133,6 +136,7 @@ void check_operator_switches(bool fork_server) {
       {"KGYM_GPU_KEEPER", {"on", "off"}, false},
       {"KGYM_START_GATE", {"on", "off"}, false},
       {"KGYM_WINDOW_PRIORITY", {"on", "off"}, false},
+      {"KGYM_STANDBY", {"on", "off"}, true},
   };
   for (const auto& s : switches) {
     if (s.needs_fork_server && !fork_server) continue;
@@ -219,7 +223,13 @@ MachineSlots make_machine_slots(const SlotOptions& o) {
         auto server = std::make_shared<kgym::sandbox::ForkServer>(
             kgym::check::fork_server_program(o.python),
             kgym::check::child_environment(probe, home));
-        slot.make_launcher = [server, label]() -> kgym::check::Launcher {
+        // The slot's next job's child readied after each job (check/standby_launcher.hpp);
+        // KGYM_STANDBY=off (for measuring) forks each job's child when the job comes.
+        const char* standby_mode = std::getenv("KGYM_STANDBY");
+        std::shared_ptr<kgym::check::StandbyLauncher> standby;
+        if (standby_mode == nullptr || std::string_view(standby_mode) != "off")
+          standby = std::make_shared<kgym::check::StandbyLauncher>(server);
+        slot.make_launcher = [server, standby, label]() -> kgym::check::Launcher {
           // Warmed by the worker's own thread, so that the first job does not pay for it.
           if (auto why = server->start(); !why.empty()) {
             if (server->closed()) return {};  // shutting down: nothing to say
@@ -229,13 +239,16 @@ MachineSlots make_machine_slots(const SlotOptions& o) {
                 label, why);
             return {};
           }
-          return [server](const kgym::sandbox::ChildSpec& spec,
-                          const kgym::sandbox::LineCallback& on_line) {
-            return server->run(spec, on_line);
+          return [server, standby](const kgym::sandbox::ChildSpec& spec,
+                                   const kgym::sandbox::LineCallback& on_line) {
+            return standby ? standby->launch(spec, on_line) : server->run(spec, on_line);
           };
         };
         slot.restarts = [server] { return server->restarts(); };
-        slot.close = [server] { server->close(); };
+        slot.close = [server, standby] {
+          server->close();
+          if (standby) standby->close();
+        };
       }
       out.slots.push_back(std::move(slot));
     }

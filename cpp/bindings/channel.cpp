@@ -73,12 +73,17 @@ void channel_open(int report_fd, int token_fd, const std::string& forbidden_file
   auto& s = state();
   if (s.fd >= 0) throw std::runtime_error("the report channel is already open");
   std::string token;
-  char buf[128];
-  ssize_t n;
-  while ((n = ::read(token_fd, buf, sizeof buf)) > 0 && token.size() < 1024) {
-    token.append(buf, static_cast<size_t>(n));
+  {
+    // A standby waits here for its job (check/standby_launcher.hpp): its other threads go on.
+    nb::gil_scoped_release unlocked;
+    char buf[128];
+    ssize_t n;
+    while (((n = ::read(token_fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)) &&
+           token.size() < 1024) {
+      if (n > 0) token.append(buf, static_cast<size_t>(n));
+    }
+    ::close(token_fd);
   }
-  ::close(token_fd);
   if (token.empty()) throw std::runtime_error("no report token was provided");
   // Off the well-known descriptor number; the old number is closed.
   const int fd = fcntl(report_fd, F_DUPFD_CLOEXEC, 200);

@@ -1,28 +1,15 @@
-// The fork server against run_child: the same outcome for the same job, whichever launched it.
-// Tests that need the real server (kgym.harness.forkserver) use the interpreter in
-// $KGYM_FORKSERVER_PYTHON, else the project's .venv, and are skipped when it cannot serve.
+// The fork server against run_child: the same outcome for the same job, whichever launched it
+// (harness_jobs.hpp: the jobs and the server).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <memory>
 #include <string>
 #include <thread>
 
-#include <nlohmann/json.hpp>
-
-#include "kgym/check/evaluate.hpp"
-#include "kgym/check/interpreter_view.hpp"
-#include "kgym/check/job.hpp"
-#include "kgym/sandbox/child_process.hpp"
-#include "kgym/sandbox/fork_server.hpp"
-#include "kgym/sandbox/report_token.hpp"
+#include "harness_jobs.hpp"
 
 namespace fs = std::filesystem;
 using kgym::sandbox::ChildOutcome;
@@ -30,97 +17,9 @@ using kgym::sandbox::ChildSpec;
 using kgym::sandbox::command_line;
 using kgym::sandbox::ForkServer;
 using nlohmann::json;
+using namespace harness_jobs;
 
 namespace {
-
-std::string test_python() {
-  if (const char* p = std::getenv("KGYM_FORKSERVER_PYTHON"); p != nullptr && *p != '\0') return p;
-  return KGYM_SOURCE_DIR "/.venv/bin/python";
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "kgym-fs-test-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) != nullptr) path = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
-// A job directory as check::evaluate writes it: task.py, candidate.py and the harness' job.json.
-struct Job {
-  TempDir dir;
-  kgym::check::CheckJob job;
-  ChildSpec spec;
-};
-
-std::unique_ptr<Job> make_job(const std::string& candidate, double seconds = 120.0) {
-  auto j = std::make_unique<Job>();
-  j->job =
-      kgym::check::job_from_json({{"task_id", "01_relu"},
-                                  {"task_source", read_file(KGYM_SOURCE_DIR "/tasks/01_relu.py")},
-                                  {"candidate", candidate},
-                                  {"device", "cpu"},
-                                  {"trials", 2},
-                                  {"baseline", "none"},
-                                  {"profile", false}});
-  const json harness = kgym::check::harness_job(j->job);
-  const auto& d = j->dir.path;
-  std::ofstream(d / "task.py") << j->job.task_source;
-  std::ofstream(d / "candidate.py") << candidate;
-  std::ofstream(d / "job.json") << harness.dump();
-
-  auto& spec = j->spec;
-  spec.program = kgym::check::harness_program(test_python(), {"job.json"});
-  spec.env = {{"PATH", "/usr/local/bin:/usr/bin:/bin"},
-              {"HOME", d.string()},
-              {"TMPDIR", d.string()},
-              {"PYTHONDONTWRITEBYTECODE", "1"},
-              {"PYTHONUNBUFFERED", "1"},
-              {"TRITON_CACHE_DIR", (d / ".triton").string()},
-              {"TRITON_INTERPRET", "1"}};
-  spec.workdir = d.string();
-  const auto& installed = kgym::check::interpreter_view(test_python());
-  spec.view_readonly = installed.readonly;
-  spec.view_hidden = installed.hidden;
-  spec.limits.wall_seconds = seconds;
-  spec.token = kgym::sandbox::make_report_token();
-  return j;
-}
-
-json result_of(const Job& j, const ChildOutcome& outcome) {
-  return kgym::check::assemble_result(j.job, outcome, json::object(), j.spec.token);
-}
-
-// Processes of the group that are still alive (zombies left to a non-reaping init do not count).
-int live_in_group(pid_t pgid) {
-  int n = 0;
-  for (const auto& entry : fs::directory_iterator("/proc")) {
-    const auto name = entry.path().filename().string();
-    if (name.empty() || name[0] < '0' || name[0] > '9') continue;
-    const std::string stat = read_file(entry.path() / "stat");
-    const auto close = stat.rfind(')');
-    if (close == std::string::npos) continue;
-    char state = 0;
-    int ppid = 0;
-    int group = 0;
-    if (std::sscanf(stat.c_str() + close + 1, " %c %d %d", &state, &ppid, &group) == 3 &&
-        group == pgid && state != 'Z') {
-      ++n;
-    }
-  }
-  return n;
-}
-
-std::string solution() { return read_file(KGYM_SOURCE_DIR "/tasks/solutions/01_relu.py"); }
 
 // What a candidate prints about its own process at import, then it leaves.
 constexpr const char* kIntrospect = R"(
@@ -138,34 +37,6 @@ print(json.dumps({
 }), flush=True)
 os._exit(0)
 )";
-
-class ForkServerHarness : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    home_ = std::make_unique<TempDir>();
-    server_ = std::make_unique<ForkServer>(
-        kgym::check::fork_server_program(test_python()),
-        std::vector<std::pair<std::string, std::string>>{{"PATH", "/usr/local/bin:/usr/bin:/bin"},
-                                                         {"HOME", home_->path.string()},
-                                                         {"TMPDIR", home_->path.string()},
-                                                         {"PYTHONDONTWRITEBYTECODE", "1"},
-                                                         {"TRITON_INTERPRET", "1"}});
-    start_error_ = server_->start();
-  }
-  static void TearDownTestSuite() {
-    server_.reset();
-    home_.reset();
-  }
-  void SetUp() override {
-    if (!start_error_.empty()) GTEST_SKIP() << "no fork server: " << start_error_;
-  }
-  static std::unique_ptr<TempDir> home_;
-  static std::unique_ptr<ForkServer> server_;
-  static std::string start_error_;
-};
-std::unique_ptr<TempDir> ForkServerHarness::home_;
-std::unique_ptr<ForkServer> ForkServerHarness::server_;
-std::string ForkServerHarness::start_error_;
 
 }  // namespace
 

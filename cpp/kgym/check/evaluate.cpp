@@ -435,6 +435,12 @@ json assemble_result(const CheckJob& job, const sandbox::ChildOutcome& outcome,
       {"stderr_bytes", outcome.stderr_bytes},
       {"stdout_tail", last_lines(outcome.stdout_tail, 20)},
       {"stderr_tail", last_lines(outcome.stderr_tail, 30)}};
+  r["sandbox"]["standby"] =
+      outcome.standby_used
+          ? json{{"used", *outcome.standby_used},
+                 {"note",
+                  outcome.standby_note.empty() ? json(nullptr) : json(outcome.standby_note)}}
+          : json(nullptr);
   r["durations_ms"] = phase_times_ms;
   r["durations_ms"]["total"] = outcome.wall_ms;
 

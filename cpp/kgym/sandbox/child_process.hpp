@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,6 +16,8 @@
 #include "kgym/sandbox/report_token.hpp"
 
 namespace kgym::sandbox {
+
+class DeferredStart;  // deferred_start.hpp
 
 struct Limits {
   double wall_seconds = 300.0;                    // whole-child deadline, then SIGKILL
@@ -32,6 +36,8 @@ struct Limits {
   // child's pid once set up (the harness drops to it after forking its runners), and whatever
   // that uid leaves running is killed when the job ends; -1 keeps the supervisor's uid.
   std::int64_t sandbox_uid = 100000;
+
+  bool operator==(const Limits&) const = default;
 };
 
 struct ChildSpec {
@@ -47,6 +53,9 @@ struct ChildSpec {
   std::string token;  // when set, readable by the child on kTokenFd (report_token.hpp)
   // Called in the supervisor once the child's process group exists (to cancel it from outside).
   std::function<void(pid_t pgid)> on_started;
+  // A standby (deferred_start.hpp; ForkServer::run only): `token` stays empty, the token and the
+  // job come at its `begin`, and limits.wall_seconds is replaced by the one given there.
+  std::shared_ptr<DeferredStart> deferred_start;
 };
 
 // The child writes newline-separated records to the report channel (fd 3 in the child).
@@ -73,7 +82,11 @@ struct ChildOutcome {
   std::string stderr_tail;
   std::uint64_t stdout_bytes = 0;
   std::uint64_t stderr_bytes = 0;
-  double wall_ms = 0;
+  double wall_ms = 0;  // a standby's from the hand-over of its job
+  // With a launcher that keeps standbys (check/standby_launcher.hpp): whether this job's child
+  // was the standby, and why not when it was not; null otherwise.
+  std::optional<bool> standby_used;
+  std::string standby_note;
 };
 
 // Called from the supervising thread whenever a complete report line arrives (progress).

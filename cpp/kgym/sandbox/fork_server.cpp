@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kgym/sandbox/child_setup.hpp"
+#include "kgym/sandbox/deferred_start.hpp"
 #include "kgym/sandbox/syscall_filter.hpp"
 #include "kgym/sandbox/write_fence.hpp"
 
@@ -124,7 +125,7 @@ std::string job_message(const ChildSpec& spec, const std::vector<std::string>& a
                        {"view_readonly", spec.view_readonly},
                        {"view_hidden", spec.view_hidden},
                        {"nproc_limit", static_cast<std::uint64_t>(nproc_limit)},
-                       {"token", !spec.token.empty()},
+                       {"token", !spec.token.empty() || spec.deferred_start != nullptr},
                        {"limits",
                         {{"max_file_bytes", spec.limits.max_file_bytes},
                          {"max_address_space_bytes", spec.limits.max_address_space_bytes},
@@ -382,16 +383,28 @@ ChildOutcome ForkServer::run_locked(const ChildSpec& spec, const LineCallback& o
     return out;
   }
 
-  // As with run_child: the token waits in its pipe; only the job child ever reads it.
+  // As with run_child: the token waits in its pipe; only the job child ever reads it. A
+  // standby's comes later, through a socket whose other end its DeferredStart keeps.
+  const auto& deferred = spec.deferred_start;
   Pipe report, out_pipe, err_pipe, setup, token;
   out.start_error = detail::open_job_pipes(report, out_pipe, err_pipe, setup, token, spec.token);
   if (!out.start_error.empty()) return out;
+  if (deferred) {
+    int pair[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+      out.start_error = fmt::format("socketpair: {}", std::strerror(errno));
+      for (Pipe* p : {&report, &out_pipe, &err_pipe, &setup}) close_pipe(*p);
+      return out;
+    }
+    token.read = pair[0];
+    deferred->attach(pair[1]);
+  }
+  const bool has_token = !spec.token.empty() || deferred;
 
   const auto start = Clock::now();
   std::array<int, kJobFds + 1> fds{report.write, out_pipe.write, err_pipe.write, setup.write,
                                    token.read};
-  const bool sent =
-      send_message(control_, message, fds.data(), spec.token.empty() ? kJobFds : kJobFds + 1);
+  const bool sent = send_message(control_, message, fds.data(), has_token ? kJobFds + 1 : kJobFds);
   const int send_errno = errno;
   close_fd(report.write);
   close_fd(out_pipe.write);
@@ -411,12 +424,20 @@ ChildOutcome ForkServer::run_locked(const ChildSpec& spec, const LineCallback& o
     return out;
   }
 
-  detail::ChildStreams streams(report.read, out_pipe.read, err_pipe.read, spec.limits, on_line,
-                               out);
+  // A standby's lines go to whichever job it was handed (none are sealed before).
+  const LineCallback forward_to_job = [&deferred](const std::string& line) {
+    deferred->forward(line);
+  };
+  detail::ChildStreams streams(report.read, out_pipe.read, err_pipe.read, spec.limits,
+                               deferred ? forward_to_job : on_line, out);
   int setup_read = setup.read;
   std::string setup_bytes;
-  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
-                                    std::chrono::duration<double>(spec.limits.wall_seconds));
+  auto after = [](Clock::time_point from, double seconds) {
+    return from +
+           std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  };
+  // A standby's limit runs from its job's start, and until then not at all.
+  auto deadline = deferred ? Clock::time_point::max() : after(start, spec.limits.wall_seconds);
   pid_t child = -1;
   bool done = false;  // the job is over: exit status, fork error, or a lost server
   bool have_status = false;
@@ -445,6 +466,13 @@ ChildOutcome ForkServer::run_locked(const ChildSpec& spec, const LineCallback& o
       const auto now = Clock::now();
       if (done && (!streams.any_open() || now >= drain_until)) break;
       if (!done) {
+        if (deferred && deadline == Clock::time_point::max()) {
+          if (const auto begun = deferred->begun_at()) {
+            deadline = after(*begun, deferred->wall_seconds());
+          } else if (deferred->cancelled()) {
+            request_kill();  // a standby without a job: its harness may be waiting on the GPU
+          }
+        }
         if (now >= deadline && !out.timed_out) {
           out.timed_out = true;
           request_kill();
@@ -555,7 +583,9 @@ ChildOutcome ForkServer::run_locked(const ChildSpec& spec, const LineCallback& o
                                   lost, death_note_locked());
   }
   out.started = out.start_error.empty();
-  out.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  const auto begun = deferred ? deferred->begun_at() : std::nullopt;
+  out.wall_ms =
+      std::chrono::duration<double, std::milli>(Clock::now() - begun.value_or(start)).count();
   if (have_status) {
     if (WIFEXITED(wait_status)) {
       out.exited = true;

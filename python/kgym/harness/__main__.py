@@ -25,20 +25,33 @@ def main(argv: list[str]) -> int:
     job = json.loads(job_path.read_text())
     # Triton reads TRITON_INTERPRET when it is imported, so the device is decided before that.
 
-    # Before any candidate code can exist: take the channel and its token.
+    # Before any candidate code can exist: take the channel and its token. A standby
+    # (check/standby_launcher.hpp) gets its token, and with it its job, later: it opens the
+    # channel once its set-up is done, and a standby ended without a job leaves quietly.
     from kgym.harness.channel import REPORT_FD, TOKEN_FD, ReportChannel
 
-    channel = ReportChannel(
-        int(job.get("report_fd", REPORT_FD)),
-        TOKEN_FD,
-        str(job.get("candidate_file", "candidate.py")),
-    )
+    standby = isinstance(job.get("standby"), dict)
+
+    def job_channel() -> ReportChannel:
+        try:
+            return ReportChannel(
+                int(job.get("report_fd", REPORT_FD)),
+                TOKEN_FD,
+                str(job.get("candidate_file", "candidate.py")),
+            )
+        except RuntimeError:
+            if not standby:
+                raise
+            os._exit(0)  # no token came: the supervisor ended the standby
+
+    channel = None if standby else job_channel()
 
     # The judge forks its runners before it touches CUDA (a process forked after CUDA is
     # initialised cannot use it), so whether a GPU is there is read off the device nodes.
     requested = job.get("device", "auto")
     visible = gpu_visible()
     if requested == "cuda" and not visible:
+        channel = channel or job_channel()
         channel.send(
             {
                 "type": "report",
@@ -61,7 +74,10 @@ def main(argv: list[str]) -> int:
     from kgym.harness.run import Evaluation
 
     try:
-        report = Evaluation(job, job_path.parent, channel).run()
+        evaluation = Evaluation(job, job_path.parent, channel)
+        if standby:
+            channel = evaluation.stand_by(job_channel)
+        report = evaluation.run()
     except BaseException as exc:  # noqa: BLE001 - a harness bug is an infra error, not a crash
         report = {
             "type": "report",
@@ -73,6 +89,7 @@ def main(argv: list[str]) -> int:
                 "traceback": traceback.format_exc()[-4000:],
             },
         }
+    channel = channel or job_channel()  # a standby that failed before its job came
     channel.send(report)
     channel.phase("done")
     channel.close()

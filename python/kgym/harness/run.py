@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import fcntl
+import json
 import os
 import secrets
 import threading
@@ -35,6 +36,8 @@ from kgym.harness.spawn import RunnerGone, RunnerHandle, spawn
 from kgym.harness.timing import TimingConfig, measure_bandwidth, time_runners
 
 TASK_MODULE = "kgym_task"
+# The job file a standby reads once its job is handed over (check/standby_launcher.cpp).
+STANDBY_JOB_FILE = "job.json"
 MAX_ABLATED_KERNELS = 8
 POLICIES = ("strict", "hybrid")
 
@@ -74,10 +77,13 @@ VIEW_MARKER = "/etc/kgym-job-view"
 class Evaluation:
     """Holds the state of one evaluation; each phase is a method."""
 
-    def __init__(self, job: dict[str, Any], workdir: Path, channel: ReportChannel) -> None:
+    def __init__(self, job: dict[str, Any], workdir: Path, channel: ReportChannel | None) -> None:
         self.job = job
         self.workdir = workdir
+        # None in a standby until its job is handed over (stand_by): nothing is reported before.
         self.channel = channel
+        self.runners_started = False
+        self.standby_failure: EvaluationFailure | None = None
         self.device = torch.device("cpu")
         self.findings: list[dict[str, Any]] = []
         self.durations: dict[str, float] = {}
@@ -89,16 +95,8 @@ class Evaluation:
         self.profile: dict[str, Any] = {"available": False, "reason": "not measured"}
         # The candidate's kernels recorded in the timed calls (timing.py), for the profile phase.
         self.recorded_kernels: dict[str, Any] | None = None
-        self.candidate_file = str(job.get("candidate_file", "candidate.py"))
-        self.task_file = str(job.get("task_file", "task.py"))
-        self.seed = int(job["seed"])
-        self.policy = str(job["torch_compute"])
-        if self.policy not in POLICIES:
-            self.policy = "strict"
-        self.judge: dict[str, Any] = {"torch_compute": self.policy, "process": "separate"}
-        # The service's control run (its candidate is the task's own Model): findings are
-        # recorded but stop nothing, so that the reference side goes through every phase.
-        self.control = job.get("control") is True
+        self.judge: dict[str, Any] = {"process": "separate"}
+        self._take_job(job)
         # The timed outputs' fused check (fused_check.py): compiled by a thread of its own
         # from the end of load, beside everything before timing; the operator's
         # KGYM_JUDGE_FUSED_CHECK=off keeps torch ops (for comparison).
@@ -150,6 +148,56 @@ class Evaluation:
         start = lock_path + ".start"
         gated = os.environ.get("KGYM_START_GATE", "on") != "off"
         self.start_gate = start if lock_path and gated and os.path.exists(start) else ""
+
+    def _take_job(self, job: dict[str, Any]) -> None:
+        """What of the job file the phases after start_runners read (a standby reads it again
+        once its job comes)."""
+        self.job = job
+        self.candidate_file = str(job.get("candidate_file", "candidate.py"))
+        self.task_file = str(job.get("task_file", "task.py"))
+        self.seed = int(job["seed"])
+        self.policy = str(job["torch_compute"])
+        if self.policy not in POLICIES:
+            self.policy = "strict"
+        self.judge["torch_compute"] = self.policy
+        # The service's control run (its candidate is the task's own Model): findings are
+        # recorded but stop nothing, so that the reference side goes through every phase.
+        self.control = job.get("control") is True
+        sizes = job["sizes"]
+        self.sizes = ("gpu" if job.get("_use_cuda") else "cpu") if sizes == "auto" else sizes
+
+    def stand_by(self, job_channel: Callable[[], ReportChannel]) -> ReportChannel:
+        """A standby's part (check/standby_launcher.hpp): ``start_runners``, which runs only the
+        gym's own code, before any job is known; then it waits for its job, whose report token
+        opens the channel (``job_channel``), and takes the job's file, which the supervisor
+        copied beside it. The values the standby was made with (its file's ``standby.keys``)
+        must be the job's: the supervisor hands over only such a job, and this checks it. A
+        failure of the set-up is the job's, reported once the job is known (as in its load)."""
+        made_for = self.job
+        try:
+            if self.gpu_sharing != "serial":  # which starts its runners under the GPU lock
+                self.start_runners()
+        except EvaluationFailure as failure:
+            self.standby_failure = failure
+        # The set-up's stretches, under names of their own: the job's phases start at go.
+        self.durations = {f"standby_{k}": v for k, v in self.durations.items()}
+        ready = time.perf_counter()
+        self.channel = job_channel()
+        self.durations["standby_wait"] = (time.perf_counter() - ready) * 1e3
+        started = self._phase("load")
+        job = json.loads((self.workdir / STANDBY_JOB_FILE).read_text())
+        job["_use_cuda"] = made_for["_use_cuda"]
+        keys = made_for["standby"].get("keys", [])
+        differs = [k for k in keys if job.get(k) != made_for.get(k)]
+        if differs:
+            self.standby_failure = EvaluationFailure(
+                "infra_error",
+                "load",
+                message=f"the standby was made for another job ({', '.join(differs)} differ)",
+            )
+        self._take_job(job)
+        self._done("load", started)
+        return self.channel
 
     # -- the service's per-GPU lock ------------------------------------------------------------
     @contextlib.contextmanager
@@ -260,7 +308,8 @@ class Evaluation:
 
     # -- helpers -------------------------------------------------------------------------------
     def _phase(self, name: str, **fields: Any) -> float:
-        self.channel.phase(name, **fields)
+        if self.channel is not None:  # a standby's set-up is no job's phase yet
+            self.channel.phase(name, **fields)
         self.current_phase = name
         return time.perf_counter()
 
@@ -434,10 +483,9 @@ class Evaluation:
         the gym's own code runs here (no task or candidate code), so the service runs it
         before it takes the GPU lock, beside another job's timing window. What is left of the
         load (the task's code) comes under the lock (``load``)."""
+        self.runners_started = True
         started = self._phase("load")
         use_cuda = self.job.get("_use_cuda", False)
-        sizes = self.job["sizes"]
-        self.sizes = ("gpu" if use_cuda else "cpu") if sizes == "auto" else sizes
         own_cache = Path(os.environ.get("TRITON_CACHE_DIR") or "/").resolve()
         if use_cuda and own_cache.is_relative_to(self.workdir.resolve()):
             # The timing kernels' thread finds the server's driver helpers and both kernels
@@ -1117,13 +1165,15 @@ class Evaluation:
         status = "ok"
         error = None
         try:
+            if self.standby_failure is not None:
+                raise self.standby_failure
             serial = self.gpu_sharing == "serial"
-            if not serial:
+            if not serial and not self.runners_started:
                 self.start_runners()  # the gym's own CPU set-up, beside other jobs' windows
             # One shared hold from the task's load to the decoy: each hold of the lock may wait
             # for a timing window and the sharers before it.
             with self._gpu_phase(exclusive=False):
-                if serial:
+                if not self.runners_started:
                     self.start_runners()
                 self.load()
                 self.init()

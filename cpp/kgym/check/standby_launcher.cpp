@@ -1,0 +1,288 @@
+#include "kgym/check/standby_launcher.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <future>
+#include <utility>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "kgym/sandbox/deferred_start.hpp"
+
+namespace kgym::check {
+namespace fs = std::filesystem;
+using nlohmann::json;
+using sandbox::ChildOutcome;
+using sandbox::ChildSpec;
+
+namespace {
+
+// The standby's own job file: the job file it was made from, marked (kgym.harness reads it first).
+constexpr const char* kStandbyFile = "standby.json";
+// The job file run_prepared writes, which the harness reads once its job is handed over.
+constexpr const char* kJobFile = "job.json";
+
+// `value` with its leading directory `from` replaced by `to`.
+std::string moved(const std::string& value, const std::string& from, const std::string& to) {
+  if (value == from) return to;
+  if (value.starts_with(from + "/")) return to + value.substr(from.size());
+  return value;
+}
+
+std::vector<std::string> moved(std::vector<std::string> values, const std::string& from,
+                               const std::string& to) {
+  for (auto& v : values) v = moved(v, from, to);
+  return values;
+}
+
+// What of `spec` does not depend on its job directory: the spec as if run from `dir`.
+ChildSpec moved_spec(const ChildSpec& spec, const std::string& dir) {
+  ChildSpec m = spec;
+  m.workdir = dir;
+  for (auto& [key, value] : m.env) value = moved(value, spec.workdir, dir);
+  m.writable_paths = moved(spec.writable_paths, spec.workdir, dir);
+  m.view_readonly = moved(spec.view_readonly, spec.workdir, dir);
+  m.view_hidden = moved(spec.view_hidden, spec.workdir, dir);
+  return m;
+}
+
+json read_json(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return json();
+  return json::parse(in, nullptr, false);
+}
+
+json warm_values(const json& job) {
+  json values = json::object();
+  for (const auto& key : StandbyLauncher::warm_keys()) {
+    values[key] = job.is_object() && job.contains(key) ? job[key] : json(nullptr);
+  }
+  return values;
+}
+
+void remove_directory(const fs::path& dir) {
+  std::error_code ec;
+  // The harness made it its job's uid's, without write permission for others.
+  fs::permissions(dir, fs::perms::owner_all, fs::perm_options::add, ec);
+  fs::remove_all(dir, ec);
+}
+
+// Copies the job's files (every regular file at the top of `from`) into the standby's directory.
+// Nothing there is followed or replaced; the copies are readable by the job's uid, which owns the
+// directory but not what the supervisor writes.
+std::string copy_job_files(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(from, ec)) {
+    if (!entry.is_regular_file(ec) || entry.is_symlink(ec)) continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    const std::string data{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    if (!in && !in.eof()) return fmt::format("cannot read {}", entry.path().string());
+    const auto target = to / entry.path().filename();
+    const int fd =
+        ::open(target.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) return fmt::format("cannot write {}: {}", target.string(), std::strerror(errno));
+    size_t done = 0;
+    bool ok = ::fchmod(fd, 0644) == 0;
+    while (ok && done < data.size()) {
+      const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      ok = n > 0;
+      if (ok) done += static_cast<size_t>(n);
+    }
+    ::close(fd);
+    if (!ok) return fmt::format("cannot write {}", target.string());
+  }
+  if (ec) return fmt::format("cannot list {}: {}", from.string(), ec.message());
+  return {};
+}
+
+}  // namespace
+
+namespace detail {
+
+// The standby's process group, for the job it is handed: the service kills it on a cancel, and
+// the window's priority is raised within it. It may come after the hand-over (a standby forked
+// a moment before its job came).
+class StartedRelay {
+ public:
+  void started(pid_t pgid) {
+    std::function<void(pid_t)> job;
+    {
+      std::lock_guard lock(mu_);
+      pgid_ = pgid;
+      job = job_;
+    }
+    if (job) job(pgid);
+  }
+  void hand_to(std::function<void(pid_t)> job) {
+    pid_t pgid;
+    {
+      std::lock_guard lock(mu_);
+      job_ = job;
+      pgid = pgid_;
+    }
+    if (pgid > 0 && job) job(pgid);
+  }
+
+ private:
+  std::mutex mu_;
+  pid_t pgid_ = -1;
+  std::function<void(pid_t)> job_;
+};
+
+}  // namespace detail
+
+struct StandbyLauncher::Standby {
+  fs::path dir;
+  ChildSpec spec;  // as run from dir, without a token: it comes with the job
+  json warm;       // warm_values of the job file it was made from
+  std::shared_ptr<sandbox::DeferredStart> start = std::make_shared<sandbox::DeferredStart>();
+  std::shared_ptr<detail::StartedRelay> relay = std::make_shared<detail::StartedRelay>();
+  std::future<ChildOutcome> outcome;
+};
+
+const std::vector<std::string>& StandbyLauncher::warm_keys() {
+  // kgym.harness before its job: the device (whether it uses CUDA), the report channel's
+  // descriptor and the candidate's file name (the channel refuses frames from it), the GPU's lock
+  // files, the job's uid, and whether the runners warm the profiler.
+  static const std::vector<std::string> keys = {"device",      "report_fd",   "candidate_file",
+                                                "timing_lock", "sandbox_uid", "profile"};
+  return keys;
+}
+
+StandbyLauncher::StandbyLauncher(std::shared_ptr<sandbox::ForkServer> server)
+    : server_(std::move(server)) {}
+
+StandbyLauncher::~StandbyLauncher() { close(); }
+
+void StandbyLauncher::close() {
+  std::unique_ptr<Standby> standby;
+  {
+    std::lock_guard lock(mu_);
+    closed_ = true;
+    standby = std::move(standby_);
+  }
+  end(std::move(standby));
+}
+
+void StandbyLauncher::end(std::unique_ptr<Standby> standby) {
+  if (!standby) return;
+  standby->start->cancel();
+  if (standby->outcome.valid()) standby->outcome.wait();
+  remove_directory(standby->dir);
+}
+
+std::string StandbyLauncher::mismatch(const Standby& standby, const ChildSpec& spec) {
+  using namespace std::chrono_literals;
+  if (standby.outcome.wait_for(0s) == std::future_status::ready) {
+    // Whatever ended it (a start error, a kill, the fork server's death) says nothing of the job.
+    return "the standby had ended before the job came";
+  }
+  if (spec.token.empty() || spec.deferred_start) return "the job has no report token of its own";
+  if (spec.program.args != std::vector<std::string>{kJobFile})
+    return fmt::format("the job does not run from {}", kJobFile);
+  ChildSpec job = moved_spec(spec, standby.spec.workdir);
+  job.program.args = standby.spec.program.args;
+  if (job.program != standby.spec.program) return "the job runs another program";
+  if (job.env != standby.spec.env) return "the job's environment differs";
+  if (job.writable_paths != standby.spec.writable_paths ||
+      job.view_readonly != standby.spec.view_readonly ||
+      job.view_hidden != standby.spec.view_hidden) {
+    return "the job's file-system view differs";
+  }
+  job.limits.wall_seconds = standby.spec.limits.wall_seconds;  // counted from the hand-over
+  if (!(job.limits == standby.spec.limits)) return "the job's sandbox limits differ";
+  const json values = warm_values(read_json(fs::path(spec.workdir) / kJobFile));
+  for (const auto& key : warm_keys()) {
+    if (values[key] != standby.warm[key]) return fmt::format("the job's {} differs", key);
+  }
+  return {};
+}
+
+ChildOutcome StandbyLauncher::launch(const ChildSpec& spec, const sandbox::LineCallback& on_line) {
+  std::unique_ptr<Standby> standby;
+  {
+    std::lock_guard lock(mu_);
+    standby = std::move(standby_);
+  }
+  std::string note = "no standby was ready (the slot's first job, or the last one ended it)";
+  ChildOutcome out;
+  bool used = false;
+  if (standby) {
+    note = mismatch(*standby, spec);
+    if (note.empty()) {
+      if (auto error = copy_job_files(spec.workdir, standby->dir); !error.empty())
+        note = "the job's files could not be copied: " + error;
+    }
+    if (note.empty()) {
+      standby->relay->hand_to(spec.on_started);
+      if (standby->start->begin(spec.token, spec.limits.wall_seconds, on_line)) {
+        out = standby->outcome.get();
+        used = true;
+        remove_directory(standby->dir);
+        standby.reset();
+      } else {
+        note = "the standby had ended before the job came";
+      }
+    }
+    if (standby) {
+      standby->relay->hand_to({});
+      end(std::move(standby));
+    }
+  }
+  if (!used) out = server_->run(spec, on_line);
+  out.standby_used = used;
+  out.standby_note = used ? std::string() : note;
+  ready_next(spec);
+  return out;
+}
+
+void StandbyLauncher::ready_next(const ChildSpec& like) {
+  {
+    std::lock_guard lock(mu_);
+    if (closed_) return;
+  }
+  const json job = read_json(fs::path(like.workdir) / kJobFile);
+  if (!job.is_object() || like.token.empty()) return;  // not a job run_prepared made
+  auto standby = std::make_unique<Standby>();
+  std::string pattern = (fs::path(like.workdir).parent_path() / "kgym-job-XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr) return;
+  standby->dir = pattern;
+  json marked = job;
+  marked["standby"] = {{"keys", warm_keys()}};  // what the harness checks against its job
+  {
+    std::ofstream file(standby->dir / kStandbyFile, std::ios::binary);
+    file << marked.dump();
+    if (!file) {
+      remove_directory(standby->dir);
+      return;
+    }
+  }
+  standby->warm = warm_values(job);
+  standby->spec = moved_spec(like, standby->dir.string());
+  standby->spec.program.args = {kStandbyFile};
+  standby->spec.token.clear();
+  standby->spec.deferred_start = standby->start;
+  standby->spec.on_started = [relay = standby->relay](pid_t pgid) { relay->started(pgid); };
+  standby->outcome = std::async(
+      std::launch::async, [server = server_, spec = standby->spec] { return server->run(spec); });
+  {
+    std::lock_guard lock(mu_);
+    if (!closed_) {
+      standby_ = std::move(standby);
+      return;
+    }
+  }
+  end(std::move(standby));  // close() came meanwhile and found none to end
+}
+
+}  // namespace kgym::check

@@ -1,0 +1,239 @@
+// The standby launcher: a slot's next job handed to a child started ahead, with the same Result
+// as a child started for it; any other job runs as before; nothing of a standby outlives it.
+#include "kgym/check/standby_launcher.hpp"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "harness_jobs.hpp"
+#include "kgym/sandbox/deferred_start.hpp"
+
+using kgym::check::StandbyLauncher;
+using kgym::sandbox::DeferredStart;
+using namespace harness_jobs;
+
+namespace {
+
+// The job directories under `parent` other than the test's own (the standby's).
+std::vector<fs::path> standby_dirs(const fs::path& parent) {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(parent)) {
+    if (e.path().filename().string().starts_with("kgym-job-")) out.push_back(e.path());
+  }
+  return out;
+}
+
+// The processes whose parent is `pid` (the fork server's job children).
+int children_of(pid_t pid) {
+  int n = 0;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const auto name = entry.path().filename().string();
+    if (name.empty() || name[0] < '0' || name[0] > '9') continue;
+    const std::string stat = read_file(entry.path() / "stat");
+    const auto close = stat.rfind(')');
+    char state = 0;
+    int ppid = 0;
+    if (close != std::string::npos &&
+        std::sscanf(stat.c_str() + close + 1, " %c %d", &state, &ppid) == 2 && ppid == pid &&
+        state != 'Z') {
+      ++n;
+    }
+  }
+  return n;
+}
+
+// Waits until the standby has forked (one job child under the server), up to 30 s.
+bool standby_forked(pid_t server) {
+  for (int i = 0; i < 300; ++i) {
+    if (children_of(server) > 0) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+class StandbyLauncherTest : public ForkServerHarness {
+ protected:
+  TempDir parent_;
+};
+
+}  // namespace
+
+TEST(DeferredStart, BeginsOnceAndNotAfterACancel) {
+  int pair[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
+  DeferredStart start;
+  EXPECT_FALSE(start.begin("token", 5, {}));  // no socket attached yet
+  start.attach(pair[1]);
+  EXPECT_FALSE(start.begun_at());
+  std::vector<std::string> lines;
+  EXPECT_TRUE(start.begin("token", 5, [&](const std::string& l) { lines.push_back(l); }));
+  EXPECT_TRUE(start.begun_at());
+  EXPECT_EQ(start.wall_seconds(), 5);
+  EXPECT_FALSE(start.begin("again", 5, {}));
+  char buf[16] = {};
+  EXPECT_EQ(::read(pair[0], buf, sizeof buf), 5);  // the token, then the end: the pipe closed
+  EXPECT_EQ(std::string(buf, 5), "token");
+  EXPECT_EQ(::read(pair[0], buf, sizeof buf), 0);
+  start.forward("a line");
+  EXPECT_EQ(lines, std::vector<std::string>{"a line"});
+  start.cancel();  // too late: it has begun
+  EXPECT_FALSE(start.cancelled());
+  ::close(pair[0]);
+
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
+  DeferredStart cancelled;
+  cancelled.attach(pair[1]);
+  cancelled.forward("dropped: no job yet");
+  cancelled.cancel();
+  EXPECT_TRUE(cancelled.cancelled());
+  EXPECT_FALSE(cancelled.begin("token", 5, {}));
+  EXPECT_EQ(::read(pair[0], buf, sizeof buf), 0);  // closed without a token
+  ::close(pair[0]);
+}
+
+TEST(DeferredStart, AChildThatHasGoneIsNoBeginAndNoSignal) {
+  int pair[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
+  ::close(pair[0]);
+  DeferredStart start;
+  start.attach(pair[1]);
+  EXPECT_FALSE(start.begin("token", 5, {}));  // EPIPE, not SIGPIPE
+}
+
+TEST(DeferredStart, RunChildRefusesIt) {
+  ChildSpec spec;
+  spec.program = kgym::sandbox::command_line({"/bin/true"});
+  spec.deferred_start = std::make_shared<DeferredStart>();
+  const auto out = kgym::sandbox::run_child(spec);
+  EXPECT_FALSE(out.started);
+  EXPECT_NE(out.start_error.find("fork server"), std::string::npos);
+}
+
+TEST_F(StandbyLauncherTest, TheNextJobIsHandedToTheStandbyWithTheSameResult) {
+  StandbyLauncher launcher(server_);
+  const auto first = make_job(solution(), 120.0, parent_.path);
+  std::vector<std::string> first_lines;
+  const auto a =
+      launcher.launch(first->spec, [&](const std::string& l) { first_lines.push_back(l); });
+  ASSERT_TRUE(a.started) << a.start_error;
+  EXPECT_EQ(a.standby_used, false);
+  EXPECT_NE(a.standby_note.find("no standby"), std::string::npos) << a.standby_note;
+  ASSERT_TRUE(standby_forked(server_->server_pid()));
+  ASSERT_EQ(standby_dirs(parent_.path).size(), 1u);  // the next job's directory, made ahead
+
+  const auto second = make_job(solution(), 120.0, parent_.path);
+  pid_t group = -1;
+  second->spec.on_started = [&](pid_t pgid) { group = pgid; };
+  std::vector<std::string> second_lines;
+  const auto b =
+      launcher.launch(second->spec, [&](const std::string& l) { second_lines.push_back(l); });
+  ASSERT_TRUE(b.started) << b.start_error;
+  EXPECT_EQ(b.standby_used, true) << b.standby_note;
+  EXPECT_EQ(b.standby_note, "");
+  EXPECT_GT(group, 0);  // the standby's group, told to the job's caller (its cancel)
+  EXPECT_EQ(second_lines.size(), first_lines.size());
+  const json ra = result_of(*first, a);
+  const json rb = result_of(*second, b);
+  for (const char* key : {"status", "compiled", "correct", "hacked", "findings", "correctness"})
+    EXPECT_EQ(rb[key], ra[key]) << key << "\n" << rb.dump();
+  EXPECT_EQ(rb["status"], "ok");
+  EXPECT_EQ(rb["sandbox"]["standby"]["used"], true);
+  EXPECT_EQ(rb["sandbox"]["exit_code"], 0);
+  EXPECT_EQ(rb["sandbox"]["network_isolated"], ra["sandbox"]["network_isolated"]);
+  EXPECT_EQ(rb["sandbox"]["private_view"], ra["sandbox"]["private_view"]);
+  // The set-up done ahead is reported under names of its own, not as the job's load.
+  EXPECT_TRUE(rb["durations_ms"].contains("harness_standby_load")) << rb["durations_ms"].dump();
+  EXPECT_TRUE(rb["durations_ms"].contains("harness_standby_wait"));
+
+  // Closing ends the third child (the standby readied after the second job) and its directory.
+  ASSERT_TRUE(standby_forked(server_->server_pid()));
+  launcher.close();
+  EXPECT_EQ(children_of(server_->server_pid()), 0);
+  EXPECT_TRUE(standby_dirs(parent_.path).empty());
+}
+
+TEST_F(StandbyLauncherTest, AJobThatAsksForOtherSetUpRunsInAChildOfItsOwn) {
+  StandbyLauncher launcher(server_);
+  const auto first = make_job(solution(), 120.0, parent_.path);
+  ASSERT_TRUE(launcher.launch(first->spec, {}).started);
+  ASSERT_TRUE(standby_forked(server_->server_pid()));
+
+  // The runners warm the profiler or not: a job with the other choice cannot use the standby.
+  const auto profiled = make_job(solution(), 120.0, parent_.path);
+  json harness = json::parse(read_file(profiled->dir.path / "job.json"));
+  harness["profile"] = true;
+  std::ofstream(profiled->dir.path / "job.json") << harness.dump();
+  const auto out = launcher.launch(profiled->spec, {});
+  ASSERT_TRUE(out.started) << out.start_error;
+  EXPECT_EQ(out.standby_used, false);
+  EXPECT_EQ(out.standby_note, "the job's profile differs");
+  EXPECT_EQ(result_of(*profiled, out)["status"], "ok");
+
+  // A job with another environment neither.
+  ASSERT_TRUE(standby_forked(server_->server_pid()));
+  const auto other_env = make_job(solution(), 120.0, parent_.path);
+  other_env->spec.env.emplace_back("OMP_NUM_THREADS", "1");
+  const auto out2 = launcher.launch(other_env->spec, {});
+  EXPECT_EQ(out2.standby_used, false);
+  EXPECT_EQ(out2.standby_note, "the job's environment differs");
+  EXPECT_EQ(result_of(*other_env, out2)["status"], "ok");
+  launcher.close();
+  EXPECT_EQ(children_of(server_->server_pid()), 0);
+  EXPECT_TRUE(standby_dirs(parent_.path).empty());
+}
+
+TEST_F(StandbyLauncherTest, TheWallTimeLimitCountsFromTheHandOver) {
+  StandbyLauncher launcher(server_);
+  ASSERT_TRUE(launcher.launch(make_job(solution(), 120.0, parent_.path)->spec, {}).started);
+  ASSERT_TRUE(standby_forked(server_->server_pid()));
+  // The standby waits longer than the next job's limit before the job comes.
+  std::this_thread::sleep_for(std::chrono::seconds(4));
+  const auto hang = make_job("import time\ntime.sleep(60)\n", 3.0, parent_.path);
+  pid_t group = -1;
+  hang->spec.on_started = [&](pid_t pgid) { group = pgid; };
+  const auto out = launcher.launch(hang->spec, {});
+  EXPECT_EQ(out.standby_used, true) << out.standby_note;
+  EXPECT_TRUE(out.timed_out);
+  EXPECT_GT(out.wall_ms, 2900);
+  EXPECT_LT(out.wall_ms, 8000);
+  EXPECT_EQ(result_of(*hang, out)["status"], "timeout");
+  ASSERT_GT(group, 0);
+  EXPECT_EQ(live_in_group(group), 0);
+  launcher.close();
+}
+
+TEST_F(StandbyLauncherTest, AStandbyKilledBeforeItsJobIsReplacedByAFreshChild) {
+  StandbyLauncher launcher(server_);
+  ASSERT_TRUE(launcher.launch(make_job(solution(), 120.0, parent_.path)->spec, {}).started);
+  ASSERT_TRUE(standby_forked(server_->server_pid()));
+  // Whatever killed it, the job runs: in a child of its own, and the note says why.
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const auto name = e.path().filename().string();
+    if (name.empty() || name[0] < '0' || name[0] > '9') continue;
+    const std::string stat = read_file(e.path() / "stat");
+    const auto close = stat.rfind(')');
+    char state = 0;
+    int ppid = 0;
+    if (close != std::string::npos &&
+        std::sscanf(stat.c_str() + close + 1, " %c %d", &state, &ppid) == 2 &&
+        ppid == server_->server_pid()) {
+      ::kill(-std::stoi(name), SIGKILL);
+    }
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const auto job = make_job(solution(), 120.0, parent_.path);
+  const auto out = launcher.launch(job->spec, {});
+  ASSERT_TRUE(out.started) << out.start_error;
+  EXPECT_EQ(out.standby_used, false);
+  EXPECT_EQ(out.standby_note, "the standby had ended before the job came");
+  EXPECT_EQ(result_of(*job, out)["status"], "ok");
+  launcher.close();
+  EXPECT_TRUE(standby_dirs(parent_.path).empty());
+}

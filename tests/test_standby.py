@@ -1,0 +1,98 @@
+"""A slot's next job handed to a child started ahead (check/standby_launcher.hpp), through the
+service: the same verdicts as a child started for the job, the set-up reported apart, other
+jobs in children of their own, and nothing of a standby left once the service stops."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+from service_util import Gym, call, descendants
+
+from conftest import solution_source
+
+RELU = solution_source("01_relu")
+WRONG = RELU.replace("tl.where(x > 0.0, x, 0.0)", "tl.where(x > 0.0, x, 1.0)")
+
+
+def evaluate(gym: Gym, source: str, seed: int, **options: Any) -> dict[str, Any]:
+    body = {
+        "task": {"id": "01_relu"},
+        "candidate": {"source": source},
+        "options": {"trials": 2, "seed": seed, **options},
+    }
+    status, job, _ = call(gym.url + "/v1/evaluate?wait=120", "POST", body)
+    assert status == 200 and job["status"] == "done", job
+    return job["result"]
+
+
+def job_children(gym: Gym) -> list[int]:
+    """The job children of the gym's fork servers (a standby among them)."""
+    assert gym.proc is not None
+    procs = descendants(gym.proc.pid)
+    # A job child keeps its server's command line: the servers are those below no other.
+    forked = [p for p, cmd in procs if "kgym.harness.forkserver" in cmd]
+    return sorted({pid for p in forked for pid, _ in descendants(p)})
+
+
+def wait_for_standby(gym: Gym) -> list[int]:
+    for _ in range(300):
+        children = job_children(gym)
+        if children:
+            return children
+        time.sleep(0.1)
+    raise AssertionError("no standby under the fork server")
+
+
+def test_the_next_job_runs_on_the_standby_with_the_same_verdicts(tmp_path: Path) -> None:
+    with Gym(tmp_path, ["--cpu-workers", "1", "--no-cache"]) as gym:
+        first = evaluate(gym, RELU, seed=1)
+        assert first["sandbox"]["standby"] == {
+            "used": False,
+            "note": "no standby was ready (the slot's first job, or the last one ended it)",
+        }
+        wait_for_standby(gym)
+        results = {name: evaluate(gym, src, seed=2) for name, src in [("ok", RELU), ("w", WRONG)]}
+        assert [r["status"] for r in results.values()] == ["ok", "incorrect"]
+        for r in results.values():
+            assert r["sandbox"]["standby"] == {"used": True, "note": None}
+            # The set-up done ahead is the harness' own stretch, not the job's load.
+            assert "harness_standby_load" in r["durations_ms"]
+            assert r["durations_ms"]["harness_standby_wait"] >= 0
+            for layer in ("network_isolated", "private_view", "syscalls_filtered"):
+                assert r["sandbox"][layer] == first["sandbox"][layer], layer
+            assert r["judge"]["unprivileged"] == first["judge"]["unprivileged"]
+        # Another profile choice is other set-up: that job gets a child of its own.
+        other = evaluate(gym, RELU, seed=4, profile=False)
+        assert other["status"] == "ok"
+        assert other["sandbox"]["standby"] == {"used": False, "note": "the job's profile differs"}
+        standby = wait_for_standby(gym)
+        assert gym.proc is not None
+        gym.stop()
+    time.sleep(0.2)
+    for pid in standby:  # the service's stop ended the waiting standby and its runners
+        assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text()
+
+
+def test_a_killed_standby_costs_its_job_nothing(tmp_path: Path) -> None:
+    with Gym(tmp_path, ["--cpu-workers", "1", "--no-cache"]) as gym:
+        evaluate(gym, RELU, seed=1)
+        for pid in wait_for_standby(gym):
+            os.kill(pid, signal.SIGKILL)
+        time.sleep(0.3)
+        r = evaluate(gym, RELU, seed=2)
+        assert r["status"] == "ok"
+        assert r["sandbox"]["standby"] == {
+            "used": False,
+            "note": "the standby had ended before the job came",
+        }
+        assert evaluate(gym, RELU, seed=3)["sandbox"]["standby"]["used"] is True
+
+
+def test_the_switch_turns_standbys_off(tmp_path: Path) -> None:
+    with Gym(tmp_path, ["--cpu-workers", "1", "--no-cache"], env={"KGYM_STANDBY": "off"}) as gym:
+        evaluate(gym, RELU, seed=1)
+        assert evaluate(gym, RELU, seed=2)["sandbox"]["standby"] is None
