@@ -12,10 +12,17 @@ from typing import Any
 
 from service_util import Gym, call, descendants
 
-from conftest import solution_source
+from conftest import DEVICE, solution_source
 
 RELU = solution_source("01_relu")
 WRONG = RELU.replace("tl.where(x > 0.0, x, 0.0)", "tl.where(x > 0.0, x, 1.0)")
+
+
+def one_slot(tmp: Path, **env: str) -> Gym:
+    """A gym of one slot, on the device the suite runs on (KGYM_TEST_DEVICE)."""
+    if DEVICE == "cuda":
+        return Gym(tmp, ["--workers-per-gpu", "1", "--no-cache"], gpus="0", env=env)
+    return Gym(tmp, ["--cpu-workers", "1", "--no-cache"], env=env)
 
 
 def evaluate(gym: Gym, source: str, seed: int, **options: Any) -> dict[str, Any]:
@@ -48,7 +55,7 @@ def wait_for_standby(gym: Gym) -> list[int]:
 
 
 def test_the_next_job_runs_on_the_standby_with_the_same_verdicts(tmp_path: Path) -> None:
-    with Gym(tmp_path, ["--cpu-workers", "1", "--no-cache"]) as gym:
+    with one_slot(tmp_path) as gym:
         first = evaluate(gym, RELU, seed=1)
         assert first["sandbox"]["standby"] == {
             "used": False,
@@ -78,7 +85,7 @@ def test_the_next_job_runs_on_the_standby_with_the_same_verdicts(tmp_path: Path)
 
 
 def test_a_killed_standby_costs_its_job_nothing(tmp_path: Path) -> None:
-    with Gym(tmp_path, ["--cpu-workers", "1", "--no-cache"]) as gym:
+    with one_slot(tmp_path) as gym:
         evaluate(gym, RELU, seed=1)
         for pid in wait_for_standby(gym):
             os.kill(pid, signal.SIGKILL)
@@ -93,6 +100,6 @@ def test_a_killed_standby_costs_its_job_nothing(tmp_path: Path) -> None:
 
 
 def test_the_switch_turns_standbys_off(tmp_path: Path) -> None:
-    with Gym(tmp_path, ["--cpu-workers", "1", "--no-cache"], env={"KGYM_STANDBY": "off"}) as gym:
+    with one_slot(tmp_path, KGYM_STANDBY="off") as gym:
         evaluate(gym, RELU, seed=1)
         assert evaluate(gym, RELU, seed=2)["sandbox"]["standby"] is None

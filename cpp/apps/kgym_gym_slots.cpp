@@ -202,6 +202,8 @@ MachineSlots make_machine_slots(const SlotOptions& o) {
   auto add_workers = [&](int count, const std::string& label, const std::string& visible,
                          const std::string& lock,
                          const std::shared_ptr<kgym::service::GpuKeeper>& keeper) {
+    // This GPU's slots (or the CPU's) ready standbys for each other.
+    auto standby_group = std::make_shared<kgym::check::StandbyLauncher::Group>();
     for (int i = 0; i < count; ++i) {
       WorkerSlot slot;
       slot.gpu_keeper = keeper;
@@ -228,7 +230,7 @@ MachineSlots make_machine_slots(const SlotOptions& o) {
         const char* standby_mode = std::getenv("KGYM_STANDBY");
         std::shared_ptr<kgym::check::StandbyLauncher> standby;
         if (standby_mode == nullptr || std::string_view(standby_mode) != "off")
-          standby = std::make_shared<kgym::check::StandbyLauncher>(server);
+          standby = std::make_shared<kgym::check::StandbyLauncher>(server, standby_group);
         slot.make_launcher = [server, standby, label]() -> kgym::check::Launcher {
           // Warmed by the worker's own thread, so that the first job does not pay for it.
           if (auto why = server->start(); !why.empty()) {
@@ -239,6 +241,7 @@ MachineSlots make_machine_slots(const SlotOptions& o) {
                 label, why);
             return {};
           }
+          if (standby) standby->join_group();
           return [server, standby](const kgym::sandbox::ChildSpec& spec,
                                    const kgym::sandbox::LineCallback& on_line) {
             return standby ? standby->launch(spec, on_line) : server->run(spec, on_line);

@@ -237,3 +237,35 @@ TEST_F(StandbyLauncherTest, AStandbyKilledBeforeItsJobIsReplacedByAFreshChild) {
   launcher.close();
   EXPECT_TRUE(standby_dirs(parent_.path).empty());
 }
+
+TEST_F(StandbyLauncherTest, AJobReadiesAStandbyOnEachIdlePeerOfItsGroup) {
+  // A second slot of the same GPU: its own fork server, started as the fixture's is.
+  auto peer_server = std::make_shared<ForkServer>(
+      kgym::check::fork_server_program(test_python()),
+      std::vector<std::pair<std::string, std::string>>{{"PATH", "/usr/local/bin:/usr/bin:/bin"},
+                                                       {"HOME", parent_.path.string()},
+                                                       {"TMPDIR", parent_.path.string()},
+                                                       {"PYTHONDONTWRITEBYTECODE", "1"},
+                                                       {"TRITON_INTERPRET", "1"}});
+  ASSERT_EQ(peer_server->start(), "");
+  auto group = std::make_shared<StandbyLauncher::Group>();
+  StandbyLauncher slot(server_, group);
+  StandbyLauncher peer(peer_server, group);
+  StandbyLauncher outsider(peer_server);  // no group: it takes no offer
+  slot.join_group();
+  peer.join_group();
+  ASSERT_TRUE(slot.launch(make_job(solution(), 120.0, parent_.path)->spec, {}).started);
+  // Both slots now have a standby: the first job's own, and the peer's from its offer.
+  ASSERT_TRUE(standby_forked(server_->server_pid()));
+  ASSERT_TRUE(standby_forked(peer_server->server_pid()));
+  EXPECT_EQ(standby_dirs(parent_.path).size(), 2u);
+  const auto job = make_job(solution(), 120.0, parent_.path);
+  const auto out = peer.launch(job->spec, {});
+  EXPECT_EQ(out.standby_used, true) << out.standby_note;
+  EXPECT_EQ(result_of(*job, out)["status"], "ok");
+  peer.close();
+  slot.close();
+  EXPECT_EQ(children_of(server_->server_pid()), 0);
+  EXPECT_EQ(children_of(peer_server->server_pid()), 0);
+  EXPECT_TRUE(standby_dirs(parent_.path).empty());
+}

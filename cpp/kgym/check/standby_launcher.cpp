@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -159,10 +160,42 @@ const std::vector<std::string>& StandbyLauncher::warm_keys() {
   return keys;
 }
 
-StandbyLauncher::StandbyLauncher(std::shared_ptr<sandbox::ForkServer> server)
-    : server_(std::move(server)) {}
+void StandbyLauncher::Group::offer(const ChildSpec& like, const StandbyLauncher* from) {
+  std::lock_guard lock(mu_);
+  for (auto* member : members_) {
+    if (member != from) member->ready_if_idle(like);
+  }
+}
 
-StandbyLauncher::~StandbyLauncher() { close(); }
+StandbyLauncher::StandbyLauncher(std::shared_ptr<sandbox::ForkServer> server,
+                                 std::shared_ptr<Group> group)
+    : server_(std::move(server)), group_(std::move(group)) {}
+
+void StandbyLauncher::join_group() {
+  if (!group_) return;
+  std::lock_guard lock(group_->mu_);
+  if (std::find(group_->members_.begin(), group_->members_.end(), this) == group_->members_.end())
+    group_->members_.push_back(this);
+}
+
+StandbyLauncher::~StandbyLauncher() {
+  if (group_) {
+    std::lock_guard lock(group_->mu_);
+    std::erase(group_->members_, this);
+  }
+  close();
+}
+
+void StandbyLauncher::ready_if_idle(const ChildSpec& like) {
+  // A slot in a launch readies its own standby when it ends; this one must not wait for it.
+  std::unique_lock busy(launch_mu_, std::try_to_lock);
+  if (!busy) return;
+  {
+    std::lock_guard lock(mu_);
+    if (standby_ || closed_) return;
+  }
+  ready_next(like);
+}
 
 void StandbyLauncher::close() {
   std::unique_ptr<Standby> standby;
@@ -209,6 +242,7 @@ std::string StandbyLauncher::mismatch(const Standby& standby, const ChildSpec& s
 }
 
 ChildOutcome StandbyLauncher::launch(const ChildSpec& spec, const sandbox::LineCallback& on_line) {
+  std::lock_guard busy(launch_mu_);
   std::unique_ptr<Standby> standby;
   {
     std::lock_guard lock(mu_);
@@ -243,6 +277,7 @@ ChildOutcome StandbyLauncher::launch(const ChildSpec& spec, const sandbox::LineC
   out.standby_used = used;
   out.standby_note = used ? std::string() : note;
   ready_next(spec);
+  if (group_) group_->offer(spec, this);
   return out;
 }
 

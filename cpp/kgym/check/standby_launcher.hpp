@@ -7,11 +7,15 @@
 // the token sent (sandbox/deferred_start.hpp); its wall-time limit and its phases count from
 // then. Any other job, or one that finds the standby gone, runs as a fresh child, as without a
 // standby. One standby per slot, so an idle slot keeps three processes and their CUDA contexts.
+// The slots of one GPU (or of a CPU service) share a group: a job's spec also readies a standby
+// on each slot of the group that is idle without one, so that a warm service's slots all have
+// theirs after its first job, not each after its own first.
 #pragma once
 
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "kgym/sandbox/child_process.hpp"
 #include "kgym/sandbox/fork_server.hpp"
@@ -20,8 +24,25 @@ namespace kgym::check {
 
 class StandbyLauncher {
  public:
-  explicit StandbyLauncher(std::shared_ptr<sandbox::ForkServer> server);
+  // The launchers that ready standbys for each other (the slots of one GPU).
+  class Group {
+   public:
+    // Readies a standby from `like` on each member but `from` that is idle without one.
+    void offer(const sandbox::ChildSpec& like, const StandbyLauncher* from);
+
+   private:
+    friend class StandbyLauncher;
+    std::mutex mu_;
+    std::vector<StandbyLauncher*> members_;
+  };
+
+  explicit StandbyLauncher(std::shared_ptr<sandbox::ForkServer> server,
+                           std::shared_ptr<Group> group = {});
   ~StandbyLauncher();  // ends the standby and waits for it
+
+  // From now on its group's offers ready standbys here (once its fork server serves: a slot
+  // that fell back to exec per job has no use for one).
+  void join_group();
   StandbyLauncher(const StandbyLauncher&) = delete;
   StandbyLauncher& operator=(const StandbyLauncher&) = delete;
 
@@ -43,9 +64,14 @@ class StandbyLauncher {
   // Why `standby` cannot take `spec`, or "".
   static std::string mismatch(const Standby& standby, const sandbox::ChildSpec& spec);
   void ready_next(const sandbox::ChildSpec& like);
+  void ready_if_idle(const sandbox::ChildSpec& like);  // a peer's offer
   static void end(std::unique_ptr<Standby> standby);
 
   std::shared_ptr<sandbox::ForkServer> server_;
+  std::shared_ptr<Group> group_;
+  // Held for the whole of a launch, and while a peer's offer readies a standby here: a standby
+  // must not be forked while a job waits for the same fork server.
+  std::mutex launch_mu_;
   std::mutex mu_;
   std::unique_ptr<Standby> standby_;
   bool closed_ = false;
