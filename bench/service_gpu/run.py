@@ -140,6 +140,9 @@ def build_mix(folder: Path) -> list[dict[str, Any]]:
 
 
 PROFILE = False  # --profile: both sides record the kernels of the timed calls (PR)
+# --warm-first: the service runs one evaluation before the batch, as a trainer's gym has after
+# its first step (each slot then holds a standby, docs/architecture.md).
+WARM_FIRST = False
 
 
 def options_for(entry: dict[str, Any], seed: int) -> dict[str, Any]:
@@ -198,6 +201,15 @@ def run_service(
     try:
         # Ready means the fork servers have imported torch and triton: what a running gym is.
         wait_ready(gym)
+        if WARM_FIRST:
+            body = {
+                "task": {"id": "01_relu"},
+                "candidate": {"source": (SOLUTIONS / "01_relu.py").read_text()},
+                "options": {"seed": seed, "profile": PROFILE},
+            }
+            status, job, _ = call(gym.url + "/v1/evaluate?wait=300", "POST", body, timeout=400)
+            assert status == 200, job
+            wait_ready(gym)  # the standbys' set-up done
         started = time.perf_counter()
         body = {
             "requests": [
@@ -322,6 +334,7 @@ def part_throughput(args: argparse.Namespace, log: Any) -> dict[str, Any]:
         "workers_per_gpu": args.workers,
         "options": "defaults (5 trials, timing budget 4 s, target CI 1%), "
         f"profile {'on' if PROFILE else 'off'}, "
+        f"{'one untimed evaluation before each batch, ' if WARM_FIRST else ''}"
         f"timeout {TIMEOUT_S:.0f} s ({HANG_TIMEOUT_S:.0f} s for the hangs)",
         "service": {"wall_s": service_wall, "per_min": 60 * len(mix) / service_wall},
         "baseline": {"wall_s": baseline_wall, "per_min": 60 * len(mix) / baseline_wall},
@@ -838,6 +851,12 @@ def main(argv: list[str] | None = None) -> int:
         help="latency: TASK,... whose solutions are measured the same way after 06_softmax's",
     )
     p.add_argument(
+        "--warm-first",
+        action="store_true",
+        help="throughput: each service runs one evaluation before its batch (untimed), as a "
+        "trainer's gym has after its first step",
+    )
+    p.add_argument(
         "--latency-gap",
         type=float,
         default=0.0,
@@ -850,9 +869,10 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [m for m in args.compare_sharing.split(",") if m and m not in SHARING_MODES]
     if unknown:
         p.error(f"--compare-sharing: {','.join(unknown)}: expected some of {SHARING_MODES}")
-    global GPUS, PROFILE
+    global GPUS, PROFILE, WARM_FIRST
     GPUS = args.gpus
     PROFILE = args.profile
+    WARM_FIRST = args.warm_first
     args.out_dir.mkdir(parents=True, exist_ok=True)
     parts = {"throughput": part_throughput, "latency": part_latency}
     parts |= {"precision": part_precision, "faults": part_faults}
