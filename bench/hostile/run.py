@@ -402,6 +402,8 @@ def main() -> int:
             "timed_rounds": ((result.get("timing") or {}).get("method") or {}).get("rounds"),
             "calls_profiled": (result.get("profile") or {}).get("calls_profiled"),
             "triton_share": (result.get("profile") or {}).get("triton_share"),
+            # Through the service: whether the slot's child readied ahead took the job.
+            "standby": (result.get("sandbox") or {}).get("standby"),
         }
         rows.append(row)
         print(
