@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from service_util import Gym, call, descendants
 
 from conftest import DEVICE, solution_source
@@ -18,8 +19,9 @@ RELU = solution_source("01_relu")
 WRONG = RELU.replace("tl.where(x > 0.0, x, 0.0)", "tl.where(x > 0.0, x, 1.0)")
 
 
-def one_slot(tmp: Path, **env: str) -> Gym:
+def one_slot(tmp: Path, standby: str = "on") -> Gym:
     """A gym of one slot, on the device the suite runs on (KGYM_TEST_DEVICE)."""
+    env = {"KGYM_STANDBY": standby} if standby else {}
     if DEVICE == "cuda":
         return Gym(tmp, ["--workers-per-gpu", "1", "--no-cache"], gpus="0", env=env)
     return Gym(tmp, ["--cpu-workers", "1", "--no-cache"], env=env)
@@ -99,7 +101,9 @@ def test_a_killed_standby_costs_its_job_nothing(tmp_path: Path) -> None:
         assert evaluate(gym, RELU, seed=3)["sandbox"]["standby"]["used"] is True
 
 
-def test_the_switch_turns_standbys_off(tmp_path: Path) -> None:
-    with one_slot(tmp_path, KGYM_STANDBY="off") as gym:
+@pytest.mark.parametrize("switch", ["", "off"])
+def test_standbys_are_the_operators_choice(tmp_path: Path, switch: str) -> None:
+    """Off unless KGYM_STANDBY=on: on a GPU they lengthened a batch's timing windows."""
+    with one_slot(tmp_path, standby=switch) as gym:
         evaluate(gym, RELU, seed=1)
         assert evaluate(gym, RELU, seed=2)["sandbox"]["standby"] is None

@@ -121,7 +121,7 @@ namespace {
 // `off` is for measuring). KGYM_WINDOW_PRIORITY is the supervisor's own, not the harness': whether
 // a timing window's three threads run real-time (sandbox/window_priority.hpp; `off` is for
 // measuring); KGYM_STANDBY too: whether each fork server's slot readies its next job's child
-// ahead (check/standby_launcher.hpp; `off` is for measuring).
+// ahead (check/standby_launcher.hpp; `off`, the default, or `on`).
 void check_operator_switches(bool fork_server) {
   struct Switch {
     const char* name;
@@ -225,11 +225,12 @@ MachineSlots make_machine_slots(const SlotOptions& o) {
         auto server = std::make_shared<kgym::sandbox::ForkServer>(
             kgym::check::fork_server_program(o.python),
             kgym::check::child_environment(probe, home));
-        // The slot's next job's child readied after each job (check/standby_launcher.hpp);
-        // KGYM_STANDBY=off (for measuring) forks each job's child when the job comes.
+        // KGYM_STANDBY=on: the slot's next job's child readied after each job
+        // (check/standby_launcher.hpp). Off by default: it cut a lone job's round trip on an
+        // H200 and lengthened a batch's timing windows (bench/service_gpu/results.md).
         const char* standby_mode = std::getenv("KGYM_STANDBY");
         std::shared_ptr<kgym::check::StandbyLauncher> standby;
-        if (standby_mode == nullptr || std::string_view(standby_mode) != "off")
+        if (standby_mode != nullptr && std::string_view(standby_mode) == "on")
           standby = std::make_shared<kgym::check::StandbyLauncher>(server, standby_group);
         slot.make_launcher = [server, standby, label]() -> kgym::check::Launcher {
           // Warmed by the worker's own thread, so that the first job does not pay for it.
