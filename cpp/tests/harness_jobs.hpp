@@ -13,6 +13,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -100,23 +101,34 @@ inline json result_of(const Job& j, const ChildOutcome& outcome) {
   return kgym::check::assemble_result(j.job, outcome, json::object(), j.spec.token);
 }
 
-// Processes of the group that are still alive (zombies left to a non-reaping init do not count).
-inline int live_in_group(pid_t pgid) {
-  int n = 0;
+// A process as /proc/<pid>/stat tells it.
+struct ProcessEntry {
+  pid_t pid;
+  char state;
+  pid_t parent;
+  pid_t group;
+};
+
+// Every process of the machine (zombies included: state 'Z').
+inline std::vector<ProcessEntry> process_table() {
+  std::vector<ProcessEntry> out;
   for (const auto& entry : fs::directory_iterator("/proc")) {
     const auto name = entry.path().filename().string();
     if (name.empty() || name[0] < '0' || name[0] > '9') continue;
     const std::string stat = read_file(entry.path() / "stat");
     const auto close = stat.rfind(')');
     if (close == std::string::npos) continue;
-    char state = 0;
-    int ppid = 0;
-    int group = 0;
-    if (std::sscanf(stat.c_str() + close + 1, " %c %d %d", &state, &ppid, &group) == 3 &&
-        group == pgid && state != 'Z') {
-      ++n;
-    }
+    ProcessEntry e{static_cast<pid_t>(std::stoi(name)), 0, 0, 0};
+    if (std::sscanf(stat.c_str() + close + 1, " %c %d %d", &e.state, &e.parent, &e.group) == 3)
+      out.push_back(e);
   }
+  return out;
+}
+
+// Processes of the group that are still alive (zombies left to a non-reaping init do not count).
+inline int live_in_group(pid_t pgid) {
+  int n = 0;
+  for (const auto& p : process_table()) n += p.group == pgid && p.state != 'Z';
   return n;
 }
 

@@ -30,29 +30,19 @@ std::vector<fs::path> standby_dirs(const fs::path& parent) {
   return out;
 }
 
-// The processes whose parent is `pid` (the fork server's job children).
-int children_of(pid_t pid) {
-  int n = 0;
-  for (const auto& entry : fs::directory_iterator("/proc")) {
-    const auto name = entry.path().filename().string();
-    if (name.empty() || name[0] < '0' || name[0] > '9') continue;
-    const std::string stat = read_file(entry.path() / "stat");
-    const auto close = stat.rfind(')');
-    char state = 0;
-    int ppid = 0;
-    if (close != std::string::npos &&
-        std::sscanf(stat.c_str() + close + 1, " %c %d", &state, &ppid) == 2 && ppid == pid &&
-        state != 'Z') {
-      ++n;
-    }
+// The live processes whose parent is `pid` (the fork server's job children).
+std::vector<pid_t> children_of(pid_t pid) {
+  std::vector<pid_t> out;
+  for (const auto& p : process_table()) {
+    if (p.parent == pid && p.state != 'Z') out.push_back(p.pid);
   }
-  return n;
+  return out;
 }
 
 // Waits until the standby has forked (one job child under the server), up to 30 s.
 bool standby_forked(pid_t server) {
   for (int i = 0; i < 300; ++i) {
-    if (children_of(server) > 0) return true;
+    if (!children_of(server).empty()) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return false;
@@ -155,7 +145,7 @@ TEST_F(StandbyLauncherTest, TheNextJobIsHandedToTheStandbyWithTheSameResult) {
   // Closing ends the third child (the standby readied after the second job) and its directory.
   ASSERT_TRUE(standby_forked(server_->server_pid()));
   launcher.close();
-  EXPECT_EQ(children_of(server_->server_pid()), 0);
+  EXPECT_TRUE(children_of(server_->server_pid()).empty());
   EXPECT_TRUE(standby_dirs(parent_.path).empty());
 }
 
@@ -185,7 +175,7 @@ TEST_F(StandbyLauncherTest, AJobThatAsksForOtherSetUpRunsInAChildOfItsOwn) {
   EXPECT_EQ(out2.standby_note, "the job's environment differs");
   EXPECT_EQ(result_of(*other_env, out2)["status"], "ok");
   launcher.close();
-  EXPECT_EQ(children_of(server_->server_pid()), 0);
+  EXPECT_TRUE(children_of(server_->server_pid()).empty());
   EXPECT_TRUE(standby_dirs(parent_.path).empty());
 }
 
@@ -214,19 +204,7 @@ TEST_F(StandbyLauncherTest, AStandbyKilledBeforeItsJobIsReplacedByAFreshChild) {
   ASSERT_TRUE(launcher.launch(make_job(solution(), 120.0, parent_.path)->spec, {}).started);
   ASSERT_TRUE(standby_forked(server_->server_pid()));
   // Whatever killed it, the job runs: in a child of its own, and the note says why.
-  for (const auto& e : fs::directory_iterator("/proc")) {
-    const auto name = e.path().filename().string();
-    if (name.empty() || name[0] < '0' || name[0] > '9') continue;
-    const std::string stat = read_file(e.path() / "stat");
-    const auto close = stat.rfind(')');
-    char state = 0;
-    int ppid = 0;
-    if (close != std::string::npos &&
-        std::sscanf(stat.c_str() + close + 1, " %c %d", &state, &ppid) == 2 &&
-        ppid == server_->server_pid()) {
-      ::kill(-std::stoi(name), SIGKILL);
-    }
-  }
+  for (const pid_t child : children_of(server_->server_pid())) ::kill(-child, SIGKILL);
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   const auto job = make_job(solution(), 120.0, parent_.path);
   const auto out = launcher.launch(job->spec, {});
@@ -265,7 +243,23 @@ TEST_F(StandbyLauncherTest, AJobReadiesAStandbyOnEachIdlePeerOfItsGroup) {
   EXPECT_EQ(result_of(*job, out)["status"], "ok");
   peer.close();
   slot.close();
-  EXPECT_EQ(children_of(server_->server_pid()), 0);
-  EXPECT_EQ(children_of(peer_server->server_pid()), 0);
+  EXPECT_TRUE(children_of(server_->server_pid()).empty());
+  EXPECT_TRUE(children_of(peer_server->server_pid()).empty());
   EXPECT_TRUE(standby_dirs(parent_.path).empty());
+}
+
+TEST_F(StandbyLauncherTest, AJobFileTheStandbyCannotTakeIsReportedNotACrash) {
+  StandbyLauncher launcher(server_);
+  ASSERT_TRUE(launcher.launch(make_job(solution(), 120.0, parent_.path)->spec, {}).started);
+  // The warm values agree, the rest of the file does not hold what the harness reads after.
+  const auto job = make_job(solution(), 120.0, parent_.path);
+  json harness = json::parse(read_file(job->dir.path / "job.json"));
+  harness.erase("seed");
+  std::ofstream(job->dir.path / "job.json") << harness.dump();
+  const auto out = launcher.launch(job->spec, {});
+  EXPECT_EQ(out.standby_used, true) << out.standby_note;
+  const json r = result_of(*job, out);
+  EXPECT_EQ(r["status"], "infra_error") << r.dump();
+  EXPECT_EQ(r["error"]["type"], "KeyError") << r.dump();
+  launcher.close();
 }

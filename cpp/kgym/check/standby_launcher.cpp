@@ -258,8 +258,8 @@ ChildOutcome StandbyLauncher::launch(const ChildSpec& spec, const sandbox::LineC
         note = "the job's files could not be copied: " + error;
     }
     if (note.empty()) {
-      standby->relay->hand_to(spec.on_started);
       if (standby->start->begin(spec.token, spec.limits.wall_seconds, on_line)) {
+        standby->relay->hand_to(spec.on_started);
         out = standby->outcome.get();
         used = true;
         remove_directory(standby->dir);
@@ -268,10 +268,7 @@ ChildOutcome StandbyLauncher::launch(const ChildSpec& spec, const sandbox::LineC
         note = "the standby had ended before the job came";
       }
     }
-    if (standby) {
-      standby->relay->hand_to({});
-      end(std::move(standby));
-    }
+    end(std::move(standby));  // when it was not handed the job
   }
   if (!used) out = server_->run(spec, on_line);
   out.standby_used = used;

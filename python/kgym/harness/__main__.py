@@ -73,6 +73,7 @@ def main(argv: list[str]) -> int:
 
     from kgym.harness.run import Evaluation
 
+    evaluation: Evaluation | None = None
     try:
         evaluation = Evaluation(job, job_path.parent, channel)
         if standby:
@@ -89,7 +90,8 @@ def main(argv: list[str]) -> int:
                 "traceback": traceback.format_exc()[-4000:],
             },
         }
-    channel = channel or job_channel()  # a standby that failed before its job came
+    # A standby that failed before its job came (or once it came, before it took its file).
+    channel = channel or (evaluation.channel if evaluation else None) or job_channel()
     channel.send(report)
     channel.phase("done")
     channel.close()
