@@ -341,9 +341,10 @@ def main() -> int:
     meta["through"] = "check"
     if service is not None:
         imports = os.environ.get("KGYM_FORKSERVER_COMPILER_IMPORTS", "auto")
+        standby = os.environ.get("KGYM_STANDBY", "off")
         meta["through"] = (
             "kgym-gym serve: one worker, its fork server (KGYM_FORKSERVER_COMPILER_IMPORTS="
-            f"{imports}), no result cache"
+            f"{imports}, KGYM_STANDBY={standby}), no result cache"
         )
 
     def evaluate(task_id: str, source: str, timeout_s: float) -> tuple[dict[str, Any], float]:
