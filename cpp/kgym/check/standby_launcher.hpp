@@ -39,12 +39,12 @@ class StandbyLauncher {
   explicit StandbyLauncher(std::shared_ptr<sandbox::ForkServer> server,
                            std::shared_ptr<Group> group = {});
   ~StandbyLauncher();  // ends the standby and waits for it
+  StandbyLauncher(const StandbyLauncher&) = delete;
+  StandbyLauncher& operator=(const StandbyLauncher&) = delete;
 
   // From now on its group's offers ready standbys here (once its fork server serves: a slot
   // that fell back to exec per job has no use for one).
   void join_group();
-  StandbyLauncher(const StandbyLauncher&) = delete;
-  StandbyLauncher& operator=(const StandbyLauncher&) = delete;
 
   // A check::Launcher: runs `spec` (as run_prepared makes it: job.json, task and candidate in
   // spec.workdir) on the standby when it fits, else on the fork server; then readies the next
