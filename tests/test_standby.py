@@ -47,6 +47,15 @@ def job_children(gym: Gym) -> list[int]:
     return sorted({pid for p in forked for pid, _ in descendants(p)})
 
 
+def alive(pid: int) -> bool:
+    """Whether `pid` is a process that has not ended (a zombie has)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
 def wait_for_standby(gym: Gym) -> list[int]:
     for _ in range(300):
         children = job_children(gym)
@@ -70,7 +79,7 @@ def test_the_next_job_runs_on_the_standby_with_the_same_verdicts(tmp_path: Path)
             assert r["sandbox"]["standby"] == {"used": True, "note": None}
             # The set-up done ahead is the harness' own stretch, not the job's load.
             assert "harness_standby_load" in r["durations_ms"]
-            assert r["durations_ms"]["harness_standby_wait"] >= 0
+            assert "harness_standby_wait" in r["durations_ms"]
             for layer in ("network_isolated", "private_view", "syscalls_filtered"):
                 assert r["sandbox"][layer] == first["sandbox"][layer], layer
             assert r["judge"]["unprivileged"] == first["judge"]["unprivileged"]
@@ -83,7 +92,7 @@ def test_the_next_job_runs_on_the_standby_with_the_same_verdicts(tmp_path: Path)
         gym.stop()
     time.sleep(0.2)
     for pid in standby:  # the service's stop ended the waiting standby and its runners
-        assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text()
+        assert not alive(pid), pid
 
 
 def test_a_killed_standby_costs_its_job_nothing(tmp_path: Path) -> None:
@@ -102,8 +111,11 @@ def test_a_killed_standby_costs_its_job_nothing(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("switch", ["", "off"])
-def test_standbys_are_the_operators_choice(tmp_path: Path, switch: str) -> None:
+def test_standbys_are_the_operators_choice(
+    tmp_path: Path, switch: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Off unless KGYM_STANDBY=on: on a GPU they lengthened a batch's timing windows."""
+    monkeypatch.delenv("KGYM_STANDBY", raising=False)
     with one_slot(tmp_path, standby=switch) as gym:
         evaluate(gym, RELU, seed=1)
         assert evaluate(gym, RELU, seed=2)["sandbox"]["standby"] is None

@@ -253,6 +253,7 @@ MachineSlots make_machine_slots(const SlotOptions& o) {
           server->close();
           if (standby) standby->close();
         };
+        if (standby) slot.end_standby = [standby] { standby->close(); };
       }
       out.slots.push_back(std::move(slot));
     }

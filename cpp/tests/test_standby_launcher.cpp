@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -59,11 +60,15 @@ TEST(DeferredStart, BeginsOnceAndNotAfterACancel) {
   int pair[2];
   ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
   DeferredStart start;
-  EXPECT_FALSE(start.begin("token", 5, {}));  // no socket attached yet
-  start.attach(pair[1]);
+  // A begin before the socket is there waits for it.
+  std::thread late([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    start.attach(pair[1]);
+  });
   EXPECT_FALSE(start.begun_at());
   std::vector<std::string> lines;
   EXPECT_TRUE(start.begin("token", 5, [&](const std::string& l) { lines.push_back(l); }));
+  late.join();
   EXPECT_TRUE(start.begun_at());
   EXPECT_EQ(start.wall_seconds(), 5);
   EXPECT_FALSE(start.begin("again", 5, {}));
@@ -86,6 +91,16 @@ TEST(DeferredStart, BeginsOnceAndNotAfterACancel) {
   EXPECT_FALSE(cancelled.begin("token", 5, {}));
   EXPECT_EQ(::read(pair[0], buf, sizeof buf), 0);  // closed without a token
   ::close(pair[0]);
+}
+
+TEST(DeferredStart, ARunThatEndedWithoutASocketIsNoBegin) {
+  DeferredStart start;
+  std::thread ended([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    start.run_ended();
+  });
+  EXPECT_FALSE(start.begin("token", 5, {}));
+  ended.join();
 }
 
 TEST(DeferredStart, AChildThatHasGoneIsNoBeginAndNoSignal) {
@@ -261,5 +276,49 @@ TEST_F(StandbyLauncherTest, AJobFileTheStandbyCannotTakeIsReportedNotACrash) {
   const json r = result_of(*job, out);
   EXPECT_EQ(r["status"], "infra_error") << r.dump();
   EXPECT_EQ(r["error"]["type"], "KeyError") << r.dump();
+  launcher.close();
+}
+
+TEST_F(StandbyLauncherTest, TheJobSeesNoFileOfTheStandbysOwn) {
+  StandbyLauncher launcher(server_);
+  ASSERT_TRUE(launcher.launch(make_job(solution(), 120.0, parent_.path)->spec, {}).started);
+  // The candidate lists its job's directory (its runner's parent) at import, then leaves.
+  const auto job = make_job(
+      "import json, os\nprint(json.dumps(sorted(os.listdir(os.path.dirname(os.getcwd())))), "
+      "flush=True)\n"
+      "os._exit(0)\n",
+      120.0, parent_.path);
+  const auto out = launcher.launch(job->spec, {});
+  EXPECT_EQ(out.standby_used, true) << out.standby_note;
+  const json listed = json::parse(out.stdout_tail, nullptr, false);
+  ASSERT_TRUE(listed.is_array()) << result_of(*job, out).dump();
+  EXPECT_NE(std::find(listed.begin(), listed.end(), "job.json"), listed.end()) << listed.dump();
+  EXPECT_EQ(std::find(listed.begin(), listed.end(), "standby.json"), listed.end()) << listed.dump();
+  launcher.close();
+}
+
+TEST_F(StandbyLauncherTest, ASetUpThatFailsInAStandbyIsItsJobsInfraError) {
+  StandbyLauncher launcher(server_);
+  // A lock file that is not there: the judge cannot open it, in a fresh child or a standby.
+  auto broken = [&] {
+    auto j = make_job(solution(), 120.0, parent_.path);
+    json harness = json::parse(read_file(j->dir.path / "job.json"));
+    harness["timing_lock"] = (parent_.path / "no-such.lock").string();
+    std::ofstream(j->dir.path / "job.json") << harness.dump();
+    return j;
+  };
+  const auto first = broken();
+  const auto a = launcher.launch(first->spec, {});
+  EXPECT_EQ(a.standby_used, false);
+  const auto second = broken();
+  const auto b = launcher.launch(second->spec, {});
+  EXPECT_EQ(b.standby_used, true) << b.standby_note;
+  // The same verdict as the fresh child's: the gym's failure (which the service runs again),
+  // not a crash of the candidate.
+  const json ra = result_of(*first, a);
+  const json rb = result_of(*second, b);
+  EXPECT_EQ(ra["status"], "infra_error") << ra.dump();
+  EXPECT_EQ(rb["status"], "infra_error") << rb.dump();
+  EXPECT_EQ(rb["error"]["type"], ra["error"]["type"]);
   launcher.close();
 }

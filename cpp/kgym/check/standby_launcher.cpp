@@ -70,6 +70,18 @@ json warm_values(const json& job) {
   return values;
 }
 
+// The standby's own file: the warm values of the job it is made like, and placeholders for what
+// else the harness reads of a job file before its job comes (nothing of that job's own).
+json standby_file(const json& job_file) {
+  json file = warm_values(job_file);
+  file["task_file"] = job_file.value("task_file", "task.py");
+  file["seed"] = 0;
+  file["torch_compute"] = "strict";
+  file["sizes"] = "auto";
+  file["standby"] = {{"keys", StandbyLauncher::warm_keys()}};  // what it checks against its job
+  return file;
+}
+
 void remove_directory(const fs::path& dir) {
   std::error_code ec;
   // The harness made it its job's uid's, without write permission for others.
@@ -149,6 +161,14 @@ struct StandbyLauncher::Standby {
   std::shared_ptr<sandbox::DeferredStart> start = std::make_shared<sandbox::DeferredStart>();
   std::shared_ptr<detail::StartedRelay> relay = std::make_shared<detail::StartedRelay>();
   std::future<ChildOutcome> outcome;
+
+  Standby() = default;
+  Standby(const Standby&) = delete;
+  Standby& operator=(const Standby&) = delete;
+  ~Standby() {
+    if (outcome.valid()) outcome.wait();  // the run is over before its directory goes
+    if (!dir.empty()) remove_directory(dir);
+  }
 };
 
 const std::vector<std::string>& StandbyLauncher::warm_keys() {
@@ -160,10 +180,11 @@ const std::vector<std::string>& StandbyLauncher::warm_keys() {
   return keys;
 }
 
-void StandbyLauncher::Group::offer(const ChildSpec& like, const StandbyLauncher* from) {
+void StandbyLauncher::Group::offer(const ChildSpec& like, const json& job_file,
+                                   const StandbyLauncher* from) {
   std::lock_guard lock(mu_);
   for (auto* member : members_) {
-    if (member != from) member->ready_if_idle(like);
+    if (member != from) member->ready_if_idle(like, job_file);
   }
 }
 
@@ -186,7 +207,7 @@ StandbyLauncher::~StandbyLauncher() {
   close();
 }
 
-void StandbyLauncher::ready_if_idle(const ChildSpec& like) {
+void StandbyLauncher::ready_if_idle(const ChildSpec& like, const json& job_file) {
   // A slot in a launch readies its own standby when it ends; this one must not wait for it.
   std::unique_lock busy(launch_mu_, std::try_to_lock);
   if (!busy) return;
@@ -194,7 +215,7 @@ void StandbyLauncher::ready_if_idle(const ChildSpec& like) {
     std::lock_guard lock(mu_);
     if (standby_ || closed_) return;
   }
-  ready_next(like);
+  ready_next(like, job_file);
 }
 
 void StandbyLauncher::close() {
@@ -210,11 +231,11 @@ void StandbyLauncher::close() {
 void StandbyLauncher::end(std::unique_ptr<Standby> standby) {
   if (!standby) return;
   standby->start->cancel();
-  if (standby->outcome.valid()) standby->outcome.wait();
-  remove_directory(standby->dir);
+  standby.reset();  // waits for its run, then removes its directory
 }
 
-std::string StandbyLauncher::mismatch(const Standby& standby, const ChildSpec& spec) {
+std::string StandbyLauncher::mismatch(const Standby& standby, const ChildSpec& spec,
+                                      const json& job_file) {
   using namespace std::chrono_literals;
   if (standby.outcome.wait_for(0s) == std::future_status::ready) {
     // Whatever ended it (a start error, a kill, the fork server's death) says nothing of the job.
@@ -234,7 +255,7 @@ std::string StandbyLauncher::mismatch(const Standby& standby, const ChildSpec& s
   }
   job.limits.wall_seconds = standby.spec.limits.wall_seconds;  // counted from the hand-over
   if (!(job.limits == standby.spec.limits)) return "the job's sandbox limits differ";
-  const json values = warm_values(read_json(fs::path(spec.workdir) / kJobFile));
+  const json values = warm_values(job_file);
   for (const auto& key : warm_keys()) {
     if (values[key] != standby.warm[key]) return fmt::format("the job's {} differs", key);
   }
@@ -243,6 +264,9 @@ std::string StandbyLauncher::mismatch(const Standby& standby, const ChildSpec& s
 
 ChildOutcome StandbyLauncher::launch(const ChildSpec& spec, const sandbox::LineCallback& on_line) {
   std::lock_guard busy(launch_mu_);
+  // Read before the job runs: once it has, its directory is its uid's, and task code (which runs
+  // in the judge) could have rewritten the file the next standby is made from.
+  const json job_file = read_json(fs::path(spec.workdir) / kJobFile);
   std::unique_ptr<Standby> standby;
   {
     std::lock_guard lock(mu_);
@@ -252,54 +276,53 @@ ChildOutcome StandbyLauncher::launch(const ChildSpec& spec, const sandbox::LineC
   ChildOutcome out;
   bool used = false;
   if (standby) {
-    note = mismatch(*standby, spec);
+    note = mismatch(*standby, spec, job_file);
     if (note.empty()) {
       if (auto error = copy_job_files(spec.workdir, standby->dir); !error.empty())
         note = "the job's files could not be copied: " + error;
     }
     if (note.empty()) {
+      // Told before the token goes, so that the job's process group is known before any of
+      // its records (the window's priority is raised within it).
+      standby->relay->hand_to(spec.on_started);
       if (standby->start->begin(spec.token, spec.limits.wall_seconds, on_line)) {
-        standby->relay->hand_to(spec.on_started);
         out = standby->outcome.get();
         used = true;
-        remove_directory(standby->dir);
-        standby.reset();
       } else {
+        standby->relay->hand_to({});
         note = "the standby had ended before the job came";
       }
     }
-    end(std::move(standby));  // when it was not handed the job
+    if (used) {
+      standby.reset();
+    } else {
+      end(std::move(standby));
+    }
   }
   if (!used) out = server_->run(spec, on_line);
   out.standby_used = used;
   out.standby_note = used ? std::string() : note;
-  ready_next(spec);
-  if (group_) group_->offer(spec, this);
+  ready_next(spec, job_file);
+  if (group_) group_->offer(spec, job_file, this);
   return out;
 }
 
-void StandbyLauncher::ready_next(const ChildSpec& like) {
+void StandbyLauncher::ready_next(const ChildSpec& like, const json& job_file) {
   {
     std::lock_guard lock(mu_);
     if (closed_) return;
   }
-  const json job = read_json(fs::path(like.workdir) / kJobFile);
-  if (!job.is_object() || like.token.empty()) return;  // not a job run_prepared made
+  if (!job_file.is_object() || like.token.empty()) return;  // not a job run_prepared made
   auto standby = std::make_unique<Standby>();
   std::string pattern = (fs::path(like.workdir).parent_path() / "kgym-job-XXXXXX").string();
   if (::mkdtemp(pattern.data()) == nullptr) return;
   standby->dir = pattern;
-  json marked = job;
-  marked["standby"] = {{"keys", warm_keys()}};  // what the harness checks against its job
   {
     std::ofstream file(standby->dir / kStandbyFile, std::ios::binary);
-    file << marked.dump();
-    if (!file) {
-      remove_directory(standby->dir);
-      return;
-    }
+    file << standby_file(job_file).dump();
+    if (!file) return;  // the directory goes with the standby
   }
-  standby->warm = warm_values(job);
+  standby->warm = warm_values(job_file);
   standby->spec = moved_spec(like, standby->dir.string());
   standby->spec.program.args = {kStandbyFile};
   standby->spec.token.clear();

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "kgym/sandbox/child_process.hpp"
 #include "kgym/sandbox/fork_server.hpp"
 
@@ -27,8 +29,10 @@ class StandbyLauncher {
   // The launchers that ready standbys for each other (the slots of one GPU).
   class Group {
    public:
-    // Readies a standby from `like` on each member but `from` that is idle without one.
-    void offer(const sandbox::ChildSpec& like, const StandbyLauncher* from);
+    // Readies a standby like `like` (its job file read before it ran) on each member but
+    // `from` that is idle without one.
+    void offer(const sandbox::ChildSpec& like, const nlohmann::json& job_file,
+               const StandbyLauncher* from);
 
    private:
     friend class StandbyLauncher;
@@ -61,10 +65,11 @@ class StandbyLauncher {
 
  private:
   struct Standby;
-  // Why `standby` cannot take `spec`, or "".
-  static std::string mismatch(const Standby& standby, const sandbox::ChildSpec& spec);
-  void ready_next(const sandbox::ChildSpec& like);
-  void ready_if_idle(const sandbox::ChildSpec& like);  // a peer's offer
+  // Why `standby` cannot take `spec` (whose job file is `job_file`), or "".
+  static std::string mismatch(const Standby& standby, const sandbox::ChildSpec& spec,
+                              const nlohmann::json& job_file);
+  void ready_next(const sandbox::ChildSpec& like, const nlohmann::json& job_file);
+  void ready_if_idle(const sandbox::ChildSpec& like, const nlohmann::json& job_file);
   static void end(std::unique_ptr<Standby> standby);
 
   std::shared_ptr<sandbox::ForkServer> server_;

@@ -247,7 +247,9 @@ void PoolWorker::heartbeat_loop(const std::atomic<bool>& stop,
       // its job (its server may need to start again for it).
       std::lock_guard lock(mu_);
       for (std::size_t i = 0; i < config_.slots.size(); ++i) {
-        if (!launcher_made_[i] && config_.slots[i].close) config_.slots[i].close();
+        const auto& slot = config_.slots[i];
+        if (!launcher_made_[i] && slot.close) slot.close();
+        if (launcher_made_[i] && slot.end_standby) slot.end_standby();
       }
       slots_closed = true;
     }

@@ -12,14 +12,26 @@ namespace kgym::sandbox {
 DeferredStart::~DeferredStart() { detail::close_fd(token_write_); }
 
 void DeferredStart::attach(int token_write) {
-  std::lock_guard lock(mu_);
-  detail::close_fd(token_write_);
-  token_write_ = token_write;
-  if (cancelled_) detail::close_fd(token_write_);
+  {
+    std::lock_guard lock(mu_);
+    detail::close_fd(token_write_);
+    token_write_ = token_write;
+    if (cancelled_) detail::close_fd(token_write_);
+  }
+  attached_.notify_all();
+}
+
+void DeferredStart::run_ended() {
+  {
+    std::lock_guard lock(mu_);
+    run_ended_ = true;
+  }
+  attached_.notify_all();
 }
 
 bool DeferredStart::begin(const std::string& token, double wall_seconds, LineCallback on_line) {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
+  attached_.wait(lock, [&] { return token_write_ >= 0 || run_ended_ || cancelled_ || begun_at_; });
   if (cancelled_ || begun_at_ || token_write_ < 0 || token.empty()) return false;
   // A socket rather than a pipe (the run makes it so): a child that has gone is EPIPE here, not
   // a SIGPIPE for the whole supervisor.

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -26,16 +27,19 @@ class DeferredStart {
   DeferredStart(const DeferredStart&) = delete;
   DeferredStart& operator=(const DeferredStart&) = delete;
 
-  // The run's: keeps the write end of the token's pipe until begin or cancel (taken over).
+  // The run's: keeps the write end of the token's socket until begin or cancel (taken over).
   void attach(int token_write);
+  // The run's, when it returns: a begin still waiting for attach gives up.
+  void run_ended();
 
-  // The job's: writes `token` and closes the pipe, starts the clock of `wall_seconds`, and from
-  // now on routes the child's report lines to `on_line`. False, with nothing changed, when it
-  // was begun or cancelled before, when no pipe was attached, or when the child has gone (the
-  // pipe is broken).
+  // The job's: writes `token` and closes the socket, starts the clock of `wall_seconds`, and from
+  // now on routes the child's report lines to `on_line`. A standby forked a moment ago may not
+  // have its socket yet: this waits for it. False, with nothing changed, when it was begun or
+  // cancelled before, when the run ended without a socket, or when the child has gone (the
+  // socket is broken).
   bool begin(const std::string& token, double wall_seconds, LineCallback on_line);
 
-  // Ends a standby that gets no job: the pipe closes (the harness exits at once) and the run
+  // Ends a standby that gets no job: the socket closes (the harness exits at once) and the run
   // kills what is left of the child. Nothing once begun.
   void cancel();
 
@@ -48,7 +52,9 @@ class DeferredStart {
 
  private:
   mutable std::mutex mu_;
+  std::condition_variable attached_;
   int token_write_ = -1;
+  bool run_ended_ = false;
   bool cancelled_ = false;
   std::optional<Clock::time_point> begun_at_;
   double wall_seconds_ = 0;

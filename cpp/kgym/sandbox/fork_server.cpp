@@ -353,6 +353,13 @@ std::string ForkServer::start_locked() {
 }
 
 ChildOutcome ForkServer::run(const ChildSpec& spec, const LineCallback& on_line) {
+  // A standby's hand-over waits for its socket or for this run's end, whichever comes.
+  struct EndOfRun {
+    const std::shared_ptr<DeferredStart>& deferred;
+    ~EndOfRun() {
+      if (deferred) deferred->run_ended();
+    }
+  } end_of_run{spec.deferred_start};
   std::lock_guard lock(mutex_);
   return run_locked(spec, on_line);
 }
@@ -398,6 +405,12 @@ ChildOutcome ForkServer::run_locked(const ChildSpec& spec, const LineCallback& o
     }
     token.read = pair[0];
     deferred->attach(pair[1]);
+    if (deferred->cancelled()) {
+      // Ended before it was forked: nothing to fork.
+      for (Pipe* p : {&report, &out_pipe, &err_pipe, &setup, &token}) close_pipe(*p);
+      out.start_error = "the standby was ended before it started";
+      return out;
+    }
   }
   const bool has_token = !spec.token.empty() || deferred;
 

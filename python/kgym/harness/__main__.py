@@ -31,6 +31,8 @@ def main(argv: list[str]) -> int:
     from kgym.harness.channel import REPORT_FD, TOKEN_FD, ReportChannel
 
     standby = isinstance(job.get("standby"), dict)
+    if standby:
+        job_path.unlink()  # read: the job it will be handed has no use for it
 
     def job_channel() -> ReportChannel:
         try:
@@ -39,8 +41,8 @@ def main(argv: list[str]) -> int:
                 TOKEN_FD,
                 str(job.get("candidate_file", "candidate.py")),
             )
-        except RuntimeError:
-            if not standby:
+        except RuntimeError as exc:
+            if not standby or "no report token" not in str(exc):
                 raise
             os._exit(0)  # no token came: the supervisor ended the standby
 
@@ -90,7 +92,8 @@ def main(argv: list[str]) -> int:
                 "traceback": traceback.format_exc()[-4000:],
             },
         }
-    # A standby that failed before its job came (or once it came, before it took its file).
+    # A standby that failed: before its job came (it waits for it: the failure is the job's, as
+    # in a fresh child), or once it came, before it took the job's file.
     channel = channel or (evaluation.channel if evaluation else None) or job_channel()
     channel.send(report)
     channel.phase("done")

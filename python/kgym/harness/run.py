@@ -172,7 +172,8 @@ class Evaluation:
         opens the channel (``job_channel``), and takes the job's file, which the supervisor
         copied beside it. The values the standby was made with (its file's ``standby.keys``)
         must be the job's: the supervisor hands over only such a job, and this checks it. A
-        failure of the set-up is the job's, reported once the job is known (as in its load)."""
+        failure of the set-up is the job's (an infra error, which the service runs again), as
+        it would be in a fresh child's load: the token may be on its way already."""
         made_for = self.job
         try:
             if self.gpu_sharing != "serial":  # which starts its runners under the GPU lock

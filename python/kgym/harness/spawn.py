@@ -264,6 +264,10 @@ def _relay(
     try:
         parent_sock.close()
         os.close(pid_read)
+        # Only what it and its init pass on: not the judge's report channel, nor a standby's
+        # token socket (a standby forks its runners before its token comes).
+        _core.channel_close()
+        _close_all_but({0, 1, 2, child_sock.fileno(), audit_write, pid_write})
         _core.confine_die_with_parent()
         applied, note = _core.confine_new_pid_namespace()
         init = os.fork()
