@@ -10,6 +10,9 @@
 // The slots of one GPU (or of a CPU service) share a group: a job's spec also readies a standby
 // on each slot of the group that is idle without one, so that a warm service's slots all have
 // theirs after its first job, not each after its own first.
+//
+// A waiting standby holds its fork server (its ForkServer::run lasts until its job ends): every
+// launch on that server must go through this launcher, which ends the standby first.
 #pragma once
 
 #include <memory>
