@@ -322,3 +322,39 @@ TEST_F(StandbyLauncherTest, ASetUpThatFailsInAStandbyIsItsJobsInfraError) {
   EXPECT_EQ(rb["error"]["type"], ra["error"]["type"]);
   launcher.close();
 }
+
+TEST_F(StandbyLauncherTest, CloseDuringALaunchLeavesNoStandbyBehind) {
+  StandbyLauncher launcher(server_);
+  ASSERT_TRUE(launcher.launch(make_job(solution(), 120.0, parent_.path)->spec, {}).started);
+  const auto hang = make_job("import time\ntime.sleep(60)\n", 3.0, parent_.path);
+  std::thread job([&] { EXPECT_TRUE(launcher.launch(hang->spec, {}).timed_out); });
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  launcher.close();  // the shutdown's: the running job finishes, no standby is made after it
+  job.join();
+  EXPECT_TRUE(children_of(server_->server_pid()).empty());
+  EXPECT_TRUE(standby_dirs(parent_.path).empty());
+}
+
+TEST_F(StandbyLauncherTest, AForkServerThatDiesUnderAStandbyIsStartedAgainForTheJob) {
+  auto server = std::make_shared<ForkServer>(
+      kgym::check::fork_server_program(test_python()),
+      std::vector<std::pair<std::string, std::string>>{{"PATH", "/usr/local/bin:/usr/bin:/bin"},
+                                                       {"HOME", parent_.path.string()},
+                                                       {"TMPDIR", parent_.path.string()},
+                                                       {"PYTHONDONTWRITEBYTECODE", "1"},
+                                                       {"TRITON_INTERPRET", "1"}});
+  ASSERT_EQ(server->start(), "");
+  StandbyLauncher launcher(server);
+  ASSERT_TRUE(launcher.launch(make_job(solution(), 120.0, parent_.path)->spec, {}).started);
+  ASSERT_TRUE(standby_forked(server->server_pid()));
+  ::kill(server->server_pid(), SIGKILL);  // the standby dies with it
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const auto job = make_job(solution(), 120.0, parent_.path);
+  const auto out = launcher.launch(job->spec, {});
+  EXPECT_EQ(out.standby_used, false);
+  EXPECT_EQ(out.standby_note, "the standby had ended before the job came");
+  ASSERT_TRUE(out.started) << out.start_error;
+  EXPECT_EQ(result_of(*job, out)["status"], "ok");
+  EXPECT_EQ(server->restarts(), 1);
+  launcher.close();
+}
