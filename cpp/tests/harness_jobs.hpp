@@ -134,17 +134,22 @@ inline int live_in_group(pid_t pgid) {
 
 inline std::string solution() { return read_file(KGYM_SOURCE_DIR "/tasks/solutions/01_relu.py"); }
 
+// A fork server for CPU jobs (TRITON_INTERPRET), with `home` as its HOME; not started yet.
+inline std::shared_ptr<ForkServer> cpu_fork_server(const fs::path& home) {
+  return std::make_shared<ForkServer>(
+      kgym::check::fork_server_program(test_python()),
+      std::vector<std::pair<std::string, std::string>>{{"PATH", "/usr/local/bin:/usr/bin:/bin"},
+                                                       {"HOME", home.string()},
+                                                       {"TMPDIR", home.string()},
+                                                       {"PYTHONDONTWRITEBYTECODE", "1"},
+                                                       {"TRITON_INTERPRET", "1"}});
+}
+
 class ForkServerHarness : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     home_ = std::make_unique<TempDir>();
-    server_ = std::make_shared<ForkServer>(
-        kgym::check::fork_server_program(test_python()),
-        std::vector<std::pair<std::string, std::string>>{{"PATH", "/usr/local/bin:/usr/bin:/bin"},
-                                                         {"HOME", home_->path.string()},
-                                                         {"TMPDIR", home_->path.string()},
-                                                         {"PYTHONDONTWRITEBYTECODE", "1"},
-                                                         {"TRITON_INTERPRET", "1"}});
+    server_ = cpu_fork_server(home_->path);
     start_error_ = server_->start();
   }
   static void TearDownTestSuite() {

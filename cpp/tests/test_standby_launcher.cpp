@@ -233,13 +233,7 @@ TEST_F(StandbyLauncherTest, AStandbyKilledBeforeItsJobIsReplacedByAFreshChild) {
 
 TEST_F(StandbyLauncherTest, AJobReadiesAStandbyOnEachIdlePeerOfItsGroup) {
   // A second slot of the same GPU: its own fork server, started as the fixture's is.
-  auto peer_server = std::make_shared<ForkServer>(
-      kgym::check::fork_server_program(test_python()),
-      std::vector<std::pair<std::string, std::string>>{{"PATH", "/usr/local/bin:/usr/bin:/bin"},
-                                                       {"HOME", parent_.path.string()},
-                                                       {"TMPDIR", parent_.path.string()},
-                                                       {"PYTHONDONTWRITEBYTECODE", "1"},
-                                                       {"TRITON_INTERPRET", "1"}});
+  auto peer_server = cpu_fork_server(parent_.path);
   ASSERT_EQ(peer_server->start(), "");
   auto group = std::make_shared<StandbyLauncher::Group>();
   StandbyLauncher slot(server_, group);
@@ -336,13 +330,7 @@ TEST_F(StandbyLauncherTest, CloseDuringALaunchLeavesNoStandbyBehind) {
 }
 
 TEST_F(StandbyLauncherTest, AForkServerThatDiesUnderAStandbyIsStartedAgainForTheJob) {
-  auto server = std::make_shared<ForkServer>(
-      kgym::check::fork_server_program(test_python()),
-      std::vector<std::pair<std::string, std::string>>{{"PATH", "/usr/local/bin:/usr/bin:/bin"},
-                                                       {"HOME", parent_.path.string()},
-                                                       {"TMPDIR", parent_.path.string()},
-                                                       {"PYTHONDONTWRITEBYTECODE", "1"},
-                                                       {"TRITON_INTERPRET", "1"}});
+  auto server = cpu_fork_server(parent_.path);
   ASSERT_EQ(server->start(), "");
   StandbyLauncher launcher(server);
   ASSERT_TRUE(launcher.launch(make_job(solution(), 120.0, parent_.path)->spec, {}).started);
