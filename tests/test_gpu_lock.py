@@ -22,7 +22,56 @@ def holder(lock: Path) -> Evaluation:
     e.gate_reserved = False
     e.runners = {}
     e.memory_watch = None  # a hold's end reads the GPU memory watch, when the job has one
+    e.report_first = False
+    e.hold_open = False
     return e
+
+
+def taken(lock: Path, how: int) -> bool:
+    """Whether another open description of ``lock`` would wait for ``how``."""
+    fd = os.open(lock, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, how | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+
+
+def test_report_first_keeps_the_hold_the_job_ended_in_until_close(tmp_path: Path) -> None:
+    """With the report first (the harness' entry), the last hold outlives the phase: the
+    report goes out while the job still holds the GPU, and ``close`` (the runners' teardown)
+    lets it go after. A hold the job does not end in goes at its end, as before."""
+    import torch
+
+    lock = tmp_path / "gpu0.timing.lock"
+    lock.touch()
+    Path(str(lock) + ".gate").touch()
+    e = holder(lock)
+    e.device = torch.device("cuda")  # only its type is read: the lock is taken for a GPU
+    e.correctness = {"passed": 2, "trials": 2}
+    e.findings = []
+    e.control = False
+    e.warming = False
+    e.views = {}
+    e.arenas = {}
+    e.report_first = True
+    with e._gpu_phase(exclusive=False):  # the job goes on after it
+        assert taken(lock, fcntl.LOCK_EX)
+    assert not e.hold_open and not taken(lock, fcntl.LOCK_EX)
+    with e._gpu_phase(exclusive=True, last=True):
+        pass
+    assert e.hold_open
+    assert taken(lock, fcntl.LOCK_SH)  # the window's hold, past its phase
+    e.close()
+    assert not e.hold_open and not taken(lock, fcntl.LOCK_SH)
+    e.close()  # a second call does nothing
+
+    e.report_first = False  # the harness run in-process (tests): the phase's end closes
+    with e._gpu_phase(exclusive=True, last=True):
+        pass
+    assert not e.hold_open and not taken(lock, fcntl.LOCK_SH)
 
 
 def test_timer_gets_in_between_busy_sharers_and_is_alone(tmp_path: Path) -> None:

@@ -121,7 +121,9 @@ namespace {
 // `off` is for measuring). KGYM_WINDOW_PRIORITY is the supervisor's own, not the harness': whether
 // a timing window's three threads run real-time (sandbox/window_priority.hpp; `off` is for
 // measuring); KGYM_STANDBY too: whether each fork server's slot readies its next job's child
-// ahead (check/standby_launcher.hpp; `off`, the default, or `on`).
+// ahead (check/standby_launcher.hpp; `off`, the default, or `on`); KGYM_ANSWER_AT_REPORT: whether
+// the service answers at the judge's report or at its exit (check/evaluate.hpp; `off` is for
+// measuring).
 void check_operator_switches(bool fork_server) {
   struct Switch {
     const char* name;
@@ -137,6 +139,7 @@ void check_operator_switches(bool fork_server) {
       {"KGYM_START_GATE", {"on", "off"}, false},
       {"KGYM_WINDOW_PRIORITY", {"on", "off"}, false},
       {"KGYM_STANDBY", {"on", "off"}, true},
+      {"KGYM_ANSWER_AT_REPORT", {"on", "off"}, false},
   };
   for (const auto& s : switches) {
     if (s.needs_fork_server && !fork_server) continue;

@@ -2,9 +2,11 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "kgym/sandbox/child_process.hpp"
@@ -161,4 +163,37 @@ TEST(ChildProcess, WriteFenceCanBeTurnedOff) {
   std::remove("/tmp/kgym-fence-off");
   EXPECT_FALSE(out.writes_confined);
   EXPECT_EQ(out.stdout_tail, "written\n");
+}
+
+TEST(ChildProcess, ReportEndIsToldBeforeTheChildExits) {
+  // The harness closes its report channel, then ends its runners and exits: the supervisor
+  // can answer at the channel's end, a second before the exit here.
+  auto spec = shell("echo out; printf 'r\\n' >&3; exec 3>&-; sleep 1; exit 3");
+  std::optional<kgym::sandbox::ChildOutcome> at_end;
+  const auto started = std::chrono::steady_clock::now();
+  double told_after_s = -1;
+  spec.on_report_end = [&](const kgym::sandbox::ChildOutcome& so_far) {
+    at_end = so_far;
+    told_after_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  };
+  const auto out = run_child(spec);
+  ASSERT_TRUE(at_end.has_value());
+  EXPECT_LT(told_after_s, 0.9);
+  EXPECT_TRUE(at_end->started);
+  EXPECT_EQ(at_end->report, "r\n");
+  EXPECT_EQ(at_end->stdout_tail, "out\n");
+  EXPECT_FALSE(at_end->exited);  // not known then
+  EXPECT_TRUE(out.exited);
+  EXPECT_EQ(out.exit_code, 3);
+}
+
+TEST(ChildProcess, ReportEndIsNotToldForAFloodedChannel) {
+  auto spec = shell("yes xxxxxxxxxxxxxxxx >&3");
+  spec.limits.max_report_bytes = 1 << 16;
+  bool told = false;
+  spec.on_report_end = [&](const kgym::sandbox::ChildOutcome&) { told = true; };
+  const auto out = run_child(spec);
+  EXPECT_TRUE(out.report_truncated);
+  EXPECT_FALSE(told);
 }

@@ -164,6 +164,38 @@ TEST_F(StandbyLauncherTest, TheNextJobIsHandedToTheStandbyWithTheSameResult) {
   EXPECT_TRUE(standby_dirs(parent_.path).empty());
 }
 
+TEST_F(StandbyLauncherTest, TheOutcomeAtTheReportsEndSaysWhetherTheStandbyRanIt) {
+  // The answer before the exit (check::ResultCallback) carries the standby's use as the
+  // outcome after the exit does, for a fresh child and for a standby alike; so do its layers.
+  StandbyLauncher launcher(server_);
+  std::vector<kgym::sandbox::ChildOutcome> at_end;
+  auto tell = [&](kgym::sandbox::ChildSpec& spec) {
+    spec.on_report_end = [&](const kgym::sandbox::ChildOutcome& so_far) {
+      at_end.push_back(so_far);
+    };
+  };
+  const auto first = make_job(solution(), 120.0, parent_.path);
+  tell(first->spec);
+  const auto a = launcher.launch(first->spec, {});
+  ASSERT_TRUE(standby_forked(server_->server_pid()));
+  const auto second = make_job(solution(), 120.0, parent_.path);
+  tell(second->spec);
+  const auto b = launcher.launch(second->spec, {});
+  ASSERT_EQ(at_end.size(), 2u);
+  EXPECT_EQ(at_end[0].standby_used, false);
+  EXPECT_EQ(at_end[0].standby_note, a.standby_note);
+  EXPECT_EQ(at_end[1].standby_used, true) << b.standby_note;
+  for (size_t i = 0; i < 2; ++i) {
+    const auto& done = i == 0 ? a : b;
+    EXPECT_EQ(at_end[i].report, done.report);  // the whole channel, sealed report and done
+    EXPECT_EQ(at_end[i].network_isolated, done.network_isolated);
+    EXPECT_EQ(at_end[i].private_view, done.private_view);
+    EXPECT_EQ(at_end[i].syscalls_filtered, done.syscalls_filtered);
+  }
+  EXPECT_EQ(result_of(*second, b)["status"], "ok");
+  launcher.close();
+}
+
 TEST_F(StandbyLauncherTest, AJobThatAsksForOtherSetUpRunsInAChildOfItsOwn) {
   StandbyLauncher launcher(server_);
   const auto first = make_job(solution(), 120.0, parent_.path);

@@ -430,6 +430,7 @@ json assemble_result(const CheckJob& job, const sandbox::ChildOutcome& outcome,
       {"exit_code", outcome.exited ? json(outcome.exit_code) : json(nullptr)},
       {"signal", outcome.signal != 0 ? json(sandbox::signal_name(outcome.signal)) : json(nullptr)},
       {"timed_out", outcome.timed_out},
+      {"answered_before_exit", outcome.answered_before_exit},
       {"wall_ms", outcome.wall_ms},
       {"stdout_bytes", outcome.stdout_bytes},
       {"stderr_bytes", outcome.stderr_bytes},
@@ -504,7 +505,8 @@ json assemble_result(const CheckJob& job, const sandbox::ChildOutcome& outcome,
                               "the child flooded the report channel and was killed");
     return r;
   }
-  const bool clean_exit = outcome.exited && outcome.exit_code == 0;
+  const bool clean_exit =
+      outcome.answered_before_exit || (outcome.exited && outcome.exit_code == 0);
   if (!clean_exit || report.is_null()) {
     r["status"] = "crashed";
     std::string how = outcome.signal != 0
@@ -599,8 +601,8 @@ PreparedCandidate prepare(const CheckJob& job) {
 }
 
 json evaluate(const CheckJob& job, const PhaseCallback& on_phase, const Launcher& launch,
-              const std::function<void(int pgid)>& on_started) {
-  return run_prepared(job, prepare(job), on_phase, launch, on_started);
+              const std::function<void(int pgid)>& on_started, const ResultCallback& on_answer) {
+  return run_prepared(job, prepare(job), on_phase, launch, on_started, on_answer);
 }
 
 std::string default_timing_lock(const CheckJob& job) {
@@ -637,7 +639,8 @@ std::string gpu_timing_lock(std::string gpu) {
 
 json run_prepared(const CheckJob& requested, const PreparedCandidate& prepared,
                   const PhaseCallback& on_phase, const Launcher& launch,
-                  const std::function<void(int pgid)>& on_started) {
+                  const std::function<void(int pgid)>& on_started,
+                  const ResultCallback& on_answer) {
   if (prepared.settled) return *prepared.settled;
   CheckJob job = requested;
   if (job.timing_lock.empty()) job.timing_lock = default_timing_lock(job);
@@ -718,11 +721,23 @@ json run_prepared(const CheckJob& requested, const PreparedCandidate& prepared,
   sandbox::WindowPriority window_priority;
   json window_priority_record = nullptr;
   pid_t job_pgid = -1;
+  // What the channel held, for the answer at its end: a sealed report, then the sealed `done`,
+  // and nothing that was not the harness' (unsealed lines, a runner's `violation`).
+  bool report_seen = false;
+  bool done_seen = false;
+  bool foreign_seen = false;
   auto on_line = [&](const std::string& line) {
     const auto payload = sandbox::open_record(spec.token, line);
-    if (!payload) return;
-    const json record = json::parse(*payload, nullptr, false);
-    if (record.is_discarded() || !record.is_object() || record.value("type", "") != "phase") return;
+    const json record = payload ? json::parse(*payload, nullptr, false) : json();
+    if (!payload || record.is_discarded() || !record.is_object()) {
+      foreign_seen = foreign_seen || !line.empty();
+      return;
+    }
+    const auto type = record.value("type", "");
+    if (type == "report") report_seen = true;
+    if (type == "violation") foreign_seen = true;
+    if (type != "phase") return;
+    if (record.value("phase", "") == "done") done_seen = true;
     window_priority.lower();  // any record after the window's first ends its priority
     if (record.value("phase", "") == "timing" && window_priority_record.is_null())
       window_priority_record = raise_window_priority(window_priority, job_pgid, record);
@@ -740,21 +755,46 @@ json run_prepared(const CheckJob& requested, const PreparedCandidate& prepared,
     job_pgid = pgid;
     if (on_started) on_started(static_cast<int>(pgid));
   };
+  // The Result from the child's outcome and the phases' times up to now.
+  auto result_of = [&](const sandbox::ChildOutcome& outcome) {
+    json times = phase_times;
+    times[current_phase] =
+        times.value(current_phase, 0.0) +
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - mark).count();
+    times.erase("done");
+    json result = assemble_result(job, outcome, times, spec.token);
+    result["sandbox"]["window_priority"] = window_priority_record;
+    for (const auto& f : screen::to_json(prepared.findings)) {
+      result["findings"].push_back(f);  // the screen's warnings
+    }
+    result["extraction"] = extraction_json(extraction);
+    result["policies"] = policy_verdicts(result, job.torch_compute);
+    return result;
+  };
+  // The answer at the report channel's end: the harness sends its report and `done`, closes the
+  // channel, and only then ends its runners (inside the GPU hold the job ended in) and exits.
+  // Nothing after the channel's end can change the Result: no record can come any more, and
+  // the exit's own fields are the only ones not known yet (answered_before_exit says so).
+  std::optional<json> answered;
+  if (on_answer) {
+    spec.on_report_end = [&](const sandbox::ChildOutcome& so_far) {
+      if (answered || !report_seen || !done_seen || foreign_seen || so_far.timed_out ||
+          so_far.report_truncated)
+        return;
+      window_priority.lower();
+      sandbox::ChildOutcome early = so_far;
+      early.answered_before_exit = true;
+      early.wall_ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count();
+      answered = result_of(early);
+      on_answer(*answered);
+    };
+  }
   const auto outcome = launch ? launch(spec, on_line) : sandbox::run_child(spec, on_line);
   window_priority.lower();
-  phase_times[current_phase] =
-      phase_times.value(current_phase, 0.0) +
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - mark).count();
-  phase_times.erase("done");
-
-  r = assemble_result(job, outcome, phase_times, spec.token);
-  r["sandbox"]["window_priority"] = window_priority_record;
-  for (const auto& f : screen::to_json(prepared.findings)) {
-    r["findings"].push_back(f);  // the screen's warnings
-  }
-  r["extraction"] = extraction_json(extraction);
-  r["policies"] = policy_verdicts(r, job.torch_compute);
-  return r;
+  if (answered) return *answered;  // what the caller was given; the child has ended since
+  return result_of(outcome);
 }
 
 }  // namespace kgym::check

@@ -43,15 +43,25 @@ struct PreparedCandidate {
 
 PreparedCandidate prepare(const CheckJob& job);
 
+// The answer before the child's exit: called at most once, in the supervising thread, with the
+// Result as run_prepared will return it, once the harness has closed its report channel after
+// its sealed report and `done` (nothing foreign on the channel, no time-out). The harness then
+// ends its runners, inside the GPU hold its job ended in, and exits; the job's clean-up follows
+// (its uid's processes killed, its directory removed) before run_prepared returns. Such a
+// Result has `sandbox.answered_before_exit` true and no exit code or signal.
+using ResultCallback = std::function<void(const nlohmann::json& result)>;
+
 // `job` may differ from the one prepared only in where it runs (devices, threads, locks).
 nlohmann::json run_prepared(const CheckJob& job, const PreparedCandidate& prepared,
                             const PhaseCallback& on_phase = {}, const Launcher& launch = {},
-                            const std::function<void(int pgid)>& on_started = {});
+                            const std::function<void(int pgid)>& on_started = {},
+                            const ResultCallback& on_answer = {});
 
 // prepare() then run_prepared().
 nlohmann::json evaluate(const CheckJob& job, const PhaseCallback& on_phase = {},
                         const Launcher& launch = {},
-                        const std::function<void(int pgid)>& on_started = {});
+                        const std::function<void(int pgid)>& on_started = {},
+                        const ResultCallback& on_answer = {});
 
 // The job file the harness reads (job.json in the job directory): no sources (they are files),
 // no paths of the supervisor, every option spelled out (the harness has no defaults).

@@ -285,7 +285,16 @@ ChildOutcome StandbyLauncher::launch(const ChildSpec& spec, const sandbox::LineC
       // Told before the token goes, so that the job's process group is known before any of
       // its records (the window's priority is raised within it).
       standby->relay->hand_to(spec.on_started);
-      if (standby->start->begin(spec.token, spec.limits.wall_seconds, on_line)) {
+      // The outcome taken at the report channel's end is the standby's, handed over.
+      std::function<void(const sandbox::ChildOutcome&)> report_end;
+      if (spec.on_report_end) {
+        report_end = [&spec](const sandbox::ChildOutcome& so_far) {
+          sandbox::ChildOutcome handed = so_far;
+          handed.standby_used = true;
+          spec.on_report_end(handed);
+        };
+      }
+      if (standby->start->begin(spec.token, spec.limits.wall_seconds, on_line, report_end)) {
         out = standby->outcome.get();
         used = true;
       } else {
@@ -299,7 +308,18 @@ ChildOutcome StandbyLauncher::launch(const ChildSpec& spec, const sandbox::LineC
       end(std::move(standby));
     }
   }
-  if (!used) out = server_->run(spec, on_line);
+  if (!used) {
+    ChildSpec fresh = spec;  // its outcome at the report's end says why it ran fresh
+    if (spec.on_report_end) {
+      fresh.on_report_end = [&spec, &note](const sandbox::ChildOutcome& so_far) {
+        sandbox::ChildOutcome told = so_far;
+        told.standby_used = false;
+        told.standby_note = note;
+        spec.on_report_end(told);
+      };
+    }
+    out = server_->run(fresh, on_line);
+  }
   out.standby_used = used;
   out.standby_note = used ? std::string() : note;
   ready_next(spec, job_file);

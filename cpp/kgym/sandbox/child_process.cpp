@@ -120,7 +120,7 @@ ChildOutcome run_child(const ChildSpec& spec, const LineCallback& on_line) {
   detail::read_setup(setup_bytes, spec.limits, view, out);
 
   detail::ChildStreams streams(report.read, out_pipe.read, err_pipe.read, spec.limits, on_line,
-                               out);
+                               spec.on_report_end, out);
   const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
                                     std::chrono::duration<double>(spec.limits.wall_seconds));
   bool child_done = false;

@@ -18,6 +18,7 @@
 namespace kgym::sandbox {
 
 class DeferredStart;  // deferred_start.hpp
+struct ChildOutcome;
 
 struct Limits {
   double wall_seconds = 300.0;                    // whole-child deadline, then SIGKILL
@@ -53,6 +54,11 @@ struct ChildSpec {
   std::string token;  // when set, readable by the child on kTokenFd (report_token.hpp)
   // Called in the supervisor once the child's process group exists (to cancel it from outside).
   std::function<void(pid_t pgid)> on_started;
+  // Called in the supervising thread when the report channel ends (every writer closed it),
+  // with the outcome as known then: the child may still run (the harness closes the channel
+  // after its report, then ends its runners), so the exit fields are not set yet and the
+  // tails are those so far. Not called when the channel was cut for flooding it.
+  std::function<void(const ChildOutcome& so_far)> on_report_end;
   // A standby (deferred_start.hpp; ForkServer::run only): `token` stays empty, the token and the
   // job come at its `begin`, and limits.wall_seconds is replaced by the one given there.
   std::shared_ptr<DeferredStart> deferred_start;
@@ -83,6 +89,9 @@ struct ChildOutcome {
   std::uint64_t stdout_bytes = 0;
   std::uint64_t stderr_bytes = 0;
   double wall_ms = 0;  // a standby's from the hand-over of its job
+  // Taken at the report channel's end, before the child's exit (ChildSpec::on_report_end):
+  // exited, exit_code and signal say nothing yet.
+  bool answered_before_exit = false;
   // With a launcher that keeps standbys (check/standby_launcher.hpp): whether this job's child
   // was the standby, and why not when it was not; null otherwise.
   std::optional<bool> standby_used;

@@ -168,6 +168,8 @@ std::string Tail::finish() {
   return data;
 }
 
+std::string Tail::peek() const { return data.size() > cap ? data.substr(data.size() - cap) : data; }
+
 rlim_t nproc_limit_for(const Limits& limits) {
   const uid_t uid = getuid();
   // A root supervisor's job leaves root for a uid of its own, which has no processes yet.
@@ -388,10 +390,13 @@ void read_setup(const std::string& setup_bytes, const Limits& limits, const View
 }
 
 ChildStreams::ChildStreams(int report_read, int out_read, int err_read, const Limits& limits,
-                           const LineCallback& on_line, ChildOutcome& out)
+                           const LineCallback& on_line,
+                           const std::function<void(const ChildOutcome&)>& on_report_end,
+                           ChildOutcome& out)
     : fds_{report_read, out_read, err_read},
       limits_(limits),
       on_line_(on_line),
+      on_report_end_(on_report_end),
       out_(out),
       out_tail_{{}, 0, limits.output_tail_bytes},
       err_tail_{{}, 0, limits.output_tail_bytes},
@@ -426,6 +431,15 @@ bool ChildStreams::service(const std::vector<pollfd>& pfds, size_t first) {
     const ssize_t n = ::read(fd, buf_.data(), buf_.size());
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
       close_fd(fd);
+      if (which == 0 && on_report_end_) {
+        ChildOutcome so_far = out_;
+        so_far.started = true;
+        so_far.stdout_tail = out_tail_.peek();
+        so_far.stderr_tail = err_tail_.peek();
+        so_far.stdout_bytes = out_tail_.total;
+        so_far.stderr_bytes = err_tail_.total;
+        on_report_end_(so_far);
+      }
       continue;
     }
     if (n < 0) continue;

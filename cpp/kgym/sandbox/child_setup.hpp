@@ -52,6 +52,7 @@ struct Tail {
   std::uint64_t cap = 0;
   void append(const char* bytes, size_t n);
   std::string finish();
+  std::string peek() const;  // what finish() would give, leaving the tail as it is
 };
 
 // RLIMIT_NPROC for the child: the processes (threads) its uid already has plus the headroom in
@@ -121,8 +122,10 @@ void read_setup(const std::string& setup_bytes, const Limits& limits, const View
 // the report (with its cap and the line callback) and the bounded tails.
 class ChildStreams {
  public:
+  // `on_report_end` (ChildSpec's, may be empty) is called once, when the report channel ends.
   ChildStreams(int report_read, int out_read, int err_read, const Limits& limits,
-               const LineCallback& on_line, ChildOutcome& out);
+               const LineCallback& on_line,
+               const std::function<void(const ChildOutcome&)>& on_report_end, ChildOutcome& out);
   ~ChildStreams();
   ChildStreams(const ChildStreams&) = delete;
   ChildStreams& operator=(const ChildStreams&) = delete;
@@ -141,6 +144,7 @@ class ChildStreams {
   std::array<int, 3> fds_;
   const Limits& limits_;
   const LineCallback& on_line_;
+  const std::function<void(const ChildOutcome&)>& on_report_end_;
   ChildOutcome& out_;
   Tail out_tail_;
   Tail err_tail_;

@@ -29,7 +29,8 @@ void DeferredStart::run_ended() {
   attached_.notify_all();
 }
 
-bool DeferredStart::begin(const std::string& token, double wall_seconds, LineCallback on_line) {
+bool DeferredStart::begin(const std::string& token, double wall_seconds, LineCallback on_line,
+                          std::function<void(const ChildOutcome&)> on_report_end) {
   std::unique_lock lock(mu_);
   attached_.wait(lock, [&] { return token_write_ >= 0 || run_ended_ || cancelled_ || begun_at_; });
   if (cancelled_ || begun_at_ || token_write_ < 0 || token.empty()) return false;
@@ -44,6 +45,7 @@ bool DeferredStart::begin(const std::string& token, double wall_seconds, LineCal
   }
   detail::close_fd(token_write_);  // the harness reads the token to its end
   on_line_ = std::move(on_line);
+  on_report_end_ = std::move(on_report_end);
   wall_seconds_ = wall_seconds;
   begun_at_ = Clock::now();
   return true;
@@ -74,6 +76,15 @@ bool DeferredStart::cancelled() const {
 void DeferredStart::forward(const std::string& line) const {
   std::lock_guard lock(mu_);
   if (on_line_) on_line_(line);
+}
+
+void DeferredStart::report_ended(const ChildOutcome& so_far) const {
+  std::function<void(const ChildOutcome&)> call;
+  {
+    std::lock_guard lock(mu_);
+    call = on_report_end_;  // called unlocked: it may answer the job (the service's work)
+  }
+  if (call) call(so_far);
 }
 
 }  // namespace kgym::sandbox

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -33,11 +34,13 @@ class DeferredStart {
   void run_ended();
 
   // The job's: writes `token` and closes the socket, starts the clock of `wall_seconds`, and from
-  // now on routes the child's report lines to `on_line`. A standby forked a moment ago may not
+  // now on routes the child's report lines to `on_line` and the channel's end to
+  // `on_report_end` (ChildSpec's). A standby forked a moment ago may not
   // have its socket yet: this waits for it. False, with nothing changed, when it was begun or
   // cancelled before, when the run ended without a socket, or when the child has gone (the
   // socket is broken).
-  bool begin(const std::string& token, double wall_seconds, LineCallback on_line);
+  bool begin(const std::string& token, double wall_seconds, LineCallback on_line,
+             std::function<void(const ChildOutcome&)> on_report_end = {});
 
   // Ends a standby that gets no job: the socket closes (the harness exits at once) and the run
   // kills what is left of the child. Nothing once begun.
@@ -49,6 +52,8 @@ class DeferredStart {
   bool cancelled() const;
   // The run's: one report line, for the job's callback (dropped before begin: none is sealed).
   void forward(const std::string& line) const;
+  // The run's: the report channel ended (for the job's callback; nothing before begin).
+  void report_ended(const ChildOutcome& so_far) const;
 
  private:
   mutable std::mutex mu_;
@@ -59,6 +64,7 @@ class DeferredStart {
   std::optional<Clock::time_point> begun_at_;
   double wall_seconds_ = 0;
   LineCallback on_line_;
+  std::function<void(const ChildOutcome&)> on_report_end_;
 };
 
 }  // namespace kgym::sandbox

@@ -441,10 +441,25 @@ ChildOutcome ForkServer::run_locked(const ChildSpec& spec, const LineCallback& o
   const LineCallback forward_to_job = [&deferred](const std::string& line) {
     deferred->forward(line);
   };
+  // A standby's report channel ends for the job it was handed too.
+  const std::function<void(const ChildOutcome&)> report_end_to_job =
+      [&deferred](const ChildOutcome& so_far) { deferred->report_ended(so_far); };
   detail::ChildStreams streams(report.read, out_pipe.read, err_pipe.read, spec.limits,
-                               deferred ? forward_to_job : on_line, out);
+                               deferred ? forward_to_job : on_line,
+                               deferred ? report_end_to_job : spec.on_report_end, out);
   int setup_read = setup.read;
   std::string setup_bytes;
+  // The plan the server made, made again here for the view's note (same inputs, same plan).
+  const ViewPlan view = detail::job_view_plan(spec.limits, spec.workdir, spec.writable_paths,
+                                              spec.view_readonly, spec.view_hidden);
+  bool setup_read_out = false;
+  // Read once the child has set itself up (its end of the pipe closed), so that an outcome
+  // taken while it still runs (on_report_end) has its layers.
+  auto read_setup = [&] {
+    if (setup_read_out || !out.start_error.empty()) return;
+    detail::read_setup(setup_bytes, spec.limits, view, out);
+    setup_read_out = true;
+  };
   auto after = [](Clock::time_point from, double seconds) {
     return from +
            std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
@@ -527,7 +542,10 @@ ChildOutcome ForkServer::run_locked(const ChildSpec& spec, const LineCallback& o
           char sbuf[256];
           const ssize_t n = ::read(setup_read, sbuf, sizeof sbuf);
           if (n > 0) setup_bytes.append(sbuf, static_cast<size_t>(n));
-          if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) close_fd(setup_read);
+          if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
+            close_fd(setup_read);
+            if (n == 0) read_setup();
+          }
         } else if (pfds[k].fd == control_ && !done) {
           std::vector<int> extra;
           const ssize_t n = receive_message(control_, buf, extra);
@@ -585,10 +603,7 @@ ChildOutcome ForkServer::run_locked(const ChildSpec& spec, const LineCallback& o
 
   // A fork error leaves start_error set and no child: the setup pipe then says nothing.
   if (out.start_error.empty()) {
-    // The plan the server made, made again here for the view's note (same inputs, same plan).
-    const ViewPlan view = detail::job_view_plan(spec.limits, spec.workdir, spec.writable_paths,
-                                                spec.view_readonly, spec.view_hidden);
-    detail::read_setup(setup_bytes, spec.limits, view, out);
+    read_setup();
     if (!view.ops.empty()) ::rmdir(view.root.c_str());
   }
   if (!lost.empty()) {

@@ -13,14 +13,26 @@ nlohmann::json error_json(const std::string& code, const std::string& message) {
 EvalOutcome evaluate_on_slot(const WorkerSlot& slot, check::CheckJob job,
                              const std::optional<check::PreparedCandidate>& prepared,
                              const check::Launcher& launcher,
-                             const std::function<void(int pgid)>& on_started) {
+                             const std::function<void(int pgid)>& on_started,
+                             const std::function<void(const EvalOutcome&)>& on_answer) {
   job.visible_devices = slot.visible_devices;
   job.cpu_threads = slot.cpu_threads;
   job.timing_lock = slot.timing_lock;
   EvalOutcome out;
   try {
     const auto ready = prepared ? *prepared : check::prepare(job);
-    out.result = check::run_prepared(job, ready, {}, launcher, on_started);
+    // A Result the slot would not run again is answered at the harness' report, before its
+    // teardown and exit (check::ResultCallback).
+    check::ResultCallback early;
+    if (on_answer) {
+      early = [&](const nlohmann::json& result) {
+        if (doubtful_failure(result)) return;
+        out.answered = true;
+        on_answer(EvalOutcome{"done", result, nullptr, true});
+      };
+    }
+    out.result = check::run_prepared(job, ready, {}, launcher, on_started, early);
+    if (out.answered) return out;
     if (doubtful_failure(out.result)) {
       // Not the candidate's failure, and often a passing one: the GPU out of memory while other
       // jobs held it (10 of 960 evaluations of a training run with 12 jobs on one H100), the

@@ -20,14 +20,18 @@ struct EvalOutcome {
   std::string status = "done";  // done | failed (a job status, docs/service-api.md)
   nlohmann::json result;        // the Result, or null when failed
   nlohmann::json error;         // {"code", "message"} when failed, else null
+  bool answered = false;        // given to on_answer already (then `result` is that Result)
 };
 
 // `prepared` is the request's preparation when the caller has it (else it is made here).
 // `on_started` gets the child's process group as soon as it exists (to kill it on cancel).
+// `on_answer`, when given, gets the outcome as soon as it is final, which may be before the
+// child has exited (check::ResultCallback): the returned outcome is then the same, `answered`.
 EvalOutcome evaluate_on_slot(const WorkerSlot& slot, check::CheckJob job,
                              const std::optional<check::PreparedCandidate>& prepared,
                              const check::Launcher& launcher,
-                             const std::function<void(int pgid)>& on_started);
+                             const std::function<void(int pgid)>& on_started,
+                             const std::function<void(const EvalOutcome&)>& on_answer = {});
 
 nlohmann::json error_json(const std::string& code, const std::string& message);
 

@@ -503,12 +503,21 @@ void JobService::check_reference_drift(const std::string& where, const Live& liv
 void JobService::run_one(std::size_t index, const std::shared_ptr<Live>& live,
                          const check::Launcher& launcher) {
   const auto& slot = config_.workers[index];
-  auto outcome =
-      evaluate_on_slot(slot, live->request.job, live->prepared, launcher, [this, live](int pgid) {
+  // Answered at the harness' report; the slot is busy until the child's teardown and the job's
+  // clean-up are over (this call's return).
+  std::function<void(const EvalOutcome&)> answer;
+  if (config_.answer_at_report) {
+    answer = [this, live, &slot](const EvalOutcome& early) { complete(live, slot.label, early); };
+  }
+  auto outcome = evaluate_on_slot(
+      slot, live->request.job, live->prepared, launcher,
+      [this, live](int pgid) {
         std::lock_guard lock(mu_);
         live->pgid = pgid;
         if (live->cancel_requested || stopping_) ::kill(-pgid, SIGKILL);
-      });
+      },
+      answer);
+  if (outcome.answered) return;
   {
     std::lock_guard lock(mu_);
     if (stopping_ && !live->cancel_requested) {

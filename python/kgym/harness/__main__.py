@@ -80,7 +80,7 @@ def main(argv: list[str]) -> int:
         evaluation = Evaluation(job, job_path.parent, channel)
         if standby:
             channel = evaluation.stand_by(job_channel)
-        report = evaluation.run()
+        report = evaluation.run(report_first=True)
     except BaseException as exc:  # noqa: BLE001 - a harness bug is an infra error, not a crash
         report = {
             "type": "report",
@@ -95,9 +95,18 @@ def main(argv: list[str]) -> int:
     # A standby that failed: before its job came (it waits for it: the failure is the job's, as
     # in a fresh child), or once it came, before it took the job's file.
     channel = channel or (evaluation.channel if evaluation else None) or job_channel()
-    channel.send(report)
-    channel.phase("done")
-    channel.close()
+    try:
+        channel.send(report)
+        channel.phase("done")
+        channel.close()  # the supervisor answers at the channel's end (check/evaluate.hpp)
+    finally:
+        if evaluation is not None:
+            # Then the runners' teardown, inside the hold in which the job ended. Nothing of
+            # it changes the report any more; a failure here is the gym's to log.
+            try:
+                evaluation.close()
+            except BaseException:  # noqa: BLE001 - the process exits next, ending the rest
+                traceback.print_exc()
     sys.stdout.flush()
     sys.stderr.flush()
     # Skip interpreter shutdown: no atexit handler or finaliser of the candidate runs after this.

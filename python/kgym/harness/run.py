@@ -123,6 +123,13 @@ class Evaluation:
         self.memory_note = "the job runs on the CPU"
         self.memory_watch: MemoryWatch | None = None
         self.lent: dict[str, int] = {}  # bytes of the arena lent to each runner (_layout)
+        # Report first (``run(report_first=True)``, the harness' entry): the hold of the GPU's
+        # lock in which the evaluation ends stays held, with the runners and arenas, until
+        # ``close``, which the entry calls once the report is sent. The supervisor answers from
+        # the report while the teardown goes on, still inside the hold, so that nothing of the
+        # job is left on the GPU when the next job's window begins.
+        self.report_first = False
+        self.hold_open = False
         if os.environ.get("TRITON_INTERPRET") == "1":
             dev.install_interpreter_benchmarker()
         # How this job holds its GPU's lock (_gpu_lock, run): `batched` (the default), or the
@@ -228,7 +235,8 @@ class Evaluation:
         try:
             yield
         finally:
-            fcntl.flock(self.timing_lock_fd, fcntl.LOCK_UN)
+            if not self.hold_open:  # else close() lets it go, after the teardown
+                fcntl.flock(self.timing_lock_fd, fcntl.LOCK_UN)
 
     @contextlib.contextmanager
     def _start_gate(self) -> Iterator[None]:
@@ -291,16 +299,27 @@ class Evaluation:
                 if self.memory_watch is not None:
                     self.memory_watch.sample()  # a breach ends the job here (_ends_here)
             except BaseException:
-                self.close()
+                self._end_in_hold()
                 raise
             if last or self._ends_here():
-                self.close()
+                self._end_in_hold()
             elif self.timing_lock_fd >= 0:
                 # Until the job's next hold, its runners are stopped (SIGSTOP, before the lock
                 # goes): whatever the candidate left running in them launches nothing beside
                 # another job's timing window.
                 for runner in self.runners.values():
                     runner.pause()
+
+    def _end_in_hold(self) -> None:
+        """The evaluation ends in this hold: the runners and arenas go before the lock does,
+        now, or (report first) in ``close`` after the report, the lock kept until then. The
+        memory watch stops now either way: no reading after this counts."""
+        if not self.report_first:
+            self.close()
+            return
+        self.hold_open = self.timing_lock_fd >= 0
+        if self.memory_watch is not None:
+            self.memory_watch.stop()
 
     def _ends_here(self) -> bool:
         """No further phase runs: the candidate failed a correctness trial or was rejected."""
@@ -1162,7 +1181,11 @@ class Evaluation:
         }
 
     # -- the whole evaluation ------------------------------------------------------------------
-    def run(self) -> dict[str, Any]:
+    def run(self, report_first: bool = False) -> dict[str, Any]:
+        """The evaluation and its report. With ``report_first`` the runners' teardown is left
+        to the caller's ``close``, after it has sent the report (inside the GPU's lock, which
+        ``close`` then lets go)."""
+        self.report_first = report_first
         status = "ok"
         error = None
         try:
@@ -1222,7 +1245,10 @@ class Evaluation:
             status = "infra_error"
             error = error_record(self.current_phase, exc, (self.task_file,))
         finally:
-            self.close()
+            if report_first:
+                self._end_in_hold()  # the watch stops; where no hold ended the job, none is open
+            else:
+                self.close()
         if self._memory_breach():
             # Whatever else ended the run (the kill of its runner, a reference side starved of
             # memory), the candidate's memory did.
@@ -1274,3 +1300,6 @@ class Evaluation:
             # The judge's own copies (fresh inputs, expected answers) sit in torch's cache once
             # unused: to the driver, and so to the next job's timing, they are still taken.
             torch.cuda.empty_cache()
+        if self.hold_open:
+            self.hold_open = False
+            fcntl.flock(self.timing_lock_fd, fcntl.LOCK_UN)

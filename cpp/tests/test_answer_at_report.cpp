@@ -1,0 +1,140 @@
+// The answer at the harness' report (check::ResultCallback): the Result given before the child
+// has exited is the one run_prepared returns; a time-out, or a channel that carried anything but
+// the harness' sealed records, is answered at the exit as before.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness_jobs.hpp"
+#include "kgym/check/evaluate.hpp"
+#include "kgym/check/job.hpp"
+#include "kgym/sandbox/report_token.hpp"
+
+using kgym::sandbox::ChildOutcome;
+using kgym::sandbox::ChildSpec;
+using kgym::sandbox::LineCallback;
+using kgym::sandbox::seal_record;
+using nlohmann::json;
+using namespace harness_jobs;
+
+namespace {
+
+kgym::check::CheckJob cpu_job(const std::string& candidate) {
+  auto job =
+      kgym::check::job_from_json({{"task_id", "01_relu"},
+                                  {"task_source", read_file(KGYM_SOURCE_DIR "/tasks/01_relu.py")},
+                                  {"candidate", candidate},
+                                  {"device", "cpu"},
+                                  {"trials", 2},
+                                  {"baseline", "none"},
+                                  {"profile", false}});
+  job.python = test_python();
+  return job;
+}
+
+// run_prepared with a launcher that stands in for the harness: it writes `lines` (sealed with
+// the job's token unless they start with '!'), then tells the channel's end, then exits 0.
+json run_with_channel(const std::vector<json>& records, const std::vector<std::string>& raw,
+                      std::vector<json>& given) {
+  const auto job = cpu_job(solution());
+  auto launch = [&](const ChildSpec& spec, const LineCallback& on_line) {
+    ChildOutcome out;
+    out.started = true;
+    for (const auto& line : raw) {
+      on_line(line);
+      out.report += line + "\n";
+    }
+    for (const auto& r : records) {
+      const auto line = seal_record(spec.token, r.dump());
+      on_line(line);
+      out.report += line + "\n";
+    }
+    if (spec.on_report_end) spec.on_report_end(out);
+    out.exited = true;
+    out.exit_code = 0;
+    return out;
+  };
+  return kgym::check::run_prepared(job, kgym::check::prepare(job), {}, launch, {},
+                                   [&](const json& r) { given.push_back(r); });
+}
+
+const json kReport = {{"type", "report"}, {"status", "ok"}, {"compiled", true}, {"correct", true}};
+const json kDone = {{"type", "phase"}, {"phase", "done"}};
+
+}  // namespace
+
+TEST(AnswerAtReport, TheResultGivenBeforeTheExitIsTheOneReturned) {
+  std::string incorrect = solution();
+  incorrect.replace(incorrect.find("tl.where(x > 0.0, x, 0.0)"), 25, "tl.where(x > 0.0, x, 1.0)");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {solution(), "ok"},
+      {incorrect, "incorrect"},
+      {"import torch\n\nraise RuntimeError('no')\n", "compile_error"}};
+  for (const auto& [candidate, status] : cases) {
+    SCOPED_TRACE(status);
+    std::vector<json> given;
+    auto job = cpu_job(candidate);
+    job.screen = false;  // the failing candidate is the harness' to judge
+    const json returned =
+        kgym::check::evaluate(job, {}, {}, {}, [&](const json& r) { given.push_back(r); });
+    ASSERT_EQ(given.size(), 1u) << returned.dump();
+    EXPECT_EQ(given[0], returned);
+    EXPECT_EQ(returned["status"], status) << returned.dump();
+    EXPECT_EQ(returned["sandbox"]["answered_before_exit"], true);
+    EXPECT_TRUE(returned["sandbox"]["exit_code"].is_null());  // not known at the answer
+    EXPECT_TRUE(returned["sandbox"]["signal"].is_null());
+    EXPECT_GT(returned["durations_ms"]["total"].get<double>(), 0);
+  }
+}
+
+TEST(AnswerAtReport, WithoutTheCallbackTheExitIsAwaited) {
+  const json r = kgym::check::evaluate(cpu_job(solution()));
+  EXPECT_EQ(r["status"], "ok") << r.dump();
+  EXPECT_EQ(r["sandbox"]["answered_before_exit"], false);
+  EXPECT_EQ(r["sandbox"]["exit_code"], 0);
+}
+
+TEST(AnswerAtReport, ATimeOutIsAnsweredAtTheExit) {
+  auto job = cpu_job("import time\ntime.sleep(60)\n");
+  job.screen = false;
+  job.timeout_seconds = 3.0;
+  std::vector<json> given;
+  const json r = kgym::check::evaluate(job, {}, {}, {}, [&](const json& g) { given.push_back(g); });
+  EXPECT_TRUE(given.empty());
+  EXPECT_EQ(r["status"], "timeout") << r.dump();
+  EXPECT_EQ(r["sandbox"]["answered_before_exit"], false);
+}
+
+TEST(AnswerAtReport, OnlyAChannelOfTheHarnessRecordsEndingInDoneIsAnsweredAtItsEnd) {
+  std::vector<json> given;
+  json r = run_with_channel({kReport, kDone}, {}, given);
+  ASSERT_EQ(given.size(), 1u);
+  EXPECT_EQ(given[0], r);
+  EXPECT_EQ(r["status"], "ok") << r.dump();
+
+  // A forged line before the report: the exit is awaited and the forgery is a finding.
+  given.clear();
+  r = run_with_channel({kReport, kDone}, {"{\"type\": \"report\", \"status\": \"ok\"}"}, given);
+  EXPECT_TRUE(given.empty());
+  EXPECT_EQ(r["status"], "rejected") << r.dump();
+  EXPECT_EQ(r["sandbox"]["answered_before_exit"], false);
+
+  // A runner's `violation` (it found the channel), sealed by the harness: the same.
+  given.clear();
+  r = run_with_channel({{{"type", "violation"}, {"detail", "fd 3"}}, kReport, kDone}, {}, given);
+  EXPECT_TRUE(given.empty());
+  EXPECT_EQ(r["status"], "rejected") << r.dump();
+
+  // No `done` after the report (the harness died sending it), or no report at all: the exit
+  // decides, as before.
+  given.clear();
+  r = run_with_channel({kReport}, {}, given);
+  EXPECT_TRUE(given.empty());
+  given.clear();
+  r = run_with_channel({kDone}, {}, given);
+  EXPECT_TRUE(given.empty());
+  EXPECT_EQ(r["status"], "crashed") << r.dump();
+}

@@ -1,0 +1,63 @@
+"""The service answers at the harness' report (check::ResultCallback): the judge sends its report,
+closes its channel, and only then ends its runners and exits; the answer does not wait for that.
+Through `kgym-gym serve`, with a fresh child per job and with standbys."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from service_util import Gym, call
+
+from conftest import DEVICE, solution_source
+
+RELU = solution_source("01_relu")
+WRONG = RELU.replace("tl.where(x > 0.0, x, 0.0)", "tl.where(x > 0.0, x, 1.0)")
+
+
+def one_slot(tmp: Path, standby: str, at_report: str = "on") -> Gym:
+    env = {"KGYM_STANDBY": standby, "KGYM_ANSWER_AT_REPORT": at_report}
+    if DEVICE == "cuda":
+        return Gym(tmp, ["--workers-per-gpu", "1", "--no-cache"], gpus="0", env=env)
+    return Gym(tmp, ["--cpu-workers", "1", "--no-cache"], env=env)
+
+
+def evaluate(gym: Gym, source: str, seed: int) -> dict[str, Any]:
+    body = {
+        "task": {"id": "01_relu"},
+        "candidate": {"source": source},
+        "options": {"trials": 2, "seed": seed},
+    }
+    status, job, _ = call(gym.url + "/v1/evaluate?wait=120", "POST", body)
+    assert status == 200 and job["status"] == "done", job
+    # What the store kept is what was answered.
+    status, stored, _ = call(f"{gym.url}/v1/jobs/{job['id']}")
+    assert status == 200 and stored["result"] == job["result"]
+    return job["result"]
+
+
+@pytest.mark.parametrize("standby", ["off", "on"])
+def test_verdicts_are_answered_at_the_report(tmp_path: Path, standby: str) -> None:
+    with one_slot(tmp_path, standby) as gym:
+        results = [evaluate(gym, source, seed) for seed, source in enumerate([RELU, WRONG, RELU])]
+        status, health, _ = call(gym.url + "/healthz")
+    assert [r["status"] for r in results] == ["ok", "incorrect", "ok"], results
+    for r in results:
+        sandbox = r["sandbox"]
+        assert sandbox["answered_before_exit"] is True, sandbox
+        assert sandbox["exit_code"] is None and sandbox["signal"] is None
+        assert sandbox["timed_out"] is False
+        assert r["durations_ms"]["total"] > 0
+    if standby == "on":
+        assert [r["sandbox"]["standby"]["used"] for r in results] == [False, True, True]
+    assert status == 200 and health["running"] == 0  # nothing counted as running once answered
+
+
+def test_the_operator_can_have_the_exit_awaited(tmp_path: Path) -> None:
+    """KGYM_ANSWER_AT_REPORT=off (for measuring the two): the answer after the exit, as before."""
+    with one_slot(tmp_path, "off", at_report="off") as gym:
+        result = evaluate(gym, RELU, 0)
+    assert result["status"] == "ok", result
+    assert result["sandbox"]["answered_before_exit"] is False
+    assert result["sandbox"]["exit_code"] == 0
