@@ -342,9 +342,11 @@ def main() -> int:
     if service is not None:
         imports = os.environ.get("KGYM_FORKSERVER_COMPILER_IMPORTS", "auto")
         standby = os.environ.get("KGYM_STANDBY", "off")
+        at_report = os.environ.get("KGYM_ANSWER_AT_REPORT", "on")
         meta["through"] = (
             "kgym-gym serve: one worker, its fork server (KGYM_FORKSERVER_COMPILER_IMPORTS="
-            f"{imports}, KGYM_STANDBY={standby}), no result cache"
+            f"{imports}, KGYM_STANDBY={standby}, KGYM_ANSWER_AT_REPORT={at_report}), "
+            "no result cache"
         )
 
     def evaluate(task_id: str, source: str, timeout_s: float) -> tuple[dict[str, Any], float]:
@@ -405,6 +407,8 @@ def main() -> int:
             "triton_share": (result.get("profile") or {}).get("triton_share"),
             # Through the service: whether the slot's child readied ahead took the job.
             "standby": (result.get("sandbox") or {}).get("standby"),
+            # Whether the answer came at the judge's report, before the harness' exit.
+            "answered_before_exit": (result.get("sandbox") or {}).get("answered_before_exit"),
         }
         rows.append(row)
         print(
