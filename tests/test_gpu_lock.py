@@ -23,6 +23,7 @@ def holder(lock: Path) -> Evaluation:
     e.runners = {}
     e.memory_watch = None  # a hold's end reads the GPU memory watch, when the job has one
     e.report_first = False
+    e.lock_held = False
     e.hold_open = False
     return e
 
@@ -67,6 +68,10 @@ def test_report_first_keeps_the_hold_the_job_ended_in_until_close(tmp_path: Path
     e.close()
     assert not e.hold_open and not taken(lock, fcntl.LOCK_SH)
     e.close()  # a second call does nothing
+
+    e.report_first = True  # a job that ends between holds leaves none open
+    e._end_in_hold()
+    assert not e.hold_open and not taken(lock, fcntl.LOCK_SH)
 
     e.report_first = False  # the harness run in-process (tests): the phase's end closes
     with e._gpu_phase(exclusive=True, last=True):

@@ -122,8 +122,8 @@ namespace {
 // a timing window's three threads run real-time (sandbox/window_priority.hpp; `off` is for
 // measuring); KGYM_STANDBY too: whether each fork server's slot readies its next job's child
 // ahead (check/standby_launcher.hpp; `off`, the default, or `on`); KGYM_ANSWER_AT_REPORT: whether
-// the service answers at the judge's report or at its exit (check/evaluate.hpp; `off` is for
-// measuring).
+// `serve` answers at the judge's report or at its exit (check/evaluate.hpp; `off` is for
+// measuring; a pool worker answers at the exit either way, and refuses a misspelt value too).
 void check_operator_switches(bool fork_server) {
   struct Switch {
     const char* name;

@@ -62,17 +62,22 @@ struct Job {
   ChildSpec spec;
 };
 
+// `candidate` against 01_relu on the CPU (Triton's interpreter), two trials, nothing timed.
+inline kgym::check::CheckJob cpu_relu_job(const std::string& candidate) {
+  return kgym::check::job_from_json(
+      {{"task_id", "01_relu"},
+       {"task_source", read_file(KGYM_SOURCE_DIR "/tasks/01_relu.py")},
+       {"candidate", candidate},
+       {"device", "cpu"},
+       {"trials", 2},
+       {"baseline", "none"},
+       {"profile", false}});
+}
+
 inline std::unique_ptr<Job> make_job(const std::string& candidate, double seconds = 120.0,
                                      const fs::path& parent = fs::temp_directory_path()) {
   auto j = std::make_unique<Job>(parent);
-  j->job =
-      kgym::check::job_from_json({{"task_id", "01_relu"},
-                                  {"task_source", read_file(KGYM_SOURCE_DIR "/tasks/01_relu.py")},
-                                  {"candidate", candidate},
-                                  {"device", "cpu"},
-                                  {"trials", 2},
-                                  {"baseline", "none"},
-                                  {"profile", false}});
+  j->job = cpu_relu_job(candidate);
   const json harness = kgym::check::harness_job(j->job);
   const auto& d = j->dir.path;
   std::ofstream(d / "task.py") << j->job.task_source;

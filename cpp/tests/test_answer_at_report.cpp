@@ -3,6 +3,7 @@
 // the harness' sealed records, is answered at the exit as before.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -22,21 +23,15 @@ using namespace harness_jobs;
 
 namespace {
 
+// The harness run by check::evaluate itself, in the tests' interpreter.
 kgym::check::CheckJob cpu_job(const std::string& candidate) {
-  auto job =
-      kgym::check::job_from_json({{"task_id", "01_relu"},
-                                  {"task_source", read_file(KGYM_SOURCE_DIR "/tasks/01_relu.py")},
-                                  {"candidate", candidate},
-                                  {"device", "cpu"},
-                                  {"trials", 2},
-                                  {"baseline", "none"},
-                                  {"profile", false}});
+  auto job = cpu_relu_job(candidate);
   job.python = test_python();
   return job;
 }
 
-// run_prepared with a launcher that stands in for the harness: it writes `lines` (sealed with
-// the job's token unless they start with '!'), then tells the channel's end, then exits 0.
+// run_prepared with a launcher that stands in for the harness: it writes the `raw` lines as they
+// are, then `records` sealed with the job's token, then tells the channel's end, then exits 0.
 json run_with_channel(const std::vector<json>& records, const std::vector<std::string>& raw,
                       std::vector<json>& given) {
   const auto job = cpu_job(solution());
@@ -58,7 +53,10 @@ json run_with_channel(const std::vector<json>& records, const std::vector<std::s
     return out;
   };
   return kgym::check::run_prepared(job, kgym::check::prepare(job), {}, launch, {},
-                                   [&](const json& r) { given.push_back(r); });
+                                   [&](const json& r) {
+                                     given.push_back(r);
+                                     return true;
+                                   });
 }
 
 const json kReport = {{"type", "report"}, {"status", "ok"}, {"compiled", true}, {"correct", true}};
@@ -66,7 +64,7 @@ const json kDone = {{"type", "phase"}, {"phase", "done"}};
 
 }  // namespace
 
-TEST(AnswerAtReport, TheResultGivenBeforeTheExitIsTheOneReturned) {
+TEST(AnswerAtReport, TheResultGivenBeforeTheExitIsTheExitsVerdict) {
   std::string incorrect = solution();
   incorrect.replace(incorrect.find("tl.where(x > 0.0, x, 0.0)"), 25, "tl.where(x > 0.0, x, 1.0)");
   const std::vector<std::pair<std::string, std::string>> cases = {
@@ -75,24 +73,48 @@ TEST(AnswerAtReport, TheResultGivenBeforeTheExitIsTheOneReturned) {
       {"import torch\n\nraise RuntimeError('no')\n", "compile_error"}};
   for (const auto& [candidate, status] : cases) {
     SCOPED_TRACE(status);
-    std::vector<json> given;
     auto job = cpu_job(candidate);
     job.screen = false;  // the failing candidate is the harness' to judge
-    const json returned =
-        kgym::check::evaluate(job, {}, {}, {}, [&](const json& r) { given.push_back(r); });
+    std::vector<json> given;
+    const json returned = kgym::check::evaluate(job, {}, {}, {}, [&](const json& r) {
+      given.push_back(r);
+      return true;
+    });
     ASSERT_EQ(given.size(), 1u) << returned.dump();
-    EXPECT_EQ(given[0], returned);
-    EXPECT_EQ(returned["status"], status) << returned.dump();
+    EXPECT_EQ(given[0], returned);  // what the caller answered with is what it gets back
     EXPECT_EQ(returned["sandbox"]["answered_before_exit"], true);
     EXPECT_TRUE(returned["sandbox"]["exit_code"].is_null());  // not known at the answer
     EXPECT_TRUE(returned["sandbox"]["signal"].is_null());
     EXPECT_GT(returned["durations_ms"]["total"].get<double>(), 0);
+    // The same job, its exit awaited: the same verdict.
+    const json at_exit = kgym::check::evaluate(job);
+    EXPECT_EQ(at_exit["sandbox"]["answered_before_exit"], false);
+    EXPECT_EQ(at_exit["sandbox"]["exit_code"], 0);
+    for (const char* key : {"status", "compiled", "correct", "hacked", "findings", "correctness"}) {
+      EXPECT_EQ(returned[key], at_exit[key]) << key;
+    }
+    EXPECT_EQ(returned["status"], status) << returned.dump();
+    for (const char* layer : {"network_isolated", "private_view", "syscalls_filtered"}) {
+      EXPECT_EQ(returned["sandbox"][layer], at_exit["sandbox"][layer]) << layer;
+    }
   }
 }
 
-TEST(AnswerAtReport, WithoutTheCallbackTheExitIsAwaited) {
-  const json r = kgym::check::evaluate(cpu_job(solution()));
+TEST(AnswerAtReport, AResultTheCallerDeclinesOrThrowsOnWaitsForTheExit) {
+  const auto job = cpu_job(solution());
+  int asked = 0;
+  json r = kgym::check::evaluate(job, {}, {}, {}, [&](const json&) {
+    ++asked;
+    return false;  // the caller would run it again (the service's doubtful failures)
+  });
+  EXPECT_EQ(asked, 1);
   EXPECT_EQ(r["status"], "ok") << r.dump();
+  EXPECT_EQ(r["sandbox"]["answered_before_exit"], false);
+  EXPECT_EQ(r["sandbox"]["exit_code"], 0);
+
+  r = kgym::check::evaluate(
+      job, {}, {}, {}, [&](const json&) -> bool { throw std::runtime_error("the store is away"); });
+  EXPECT_EQ(r["status"], "ok") << r.dump();  // the child was still supervised to its end
   EXPECT_EQ(r["sandbox"]["answered_before_exit"], false);
   EXPECT_EQ(r["sandbox"]["exit_code"], 0);
 }
@@ -102,7 +124,10 @@ TEST(AnswerAtReport, ATimeOutIsAnsweredAtTheExit) {
   job.screen = false;
   job.timeout_seconds = 3.0;
   std::vector<json> given;
-  const json r = kgym::check::evaluate(job, {}, {}, {}, [&](const json& g) { given.push_back(g); });
+  const json r = kgym::check::evaluate(job, {}, {}, {}, [&](const json& g) {
+    given.push_back(g);
+    return true;
+  });
   EXPECT_TRUE(given.empty());
   EXPECT_EQ(r["status"], "timeout") << r.dump();
   EXPECT_EQ(r["sandbox"]["answered_before_exit"], false);

@@ -168,7 +168,7 @@ TEST(ChildProcess, WriteFenceCanBeTurnedOff) {
 TEST(ChildProcess, ReportEndIsToldBeforeTheChildExits) {
   // The harness closes its report channel, then ends its runners and exits: the supervisor
   // can answer at the channel's end, a second before the exit here.
-  auto spec = shell("echo out; printf 'r\\n' >&3; exec 3>&-; sleep 1; exit 3");
+  auto spec = shell("echo out; printf 'r\\n' >&3; exec 3>&-; sleep 3; exit 3");
   std::optional<kgym::sandbox::ChildOutcome> at_end;
   const auto started = std::chrono::steady_clock::now();
   double told_after_s = -1;
@@ -179,13 +179,25 @@ TEST(ChildProcess, ReportEndIsToldBeforeTheChildExits) {
   };
   const auto out = run_child(spec);
   ASSERT_TRUE(at_end.has_value());
-  EXPECT_LT(told_after_s, 0.9);
+  EXPECT_LT(told_after_s, 2.5);
   EXPECT_TRUE(at_end->started);
   EXPECT_EQ(at_end->report, "r\n");
   EXPECT_EQ(at_end->stdout_tail, "out\n");
   EXPECT_FALSE(at_end->exited);  // not known then
   EXPECT_TRUE(out.exited);
   EXPECT_EQ(out.exit_code, 3);
+}
+
+TEST(ChildProcess, ReportEndIsNotToldOnceTheChildHasEnded) {
+  // A process of the job's group kept the channel past the child's exit: its end comes after
+  // the exit is known, and the caller has the exit's outcome then.
+  auto spec = shell("printf 'r\\n' >&3; (sleep 5) & exit 0");
+  bool told = false;
+  spec.on_report_end = [&](const kgym::sandbox::ChildOutcome&) { told = true; };
+  const auto out = run_child(spec);
+  EXPECT_TRUE(out.exited);
+  EXPECT_EQ(out.report, "r\n");
+  EXPECT_FALSE(told);
 }
 
 TEST(ChildProcess, ReportEndIsNotToldForAFloodedChannel) {

@@ -415,6 +415,39 @@ std::string default_python() {
   return "/usr/bin/python3";
 }
 
+Channel read_channel(std::string_view token, const std::string& text) {
+  Channel c;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.empty()) continue;
+    // Only records sealed with this job's token come from the harness; anything else was
+    // written by someone else into the channel (a forged report) and is never believed.
+    const auto payload = sandbox::open_record(token, line);
+    const json record = payload ? json::parse(*payload, nullptr, false) : json();
+    if (!payload || record.is_discarded() || !record.is_object()) {
+      c.malformed = true;
+      continue;
+    }
+    const auto type = record.value("type", "");
+    if (type == "violation") {
+      c.violations.push_back(record.value("detail", "the candidate used the channel"));
+    }
+    if (type == "phase") {
+      c.last_phase = record.value("phase", c.last_phase);
+      c.done_after_report = c.done_after_report || (!c.report.is_null() && c.last_phase == "done");
+    }
+    if (type == "report") c.report = record;
+  }
+  c.ends_in_newline = text.empty() || text.back() == '\n';
+  return c;
+}
+
+bool Channel::complete() const {
+  return !malformed && violations.empty() && !report.is_null() && done_after_report &&
+         ends_in_newline;
+}
+
 json assemble_result(const CheckJob& job, const sandbox::ChildOutcome& outcome,
                      const json& phase_times_ms, std::string_view token) {
   json r = base_result(job);
@@ -451,32 +484,15 @@ json assemble_result(const CheckJob& job, const sandbox::ChildOutcome& outcome,
     return r;
   }
 
-  // Read the report channel: phase markers, then one final report.
-  std::string last_phase = "startup";
-  json report;
-  std::istringstream lines(outcome.report);
-  std::string line;
-  bool malformed = false;
-  while (std::getline(lines, line)) {
-    if (line.empty()) continue;
-    // Only records sealed with this job's token come from the harness; anything else was
-    // written by someone else into the channel (a forged report) and is never believed.
-    const auto payload = sandbox::open_record(token, line);
-    const json record = payload ? json::parse(*payload, nullptr, false) : json();
-    if (!payload || record.is_discarded() || !record.is_object()) {
-      malformed = true;
-      continue;
-    }
-    if (record.value("type", "") == "violation") {
-      r["findings"].push_back(
-          {{"rule", "report-channel-tampering"},
-           {"severity", "reject"},
-           {"line", nullptr},
-           {"detail", record.value("detail", "the candidate used the channel")}});
-    }
-    const auto type = record.value("type", "");
-    if (type == "phase") last_phase = record.value("phase", last_phase);
-    if (type == "report") report = record;
+  const Channel channel = read_channel(token, outcome.report);
+  const auto& last_phase = channel.last_phase;
+  const auto& report = channel.report;
+  const bool malformed = channel.malformed;
+  for (const auto& detail : channel.violations) {
+    r["findings"].push_back({{"rule", "report-channel-tampering"},
+                             {"severity", "reject"},
+                             {"line", nullptr},
+                             {"detail", detail}});
   }
 
   const auto phase_suffix = fmt::format(" during phase '{}'", last_phase);
@@ -721,23 +737,11 @@ json run_prepared(const CheckJob& requested, const PreparedCandidate& prepared,
   sandbox::WindowPriority window_priority;
   json window_priority_record = nullptr;
   pid_t job_pgid = -1;
-  // What the channel held, for the answer at its end: a sealed report, then the sealed `done`,
-  // and nothing that was not the harness' (unsealed lines, a runner's `violation`).
-  bool report_seen = false;
-  bool done_seen = false;
-  bool foreign_seen = false;
   auto on_line = [&](const std::string& line) {
     const auto payload = sandbox::open_record(spec.token, line);
-    const json record = payload ? json::parse(*payload, nullptr, false) : json();
-    if (!payload || record.is_discarded() || !record.is_object()) {
-      foreign_seen = foreign_seen || !line.empty();
-      return;
-    }
-    const auto type = record.value("type", "");
-    if (type == "report") report_seen = true;
-    if (type == "violation") foreign_seen = true;
-    if (type != "phase") return;
-    if (record.value("phase", "") == "done") done_seen = true;
+    if (!payload) return;
+    const json record = json::parse(*payload, nullptr, false);
+    if (record.is_discarded() || !record.is_object() || record.value("type", "") != "phase") return;
     window_priority.lower();  // any record after the window's first ends its priority
     if (record.value("phase", "") == "timing" && window_priority_record.is_null())
       window_priority_record = raise_window_priority(window_priority, job_pgid, record);
@@ -778,17 +782,23 @@ json run_prepared(const CheckJob& requested, const PreparedCandidate& prepared,
   std::optional<json> answered;
   if (on_answer) {
     spec.on_report_end = [&](const sandbox::ChildOutcome& so_far) {
-      if (answered || !report_seen || !done_seen || foreign_seen || so_far.timed_out ||
-          so_far.report_truncated)
-        return;
-      window_priority.lower();
-      sandbox::ChildOutcome early = so_far;
-      early.answered_before_exit = true;
-      early.wall_ms =
+      const double wall_ms =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
               .count();
-      answered = result_of(early);
-      on_answer(*answered);
+      if (answered || so_far.timed_out || so_far.report_truncated ||
+          wall_ms > job.timeout_seconds * 1e3 ||
+          !read_channel(spec.token, so_far.report).complete())
+        return;
+      sandbox::ChildOutcome early = so_far;
+      early.answered_before_exit = true;
+      early.wall_ms = wall_ms;
+      try {
+        json result = result_of(early);
+        if (on_answer(result)) answered = std::move(result);
+      } catch (...) {
+        // Not answered: the Result waits for the exit, as without the callback. (The child's
+        // supervision must go on whatever the caller did with it.)
+      }
     };
   }
   const auto outcome = launch ? launch(spec, on_line) : sandbox::run_child(spec, on_line);

@@ -5,6 +5,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -43,13 +44,16 @@ struct PreparedCandidate {
 
 PreparedCandidate prepare(const CheckJob& job);
 
-// The answer before the child's exit: called at most once, in the supervising thread, with the
-// Result as run_prepared will return it, once the harness has closed its report channel after
-// its sealed report and `done` (nothing foreign on the channel, no time-out). The harness then
-// ends its runners, inside the GPU hold its job ended in, and exits; the job's clean-up follows
-// (its uid's processes killed, its directory removed) before run_prepared returns. Such a
-// Result has `sandbox.answered_before_exit` true and no exit code or signal.
-using ResultCallback = std::function<void(const nlohmann::json& result)>;
+// The answer before the child's exit: called at most once, from the thread that supervises the
+// child (the launcher's), with the Result as run_prepared will then return it, once the harness
+// has closed its report channel after its sealed report and `done` (nothing but its sealed
+// records on the channel, within the time limit, the child not seen to end yet). The harness
+// then ends its runners, inside the GPU hold its job ended in, and exits; the job's clean-up
+// follows (its uid's processes killed, its directory removed) before run_prepared returns. Such
+// a Result has `sandbox.answered_before_exit` true and no exit code or signal. The callback
+// returns whether it took the Result: if not (or if it throws), run_prepared waits for the exit
+// and returns the Result made from it, as without the callback.
+using ResultCallback = std::function<bool(const nlohmann::json& result)>;
 
 // `job` may differ from the one prepared only in where it runs (devices, threads, locks).
 nlohmann::json run_prepared(const CheckJob& job, const PreparedCandidate& prepared,
@@ -72,6 +76,19 @@ nlohmann::json harness_job(const CheckJob& job);
 // this job's device is started with it: the imports it makes are those of the job child.
 std::vector<std::pair<std::string, std::string>> child_environment(const CheckJob& job,
                                                                    const std::string& home);
+
+// The report channel's records, read as untrusted input: only lines sealed with `token` count.
+struct Channel {
+  nlohmann::json report;                // the last sealed report (null: none)
+  std::string last_phase = "startup";   // of the sealed phase records
+  bool malformed = false;               // a line not sealed with the token, or not a JSON object
+  std::vector<std::string> violations;  // the runners' `violation` records (what they found)
+  bool done_after_report = false;       // a sealed `done` came after the report
+  bool ends_in_newline = true;
+  // Nothing but the harness' records, ending in a report and then `done`.
+  bool complete() const;
+};
+Channel read_channel(std::string_view token, const std::string& text);
 
 // Turns the child's report and its process outcome into a Result. Exposed for tests: everything
 // the child says is treated as untrusted input and validated here.

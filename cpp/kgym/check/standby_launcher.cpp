@@ -118,6 +118,13 @@ std::string copy_job_files(const fs::path& from, const fs::path& to) {
   return {};
 }
 
+// A job's outcome, with whether the standby ran it and, if not, why.
+ChildOutcome told(ChildOutcome out, bool used, const std::string& note) {
+  out.standby_used = used;
+  out.standby_note = used ? std::string() : note;
+  return out;
+}
+
 }  // namespace
 
 namespace detail {
@@ -289,9 +296,7 @@ ChildOutcome StandbyLauncher::launch(const ChildSpec& spec, const sandbox::LineC
       std::function<void(const sandbox::ChildOutcome&)> report_end;
       if (spec.on_report_end) {
         report_end = [&spec](const sandbox::ChildOutcome& so_far) {
-          sandbox::ChildOutcome handed = so_far;
-          handed.standby_used = true;
-          spec.on_report_end(handed);
+          spec.on_report_end(told(so_far, true, {}));
         };
       }
       if (standby->start->begin(spec.token, spec.limits.wall_seconds, on_line, report_end)) {
@@ -312,16 +317,12 @@ ChildOutcome StandbyLauncher::launch(const ChildSpec& spec, const sandbox::LineC
     ChildSpec fresh = spec;  // its outcome at the report's end says why it ran fresh
     if (spec.on_report_end) {
       fresh.on_report_end = [&spec, &note](const sandbox::ChildOutcome& so_far) {
-        sandbox::ChildOutcome told = so_far;
-        told.standby_used = false;
-        told.standby_note = note;
-        spec.on_report_end(told);
+        spec.on_report_end(told(so_far, false, note));
       };
     }
     out = server_->run(fresh, on_line);
   }
-  out.standby_used = used;
-  out.standby_note = used ? std::string() : note;
+  out = told(std::move(out), used, note);
   ready_next(spec, job_file);
   if (group_) group_->offer(spec, job_file, this);
   return out;
@@ -348,6 +349,7 @@ void StandbyLauncher::ready_next(const ChildSpec& like, const json& job_file) {
   standby->spec.token.clear();
   standby->spec.deferred_start = standby->start;
   standby->spec.on_started = [relay = standby->relay](pid_t pgid) { relay->started(pgid); };
+  standby->spec.on_report_end = {};  // the last job's: its caller's frame is gone
   standby->outcome = std::async(
       std::launch::async, [server = server_, spec = standby->spec] { return server->run(spec); });
   {

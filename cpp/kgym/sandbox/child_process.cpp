@@ -142,6 +142,7 @@ ChildOutcome run_child(const ChildSpec& spec, const LineCallback& on_line) {
       if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
           info.si_pid == pid) {
         child_done = true;
+        streams.disarm_report_end();
         // Leftover processes of the group and of the job's uid (forks of the candidate, a
         // setsid survivor) die with it; then whatever is still buffered in the pipes is read
         // for a short while.
@@ -153,6 +154,7 @@ ChildOutcome run_child(const ChildSpec& spec, const LineCallback& on_line) {
       }
       if (Clock::now() >= deadline) {
         out.timed_out = true;
+        streams.disarm_report_end();
         kill_group();
         detail::kill_job_uid(spec.limits, pid);
         waitpid(pid, &wait_status, 0);

@@ -163,11 +163,6 @@ void Tail::append(const char* bytes, size_t n) {
   if (data.size() > cap * 2) data.erase(0, data.size() - cap);
 }
 
-std::string Tail::finish() {
-  if (data.size() > cap) data.erase(0, data.size() - cap);
-  return data;
-}
-
 std::string Tail::peek() const { return data.size() > cap ? data.substr(data.size() - cap) : data; }
 
 rlim_t nproc_limit_for(const Limits& limits) {
@@ -431,13 +426,10 @@ bool ChildStreams::service(const std::vector<pollfd>& pfds, size_t first) {
     const ssize_t n = ::read(fd, buf_.data(), buf_.size());
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
       close_fd(fd);
-      if (which == 0 && on_report_end_) {
+      if (which == 0 && report_end_armed_ && on_report_end_) {
         ChildOutcome so_far = out_;
         so_far.started = true;
-        so_far.stdout_tail = out_tail_.peek();
-        so_far.stderr_tail = err_tail_.peek();
-        so_far.stdout_bytes = out_tail_.total;
-        so_far.stderr_bytes = err_tail_.total;
+        output_so_far(so_far);
         on_report_end_(so_far);
       }
       continue;
@@ -473,12 +465,16 @@ bool ChildStreams::service(const std::vector<pollfd>& pfds, size_t first) {
   return overflow;
 }
 
+void ChildStreams::output_so_far(ChildOutcome& o) const {
+  o.stdout_tail = out_tail_.peek();
+  o.stderr_tail = err_tail_.peek();
+  o.stdout_bytes = out_tail_.total;
+  o.stderr_bytes = err_tail_.total;
+}
+
 void ChildStreams::finish() {
   for (int& fd : fds_) close_fd(fd);
-  out_.stdout_tail = out_tail_.finish();
-  out_.stderr_tail = err_tail_.finish();
-  out_.stdout_bytes = out_tail_.total;
-  out_.stderr_bytes = err_tail_.total;
+  output_so_far(out_);
 }
 
 }  // namespace kgym::sandbox::detail

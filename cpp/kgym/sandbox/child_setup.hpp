@@ -51,8 +51,7 @@ struct Tail {
   std::uint64_t total = 0;
   std::uint64_t cap = 0;
   void append(const char* bytes, size_t n);
-  std::string finish();
-  std::string peek() const;  // what finish() would give, leaving the tail as it is
+  std::string peek() const;  // the last `cap` bytes
 };
 
 // RLIMIT_NPROC for the child: the processes (threads) its uid already has plus the headroom in
@@ -139,6 +138,9 @@ class ChildStreams {
   bool service(const std::vector<pollfd>& pfds, size_t first);
   // Closes the streams and moves the tails and byte counts into the outcome.
   void finish();
+  // Once the child is known to have ended: the report channel's end is no longer told (what
+  // on_report_end is for, an outcome before the exit, is gone; the caller has the exit's).
+  void disarm_report_end() { report_end_armed_ = false; }
 
  private:
   std::array<int, 3> fds_;
@@ -148,6 +150,9 @@ class ChildStreams {
   ChildOutcome& out_;
   Tail out_tail_;
   Tail err_tail_;
+  bool report_end_armed_ = true;
+  // The output's tails and byte counts as they stand, into `o`.
+  void output_so_far(ChildOutcome& o) const;
   std::string pending_line_;
   std::vector<char> buf_;
 };

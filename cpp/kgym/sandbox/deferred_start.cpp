@@ -25,6 +25,10 @@ void DeferredStart::run_ended() {
   {
     std::lock_guard lock(mu_);
     run_ended_ = true;
+    // The job's callbacks name its caller's frame, which returns once the run has: none is
+    // called after this.
+    on_line_ = {};
+    on_report_end_ = {};
   }
   attached_.notify_all();
 }

@@ -30,7 +30,8 @@ class DeferredStart {
 
   // The run's: keeps the write end of the token's socket until begin or cancel (taken over).
   void attach(int token_write);
-  // The run's, when it returns: a begin still waiting for attach gives up.
+  // The run's, when it returns: a begin still waiting for attach gives up, and the job's
+  // callbacks are dropped.
   void run_ended();
 
   // The job's: writes `token` and closes the socket, starts the clock of `wall_seconds`, and from

@@ -453,8 +453,6 @@ ChildOutcome ForkServer::run_locked(const ChildSpec& spec, const LineCallback& o
   const ViewPlan view = detail::job_view_plan(spec.limits, spec.workdir, spec.writable_paths,
                                               spec.view_readonly, spec.view_hidden);
   bool setup_read_out = false;
-  // Read once the child has set itself up (its end of the pipe closed), so that an outcome
-  // taken while it still runs (on_report_end) has its layers.
   auto read_setup = [&] {
     if (setup_read_out || !out.start_error.empty()) return;
     detail::read_setup(setup_bytes, spec.limits, view, out);
@@ -503,6 +501,7 @@ ChildOutcome ForkServer::run_locked(const ChildSpec& spec, const LineCallback& o
         }
         if (now >= deadline && !out.timed_out) {
           out.timed_out = true;
+          streams.disarm_report_end();
           request_kill();
         }
         if (kill_sent && now >= kill_sent_at + kKillGrace) {
@@ -542,10 +541,7 @@ ChildOutcome ForkServer::run_locked(const ChildSpec& spec, const LineCallback& o
           char sbuf[256];
           const ssize_t n = ::read(setup_read, sbuf, sizeof sbuf);
           if (n > 0) setup_bytes.append(sbuf, static_cast<size_t>(n));
-          if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
-            close_fd(setup_read);
-            if (n == 0) read_setup();
-          }
+          if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) close_fd(setup_read);
         } else if (pfds[k].fd == control_ && !done) {
           std::vector<int> extra;
           const ssize_t n = receive_message(control_, buf, extra);
@@ -577,6 +573,10 @@ ChildOutcome ForkServer::run_locked(const ChildSpec& spec, const LineCallback& o
           }
         }
       }
+      if (done) streams.disarm_report_end();
+      // The child set itself up (its end of the setup pipe is closed) and was forked: its
+      // layers are read now, so that an outcome taken before its exit has them.
+      if (setup_read < 0 && child > 0) read_setup();
       if (streams.service(pfds, first_stream)) request_kill();  // report flood
     }
   } catch (...) {

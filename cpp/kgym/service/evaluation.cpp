@@ -26,9 +26,10 @@ EvalOutcome evaluate_on_slot(const WorkerSlot& slot, check::CheckJob job,
     check::ResultCallback early;
     if (on_answer) {
       early = [&](const nlohmann::json& result) {
-        if (doubtful_failure(result)) return;
-        out.answered = true;
+        if (doubtful_failure(result)) return false;  // it runs again: the exit decides first
         on_answer(EvalOutcome{"done", result, nullptr, true});
+        out.answered = true;
+        return true;
       };
     }
     out.result = check::run_prepared(job, ready, {}, launcher, on_started, early);

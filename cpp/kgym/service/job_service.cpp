@@ -113,6 +113,7 @@ void JobService::stop() {
     for (auto& [id, live] : live_) {
       if (live->pgid > 0) ::kill(-live->pgid, SIGKILL);
     }
+    for (int pgid : ending_) ::kill(-pgid, SIGKILL);
   }
   queue_cv_.notify_all();
   done_cv_.notify_all();
@@ -507,7 +508,12 @@ void JobService::run_one(std::size_t index, const std::shared_ptr<Live>& live,
   // clean-up are over (this call's return).
   std::function<void(const EvalOutcome&)> answer;
   if (config_.answer_at_report) {
-    answer = [this, live, &slot](const EvalOutcome& early) { complete(live, slot.label, early); };
+    answer = [this, live, &slot](const EvalOutcome& early) {
+      complete(live, slot.label, early);
+      std::lock_guard lock(mu_);
+      if (live->pgid > 0) ending_.insert(live->pgid);  // a shutdown still ends it (stop)
+      if (stopping_ && live->pgid > 0) ::kill(-live->pgid, SIGKILL);
+    };
   }
   auto outcome = evaluate_on_slot(
       slot, live->request.job, live->prepared, launcher,
@@ -517,7 +523,11 @@ void JobService::run_one(std::size_t index, const std::shared_ptr<Live>& live,
         if (live->cancel_requested || stopping_) ::kill(-pgid, SIGKILL);
       },
       answer);
-  if (outcome.answered) return;
+  if (outcome.answered) {
+    std::lock_guard lock(mu_);
+    ending_.erase(live->pgid);
+    return;
+  }
   {
     std::lock_guard lock(mu_);
     if (stopping_ && !live->cancel_requested) {

@@ -154,7 +154,10 @@ class JobService {
   std::condition_variable done_cv_;
   std::priority_queue<QueueEntry> queue_;
   std::map<std::string, std::shared_ptr<Live>> live_;  // queued and running jobs
-  std::size_t running_ = 0;
+  std::size_t running_ = 0;  // jobs started and not answered (a slot may still be ending one)
+  // The process groups of answered jobs whose child is still ending (its teardown after the
+  // answer at its report): a stop() kills them too.
+  std::set<int> ending_;
   // Identical requests (same cache key) are evaluated once: while one runs, the others wait
   // here and are answered from the cache when it finishes (or run themselves if its result
   // could not be cached).

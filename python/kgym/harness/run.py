@@ -129,7 +129,8 @@ class Evaluation:
         # the report while the teardown goes on, still inside the hold, so that nothing of the
         # job is left on the GPU when the next job's window begins.
         self.report_first = False
-        self.hold_open = False
+        self.lock_held = False  # inside a hold of the GPU's lock now
+        self.hold_open = False  # that hold outlives its phase, until close()
         if os.environ.get("TRITON_INTERPRET") == "1":
             dev.install_interpreter_benchmarker()
         # How this job holds its GPU's lock (_gpu_lock, run): `batched` (the default), or the
@@ -232,11 +233,16 @@ class Evaluation:
                 self.gate_reserved = False
         key = "timing_lock_wait" if exclusive else "gpu_lock_wait"
         self.durations[key] = self.durations.get(key, 0.0) + (time.perf_counter() - started) * 1e3
+        self.lock_held = True
         try:
             yield
         finally:
             if not self.hold_open:  # else close() lets it go, after the teardown
-                fcntl.flock(self.timing_lock_fd, fcntl.LOCK_UN)
+                self._unlock()
+
+    def _unlock(self) -> None:
+        self.lock_held = self.hold_open = False
+        fcntl.flock(self.timing_lock_fd, fcntl.LOCK_UN)
 
     @contextlib.contextmanager
     def _start_gate(self) -> Iterator[None]:
@@ -317,9 +323,13 @@ class Evaluation:
         if not self.report_first:
             self.close()
             return
-        self.hold_open = self.timing_lock_fd >= 0
+        self.hold_open = self.lock_held
         if self.memory_watch is not None:
             self.memory_watch.stop()
+        # Unwatched from now on, the runners launch nothing more until close() ends them (a
+        # candidate's threads could otherwise take GPU memory beside the other jobs' phases).
+        for runner in self.runners.values():
+            runner.pause()
 
     def _ends_here(self) -> bool:
         """No further phase runs: the candidate failed a correctness trial or was rejected."""
@@ -1246,7 +1256,7 @@ class Evaluation:
             error = error_record(self.current_phase, exc, (self.task_file,))
         finally:
             if report_first:
-                self._end_in_hold()  # the watch stops; where no hold ended the job, none is open
+                self._end_in_hold()  # the watch stops, the runners pause; close() ends them
             else:
                 self.close()
         if self._memory_breach():
@@ -1277,7 +1287,15 @@ class Evaluation:
         }
 
     def close(self) -> None:
-        """Ends both runners and frees the arenas; a second call does nothing."""
+        """Ends both runners and frees the arenas, then lets go of a hold left open for them
+        (report first); a second call does nothing."""
+        try:
+            self._end_runners_and_arenas()
+        finally:
+            if self.hold_open:
+                self._unlock()
+
+    def _end_runners_and_arenas(self) -> None:
         if self.memory_watch is not None:
             self.memory_watch.stop()
         if self.gate_reserved:  # reserved for a window that will not come
@@ -1300,6 +1318,3 @@ class Evaluation:
             # The judge's own copies (fresh inputs, expected answers) sit in torch's cache once
             # unused: to the driver, and so to the next job's timing, they are still taken.
             torch.cuda.empty_cache()
-        if self.hold_open:
-            self.hold_open = False
-            fcntl.flock(self.timing_lock_fd, fcntl.LOCK_UN)
