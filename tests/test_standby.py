@@ -38,21 +38,13 @@ def evaluate(gym: Gym, source: str, seed: int, **options: Any) -> dict[str, Any]
     return job["result"]
 
 
-def parent_of(pid: int) -> int:
-    try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-    except (OSError, IndexError, ValueError):
-        return -1
-
-
 def job_children(gym: Gym) -> list[int]:
     """The job children of the gym's fork servers (a standby among them)."""
     assert gym.proc is not None
     procs = descendants(gym.proc.pid)
     # A job child keeps its server's command line: the servers are those below no other.
-    forked = {p for p, cmd in procs if "kgym.harness.forkserver" in cmd}
-    servers = {p for p in forked if parent_of(p) not in forked}
-    return sorted(p for p in forked if parent_of(p) in servers)
+    forked = [p for p, cmd in procs if "kgym.harness.forkserver" in cmd]
+    return sorted({pid for p in forked for pid, _ in descendants(p)})
 
 
 def alive(pid: int) -> bool:
@@ -64,21 +56,24 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
-def waiting_for_a_job(pid: int) -> bool:
-    """Whether the job child `pid` is a standby: its directory has no job's files yet. (The
-    last job's child may still be ending after its answer, which came at its report.)"""
+def holds_a_job(pid: int) -> bool:
+    """Whether `pid` works in a job's directory that has the job's files: the last job's child,
+    which may still be ending after its answer (it came at the judge's report). A standby's
+    directory has none until its job comes. Unreadable counts as a job's (waited for)."""
     try:
-        return not Path(f"/proc/{pid}/cwd/candidate.py").exists()
+        return Path(f"/proc/{pid}/cwd/candidate.py").exists()
+    except PermissionError:
+        return True
     except OSError:
-        return False
+        return False  # gone
 
 
 def wait_for_standby(gym: Gym) -> list[int]:
-    """The processes of the slot's standby, once the last job's child has gone."""
+    """The processes of the slot's standby, once the last job's have gone."""
     for _ in range(300):
         children = job_children(gym)
-        if children and all(waiting_for_a_job(c) for c in children):
-            return sorted({*children, *(p for c in children for p, _ in descendants(c))})
+        if children and not any(holds_a_job(p) for p in children):
+            return children
         time.sleep(0.1)
     raise AssertionError("no standby under the fork server")
 
