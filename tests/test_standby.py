@@ -56,23 +56,27 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
-def holds_a_job(pid: int) -> bool:
-    """Whether `pid` works in a job's directory that has the job's files: the last job's child,
-    which may still be ending after its answer (it came at the judge's report). A standby's
-    directory has none until its job comes. Unreadable counts as a job's (waited for)."""
+def uptime() -> float:
+    return float(Path("/proc/uptime").read_text().split()[0])
+
+
+def started_at(pid: int) -> float:
+    """When `pid` started, in seconds since boot (as /proc/uptime counts); inf once gone."""
     try:
-        return Path(f"/proc/{pid}/cwd/candidate.py").exists()
-    except PermissionError:
-        return True
-    except OSError:
-        return False  # gone
+        ticks = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return float("inf")
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
-def wait_for_standby(gym: Gym) -> list[int]:
-    """The processes of the slot's standby, once the last job's have gone."""
+def wait_for_standby(gym: Gym, answered: float) -> list[int]:
+    """The processes of the slot's standby: every process below the fork server, once all of
+    them started after the last answer came (`answered`, /proc/uptime's seconds then). The last
+    job's child may still be ending after its answer (answers come at the judge's report); the
+    standby is forked once it has ended."""
     for _ in range(300):
         children = job_children(gym)
-        if children and not any(holds_a_job(p) for p in children):
+        if children and all(started_at(p) >= answered for p in children):
             return children
         time.sleep(0.1)
     raise AssertionError("no standby under the fork server")
@@ -81,11 +85,12 @@ def wait_for_standby(gym: Gym) -> list[int]:
 def test_the_next_job_runs_on_the_standby_with_the_same_verdicts(tmp_path: Path) -> None:
     with one_slot(tmp_path) as gym:
         first = evaluate(gym, RELU, seed=1)
+        answered = uptime()
         assert first["sandbox"]["standby"] == {
             "used": False,
             "note": "no standby was ready (the slot's first job, or the last one ended it)",
         }
-        wait_for_standby(gym)
+        wait_for_standby(gym, answered)
         results = {name: evaluate(gym, src, seed=2) for name, src in [("ok", RELU), ("w", WRONG)]}
         assert [r["status"] for r in results.values()] == ["ok", "incorrect"]
         for r in results.values():
@@ -98,9 +103,10 @@ def test_the_next_job_runs_on_the_standby_with_the_same_verdicts(tmp_path: Path)
             assert r["judge"]["unprivileged"] == first["judge"]["unprivileged"]
         # Another profile choice is other set-up: that job gets a child of its own.
         other = evaluate(gym, RELU, seed=4, profile=False)
+        answered = uptime()
         assert other["status"] == "ok"
         assert other["sandbox"]["standby"] == {"used": False, "note": "the job's profile differs"}
-        standby = wait_for_standby(gym)
+        standby = wait_for_standby(gym, answered)
         assert gym.proc is not None
         gym.stop()
     time.sleep(0.2)
@@ -111,7 +117,7 @@ def test_the_next_job_runs_on_the_standby_with_the_same_verdicts(tmp_path: Path)
 def test_a_killed_standby_costs_its_job_nothing(tmp_path: Path) -> None:
     with one_slot(tmp_path) as gym:
         evaluate(gym, RELU, seed=1)
-        for pid in wait_for_standby(gym):
+        for pid in wait_for_standby(gym, uptime()):
             os.kill(pid, signal.SIGKILL)
         time.sleep(0.3)
         r = evaluate(gym, RELU, seed=2)
