@@ -635,6 +635,7 @@ json JobService::health() const {
                  {"workers", config_.workers.size()},
                  {"queue_depth", queue_.size()},
                  {"running", running_},
+                 {"ending", ending_.size()},
                  {"devices", devices}};
   if (!keepers.empty()) health["gpu_keepers"] = keepers;
   return health;

@@ -96,7 +96,12 @@ json openapi_document() {
            {{"type", "integer"},
             {"description", "concurrent jobs: this host's slots, or the pool's live workers'"}}},
           {"queue_depth", {{"type", "integer"}}},
-          {"running", {{"type", "integer"}}},
+          {"running", {{"type", "integer"}, {"description", "jobs started and not answered"}}},
+          {"ending",
+           {{"type", "integer"},
+            {"description",
+             "jobs answered at their judge's report whose slot is still ending them (the "
+             "runners' teardown, the judge's exit, the clean-up); absent on a pool's front door"}}},
           {"devices",
            {{"type", "array"},
             {"items", {{"type", "string"}}},
