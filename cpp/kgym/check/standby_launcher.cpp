@@ -293,7 +293,7 @@ ChildOutcome StandbyLauncher::launch(const ChildSpec& spec, const sandbox::LineC
       // its records (the window's priority is raised within it).
       standby->relay->hand_to(spec.on_started);
       // The outcome taken at the report channel's end is the standby's, handed over.
-      std::function<void(const sandbox::ChildOutcome&)> report_end;
+      sandbox::ReportEndCallback report_end;
       if (spec.on_report_end) {
         report_end = [&spec](const sandbox::ChildOutcome& so_far) {
           spec.on_report_end(told(so_far, true, {}));

@@ -20,6 +20,9 @@ namespace kgym::sandbox {
 class DeferredStart;  // deferred_start.hpp
 struct ChildOutcome;
 
+// Called in the supervising thread when the report channel ends (ChildSpec::on_report_end).
+using ReportEndCallback = std::function<void(const ChildOutcome& so_far)>;
+
 struct Limits {
   double wall_seconds = 300.0;                    // whole-child deadline, then SIGKILL
   std::uint64_t max_file_bytes = 256ull << 20;    // RLIMIT_FSIZE
@@ -58,7 +61,7 @@ struct ChildSpec {
   // with the outcome as known then: the child may still run (the harness closes the channel
   // after its report, then ends its runners), so the exit fields are not set yet and the
   // tails are those so far. Not called when the channel was cut for flooding it.
-  std::function<void(const ChildOutcome& so_far)> on_report_end;
+  ReportEndCallback on_report_end;
   // A standby (deferred_start.hpp; ForkServer::run only): `token` stays empty, the token and the
   // job come at its `begin`, and limits.wall_seconds is replaced by the one given there.
   std::shared_ptr<DeferredStart> deferred_start;

@@ -385,8 +385,7 @@ void read_setup(const std::string& setup_bytes, const Limits& limits, const View
 }
 
 ChildStreams::ChildStreams(int report_read, int out_read, int err_read, const Limits& limits,
-                           const LineCallback& on_line,
-                           const std::function<void(const ChildOutcome&)>& on_report_end,
+                           const LineCallback& on_line, const ReportEndCallback& on_report_end,
                            ChildOutcome& out)
     : fds_{report_read, out_read, err_read},
       limits_(limits),

@@ -123,8 +123,8 @@ class ChildStreams {
  public:
   // `on_report_end` (ChildSpec's, may be empty) is called once, when the report channel ends.
   ChildStreams(int report_read, int out_read, int err_read, const Limits& limits,
-               const LineCallback& on_line,
-               const std::function<void(const ChildOutcome&)>& on_report_end, ChildOutcome& out);
+               const LineCallback& on_line, const ReportEndCallback& on_report_end,
+               ChildOutcome& out);
   ~ChildStreams();
   ChildStreams(const ChildStreams&) = delete;
   ChildStreams& operator=(const ChildStreams&) = delete;
@@ -146,7 +146,7 @@ class ChildStreams {
   std::array<int, 3> fds_;
   const Limits& limits_;
   const LineCallback& on_line_;
-  const std::function<void(const ChildOutcome&)>& on_report_end_;
+  const ReportEndCallback& on_report_end_;
   ChildOutcome& out_;
   Tail out_tail_;
   Tail err_tail_;

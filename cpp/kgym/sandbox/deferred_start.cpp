@@ -34,7 +34,7 @@ void DeferredStart::run_ended() {
 }
 
 bool DeferredStart::begin(const std::string& token, double wall_seconds, LineCallback on_line,
-                          std::function<void(const ChildOutcome&)> on_report_end) {
+                          ReportEndCallback on_report_end) {
   std::unique_lock lock(mu_);
   attached_.wait(lock, [&] { return token_write_ >= 0 || run_ended_ || cancelled_ || begun_at_; });
   if (cancelled_ || begun_at_ || token_write_ < 0 || token.empty()) return false;
@@ -83,7 +83,7 @@ void DeferredStart::forward(const std::string& line) const {
 }
 
 void DeferredStart::report_ended(const ChildOutcome& so_far) const {
-  std::function<void(const ChildOutcome&)> call;
+  ReportEndCallback call;
   {
     std::lock_guard lock(mu_);
     call = on_report_end_;  // called unlocked: it may answer the job (the service's work)

@@ -41,7 +41,7 @@ class DeferredStart {
   // cancelled before, when the run ended without a socket, or when the child has gone (the
   // socket is broken).
   bool begin(const std::string& token, double wall_seconds, LineCallback on_line,
-             std::function<void(const ChildOutcome&)> on_report_end = {});
+             ReportEndCallback on_report_end = {});
 
   // Ends a standby that gets no job: the socket closes (the harness exits at once) and the run
   // kills what is left of the child. Nothing once begun.
@@ -65,7 +65,7 @@ class DeferredStart {
   std::optional<Clock::time_point> begun_at_;
   double wall_seconds_ = 0;
   LineCallback on_line_;
-  std::function<void(const ChildOutcome&)> on_report_end_;
+  ReportEndCallback on_report_end_;
 };
 
 }  // namespace kgym::sandbox

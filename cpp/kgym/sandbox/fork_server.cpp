@@ -442,8 +442,9 @@ ChildOutcome ForkServer::run_locked(const ChildSpec& spec, const LineCallback& o
     deferred->forward(line);
   };
   // A standby's report channel ends for the job it was handed too.
-  const std::function<void(const ChildOutcome&)> report_end_to_job =
-      [&deferred](const ChildOutcome& so_far) { deferred->report_ended(so_far); };
+  const ReportEndCallback report_end_to_job = [&deferred](const ChildOutcome& so_far) {
+    deferred->report_ended(so_far);
+  };
   detail::ChildStreams streams(report.read, out_pipe.read, err_pipe.read, spec.limits,
                                deferred ? forward_to_job : on_line,
                                deferred ? report_end_to_job : spec.on_report_end, out);
