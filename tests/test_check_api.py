@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run, solution_source
+from conftest import DEVICE, ROOT, run, solution_source
 from kgym import _core
 from kgym.check import extract, feedback
 
@@ -42,6 +42,14 @@ def test_result_has_every_documented_field() -> None:
     assert result["durations_ms"]["correctness"] > 0
     assert result["profile"]["available"] is False
     json.dumps(result, allow_nan=False)
+
+
+@pytest.mark.skipif(DEVICE != "cuda", reason="the device's CUDA fields exist on a GPU only")
+def test_jobs_make_their_contexts_with_one_hardware_queue() -> None:
+    # The gym's default for the judge and runners (check/evaluate.cpp), said in the Result.
+    result = run("01_relu", solution_source("01_relu"))
+    assert result["status"] == "ok", result.get("error")
+    assert result["device"]["cuda_connections"] == 1
 
 
 def test_schema_doc_lists_every_field() -> None:

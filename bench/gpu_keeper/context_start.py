@@ -74,7 +74,7 @@ def holder(kind: str) -> subprocess.Popen[str] | None:
     return proc
 
 
-def trial(n: int, where: Path) -> dict[str, Any]:
+def trial(n: int, where: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
     go = where / "go"
     go.unlink(missing_ok=True)
     procs = [
@@ -82,6 +82,7 @@ def trial(n: int, where: Path) -> dict[str, Any]:
             [sys.executable, "-c", WORKER, str(where / f"w{i}"), str(go)],
             stdout=subprocess.PIPE,
             text=True,
+            env={**os.environ, **(env or {})},
         )
         for i in range(n)
     ]
@@ -101,6 +102,7 @@ def trial(n: int, where: Path) -> dict[str, Any]:
     for i in range(n):
         (where / f"w{i}.ready").unlink()
     return {
+        "began": began,
         "init_ms": [float(s[0]) for s in said],
         "context_ms": [float(s[1]) for s in said],
         "all_started_ms": round(wall, 1),

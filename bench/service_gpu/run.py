@@ -764,10 +764,14 @@ def part_faults(args: argparse.Namespace, log: Any) -> dict[str, Any]:
 
 
 def env_switch(text: str) -> tuple[str, str]:
-    """``NAME=VALUE`` of --compare-env: a KGYM_ operator switch, as kgym-gym reads it."""
+    """``NAME=VALUE`` of --compare-env: a KGYM_ operator switch, as kgym-gym reads it, or
+    CUDA_DEVICE_MAX_CONNECTIONS, which reaches the jobs (the gym's default for them is 1)."""
     name, sep, value = text.partition("=")
-    if not sep or not name.startswith("KGYM_") or not value:
-        raise argparse.ArgumentTypeError(f"expected KGYM_NAME=VALUE, got {text!r}")
+    known = name.startswith("KGYM_") or name == "CUDA_DEVICE_MAX_CONNECTIONS"
+    if not sep or not known or not value:
+        raise argparse.ArgumentTypeError(
+            f"expected KGYM_NAME=VALUE or CUDA_DEVICE_MAX_CONNECTIONS=N, got {text!r}"
+        )
     return name, value
 
 

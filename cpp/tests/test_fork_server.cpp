@@ -82,6 +82,21 @@ TEST(ForkServer, TheCompilerImportSwitchReachesTheServerAndNothingElseOfKgymDoes
   EXPECT_FALSE(has("KGYM_SOMETHING_ELSE"));
 }
 
+TEST(ForkServer, JobsGetOneCudaQueueUnlessTheOperatorSetsIt) {
+  kgym::check::CheckJob job;
+  auto value = [&] {
+    std::vector<std::string> found;
+    for (const auto& [key, v] : kgym::check::child_environment(job, "/tmp/home"))
+      if (key == "CUDA_DEVICE_MAX_CONNECTIONS") found.push_back(v);
+    return found;
+  };
+  ::unsetenv("CUDA_DEVICE_MAX_CONNECTIONS");
+  EXPECT_EQ(value(), std::vector<std::string>{"1"});
+  ::setenv("CUDA_DEVICE_MAX_CONNECTIONS", "8", 1);
+  EXPECT_EQ(value(), std::vector<std::string>{"8"});  // the operator's, and only it
+  ::unsetenv("CUDA_DEVICE_MAX_CONNECTIONS");
+}
+
 TEST(ForkServer, ServerThatCannotStartIsAStartError) {
   ForkServer server(command_line({"/bin/sh", "-c", "echo import failed >&2; exit 3"}), {});
   ChildSpec spec;

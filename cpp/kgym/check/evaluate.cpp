@@ -358,6 +358,15 @@ std::vector<std::pair<std::string, std::string>> child_environment(const CheckJo
     const auto name = entry.substr(0, eq);
     if (passes_environment_filter(name)) env.emplace_back(name, entry.substr(eq + 1));
   }
+  // One hardware work queue for each of a job's CUDA contexts (the judge's and its runners'),
+  // unless the operator says otherwise: a context's creation sets up a queue's channel on the
+  // GPU, and beside a timing window (another job's) three contexts took 1.05 s with the
+  // driver's default of 8 against 0.41 s with 1, alone 0.38 against 0.17 s, and their ends
+  // 0.18 against 0.07 s (bench/gpu_keeper/results-beside.md). Candidates gain nothing from more
+  // queues: the screen refuses their streams, and one stream's work uses one queue.
+  const bool operator_connections = std::ranges::any_of(
+      env, [](const auto& kv) { return kv.first == "CUDA_DEVICE_MAX_CONNECTIONS"; });
+  if (!operator_connections) env.emplace_back("CUDA_DEVICE_MAX_CONNECTIONS", "1");
   env.emplace_back("HOME", home);
   env.emplace_back("TMPDIR", home);
   env.emplace_back("PYTHONDONTWRITEBYTECODE", "1");

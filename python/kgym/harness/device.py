@@ -36,10 +36,20 @@ def device_info(device: torch.device) -> dict[str, Any]:
             l2_cache_bytes=getattr(props, "L2_cache_size", None),
             cuda=torch.version.cuda,
             driver=_driver_version(),
+            # The hardware work queues of each of the job's contexts (the gym sets 1:
+            # check/evaluate.cpp), which the timed calls ran with.
+            cuda_connections=_connections(),
         )
     else:
         info["name"] = platform.processor() or platform.machine()
     return info
+
+
+def _connections() -> int | None:
+    try:
+        return int(os.environ["CUDA_DEVICE_MAX_CONNECTIONS"])
+    except (KeyError, ValueError):
+        return None  # the driver's default (8)
 
 
 def _driver_version() -> str | None:
