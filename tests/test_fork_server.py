@@ -396,7 +396,7 @@ def test_the_switch_and_cpu_servers_decide_the_compiler_import(
         ("KGYM_FORKSERVER_COMPILER_IMPORTS", "expected auto, on or off"),
         ("KGYM_JUDGE_FUSED_CHECK", "expected on or off"),
         ("KGYM_JUDGE_FAST_NORMALS", "expected on or off"),
-        ("KGYM_GPU_SHARING", "expected batched, serial, reserved or timers-first"),
+        ("KGYM_GPU_SHARING", "expected batched, serial or reserved"),
         ("KGYM_GPU_KEEPER", "expected on or off"),
         ("KGYM_START_GATE", "expected on or off"),
         ("KGYM_WINDOW_PRIORITY", "expected on or off"),

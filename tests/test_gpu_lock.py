@@ -12,17 +12,13 @@ from pathlib import Path
 from kgym.harness.run import Evaluation
 
 
-def holder(lock: Path, sharing: str = "batched") -> Evaluation:
-    """An Evaluation reduced to what the lock needs: its own open descriptions of the files."""
+def holder(lock: Path) -> Evaluation:
+    """An Evaluation reduced to what the lock needs: its own open descriptions of both files."""
     e = Evaluation.__new__(Evaluation)
     e.timing_lock_fd = os.open(lock, os.O_RDONLY)
     e.gate_fd = os.open(str(lock) + ".gate", os.O_RDONLY)
-    timers = str(lock) + ".timers"
-    queue = sharing == "timers-first" and os.path.exists(timers)
-    e.timers_fd = os.open(timers, os.O_RDONLY) if queue else -1
-    e.timer_queued = False
     e.durations = {}
-    e.gpu_sharing = sharing
+    e.gpu_sharing = "batched"
     e.gate_reserved = False
     e.runners = {}
     e.memory_watch = None  # a hold's end reads the GPU memory watch, when the job has one
@@ -178,78 +174,6 @@ def test_sharers_that_wait_for_a_window_all_go_in_before_the_next_timer(tmp_path
     for t in threads:
         t.join(10)
     assert entered[-1] == "S5"
-
-
-def _order_with_a_timer_queued(lock: Path, sharing: str) -> list[str]:
-    """A times; S1 comes to share, B to time, S2 and S3 to share. Each of A, S1 and B is let
-    go 0.3 s after the one before, whether it went in or not. The order they went in."""
-    entered: list[str] = []
-    guard = threading.Lock()
-    release = {name: threading.Event() for name in ("A", "S1", "B", "S2", "S3")}
-
-    def hold(name: str, exclusive: bool) -> None:
-        e = holder(lock, sharing)
-        with e._gpu_lock(exclusive=exclusive):
-            with guard:
-                entered.append(name)
-            release[name].wait(10)
-
-    threads = []
-    for name, exclusive in (("A", True), ("S1", False), ("B", True), ("S2", False), ("S3", False)):
-        threads.append(threading.Thread(target=hold, args=(name, exclusive)))
-        threads[-1].start()
-        time.sleep(0.15)  # blocked where it waits before the next one comes
-    for name in ("A", "S1", "B"):
-        release[name].set()
-        time.sleep(0.3)
-    release["S2"].set()
-    release["S3"].set()
-    for t in threads:
-        t.join(10)
-    return entered
-
-
-def test_timers_first_keeps_sharers_out_while_a_timer_waits_or_times(tmp_path: Path) -> None:
-    """`timers-first`: sharers that come while a timer waits or times go in after the windows
-    of every timer queued, where `batched` lets them in when the window they waited for ends,
-    and the next timer waits for all of them."""
-    lock = tmp_path / "gpu0.timing.lock"
-    lock.touch()
-    Path(str(lock) + ".gate").touch()
-    Path(str(lock) + ".timers").touch()
-    first = _order_with_a_timer_queued(lock, "timers-first")
-    assert first[:2] == ["A", "B"] and sorted(first[2:]) == ["S1", "S2", "S3"], first
-    batched = _order_with_a_timer_queued(lock, "batched")
-    assert batched[0] == "A" and batched[-1] == "B", batched
-    os.remove(str(lock) + ".timers")  # a lock made by an older kgym: batched, without the queue
-    older = _order_with_a_timer_queued(lock, "timers-first")
-    assert older[-1] == "B", older
-
-
-def test_a_timer_stays_queued_until_its_window_hold_ends(tmp_path: Path) -> None:
-    """The queue is let go with the window's hold: at the phase's end, or with the report
-    first at ``close`` (the runners' teardown is the window's too)."""
-    import torch
-
-    lock = tmp_path / "gpu0.timing.lock"
-    for beside in ("", ".gate", ".timers"):
-        Path(str(lock) + beside).touch()
-    timers = Path(str(lock) + ".timers")
-    e = holder(lock, "timers-first")
-    e.device = torch.device("cuda")  # only its type is read: the lock is taken for a GPU
-    e.correctness = {"passed": 2, "trials": 2}
-    e.findings, e.control, e.warming, e.views, e.arenas = [], False, False, {}, {}
-    with e._gpu_phase(exclusive=False):
-        assert not taken(timers, fcntl.LOCK_EX)  # a sharer holds no place in the queue
-    with e._gpu_phase(exclusive=True):
-        assert taken(timers, fcntl.LOCK_EX) and not taken(timers, fcntl.LOCK_SH)
-    assert not taken(timers, fcntl.LOCK_EX)
-    e.report_first = True
-    with e._gpu_phase(exclusive=True, last=True):
-        pass
-    assert e.hold_open and taken(timers, fcntl.LOCK_EX)
-    e.close()
-    assert not taken(timers, fcntl.LOCK_EX)
 
 
 def test_a_job_between_two_holds_has_its_runners_stopped(tmp_path: Path) -> None:

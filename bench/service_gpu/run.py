@@ -435,9 +435,9 @@ def lock_summary(rows: list[dict[str, Any]]) -> dict[str, float]:
 # `serial`, as before `batched` (sharers through its gate one at a time, the runners started
 # under it, the decoy check a hold of its own); with `reserved`, batched, and a job that passed
 # its correctness trials takes the gate when it is free, so that no sharer comes in before its
-# window; with `timers-first`, batched, and sharers wait while any timer waits or times.
+# window.
 SHARING = "KGYM_GPU_SHARING"
-SHARING_MODES = ("serial", "reserved", "timers-first")
+SHARING_MODES = ("serial", "reserved")
 
 
 # Set to `off` in kgym-gym's environment, its fork servers leave torch's compiler stack to each

@@ -114,9 +114,8 @@ namespace {
 // the one against the other); KGYM_JUDGE_FAST_NORMALS: whether the judge's own kernel draws the
 // timed inputs' normals or torch does (kgym/harness/fast_normals.py; `off` is for measuring);
 // KGYM_GPU_SHARING: how jobs hold a GPU's lock (kgym/harness/run.py;
-// `serial`, the layout before `batched`, `reserved`, batched with a timer's early hold of the
-// gate, and `timers-first`, batched with sharers kept out while a timer waits or times, are for
-// measuring them side by side); KGYM_GPU_KEEPER: whether each GPU gets a process
+// `serial`, the layout before `batched`, and `reserved`, batched with a timer's early hold of the
+// gate, are for measuring them side by side); KGYM_GPU_KEEPER: whether each GPU gets a process
 // that holds a CUDA context for the service's lifetime (kgym/service/gpu_keeper.hpp);
 // KGYM_START_GATE: whether a GPU's jobs make their CUDA contexts one job at a time (run.py;
 // `off` is for measuring). KGYM_WINDOW_PRIORITY is the supervisor's own, not the harness': whether
@@ -135,7 +134,7 @@ void check_operator_switches(bool fork_server) {
       {"KGYM_FORKSERVER_COMPILER_IMPORTS", {"auto", "on", "off"}, true},
       {"KGYM_JUDGE_FUSED_CHECK", {"on", "off"}, false},
       {"KGYM_JUDGE_FAST_NORMALS", {"on", "off"}, false},
-      {"KGYM_GPU_SHARING", {"batched", "serial", "reserved", "timers-first"}, false},
+      {"KGYM_GPU_SHARING", {"batched", "serial", "reserved"}, false},
       {"KGYM_GPU_KEEPER", {"on", "off"}, false},
       {"KGYM_START_GATE", {"on", "off"}, false},
       {"KGYM_WINDOW_PRIORITY", {"on", "off"}, false},

@@ -41,8 +41,8 @@ constexpr double kImpossibleFraction = 0.8;
 // KGYM_JUDGE_FUSED_CHECK, the judge's: whether it checks timed outputs with its fused kernel;
 // KGYM_JUDGE_FAST_NORMALS, the judge's: whether its own kernel draws timed inputs' normals;
 // KGYM_GPU_SHARING, the judge's too: how it holds the GPU lock (batched; serial, the layout
-// before, reserved and timers-first, for measuring); KGYM_START_GATE, the judge's: whether jobs
-// make their CUDA contexts one at a time per GPU (on; off, for measuring).
+// before, and reserved, for measuring); KGYM_START_GATE, the judge's: whether jobs make their
+// CUDA contexts one at a time per GPU (on; off, for measuring).
 bool passes_environment_filter(std::string_view name) {
   static constexpr std::string_view kExact[] = {"PATH",
                                                 "LD_LIBRARY_PATH",
@@ -655,7 +655,7 @@ std::string gpu_timing_lock(std::string gpu) {
   fs::create_directories(dir, ec);
   if (ec) return {};
   const auto lock = (dir / fmt::format("gpu{}.timing.lock", gpu)).string();
-  for (const auto& path : {lock, lock + ".gate", lock + ".start", lock + ".timers"}) {
+  for (const auto& path : {lock, lock + ".gate", lock + ".start"}) {
     std::ofstream touch(path, std::ios::app);
     if (!touch) return {};
   }
@@ -724,16 +724,14 @@ json run_prepared(const CheckJob& requested, const PreparedCandidate& prepared,
     const auto& installed = interpreter_view(spec.program.executable);
     spec.view_readonly = installed.readonly;
     spec.view_hidden = installed.hidden;
-    // The GPU's timing lock, its gate, its start gate and its queue of timers (flock works on
-    // read-only descriptors); nothing else of the service's state directory. A lock made by an
-    // older kgym may have no start gate or queue: the harness then goes without them.
+    // The GPU's timing lock, its gate and its start gate (flock works on read-only
+    // descriptors); nothing else of the service's state directory. A lock made by an older
+    // kgym may have no start gate: the harness then starts without it.
     if (!job.timing_lock.empty()) {
       spec.view_readonly.push_back(job.timing_lock);
       spec.view_readonly.push_back(job.timing_lock + ".gate");
-      for (const char* beside : {".start", ".timers"}) {
-        if (fs::exists(job.timing_lock + beside))
-          spec.view_readonly.push_back(job.timing_lock + beside);
-      }
+      if (fs::exists(job.timing_lock + ".start"))
+        spec.view_readonly.push_back(job.timing_lock + ".start");
     }
   }
   spec.token = sandbox::make_report_token();

@@ -74,10 +74,6 @@ def _finding(rule: str, detail: str, severity: str = "reject") -> dict[str, Any]
 VIEW_MARKER = "/etc/kgym-job-view"
 
 
-# How jobs may hold a GPU's lock (KGYM_GPU_SHARING; Evaluation._gpu_lock).
-SHARING_LAYOUTS = ("batched", "serial", "reserved", "timers-first")
-
-
 class Evaluation:
     """Holds the state of one evaluation; each phase is a method."""
 
@@ -142,10 +138,9 @@ class Evaluation:
         # side: sharers through the gate one at a time, the runners started under the lock, and
         # the decoy check a hold of its own; or `reserved`: batched, and a job that passed its
         # correctness trials takes the gate at once if it is free (_reserve_gate), so that no
-        # sharer comes in after it and before its window; or `timers-first`: batched, and a
-        # sharer waits while any timer waits or times (_gpu_lock).
+        # sharer comes in after it and before its window.
         self.gpu_sharing = os.environ.get("KGYM_GPU_SHARING", "batched")
-        if self.gpu_sharing not in SHARING_LAYOUTS:
+        if self.gpu_sharing not in ("batched", "serial", "reserved"):
             self.gpu_sharing = "batched"  # kgym-gym refuses other values before it starts
         self.gate_reserved = False  # `reserved`: this job holds the gate for its window
         lock_path = str(job.get("timing_lock") or "")
@@ -156,15 +151,6 @@ class Evaluation:
         self.gate_fd = (
             os.open(gate, os.O_RDONLY | os.O_CLOEXEC) if lock_path and os.path.exists(gate) else -1
         )
-        # `timers-first`: the GPU's queue of timers (``.timers``, made with the lock by a kgym of
-        # the twentieth session or later; without it, batched).
-        timers = lock_path + ".timers"
-        self.timers_fd = (
-            os.open(timers, os.O_RDONLY | os.O_CLOEXEC)
-            if lock_path and self.gpu_sharing == "timers-first" and os.path.exists(timers)
-            else -1
-        )
-        self.timer_queued = False  # this job holds ``.timers`` shared: queued or timing
         # The GPU's start gate (``_start_gate``); the operator's KGYM_START_GATE=off leaves
         # every job's processes to make their CUDA contexts at once (for measuring the two).
         start = lock_path + ".start"
@@ -236,7 +222,6 @@ class Evaluation:
             yield
             return
         started = time.perf_counter()
-        self._queue_for_timers(exclusive)
         if self.gate_fd >= 0 and not (exclusive and self.gate_reserved):
             gate = fcntl.LOCK_EX if exclusive or self.gpu_sharing == "serial" else fcntl.LOCK_SH
             fcntl.flock(self.gate_fd, gate)
@@ -258,28 +243,6 @@ class Evaluation:
     def _unlock(self) -> None:
         self.lock_held = self.hold_open = False
         fcntl.flock(self.timing_lock_fd, fcntl.LOCK_UN)
-        if self.timer_queued:  # the window is over (its teardown included)
-            fcntl.flock(self.timers_fd, fcntl.LOCK_UN)
-            self.timer_queued = False
-
-    def _queue_for_timers(self, exclusive: bool) -> None:
-        """`timers-first`: a timer holds ``.timers`` shared from the moment it asks for its window
-        until the window's hold ends; a sharer first waits until no one holds it, and lets it go
-        at once. So a sharer that comes while a timer waits or times goes in after every timer
-        queued then, where `batched` lets it in before the next timer (phase-fair), and that
-        timer waits for the sharers' whole holds: 2.1-2.7 s gaps between windows in a mixed
-        batch (bench/service_gpu/results.md, twentieth session). A sharer holds ``.timers`` only
-        for the instant it takes to get it, and a timer never waits for a sharer there but that
-        instant, so neither waits on the other while holding it. Sharers wait no longer than
-        the timers queued, which come only from jobs already past their shared holds."""
-        if self.timers_fd < 0:
-            return
-        if exclusive:
-            fcntl.flock(self.timers_fd, fcntl.LOCK_SH)
-            self.timer_queued = True
-        else:
-            fcntl.flock(self.timers_fd, fcntl.LOCK_EX)
-            fcntl.flock(self.timers_fd, fcntl.LOCK_UN)
 
     @contextlib.contextmanager
     def _start_gate(self) -> Iterator[None]:
