@@ -44,7 +44,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
-from context_start import holder, median, trial  # noqa: E402
+from context_start import gpu_line, holder, median, trial  # noqa: E402
 from record import record  # noqa: E402
 
 NVML_POLLER = r"""
@@ -179,11 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--k", type=parse_k, default=dict(DEFAULT_K), help="processes per activity")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     args = p.parse_args(argv)
-    gpu = subprocess.run(
-        ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
+    gpu = gpu_line("name,driver_version")
     out: dict[str, Any] = {"gpu": gpu, "k": args.k, "conditions": {}}
     keeper = holder("keeper")  # as in the service: one context held on the GPU throughout
     try:

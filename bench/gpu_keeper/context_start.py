@@ -74,6 +74,15 @@ def holder(kind: str) -> subprocess.Popen[str] | None:
     return proc
 
 
+def gpu_line(query: str = "name,driver_version,persistence_mode") -> str:
+    """nvidia-smi's line for the GPU: the fields of ``query``."""
+    return subprocess.run(
+        ["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader"],
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+
+
 def trial(n: int, where: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
     go = where / "go"
     go.unlink(missing_ok=True)
@@ -122,11 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     args = p.parse_args(argv)
-    gpu = subprocess.run(
-        ["nvidia-smi", "--query-gpu=name,driver_version,persistence_mode", "--format=csv,noheader"],
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
+    gpu = gpu_line()
     out: dict[str, Any] = {"gpu": gpu, "holders": {}}
     with tempfile.TemporaryDirectory(prefix="kgym-ctx-") as tmp:
         for kind in args.holders.split(","):
