@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -31,9 +32,10 @@ kgym::check::CheckJob cpu_job(const std::string& candidate) {
 }
 
 // run_prepared with a launcher that stands in for the harness: it writes the `raw` lines as they
-// are, then `records` sealed with the job's token, then tells the channel's end, then exits 0.
+// are, then `records` sealed with the job's token, then tells the channel's end, then exits
+// with `exit_code` (or is killed by `signal`, when not 0).
 json run_with_channel(const std::vector<json>& records, const std::vector<std::string>& raw,
-                      std::vector<json>& given) {
+                      std::vector<json>& given, int exit_code = 0, int signal = 0) {
   const auto job = cpu_job(solution());
   auto launch = [&](const ChildSpec& spec, const LineCallback& on_line) {
     ChildOutcome out;
@@ -48,8 +50,9 @@ json run_with_channel(const std::vector<json>& records, const std::vector<std::s
       out.report += line + "\n";
     }
     if (spec.on_report_end) spec.on_report_end(out);
-    out.exited = true;
-    out.exit_code = 0;
+    out.exited = signal == 0;
+    out.exit_code = signal == 0 ? exit_code : -1;
+    out.signal = signal;
     return out;
   };
   return kgym::check::run_prepared(job, kgym::check::prepare(job), {}, launch, {},
@@ -162,4 +165,25 @@ TEST(AnswerAtReport, OnlyAChannelOfTheHarnessRecordsEndingInDoneIsAnsweredAtItsE
   r = run_with_channel({kDone}, {}, given);
   EXPECT_TRUE(given.empty());
   EXPECT_EQ(r["status"], "crashed") << r.dump();
+}
+
+TEST(AnswerAtReport, AHarnessThatFailsAfterItsAnswerKeepsTheAnswerAndIsLogged) {
+  // Its verdict was complete at the report; its teardown failed after it. The Result stays the
+  // one given, and the service's log says what happened.
+  for (const auto& [code, signal, said] :
+       {std::tuple{3, 0, "exited with code 3"}, std::tuple{-1, 9, "killed by signal 9"}}) {
+    std::vector<json> given;
+    testing::internal::CaptureStderr();
+    const json r = run_with_channel({kReport, kDone}, {}, given, code, signal);
+    const std::string log = testing::internal::GetCapturedStderr();
+    ASSERT_EQ(given.size(), 1u);
+    EXPECT_EQ(r, given[0]);
+    EXPECT_EQ(r["sandbox"]["answered_before_exit"], true);
+    EXPECT_NE(log.find("answered at its report; then its harness"), std::string::npos) << log;
+    EXPECT_NE(log.find(said), std::string::npos) << log;
+  }
+  std::vector<json> given;  // an exit 0 after the answer says nothing
+  testing::internal::CaptureStderr();
+  run_with_channel({kReport, kDone}, {}, given);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
 }

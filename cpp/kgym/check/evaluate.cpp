@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <vector>
 
@@ -61,6 +62,14 @@ bool passes_environment_filter(std::string_view name) {
     if (name.starts_with(p)) return name != "TRITON_INTERPRET" && name != "TRITON_CACHE_DIR";
   }
   return false;
+}
+
+// How a child answered at its report ended, when it did not exit 0 ("" when it did).
+std::string end_after_answer(const sandbox::ChildOutcome& outcome) {
+  if (outcome.timed_out) return "ran out of its time and was killed";
+  if (!outcome.exited) return fmt::format("was killed by signal {}", outcome.signal);
+  if (outcome.exit_code != 0) return fmt::format("exited with code {}", outcome.exit_code);
+  return {};
 }
 
 void write_file(const fs::path& path, const std::string& data) {
@@ -812,7 +821,15 @@ json run_prepared(const CheckJob& requested, const PreparedCandidate& prepared,
   }
   const auto outcome = launch ? launch(spec, on_line) : sandbox::run_child(spec, on_line);
   window_priority.lower();
-  if (answered) return *answered;  // what the caller was given; the child has ended since
+  if (answered) {
+    // What the child did after its answer cannot change the Result, but its end is the teardown
+    // (runners, arenas, the GPU hold): a crash or a time-out there is the operator's to see.
+    if (const auto end = end_after_answer(outcome); !end.empty()) {
+      std::cerr << fmt::format("kgym: {} was answered at its report; then its harness {}\n",
+                               job.task_id, end);
+    }
+    return *answered;  // what the caller was given; the child has ended since
+  }
   return result_of(outcome);
 }
 
