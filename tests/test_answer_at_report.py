@@ -50,6 +50,8 @@ def test_verdicts_are_answered_at_the_report(tmp_path: Path, standby: str) -> No
             time.sleep(0.1)
         else:
             raise AssertionError("the last job's child did not end")
+        metrics = call(gym.url + "/metrics")[1]
+        assert "kgym_jobs_ending 0" in str(metrics), metrics  # the same count, for Prometheus
     assert [r["status"] for r in results] == ["ok", "incorrect", "ok"], results
     for r in results:
         sandbox = r["sandbox"]

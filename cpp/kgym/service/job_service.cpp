@@ -57,6 +57,8 @@ const std::map<std::string, std::pair<std::string, std::string>> kHelp = {
      {"measured reference medians compared with the stored one, by whether they drifted", ""}},
     {"kgym_queue_depth", {"jobs waiting for a worker", ""}},
     {"kgym_jobs_running", {"jobs being evaluated", ""}},
+    {"kgym_jobs_ending",
+     {"jobs answered at the judge's report whose slot is still ending them (the teardown)", ""}},
     {"kgym_jobs", {"jobs in the store, by status", ""}},
     {"kgym_phase_seconds", {"wall time of evaluation phases, measured by the supervisor", ""}},
     {"kgym_queue_wait_seconds", {"time from acceptance to the start of evaluation", ""}},
@@ -647,6 +649,7 @@ std::string JobService::metrics_text() const {
     std::lock_guard lock(mu_);
     m.set_gauge("kgym_queue_depth", "", static_cast<double>(live_.size() - running_));
     m.set_gauge("kgym_jobs_running", "", static_cast<double>(running_));
+    m.set_gauge("kgym_jobs_ending", "", static_cast<double>(ending_.size()));
   }
   for (const auto& [status, n] : store_.counts_by_status()) {
     m.set_gauge("kgym_jobs", fmt::format("status=\"{}\"", status), static_cast<double>(n));
