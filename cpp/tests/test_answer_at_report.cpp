@@ -3,6 +3,7 @@
 // the harness' sealed records, is answered at the exit as before.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -35,8 +36,10 @@ kgym::check::CheckJob cpu_job(const std::string& candidate) {
 // are, then `records` sealed with the job's token, then tells the channel's end, then exits
 // with `exit_code` (or is killed by `signal`, when not 0).
 json run_with_channel(const std::vector<json>& records, const std::vector<std::string>& raw,
-                      std::vector<json>& given, int exit_code = 0, int signal = 0) {
-  const auto job = cpu_job(solution());
+                      std::vector<json>& given, int exit_code = 0, int signal = 0,
+                      const std::string& task_id = "") {
+  auto job = cpu_job(solution());
+  if (!task_id.empty()) job.task_id = task_id;
   auto launch = [&](const ChildSpec& spec, const LineCallback& on_line) {
     ChildOutcome out;
     out.started = true;
@@ -186,4 +189,10 @@ TEST(AnswerAtReport, AHarnessThatFailsAfterItsAnswerKeepsTheAnswerAndIsLogged) {
   testing::internal::CaptureStderr();
   run_with_channel({kReport, kDone}, {}, given);
   EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  // A client's task name cannot forge a line of the log.
+  testing::internal::CaptureStderr();
+  run_with_channel({kReport, kDone}, {}, given, 3, 0, "inline:x\nkgym: forged");
+  const std::string log = testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find("inline:x?kgym: forged was answered"), std::string::npos) << log;
+  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
 }

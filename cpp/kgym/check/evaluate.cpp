@@ -64,6 +64,15 @@ bool passes_environment_filter(std::string_view name) {
   return false;
 }
 
+// A client's text for a log line: control characters (a forged line's newline) become '?'.
+std::string printable(std::string text, std::size_t limit = 200) {
+  if (text.size() > limit) text.resize(limit);
+  for (char& c : text) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  return text;
+}
+
 // How a child answered at its report ended, when it did not exit 0 ("" when it did).
 std::string end_after_answer(const sandbox::ChildOutcome& outcome) {
   if (outcome.timed_out) return "ran out of its time and was killed";
@@ -826,7 +835,7 @@ json run_prepared(const CheckJob& requested, const PreparedCandidate& prepared,
     // (runners, arenas, the GPU hold): a crash or a time-out there is the operator's to see.
     if (const auto end = end_after_answer(outcome); !end.empty()) {
       std::cerr << fmt::format("kgym: {} was answered at its report; then its harness {}\n",
-                               job.task_id, end);
+                               printable(job.task_id), end);
     }
     return *answered;  // what the caller was given; the child has ended since
   }
