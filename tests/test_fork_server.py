@@ -32,13 +32,17 @@ PASSED_PREFIXES = ("CUDA_", "NVIDIA_", "TRITON_", "CUBLAS_")
 
 
 def base_environment() -> list[tuple[str, str]]:
-    """The machine's GPU and toolchain variables, as check::evaluate passes them on."""
-    return [
+    """The machine's GPU and toolchain variables, as check::evaluate passes them on (with its one
+    CUDA hardware queue a context, unless the operator set another)."""
+    env = [
         (k, v)
         for k, v in os.environ.items()
         if (k in PASSED_THROUGH or k.startswith(PASSED_PREFIXES))
         and k not in ("TRITON_INTERPRET", "TRITON_CACHE_DIR")
     ]
+    if "CUDA_DEVICE_MAX_CONNECTIONS" not in os.environ:
+        env.append(("CUDA_DEVICE_MAX_CONNECTIONS", "1"))
+    return env
 
 
 def started_server(*extra_env: tuple[str, str]) -> Iterator[Any]:

@@ -34,12 +34,17 @@ kgym::check::CheckJob cpu_job(const std::string& candidate) {
 
 // run_prepared with a launcher that stands in for the harness: it writes the `raw` lines as they
 // are, then `records` sealed with the job's token, then tells the channel's end, then exits
-// with `exit_code` (or is killed by `signal`, when not 0).
+// with `exit.code` (or is killed by `exit.signal`, when not 0). The answer's callback takes the
+// Result when `exit.take`; `exit.ended` gets how the child ended after an answer.
+struct Exit {
+  int code = 0;
+  int signal = 0;
+  bool take = true;
+  std::string* ended = nullptr;
+};
 json run_with_channel(const std::vector<json>& records, const std::vector<std::string>& raw,
-                      std::vector<json>& given, int exit_code = 0, int signal = 0,
-                      const std::string& task_id = "") {
-  auto job = cpu_job(solution());
-  if (!task_id.empty()) job.task_id = task_id;
+                      std::vector<json>& given, const Exit& exit = {}) {
+  const auto job = cpu_job(solution());
   auto launch = [&](const ChildSpec& spec, const LineCallback& on_line) {
     ChildOutcome out;
     out.started = true;
@@ -53,16 +58,18 @@ json run_with_channel(const std::vector<json>& records, const std::vector<std::s
       out.report += line + "\n";
     }
     if (spec.on_report_end) spec.on_report_end(out);
-    out.exited = signal == 0;
-    out.exit_code = signal == 0 ? exit_code : -1;
-    out.signal = signal;
+    out.exited = exit.signal == 0;
+    out.exit_code = exit.signal == 0 ? exit.code : -1;
+    out.signal = exit.signal;
     return out;
   };
-  return kgym::check::run_prepared(job, kgym::check::prepare(job), {}, launch, {},
-                                   [&](const json& r) {
-                                     given.push_back(r);
-                                     return true;
-                                   });
+  return kgym::check::run_prepared(
+      job, kgym::check::prepare(job), {}, launch, {},
+      [&](const json& r) {
+        given.push_back(r);
+        return exit.take;
+      },
+      exit.ended);
 }
 
 const json kReport = {{"type", "report"}, {"status", "ok"}, {"compiled", true}, {"correct", true}};
@@ -170,29 +177,35 @@ TEST(AnswerAtReport, OnlyAChannelOfTheHarnessRecordsEndingInDoneIsAnsweredAtItsE
   EXPECT_EQ(r["status"], "crashed") << r.dump();
 }
 
-TEST(AnswerAtReport, AHarnessThatFailsAfterItsAnswerKeepsTheAnswerAndIsLogged) {
+TEST(AnswerAtReport, AHarnessThatFailsAfterItsAnswerKeepsTheAnswerAndSaysHowItEnded) {
   // Its verdict was complete at the report; its teardown failed after it. The Result stays the
-  // one given, and the service's log says what happened.
+  // one given, and the caller learns how the child ended (the service logs it).
   for (const auto& [code, signal, said] :
-       {std::tuple{3, 0, "exited with code 3"}, std::tuple{-1, 9, "killed by signal 9"}}) {
+       {std::tuple{3, 0, "exited with code 3"}, std::tuple{-1, 9, "was killed by SIGKILL"},
+        std::tuple{kgym::check::kTeardownFailedExit, 0, "its teardown failed"}}) {
     std::vector<json> given;
-    testing::internal::CaptureStderr();
-    const json r = run_with_channel({kReport, kDone}, {}, given, code, signal);
-    const std::string log = testing::internal::GetCapturedStderr();
+    std::string ended;
+    const json r = run_with_channel({kReport, kDone}, {}, given, {code, signal, true, &ended});
     ASSERT_EQ(given.size(), 1u);
     EXPECT_EQ(r, given[0]);
     EXPECT_EQ(r["sandbox"]["answered_before_exit"], true);
-    EXPECT_NE(log.find("answered at its report; then its harness"), std::string::npos) << log;
-    EXPECT_NE(log.find(said), std::string::npos) << log;
+    EXPECT_NE(ended.find(said), std::string::npos) << ended;
   }
-  std::vector<json> given;  // an exit 0 after the answer says nothing
-  testing::internal::CaptureStderr();
-  run_with_channel({kReport, kDone}, {}, given);
-  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
-  // A client's task name cannot forge a line of the log.
-  testing::internal::CaptureStderr();
-  run_with_channel({kReport, kDone}, {}, given, 3, 0, "inline:x\nkgym: forged");
-  const std::string log = testing::internal::GetCapturedStderr();
-  EXPECT_NE(log.find("inline:x?kgym: forged was answered"), std::string::npos) << log;
-  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
+  std::vector<json> given;  // an exit 0 after the answer: nothing to say
+  std::string ended = "unset";
+  run_with_channel({kReport, kDone}, {}, given, {0, 0, true, &ended});
+  EXPECT_EQ(ended, "");
+}
+
+TEST(AnswerAtReport, AFailedTeardownAfterACompleteReportIsNotACrashAtTheExitEither) {
+  // Answered at the exit (the caller declines the early Result, as a pool worker's answer or
+  // KGYM_ANSWER_AT_REPORT=off does): the same verdict as at the report, with the exit code
+  // kept; the same code without `done` after the report is a crash.
+  std::vector<json> given;
+  const Exit declined{kgym::check::kTeardownFailedExit, 0, false, nullptr};
+  const json r = run_with_channel({kReport, kDone}, {}, given, declined);
+  EXPECT_EQ(r["status"], "ok") << r.dump();
+  EXPECT_EQ(r["sandbox"]["exit_code"], kgym::check::kTeardownFailedExit);
+  const json cut = run_with_channel({kReport}, {}, given, declined);
+  EXPECT_EQ(cut["status"], "crashed") << cut.dump();
 }

@@ -6,8 +6,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "harness_jobs.hpp"
 
@@ -90,11 +92,17 @@ TEST(ForkServer, JobsGetOneCudaQueueUnlessTheOperatorSetsIt) {
       if (key == "CUDA_DEVICE_MAX_CONNECTIONS") found.push_back(v);
     return found;
   };
+  const char* before = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+  const std::string kept = before != nullptr ? before : "";
   ::unsetenv("CUDA_DEVICE_MAX_CONNECTIONS");
   EXPECT_EQ(value(), std::vector<std::string>{"1"});
   ::setenv("CUDA_DEVICE_MAX_CONNECTIONS", "8", 1);
   EXPECT_EQ(value(), std::vector<std::string>{"8"});  // the operator's, and only it
-  ::unsetenv("CUDA_DEVICE_MAX_CONNECTIONS");
+  if (before != nullptr) {
+    ::setenv("CUDA_DEVICE_MAX_CONNECTIONS", kept.c_str(), 1);
+  } else {
+    ::unsetenv("CUDA_DEVICE_MAX_CONNECTIONS");
+  }
 }
 
 TEST(ForkServer, ServerThatCannotStartIsAStartError) {

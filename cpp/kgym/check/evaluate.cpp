@@ -9,7 +9,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iostream>
 #include <sstream>
 #include <vector>
 
@@ -64,20 +63,16 @@ bool passes_environment_filter(std::string_view name) {
   return false;
 }
 
-// A client's text for a log line: control characters (a forged line's newline) become '?'.
-std::string printable(std::string text, std::size_t limit = 200) {
-  if (text.size() > limit) text.resize(limit);
-  for (char& c : text) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  }
-  return text;
-}
-
 // How a child answered at its report ended, when it did not exit 0 ("" when it did).
 std::string end_after_answer(const sandbox::ChildOutcome& outcome) {
   if (outcome.timed_out) return "ran out of its time and was killed";
-  if (!outcome.exited) return fmt::format("was killed by signal {}", outcome.signal);
-  if (outcome.exit_code != 0) return fmt::format("exited with code {}", outcome.exit_code);
+  if (outcome.exited && outcome.exit_code == kTeardownFailedExit) {
+    return fmt::format("exited with code {}: its teardown failed", outcome.exit_code);
+  }
+  if (outcome.exited && outcome.exit_code != 0) {
+    return fmt::format("exited with code {}", outcome.exit_code);
+  }
+  if (!outcome.exited) return fmt::format("was killed by {}", sandbox::signal_name(outcome.signal));
   return {};
 }
 
@@ -381,7 +376,8 @@ std::vector<std::pair<std::string, std::string>> child_environment(const CheckJo
   // GPU, and beside a timing window (another job's) three contexts took 1.05 s with the
   // driver's default of 8 against 0.41 s with 1, alone 0.38 against 0.17 s, and their ends
   // 0.18 against 0.07 s (bench/gpu_keeper/results-beside.md). Candidates gain nothing from more
-  // queues: the screen refuses their streams, and one stream's work uses one queue.
+  // queues: the screen refuses their streams, and one stream's work uses one queue (with the
+  // screen off, a candidate's own side streams share the queue: only it is slower for that).
   const bool operator_connections = std::ranges::any_of(
       env, [](const auto& kv) { return kv.first == "CUDA_DEVICE_MAX_CONNECTIONS"; });
   if (!operator_connections) env.emplace_back("CUDA_DEVICE_MAX_CONNECTIONS", "1");
@@ -548,8 +544,12 @@ json assemble_result(const CheckJob& job, const sandbox::ChildOutcome& outcome,
                               "the child flooded the report channel and was killed");
     return r;
   }
+  // A failed teardown after a complete report (kTeardownFailedExit) leaves the verdict whole,
+  // whether the Result was answered at the report or at the exit.
   const bool clean_exit =
-      outcome.answered_before_exit || (outcome.exited && outcome.exit_code == 0);
+      outcome.answered_before_exit ||
+      (outcome.exited && (outcome.exit_code == 0 ||
+                          (outcome.exit_code == kTeardownFailedExit && channel.complete())));
   if (!clean_exit || report.is_null()) {
     r["status"] = "crashed";
     std::string how = outcome.signal != 0
@@ -682,8 +682,8 @@ std::string gpu_timing_lock(std::string gpu) {
 
 json run_prepared(const CheckJob& requested, const PreparedCandidate& prepared,
                   const PhaseCallback& on_phase, const Launcher& launch,
-                  const std::function<void(int pgid)>& on_started,
-                  const ResultCallback& on_answer) {
+                  const std::function<void(int pgid)>& on_started, const ResultCallback& on_answer,
+                  std::string* ended_after_answer) {
   if (prepared.settled) return *prepared.settled;
   CheckJob job = requested;
   if (job.timing_lock.empty()) job.timing_lock = default_timing_lock(job);
@@ -833,10 +833,7 @@ json run_prepared(const CheckJob& requested, const PreparedCandidate& prepared,
   if (answered) {
     // What the child did after its answer cannot change the Result, but its end is the teardown
     // (runners, arenas, the GPU hold): a crash or a time-out there is the operator's to see.
-    if (const auto end = end_after_answer(outcome); !end.empty()) {
-      std::cerr << fmt::format("kgym: {} was answered at its report; then its harness {}\n",
-                               printable(job.task_id), end);
-    }
+    if (ended_after_answer != nullptr) *ended_after_answer = end_after_answer(outcome);
     return *answered;  // what the caller was given; the child has ended since
   }
   return result_of(outcome);

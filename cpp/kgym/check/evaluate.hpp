@@ -55,11 +55,19 @@ PreparedCandidate prepare(const CheckJob& job);
 // and returns the Result made from it, as without the callback.
 using ResultCallback = std::function<bool(const nlohmann::json& result)>;
 
+// The harness' exit code when its teardown after a complete report failed (harness/__main__.py):
+// its verdict was complete, so the Result is the report's, as when it was answered at the report.
+inline constexpr int kTeardownFailedExit = 70;
+
 // `job` may differ from the one prepared only in where it runs (devices, threads, locks).
+// `ended_after_answer`, when given and the Result was taken by `on_answer`, is set to how the
+// child ended after it when that was not an exit 0 (a failed teardown, a crash, a time-out, a
+// kill), else left empty: the Result cannot change any more, the operator's log can say so.
 nlohmann::json run_prepared(const CheckJob& job, const PreparedCandidate& prepared,
                             const PhaseCallback& on_phase = {}, const Launcher& launch = {},
                             const std::function<void(int pgid)>& on_started = {},
-                            const ResultCallback& on_answer = {});
+                            const ResultCallback& on_answer = {},
+                            std::string* ended_after_answer = nullptr);
 
 // prepare() then run_prepared().
 nlohmann::json evaluate(const CheckJob& job, const PhaseCallback& on_phase = {},
@@ -72,7 +80,8 @@ nlohmann::json evaluate(const CheckJob& job, const PhaseCallback& on_phase = {},
 nlohmann::json harness_job(const CheckJob& job);
 
 // The environment a job child gets (the machine's GPU and toolchain variables, everything else
-// scrubbed), with `home` as HOME, TMPDIR and the default Triton cache. A fork server that serves
+// scrubbed; CUDA_DEVICE_MAX_CONNECTIONS=1 unless the operator set it), with `home` as HOME,
+// TMPDIR and the default Triton cache. A fork server that serves
 // this job's device is started with it: the imports it makes are those of the job child.
 std::vector<std::pair<std::string, std::string>> child_environment(const CheckJob& job,
                                                                    const std::string& home);

@@ -130,7 +130,7 @@ void PoolWorker::handle(std::size_t index, StreamQueue& queue, const Delivery& d
                       d.deliveries - 1));
     }
     if (queue.cancel_requested(d.job_id)) {
-      outcome = {"cancelled", nullptr, nullptr};
+      outcome = service::unfinished("cancelled", nullptr);
     } else {
       const auto device = message.value("device", std::string());
       if (device != config_.device) {
@@ -159,7 +159,7 @@ void PoolWorker::handle(std::size_t index, StreamQueue& queue, const Delivery& d
                                           });
     }
   } catch (const service::ApiError& e) {
-    outcome = {"failed", nullptr, service::error_json(e.code, e.what())};
+    outcome = service::unfinished("failed", service::error_json(e.code, e.what()));
   } catch (const RedisUnavailable& e) {
     // Redis failing before the job ran: the entry stays pending and is taken again once the
     // lease runs out; nothing is answered from here.
@@ -175,9 +175,9 @@ void PoolWorker::handle(std::size_t index, StreamQueue& queue, const Delivery& d
   } catch (const std::exception& e) {
     // Anything else is this job's problem, not the pool's: it ends with a clear error rather
     // than being handed to the next worker to fail the same way.
-    outcome = {"failed", nullptr,
-               service::error_json("internal",
-                                   fmt::format("the worker could not run the job: {}", e.what()))};
+    outcome = service::unfinished(
+        "failed", service::error_json(
+                      "internal", fmt::format("the worker could not run the job: {}", e.what())));
   }
   bool lost;
   {

@@ -10,6 +10,14 @@ nlohmann::json error_json(const std::string& code, const std::string& message) {
   return {{"code", code}, {"message", message}};
 }
 
+EvalOutcome unfinished(std::string status, nlohmann::json error) {
+  EvalOutcome out;
+  out.status = std::move(status);
+  out.result = nullptr;
+  out.error = std::move(error);
+  return out;
+}
+
 EvalOutcome evaluate_on_slot(const WorkerSlot& slot, check::CheckJob job,
                              const std::optional<check::PreparedCandidate>& prepared,
                              const check::Launcher& launcher,
@@ -27,12 +35,16 @@ EvalOutcome evaluate_on_slot(const WorkerSlot& slot, check::CheckJob job,
     if (on_answer) {
       early = [&](const nlohmann::json& result) {
         if (doubtful_failure(result)) return false;  // it runs again: the exit decides first
-        on_answer(EvalOutcome{"done", result, nullptr, true});
+        EvalOutcome given;
+        given.result = result;
+        given.answered = true;
+        on_answer(given);
         out.answered = true;
         return true;
       };
     }
-    out.result = check::run_prepared(job, ready, {}, launcher, on_started, early);
+    out.result =
+        check::run_prepared(job, ready, {}, launcher, on_started, early, &out.ended_after_answer);
     if (out.answered) return out;
     if (doubtful_failure(out.result)) {
       // Not the candidate's failure, and often a passing one: the GPU out of memory while other

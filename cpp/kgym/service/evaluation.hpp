@@ -21,6 +21,8 @@ struct EvalOutcome {
   nlohmann::json result;        // the Result, or null when failed
   nlohmann::json error;         // {"code", "message"} when failed, else null
   bool answered = false;        // given to on_answer already (then `result` is that Result)
+  // When answered: how the child ended after the answer, if not with an exit 0 (else empty).
+  std::string ended_after_answer;
 };
 
 // `prepared` is the request's preparation when the caller has it (else it is made here).
@@ -34,5 +36,8 @@ EvalOutcome evaluate_on_slot(const WorkerSlot& slot, check::CheckJob job,
                              const std::function<void(const EvalOutcome&)>& on_answer = {});
 
 nlohmann::json error_json(const std::string& code, const std::string& message);
+
+// An outcome without a Result: `status` failed (with its error) or cancelled.
+EvalOutcome unfinished(std::string status, nlohmann::json error);
 
 }  // namespace kgym::service

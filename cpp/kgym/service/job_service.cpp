@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iostream>
 #include <random>
 #include <set>
 
@@ -528,6 +529,12 @@ void JobService::run_one(std::size_t index, const std::shared_ptr<Live>& live,
   if (outcome.answered) {
     std::lock_guard lock(mu_);
     ending_.erase(live->pgid);
+    // The Result stands; what failed is the job's teardown (a stop's kill is not a failure).
+    if (!outcome.ended_after_answer.empty() && !stopping_) {
+      std::cerr << fmt::format(
+          "kgym-gym: {}: job {} was answered at the judge's report; then its harness {}\n",
+          slot.label, live->stored.id, outcome.ended_after_answer);
+    }
     return;
   }
   {

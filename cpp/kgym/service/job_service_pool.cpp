@@ -154,9 +154,9 @@ void JobService::on_pool_event(const PoolEvent& event) {
   outcome.result = d.contains("result") ? d["result"] : json(nullptr);
   outcome.error = d.contains("error") ? d["error"] : json(nullptr);
   if (outcome.status != "done" && outcome.status != "failed" && outcome.status != "cancelled") {
-    outcome = {"failed", nullptr,
-               error_json("internal", fmt::format("a pool worker answered the unknown status '{}'",
-                                                  outcome.status))};
+    outcome = unfinished("failed", error_json("internal", fmt::format("a pool worker answered the "
+                                                                      "unknown status '{}'",
+                                                                      outcome.status)));
   }
   if (outcome.status == "cancelled") {
     std::lock_guard lock(mu_);

@@ -8,6 +8,10 @@ import sys
 import traceback
 from pathlib import Path
 
+# The exit code of a harness whose teardown failed after its complete report (the runners, the
+# arenas, the GPU hold): cpp/kgym/check/evaluate.hpp's kTeardownFailedExit.
+TEARDOWN_FAILED_EXIT = 70
+
 
 def gpu_visible() -> bool:
     """An NVIDIA device node exists and CUDA_VISIBLE_DEVICES does not hide every GPU (asked
@@ -95,6 +99,7 @@ def main(argv: list[str]) -> int:
     # A standby that failed: before its job came (it waits for it: the failure is the job's, as
     # in a fresh child), or once it came, before it took the job's file.
     channel = channel or (evaluation.channel if evaluation else None) or job_channel()
+    exit_code = 0
     try:
         channel.send(report)
         channel.phase("done")
@@ -107,10 +112,13 @@ def main(argv: list[str]) -> int:
                 evaluation.close()
             except BaseException:  # noqa: BLE001 - the process exits next, ending the rest
                 traceback.print_exc()
+                # The verdict stands (the supervisor reads this code so), and its log says the
+                # teardown failed (check::kTeardownFailedExit).
+                exit_code = TEARDOWN_FAILED_EXIT
     sys.stdout.flush()
     sys.stderr.flush()
     # Skip interpreter shutdown: no atexit handler or finaliser of the candidate runs after this.
-    os._exit(0)
+    os._exit(exit_code)
 
 
 if __name__ == "__main__":
