@@ -2,7 +2,7 @@
 runners) make their contexts at once, with the service's keeper holding one, alone and beside one
 kind of background activity at a time, each what a service's other jobs do meanwhile.
 
-In a mixed batch through the service a job's contexts took 0.7-2.5 s (1.2 s median) where the
+In a mixed batch through the service a job's contexts took 0.32-2.5 s (1.2 s median) where the
 same job alone took 0.32 s, and the start gate, which lets one job at a time make them, was busy
 for 30 of the batch's 46 s (bench/service_gpu/results.md, twentieth session). The activities:
 
@@ -20,7 +20,7 @@ the last of the three ready, what a job's start gate waits for. A condition
 ``ACTIVITY@NAME=VALUE`` runs the three with NAME=VALUE in their environment (``window@
 CUDA_DEVICE_MAX_CONNECTIONS=1``). The window loop keeps each batch's time, and the batches that
 overlapped a trial's contexts are set against the others: what other jobs' contexts cost a
-timing window.
+timing window. The activities' processes and the keeper keep the driver's default queues.
 
     python bench/gpu_keeper/context_beside.py [--trials 5] [--conditions alone,nvml,cpu,window,churn]
         [--k nvml=15,cpu=16,churn=2] [--json]
@@ -188,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
                 # ACTIVITY[@NAME=VALUE]: the three processes with NAME=VALUE in their environment
                 kind, _, setting = condition.partition("@")
                 env = dict([setting.split("=", 1)]) if setting else None
-                dump = Path(tmp) / f"{kind}-batches.json"
+                dump = Path(tmp) / f"batches-{len(out['conditions'])}.json"  # one a condition
                 procs = start_activity(kind, args.k.get(kind, 0), dump)
                 time.sleep(1.0)
                 rows = []

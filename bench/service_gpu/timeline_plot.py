@@ -16,8 +16,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-# The supervisor's phases before the window, in order (run.py's PHASES_BEFORE_TIMING).
-BEFORE_WINDOW = ("startup", "load", "init", "compile", "correctness", "decoy")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from run import PHASES_BEFORE_TIMING  # noqa: E402 - the supervisor's phases before the window
+
 # A job's stretches from its start, in the harness' order inside `load` (Evaluation.start_runners).
 BEFORE_CONTEXT = ("prepare", "runners", "start_gate", "confine")
 COLOURS = {
@@ -29,34 +30,41 @@ COLOURS = {
 }
 
 
-def job_spans(row: dict[str, Any], origin: float) -> list[tuple[str, float, float]]:
-    """(kind, start, length) in seconds from ``origin`` for one job's row."""
+def job_start(row: dict[str, Any]) -> float | None:
+    """When a job began on the clock of `finished_at`: its end less its `total`."""
     durations = (row.get("result") or {}).get("durations_ms") or {}
     if "total" not in durations or row.get("finished_at") is None:
+        return None
+    return float(row["finished_at"]) - float(durations["total"]) / 1e3
+
+
+def job_spans(row: dict[str, Any], origin: float) -> list[tuple[str, float, float]]:
+    """(kind, start, length) in seconds from ``origin`` for one job's row."""
+    start = job_start(row)
+    if start is None:
         return []
+    durations = row["result"]["durations_ms"]
     ms = {key: float(value) for key, value in durations.items() if isinstance(value, int | float)}
-    began = float(row["finished_at"]) - ms["total"] / 1e3 - origin
-    gate_at = began + (ms.get("startup", 0.0) + ms.get("harness_load_prepare", 0.0)) / 1e3
+    began = start - origin
+    gate_at = began + sum(ms.get(k, 0.0) for k in ("startup", "harness_load_prepare")) / 1e3
     gate_at += ms.get("harness_load_runners", 0.0) / 1e3
     context_at = began + sum(ms.get("harness_load_" + k, 0.0) for k in BEFORE_CONTEXT) / 1e3
     context_at += ms.get("startup", 0.0) / 1e3
+    contexts_done = context_at + ms.get("harness_load_context", 0.0) / 1e3
     spans = [
         ("start gate wait", gate_at, ms.get("harness_load_start_gate", 0.0) / 1e3),
-        ("contexts", context_at, ms.get("harness_load_context", 0.0) / 1e3),
+        ("contexts", context_at, contexts_done - context_at),
     ]
-    window_opened = began + sum(ms.get(p, 0.0) for p in BEFORE_WINDOW) / 1e3
+    shared_until = began + ms["total"] / 1e3  # a job that is not timed: to its end
     if "timing" in ms:
+        opened = began + sum(ms.get(p, 0.0) for p in PHASES_BEFORE_TIMING) / 1e3
         waited = ms.get("harness_timing_lock_wait", 0.0) / 1e3
-        first = context_at + ms.get("harness_load_context", 0.0) / 1e3
-        spans.append(("load to decoy (its lock waits too)", first, window_opened - waited - first))
-        spans.append(("wait for the window", window_opened - waited, waited))
-        length = (ms["timing"] + ms.get("profile", 0.0)) / 1e3
-        spans.append(("timing window", window_opened, length))
-    else:
-        first = context_at + ms.get("harness_load_context", 0.0) / 1e3
-        spans.append(
-            ("load to decoy (its lock waits too)", first, began + ms["total"] / 1e3 - first)
-        )
+        shared_until = opened - waited
+        spans.append(("wait for the window", shared_until, waited))
+        spans.append(("timing window", opened, (ms["timing"] + ms.get("profile", 0.0)) / 1e3))
+    spans.append(
+        ("load to decoy (its lock waits too)", contexts_done, shared_until - contexts_done)
+    )
     return [s for s in spans if s[2] > 0]
 
 
@@ -70,15 +78,9 @@ def runs_of(throughput: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
 def figures(throughput: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"baseline_wall_s": throughput["baseline"]["wall_s"], "runs": {}}
     for name, rows in runs_of(throughput).items():
-        starts = [
-            float(r["finished_at"]) - r["result"]["durations_ms"]["total"] / 1e3
-            for r in rows
-            if r.get("finished_at") is not None
-            and "total" in (r.get("result") or {}).get("durations_ms", {})
-        ]
-        origin = min(starts)
-        jobs = sorted((job_spans(r, origin) for r in rows), key=lambda s: s[0][1] if s else 0.0)
-        out["runs"][name] = [j for j in jobs if j]
+        started = sorted((s, i) for i, r in enumerate(rows) if (s := job_start(r)) is not None)
+        origin = started[0][0]
+        out["runs"][name] = [job_spans(rows[i], origin) for _, i in started]
     return out
 
 
