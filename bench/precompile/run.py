@@ -1,0 +1,236 @@
+"""Does a Triton cache made on a machine without a GPU serve a GPU's first call? A step towards
+compiling a candidate's kernels before its job holds the GPU (docs/scale.md, twentieth session):
+the candidate's compilation is its first call, inside the shared hold, and in a mixed batch
+those holds are the gaps between timing windows.
+
+``make`` (any machine, no GPU needed): for each built-in solution, runs its forward on CPU
+tensors of the task's inputs with Triton's launches made compile-only (a stand-in driver with
+the CUDA target ``--arch``, no device), into ``DIR/<task>``. ``use`` (on the GPU): for each
+solution, in a fresh process, times the first call on the GPU with a copy of ``DIR/<task>`` as
+its Triton cache and with an empty one, and counts the entries each run added (none: every
+kernel came from the cache).
+
+    python bench/precompile/run.py make DIR [--arch 90] [--json]
+    python bench/precompile/run.py use DIR [--json]
+
+Each writes results-MODE.json and appends a section to results.md beside this file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import importlib.util
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+TASKS = ROOT / "tasks"
+sys.path.insert(0, str(HERE.parent))
+from record import record  # noqa: E402
+
+
+def load(path: Path, name: str) -> Any:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def compile_only(arch: int) -> None:
+    """Triton in this process compiles for CUDA ``arch`` and launches nothing: a stand-in for
+    its CUDA driver (no device), every launch a warm-up, an autotuner's configs each compiled."""
+    import torch
+    from triton.backends.compiler import GPUTarget
+    from triton.runtime import driver
+    from triton.runtime.autotuner import Autotuner
+    from triton.runtime.jit import JITFunction
+
+    class NoDevice:
+        backend = "cuda"
+
+        def is_active(self) -> bool:
+            return True
+
+        def get_current_device(self) -> int:
+            return 0
+
+        def get_current_stream(self, device: int | None = None) -> int:
+            return 0
+
+        def get_current_target(self) -> GPUTarget:
+            return GPUTarget("cuda", arch, 32)
+
+        def get_active_torch_device(self) -> torch.device:
+            return torch.device("cpu")
+
+        def get_device_interface(self) -> Any:
+            return torch.cuda
+
+        def get_benchmarker(self) -> Any:
+            raise RuntimeError("no GPU here: compile only")
+
+    driver.set_active(NoDevice())
+    run = JITFunction.run
+
+    def warm_up(self: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
+        return run(self, *args, grid=grid, warmup=True, **kwargs)
+
+    def every_config(self: Any, *args: Any, **kwargs: Any) -> None:
+        for config in self.configs:
+            self.fn.run(*args, grid=(1,), warmup=True, **{**kwargs, **config.all_kwargs()})
+
+    JITFunction.run = warm_up  # type: ignore[method-assign]
+    Autotuner.run = every_config  # type: ignore[method-assign]
+
+
+def solutions() -> list[str]:
+    return sorted(p.stem for p in (TASKS / "solutions").glob("*.py"))
+
+
+def first_call(task_id: str, device: str) -> None:
+    """The solution's model built and called once on ``device`` (in this process)."""
+    import torch
+
+    task = load(TASKS / f"{task_id}.py", f"task_{task_id}")
+    candidate = load(TASKS / "solutions" / f"{task_id}.py", f"candidate_{task_id}")
+    torch.manual_seed(0)
+    model = candidate.ModelNew(*task.get_init_inputs()).to(device)
+    inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in task.get_inputs()]
+    with torch.no_grad():
+        model(*inputs)
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+def entries(cache: Path) -> int:
+    return len(list(cache.iterdir())) if cache.is_dir() else 0
+
+
+def make(out: Path, arch: int, log: Any) -> dict[str, Any]:
+    compile_only(arch)
+    rows = {}
+    for task_id in solutions():
+        cache = out / task_id
+        cache.mkdir(parents=True, exist_ok=True)
+        os.environ["TRITON_CACHE_DIR"] = str(cache)  # Triton reads it at every use
+        began = time.perf_counter()
+        try:
+            first_call(task_id, "cpu")
+            error = None
+        except Exception as exc:  # noqa: BLE001 - a solution this cannot serve is a row
+            error = f"{type(exc).__name__}: {str(exc)[:200]}"
+        rows[task_id] = {
+            "seconds": round(time.perf_counter() - began, 3),
+            "entries": entries(cache),
+            "error": error,
+        }
+        print(f"make {task_id}: {rows[task_id]}", file=log, flush=True)
+    return {"arch": arch, "solutions": rows}
+
+
+CHILD = """
+import os, sys, time
+sys.path.insert(0, {here!r})
+import run
+t = time.perf_counter()
+run.first_call({task!r}, "cuda")
+print(time.perf_counter() - t)
+"""
+
+
+def timed_first_call(task_id: str, cache: Path) -> dict[str, Any]:
+    before = entries(cache)
+    env = {**os.environ, "TRITON_CACHE_DIR": str(cache)}
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD.format(here=str(HERE), task=task_id)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if done.returncode != 0:
+        return {"error": done.stderr.strip().splitlines()[-1:] or ["failed"]}
+    return {
+        "first_call_s": round(float(done.stdout.strip().splitlines()[-1]), 3),
+        "entries_added": entries(cache) - before,
+    }
+
+
+def use(made: Path, log: Any) -> dict[str, Any]:
+    rows = {}
+    with tempfile.TemporaryDirectory(prefix="kgym-precompile-") as tmp:
+        for task_id in solutions():
+            if not (made / task_id).is_dir():
+                continue
+            warm = Path(tmp) / f"{task_id}-made"
+            shutil.copytree(made / task_id, warm)
+            cold = Path(tmp) / f"{task_id}-empty"
+            cold.mkdir()
+            rows[task_id] = {
+                "made_on_cpu": timed_first_call(task_id, warm),
+                "empty": timed_first_call(task_id, cold),
+            }
+            print(f"use {task_id}: {rows[task_id]}", file=log, flush=True)
+    return {"solutions": rows}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("mode", choices=["make", "use"])
+    p.add_argument("dir", type=Path, help="the caches, one folder a task")
+    p.add_argument("--arch", type=int, default=90, help="make: the CUDA capability (90: H100)")
+    p.add_argument("--json", action="store_true", help="print the results as JSON")
+    args = p.parse_args(argv)
+    import torch
+    import triton
+
+    data = (
+        make(args.dir, args.arch, sys.stderr) if args.mode == "make" else use(args.dir, sys.stderr)
+    )
+    gpu = torch.cuda.get_device_name() if torch.cuda.is_available() else "no GPU"
+    data |= {
+        "command": "python bench/precompile/run.py " + " ".join(argv or sys.argv[1:]),
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, {gpu}",
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+    }
+    lines = [
+        f"\n## {data['date']}: `{args.mode}` on {data['machine']}\n",
+        f"`{data['command']}` (torch {data['torch']}, triton {data['triton']})\n",
+    ]
+    if args.mode == "make":
+        lines += ["| solution | seconds | cache entries | error |", "| --- | --- | --- | --- |"]
+        for task_id, row in data["solutions"].items():
+            lines.append(
+                f"| {task_id} | {row['seconds']} | {row['entries']} | {row['error'] or ''} |"
+            )
+    else:
+        lines += [
+            "| solution | first call, cache made on a CPU (s) | entries it added | first call, "
+            "empty cache (s) | entries it added |",
+            "| --- | --- | --- | --- | --- |",
+        ]
+        for task_id, row in data["solutions"].items():
+            warm, cold = row["made_on_cpu"], row["empty"]
+            lines.append(
+                f"| {task_id} | {warm.get('first_call_s', warm.get('error'))} | "
+                f"{warm.get('entries_added', '')} | {cold.get('first_call_s', cold.get('error'))} | "
+                f"{cold.get('entries_added', '')} |"
+            )
+    record(HERE / f"results-{args.mode}.json", data, HERE / "results.md", lines, args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
