@@ -81,8 +81,8 @@ nlohmann::json harness_job(const CheckJob& job);
 
 // The environment a job child gets (the machine's GPU and toolchain variables, everything else
 // scrubbed; CUDA_DEVICE_MAX_CONNECTIONS=1 unless the operator set it), with `home` as HOME,
-// TMPDIR and the default Triton cache. A fork server that serves
-// this job's device is started with it: the imports it makes are those of the job child.
+// TMPDIR and the default Triton cache. A fork server that serves this job's device is started
+// with it: the imports it makes are those of the job child.
 std::vector<std::pair<std::string, std::string>> child_environment(const CheckJob& job,
                                                                    const std::string& home);
 
