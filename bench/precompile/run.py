@@ -54,68 +54,6 @@ def load(path: Path, name: str) -> Any:
 LAUNCHERS: list[str] = []
 
 
-def build_launcher(kernel: Any) -> str:
-    """The kernel's launcher, where Triton builds one per signature (a C module, gcc: most of a
-    first call in Triton 3.6, bench/judge_compile/results.md), into the same cache; it links
-    against the CUDA driver's library, which it does not need a device to do."""
-    try:
-        from triton.backends.nvidia.driver import CudaLauncher
-
-        CudaLauncher(kernel.src, kernel.metadata)
-    except Exception as exc:  # noqa: BLE001 - a Triton that builds none, or no driver library
-        return f"{type(exc).__name__}: {str(exc)[:120]}"
-    return "built"
-
-
-def compile_only(arch: int) -> None:
-    """Triton in this process compiles for CUDA ``arch`` and launches nothing: a stand-in for
-    its CUDA driver (no device), every launch a warm-up, an autotuner's configs each compiled."""
-    import torch
-    from triton.backends.compiler import GPUTarget
-    from triton.runtime import driver
-    from triton.runtime.autotuner import Autotuner
-    from triton.runtime.jit import JITFunction
-
-    class NoDevice:
-        backend = "cuda"
-
-        def is_active(self) -> bool:
-            return True
-
-        def get_current_device(self) -> int:
-            return 0
-
-        def get_current_stream(self, device: int | None = None) -> int:
-            return 0
-
-        def get_current_target(self) -> GPUTarget:
-            return GPUTarget("cuda", arch, 32)
-
-        def get_active_torch_device(self) -> torch.device:
-            return torch.device("cpu")
-
-        def get_device_interface(self) -> Any:
-            return torch.cuda
-
-        def get_benchmarker(self) -> Any:
-            raise RuntimeError("no GPU here: compile only")
-
-    driver.set_active(NoDevice())
-    run = JITFunction.run
-
-    def warm_up(self: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
-        kernel = run(self, *args, grid=grid, warmup=True, **kwargs)
-        LAUNCHERS.append(build_launcher(kernel))
-        return kernel
-
-    def every_config(self: Any, *args: Any, **kwargs: Any) -> None:
-        for config in self.configs:
-            self.fn.run(*args, grid=(1,), warmup=True, **{**kwargs, **config.all_kwargs()})
-
-    JITFunction.run = warm_up  # type: ignore[method-assign]
-    Autotuner.run = every_config  # type: ignore[method-assign]
-
-
 def solutions() -> list[str]:
     return sorted(p.stem for p in (TASKS / "solutions").glob("*.py"))
 
@@ -140,7 +78,10 @@ def entries(cache: Path) -> int:
 
 
 def make(out: Path, arch: int, log: Any) -> dict[str, Any]:
-    compile_only(arch)
+    # The service's own stand-in (kgym/harness/precompile.py), as its compilation ahead uses it.
+    from kgym.harness.precompile import compile_only
+
+    compile_only(arch, launchers=LAUNCHERS)
     rows = {}
     for task_id in solutions():
         cache = out / task_id

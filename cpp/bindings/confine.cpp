@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "kgym/sandbox/device_fence.hpp"
 #include "kgym/sandbox/runner_confinement.hpp"
 #include "kgym/sandbox/syscall_filter.hpp"
 
@@ -44,6 +45,14 @@ void bind_confine(nb::module_& m) {
       },
       nb::arg("writable"), nb::arg("devices"),
       "A Landlock write fence stacked on any already in force.");
+  m.def(
+      "confine_away_from_devices",
+      [](const std::string& dir, const std::string& prefix) {
+        return as_pair(sandbox::fence_off_devices(dir, prefix));
+      },
+      nb::arg("dir") = "/dev", nb::arg("prefix") = "nvidia",
+      "A Landlock layer under which no file beneath DIR/PREFIX* can be opened (the GPU's device "
+      "nodes), everything else left as the layers below leave it.");
   m.def(
       "confine_private_proc", [] { return as_pair(sandbox::private_proc()); },
       "A mount namespace of its own with a procfs of this PID namespace on /proc.");

@@ -42,7 +42,9 @@ constexpr double kImpossibleFraction = 0.8;
 // KGYM_JUDGE_FAST_NORMALS, the judge's: whether its own kernel draws timed inputs' normals;
 // KGYM_GPU_SHARING, the judge's too: how it holds the GPU lock (batched; serial, the layout
 // before, and reserved, for measuring); KGYM_START_GATE, the judge's: whether jobs make their
-// CUDA contexts one at a time per GPU (on; off, for measuring).
+// CUDA contexts one at a time per GPU (on; off, for measuring); KGYM_PRECOMPILE, the judge's:
+// whether the candidate's kernels are compiled before its job holds the GPU (on; off, for
+// measuring).
 bool passes_environment_filter(std::string_view name) {
   static constexpr std::string_view kExact[] = {"PATH",
                                                 "LD_LIBRARY_PATH",
@@ -52,7 +54,8 @@ bool passes_environment_filter(std::string_view name) {
                                                 "KGYM_JUDGE_FUSED_CHECK",
                                                 "KGYM_JUDGE_FAST_NORMALS",
                                                 "KGYM_GPU_SHARING",
-                                                "KGYM_START_GATE"};
+                                                "KGYM_START_GATE",
+                                                "KGYM_PRECOMPILE"};
   static constexpr std::string_view kPrefixes[] = {"CUDA_", "NVIDIA_", "TRITON_", "CUBLAS_"};
   for (auto e : kExact) {
     if (name == e) return true;

@@ -68,6 +68,11 @@ CHECKS = {
     "profile": _profile_ok,
     "weights_copied": lambda v: isinstance(v, bool),
     "triton_functions": lambda v: _is_list_of(v, (str,)),
+    "precompile": lambda v: (
+        v is None
+        or isinstance(v, dict)
+        and all(isinstance(k, str) and isinstance(x, (str, int, float, bool)) for k, x in v.items())
+    ),
 }
 
 

@@ -70,6 +70,10 @@ def _finding(rule: str, detail: str, severity: str = "reject") -> dict[str, Any]
     return {"rule": rule, "severity": severity, "line": None, "detail": detail}
 
 
+# How long the judge waits, before the job's first hold, for the candidate's compilation ahead
+# (precompile.py): past it the child is ended and the first call compiles what is missing.
+PRECOMPILE_WAIT_S = 30.0
+
 # Written by the supervisor into the job's file-system view only (sandbox/job_view.hpp).
 VIEW_MARKER = "/etc/kgym-job-view"
 
@@ -92,6 +96,7 @@ class Evaluation:
         self.correctness: dict[str, Any] | None = None
         self.timing: dict[str, Any] = {"available": False, "reason": "not measured"}
         self.warming = False  # warm requests sent to the runners whose replies are unread
+        self.precompiling = False  # the candidate's compilation ahead, not yet ended
         self.profile: dict[str, Any] = {"available": False, "reason": "not measured"}
         # The candidate's kernels recorded in the timed calls (timing.py), for the profile phase.
         self.recorded_kernels: dict[str, Any] | None = None
@@ -542,8 +547,15 @@ class Evaluation:
             # but takes the same path.
             warm = {"op": "warm", "device": "cuda" if use_cuda else "cpu"}
             warm["profile"] = bool(self.job["profile"])
-            for role in ("reference", "candidate"):
-                self._send(role, warm, "load")
+            self._send("reference", warm, "load")
+            ahead = self._precompile_spec(use_cuda)
+            if ahead is not None:
+                warm = {**warm, "precompile": ahead}
+                # The candidate's code runs from here, in a child of its runner that cannot
+                # reach the GPU (precompile.py).
+                self.judge["candidate_code_started"] = True
+                self.precompiling = True
+            self._send("candidate", warm, "load")
             self.warming = True
             stretch = self._stretch("load_runners", stretch)
             self._confine_judge(uid, use_cuda)
@@ -559,6 +571,48 @@ class Evaluation:
                     ) from exc
                 self._stretch("load_context", stretch)
         self._done("load", started)
+
+    def _precompile_spec(self, use_cuda: bool) -> dict[str, Any] | None:
+        """What the candidate's runner needs to compile the candidate's kernels before the job
+        holds the GPU (precompile.py), or None where it does not: on a CPU, in the serial
+        layout (whose runners start under the lock), in a standby (whose job is not known yet),
+        with the operator's KGYM_PRECOMPILE=off, or where the runner has no PID namespace of
+        its own (the end of the compilation kills every other process of that namespace)."""
+        if (
+            not use_cuda
+            or self.channel is None
+            or self.gpu_sharing == "serial"
+            or os.environ.get("KGYM_PRECOMPILE", "on") == "off"
+            or not self.runners["candidate"].layers.get("pid_namespace")
+        ):
+            return None
+        return {
+            "task_file": str((self.workdir / self.task_file).resolve()),
+            "candidate_file": str((self.workdir / self.candidate_file).resolve()),
+            "sizes": self.sizes,
+            "seed": self.seed,
+            "audit": bool(self.job.get("audit", True)),
+            "protected": self._protected_paths(),
+        }
+
+    def _await_precompile(self) -> None:
+        """Before the job's first hold: the runners' warm-up replies, then the end of the
+        candidate's compilation ahead (waited for up to PRECOMPILE_WAIT_S; its kernels are in
+        the runner's cache, or its first call compiles what is missing, as without it). Its
+        outcome is the Result's ``judge.precompile``."""
+        if not self.precompiling:
+            return
+        self.precompiling = False
+        self._await_warm("load")
+        waited = time.perf_counter()
+        reply = self._ask("candidate", {"op": "precompiled", "wait_s": PRECOMPILE_WAIT_S}, "load")
+        self.durations["precompile_wait"] = (time.perf_counter() - waited) * 1e3
+        if not reply.get("ok"):
+            raise self._failed_reply(reply, "load")
+        self.judge["precompile"] = reply.get("precompile")
+
+    def _protected_paths(self) -> list[str]:
+        return [str(Path(loader.__file__).resolve().parents[1] / "builtin_tasks")]
 
     def _confine_judge(self, uid: int, use_cuda: bool) -> None:
         """The judge leaves root, fences its writes and filters its system calls before any
@@ -671,7 +725,7 @@ class Evaluation:
             ) from exc
         torch.set_grad_enabled(False)
         weights, fds = self._weights_arena()
-        protected = [str(Path(loader.__file__).resolve().parents[1] / "builtin_tasks")]
+        protected = self._protected_paths()
         # What the runners' warm-up (started with them, outside the lock) still has to do.
         self._await_warm("init")
         self._start_memory_watch()
@@ -1204,6 +1258,7 @@ class Evaluation:
             serial = self.gpu_sharing == "serial"
             if not serial and not self.runners_started:
                 self.start_runners()  # the gym's own CPU set-up, beside other jobs' windows
+            self._await_precompile()  # the candidate's compilation, outside the lock too
             # One shared hold from the task's load to the decoy: each hold of the lock may wait
             # for a timing window and the sharers before it.
             with self._gpu_phase(exclusive=False):

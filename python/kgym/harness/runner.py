@@ -36,9 +36,14 @@ def _sync(device: torch.device) -> None:
 
 
 class Runner:
-    def __init__(self, sock: socket.socket, role: str) -> None:
+    def __init__(self, sock: socket.socket, role: str, own_pid_namespace: bool = False) -> None:
         self.sock = sock
         self.role = role
+        # Whether this runner is in a PID namespace of its own (with its init as parent): only
+        # then may it start the candidate's compilation ahead (precompile.py), whose end
+        # kills every other process of the namespace.
+        self.own_pid_namespace = own_pid_namespace and os.getppid() == 1
+        self.precompile: Any = None  # precompile.Precompile while its child may run
         self.device = torch.device("cpu")
         self.model: Any = None
         self.views: SlotViews | None = None
@@ -120,14 +125,23 @@ class Runner:
         Only trusted code runs here: the candidate is not loaded yet, and the guards take their
         snapshot after this."""
         device = torch.device(str(message.get("device", "cuda")))
+        ahead = message.get("precompile")
+        if self.role == "candidate" and isinstance(ahead, dict) and self.own_pid_namespace:
+            from kgym.harness.precompile import Precompile
+            from kgym.harness.spawn import audit_fd_in_runner
+
+            # Forked before this process's CUDA context, which the child must not inherit.
+            self.precompile = Precompile.start(ahead, audit_fd_in_runner())
         if device.type != "cuda":
             return {"ok": True}
-        if message.get("profile"):
-            from kgym.harness.profiling import KernelRecorder
-
-            KernelRecorder.warm(device)
-        else:
-            torch.empty(1, device=device)  # the CUDA context, now
+        try:
+            self._make_context(device, bool(message.get("profile")))
+        finally:
+            if self.precompile is not None:
+                capability = None
+                with contextlib.suppress(Exception):
+                    capability = tuple(torch.cuda.get_device_capability(device))
+                self.precompile.send_arch(capability)
         if self.role == "candidate":
             # Triton's driver helpers, outside the GPU lock: loaded from the copy of the fork
             # server's build in this runner's cache (triton_warm), else built here (gcc, 0.44 s
@@ -135,8 +149,53 @@ class Runner:
             _warm_triton_driver()
         return {"ok": True}
 
+    def _make_context(self, device: torch.device, profile: bool) -> None:
+        if profile:
+            from kgym.harness.profiling import KernelRecorder
+
+            KernelRecorder.warm(device)
+        else:
+            torch.empty(1, device=device)  # the CUDA context, now
+
+    def op_precompiled(
+        self, message: dict[str, Any], payload: Any, fds: list[int]
+    ) -> dict[str, Any]:
+        """The compilation ahead (started by the warm-up), ended: waited for up to ``wait_s``,
+        and everything it started gone. Asked by the judge before the job's first hold."""
+        return {"ok": True, "precompile": self._end_precompile(float(message.get("wait_s", 0)))}
+
+    def _end_precompile(self, wait_s: float) -> dict[str, Any] | None:
+        """Before any candidate code runs in this process. A child stopped by the audit hook
+        ends the runner as the hook would have (its event is on the shared audit descriptor);
+        processes that outlive the sweep end it too, as a failure of the candidate's."""
+        handle, self.precompile = self.precompile, None
+        if handle is None:
+            return None
+        outcome: dict[str, Any] = handle.finish(wait_s, sweep=self.own_pid_namespace)
+        from kgym.harness.audit import AUDIT_EXIT_CODE
+
+        if outcome["status"] == "audit":
+            os._exit(AUDIT_EXIT_CODE)
+        if not outcome["swept"]:
+            raise _Failure(
+                {
+                    "ok": False,
+                    "kind": "exception",
+                    "compile_error": False,
+                    "error": {
+                        "phase": "load",
+                        "type": "PrecompileError",
+                        "message": "processes the candidate's code started before its job held "
+                        "the GPU could not be ended",
+                        "traceback": "",
+                    },
+                }
+            )
+        return outcome
+
     def op_setup(self, message: dict[str, Any], payload: Any, fds: list[int]) -> dict[str, Any]:
         spec = payload
+        self._end_precompile(0.0)  # the judge did not ask for it (a serial layout, a failure)
         torch.set_grad_enabled(False)  # before the guards take their snapshot of torch's state
         self.device = torch.device(spec["device"])
         if self.device.type == "cuda":
@@ -357,11 +416,11 @@ class _Failure(Exception):
         self.reply = reply
 
 
-def runner_main(sock: socket.socket, role: str) -> None:
+def runner_main(sock: socket.socket, role: str, own_pid_namespace: bool = False) -> None:
     """The body of a runner process (after its confinement); never returns."""
     code = 0
     try:
-        Runner(sock, role).serve()
+        Runner(sock, role, own_pid_namespace).serve()
     except BaseException:  # noqa: BLE001
         traceback.print_exc()
         code = 1

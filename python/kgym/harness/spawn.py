@@ -193,7 +193,7 @@ class RunnerHandle:
         }
 
 
-def _close_all_but(keep: set[int]) -> None:
+def close_all_but(keep: set[int]) -> None:
     last = 0
     for fd in sorted(keep):
         if fd > last:
@@ -216,7 +216,7 @@ def _become_runner(
             _core.confine_private_proc()
         keep = {0, 1, 2, sock.fileno(), audit_write}
         _core.channel_close()  # the report channel and the token stay the judge's
-        _close_all_but(keep)
+        close_all_but(keep)
         os.chdir(directory)
         os.environ["HOME"] = str(directory)
         os.environ["TMPDIR"] = str(directory)
@@ -233,7 +233,7 @@ def _become_runner(
         _core.confine_syscalls()  # last: private /proc above needed mount
         from kgym.harness.runner import runner_main
 
-        runner_main(sock, role)
+        runner_main(sock, role, own_pid_namespace=own_proc)
     finally:
         os._exit(70)
 
@@ -267,7 +267,7 @@ def _relay(
         # Only what it and its init pass on: not the judge's report channel, nor a standby's
         # token socket (a standby forks its runners before its token comes).
         _core.channel_close()
-        _close_all_but({0, 1, 2, child_sock.fileno(), audit_write, pid_write})
+        close_all_but({0, 1, 2, child_sock.fileno(), audit_write, pid_write})
         _core.confine_die_with_parent()
         applied, note = _core.confine_new_pid_namespace()
         init = os.fork()

@@ -1,0 +1,163 @@
+"""The candidate's compilation ahead of its job's hold (harness/precompile.py), through a real
+candidate runner: forked by ``spawn`` into its own PID namespace with every layer, asked for its
+warm-up with the compilation's spec, then for its end. On a CPU the warm-up makes no CUDA
+context, so the spec carries the GPU's capability (a GPU's runner sends its own); Triton
+compiles for it all the same (``bench/precompile``).
+
+Each case runs in a fresh Python process (the runner is forked from it, as from a judge).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import DEVICE, run, solution_source
+
+ROOT = Path(__file__).resolve().parents[1]
+BASE = solution_source("01_relu")
+
+DRIVER = """
+import json, sys
+from pathlib import Path
+from kgym.harness.spawn import RunnerGone, spawn
+
+work = Path(sys.argv[1])
+spec = json.loads(sys.argv[2])
+wait_s = float(sys.argv[3])
+handle = spawn("candidate", work, True)
+handle.request({"op": "ping"})
+out = {"pid_namespace": bool(handle.layers.get("pid_namespace"))}
+try:
+    out["warm"] = handle.request({"op": "warm", "device": "cpu", "precompile": spec})
+    out["precompiled"] = handle.request({"op": "precompiled", "wait_s": wait_s})
+    out["after"] = handle.request({"op": "ping"})
+except RunnerGone as gone:
+    out["gone"] = gone.how
+    out["audit"] = gone.audit
+    out["exit_code"] = handle.exit_code()
+handle.close()
+print(json.dumps(out))
+"""
+
+
+def precompile(tmp_path: Path, candidate: str, wait_s: float = 60.0, audit: bool = True) -> dict:
+    work = tmp_path / "job"
+    work.mkdir()
+    (work / "task.py").write_text((ROOT / "tasks" / "01_relu.py").read_text())
+    (work / "candidate.py").write_text(candidate)
+    spec = {
+        "task_file": str(work / "task.py"),
+        "candidate_file": str(work / "candidate.py"),
+        "sizes": "cpu",
+        "seed": 0,
+        "audit": audit,
+        "protected": [],
+        "arch": 90,
+    }
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    done = subprocess.run(
+        [sys.executable, "-c", DRIVER, str(work), json.dumps(spec), str(wait_s)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    if not out["pid_namespace"]:
+        pytest.skip("no PID namespace here (not root): the runner starts no compilation ahead")
+    out["cache"] = work / "runner-candidate" / "triton-cache"
+    return out
+
+
+def test_the_candidates_kernels_are_compiled_into_its_runners_cache(tmp_path: Path) -> None:
+    out = precompile(tmp_path, BASE)
+    result = out["precompiled"]["precompile"]
+    assert result["status"] == "done", result
+    assert result["swept"] is True
+    assert result["cache_entries"] >= 1
+    cubins = [p.name for p in out["cache"].rglob("*.cubin")]
+    assert any(name.startswith("relu") for name in cubins), cubins
+    assert out["after"] == {"ok": True}  # the runner serves on
+
+
+def test_a_candidate_that_never_ends_is_ended_at_the_wait(tmp_path: Path) -> None:
+    began = time.monotonic()
+    out = precompile(tmp_path, "while True:\n    pass\n" + BASE, wait_s=1.0)
+    result = out["precompiled"]["precompile"]
+    assert result["status"] == "timed out", result
+    assert result["swept"] is True
+    assert time.monotonic() - began < 60
+
+
+def test_what_the_candidate_started_is_gone_before_its_runner_goes_on(tmp_path: Path) -> None:
+    """Unaudited (a job's audit off), the candidate's code forks a process that writes on and
+    on: the sweep ends it with the compilation, so nothing of the candidate's runs beside the
+    runner from then on."""
+    beat = tmp_path / "job" / "runner-candidate" / "beat"
+    leaver = (
+        "import os, time\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    while True:\n"
+        f"        open({str(beat)!r}, 'a').write('.')\n"
+        "        time.sleep(0.01)\n" + BASE
+    )
+    out = precompile(tmp_path, leaver, audit=False)
+    result = out["precompiled"]["precompile"]
+    assert result["status"] == "done", result
+    assert result["swept"] is True
+    size = beat.stat().st_size
+    assert size > 0  # it ran, outside the hold's time, as the compilation did
+    time.sleep(0.3)
+    assert beat.stat().st_size == size
+
+
+def test_the_audit_hook_stops_the_child_as_it_would_stop_the_runner(tmp_path: Path) -> None:
+    out = precompile(tmp_path, "import os\nos.system('true')\n" + BASE)
+    assert out.get("exit_code") == 86, out
+    assert "os.system" in out.get("audit", ""), out
+
+
+def test_the_child_cannot_speak_for_the_runner(tmp_path: Path) -> None:
+    """The runner's socket to the judge is closed in the child: whatever it writes to its
+    descriptors reaches no judge, and the runner's replies stay its own."""
+    writer = (
+        "import os\n"
+        "for fd in range(3, 64):\n"
+        "    try:\n"
+        "        os.write(fd, b'forged')\n"
+        "    except OSError:\n"
+        "        pass\n" + BASE
+    )
+    out = precompile(tmp_path, writer, audit=False)
+    assert out["precompiled"]["ok"] is True, out
+    assert out["precompiled"]["precompile"]["status"] == "done"
+    assert out["after"] == {"ok": True}
+
+
+@pytest.mark.skipif(DEVICE != "cuda", reason="the compilation ahead runs for GPU jobs only")
+def test_on_a_gpu_the_first_call_finds_its_kernels_compiled() -> None:
+    result = run("01_relu", BASE)
+    assert result["status"] == "ok", result.get("error")
+    ahead = result["judge"]["precompile"]
+    assert ahead["status"] == "done", ahead
+    assert ahead["swept"] is True
+    assert ahead["cache_entries"] >= 1
+
+
+@pytest.mark.skipif(DEVICE != "cuda", reason="the compilation ahead runs for GPU jobs only")
+def test_on_a_gpu_the_compilation_ahead_cannot_open_the_gpu() -> None:
+    """The candidate's import opens the GPU's control device: refused in the child (which then
+    fails, and compiles nothing), allowed in its runner, whose evaluation goes on."""
+    probe = "import os\nos.close(os.open('/dev/nvidiactl', os.O_RDWR))\n" + BASE
+    result = run("01_relu", probe, screen=False)
+    assert result["status"] == "ok", result.get("error")
+    assert result["judge"]["precompile"]["status"] == "failed", result["judge"]["precompile"]
