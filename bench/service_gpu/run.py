@@ -186,6 +186,8 @@ def slim(result: dict[str, Any]) -> dict[str, Any]:
         "window_priority": (result.get("sandbox") or {}).get("window_priority"),
         # Whether the slot's child readied ahead took the job (null: no standbys).
         "standby": (result.get("sandbox") or {}).get("standby"),
+        # The candidate's compilation ahead of its first hold (absent: none ran).
+        "precompile": (result.get("judge") or {}).get("precompile"),
     }
 
 
