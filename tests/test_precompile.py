@@ -101,7 +101,7 @@ def test_what_the_candidate_started_is_gone_before_its_runner_goes_on(tmp_path: 
     """Unaudited (a job's audit off), the candidate's code forks a process that writes on and
     on: the sweep ends it with the compilation, so nothing of the candidate's runs beside the
     runner from then on."""
-    beat = tmp_path / "job" / "runner-candidate" / "beat"
+    beat = tmp_path / "job" / "runner-candidate" / "precompile" / "beat"
     leaver = (
         "import os, time\n"
         "if os.fork() == 0:\n"
@@ -118,6 +118,69 @@ def test_what_the_candidate_started_is_gone_before_its_runner_goes_on(tmp_path: 
     assert size > 0  # it ran, outside the hold's time, as the compilation did
     time.sleep(0.3)
     assert beat.stat().st_size == size
+
+
+def test_every_config_of_an_autotuned_kernel_is_compiled(tmp_path: Path) -> None:
+    autotuned = """
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.autotune(
+    configs=[triton.Config({"BLOCK": 256}), triton.Config({"BLOCK": 1024})], key=["n"]
+)
+@triton.jit
+def relu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(y_ptr + offs, tl.maximum(tl.load(x_ptr + offs, mask=mask), 0.0), mask=mask)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.empty_like(x)
+        n = x.numel()
+        relu_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, n)
+        return y
+"""
+    out = precompile(tmp_path, autotuned)
+    assert out["precompiled"]["precompile"]["status"] == "done", out
+    assert len(list(out["cache"].rglob("relu_kernel.cubin"))) == 2
+
+
+def test_what_the_child_writes_stays_in_its_own_directory(tmp_path: Path) -> None:
+    """Not the runner's cache, whose driver helpers the runner loads while the child runs (a
+    helper replaced there would be native code in the runner before any of its guards)."""
+    planter = (
+        "import os\n"
+        "for name in ('triton-cache/planted', 'planted'):\n"
+        "    try:\n"
+        "        open(name, 'w').write('x')\n"
+        "    except OSError:\n"
+        "        pass\n" + BASE
+    )
+    out = precompile(tmp_path, planter, audit=False)
+    assert out["precompiled"]["precompile"]["status"] == "done", out
+    runner_dir = out["cache"].parent
+    assert not (runner_dir / "planted").exists()
+    assert not (out["cache"] / "planted").exists()
+
+
+def test_the_child_cannot_signal_its_runner(tmp_path: Path) -> None:
+    stopper = (
+        "import os, signal\n"
+        "for sig in (signal.SIGSTOP, signal.SIGINT, signal.SIGKILL):\n"
+        "    try:\n"
+        "        os.kill(os.getppid(), sig)\n"
+        "    except OSError:\n"
+        "        pass\n" + BASE
+    )
+    out = precompile(tmp_path, stopper, audit=False)
+    assert out["warm"] == {"ok": True}, out
+    assert out["precompiled"]["precompile"]["status"] == "done", out
+    assert out["after"] == {"ok": True}
 
 
 def test_the_audit_hook_stops_the_child_as_it_would_stop_the_runner(tmp_path: Path) -> None:

@@ -47,12 +47,13 @@ void bind_confine(nb::module_& m) {
       "A Landlock write fence stacked on any already in force.");
   m.def(
       "confine_away_from_devices",
-      [](const std::string& dir, const std::string& prefix) {
-        return as_pair(sandbox::fence_off_devices(dir, prefix));
+      [](const std::string& writable, const std::string& dir, const std::string& prefix) {
+        return as_pair(sandbox::fence_off_devices(dir, prefix, writable));
       },
-      nb::arg("dir") = "/dev", nb::arg("prefix") = "nvidia",
-      "A Landlock layer under which no file beneath DIR/PREFIX* can be opened (the GPU's device "
-      "nodes), everything else left as the layers below leave it.");
+      nb::arg("writable"), nb::arg("dir") = "/dev", nb::arg("prefix") = "nvidia",
+      "A Landlock layer under which no file beneath DIR/PREFIX* opens (the GPU's device nodes), "
+      "no device file reached otherwise takes an ioctl, files are written only beneath WRITABLE "
+      "(and device nodes under DIR), and no signal leaves the layer.");
   m.def(
       "confine_private_proc", [] { return as_pair(sandbox::private_proc()); },
       "A mount namespace of its own with a procfs of this PID namespace on /proc.");

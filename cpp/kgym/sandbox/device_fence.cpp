@@ -12,18 +12,37 @@
 #include <cstring>
 #include <filesystem>
 #include <system_error>
-#include <vector>
 
 namespace kgym::sandbox {
 namespace {
 
-constexpr std::uint64_t kFileRights = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE;
-// A layer that does not handle REFER refuses every move of a file into another directory
-// (EXDEV; Triton writes its cache entries into a scratch directory and moves them up), so it
-// is handled where the kernel has it (ABI 2) and allowed on every directory that gets a rule.
-std::uint64_t handled_rights(long abi) {
-  return kFileRights | (abi >= 2 ? LANDLOCK_ACCESS_FS_REFER : 0);
-}
+// Fixed kernel constants of ABI 3, 5 and 6; older system headers (Debian 12's) lack the names.
+constexpr std::uint64_t kTruncate = 1ULL << 14;
+constexpr std::uint64_t kIoctlDev = 1ULL << 15;
+constexpr std::uint64_t kScopeAbstractUnixSocket = 1ULL << 0;
+constexpr std::uint64_t kScopeSignal = 1ULL << 1;
+constexpr long kNeededAbi = 6;
+
+// The ruleset's attributes as ABI 6 has them (older headers have only the first field).
+struct RulesetAttr {
+  std::uint64_t handled_access_fs = 0;
+  std::uint64_t handled_access_net = 0;
+  std::uint64_t scoped = 0;
+};
+
+constexpr std::uint64_t kRead = LANDLOCK_ACCESS_FS_READ_FILE;
+constexpr std::uint64_t kFileRights = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE |
+                                      LANDLOCK_ACCESS_FS_EXECUTE | kTruncate | kIoctlDev;
+// What the layer takes away unless a rule gives it back: reading, writing, ioctl on devices and
+// every change to a directory (EXECUTE and reading directories are left to the layers below).
+constexpr std::uint64_t kHandled =
+    LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE | kTruncate | kIoctlDev |
+    LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR |
+    LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_MAKE_SOCK |
+    LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM |
+    LANDLOCK_ACCESS_FS_REFER;
+constexpr std::uint64_t kDevice =
+    LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE | kTruncate | kIoctlDev;
 
 LayerOutcome refused(const std::string& why) { return {false, why + ": " + std::strerror(errno)}; }
 
@@ -59,17 +78,24 @@ bool allow_entries(int ruleset, const std::filesystem::path& dir, const std::str
 
 }  // namespace
 
-LayerOutcome fence_off_devices(const std::string& dir, const std::string& prefix) {
+LayerOutcome fence_off_devices(const std::string& dir, const std::string& prefix,
+                               const std::string& writable) {
   if (prefix.empty()) return {false, "no prefix: the layer would refuse nothing"};
   std::error_code ec;
   const auto target = std::filesystem::canonical(dir, ec);
   if (ec) return {false, "no " + dir + ": " + ec.message()};
+  const auto own = std::filesystem::canonical(writable, ec);
+  if (ec) return {false, "no " + writable + ": " + ec.message()};
   const long abi =
       syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
   if (abi < 1) return {false, "the kernel offers no Landlock"};
-  landlock_ruleset_attr attr{};
-  const std::uint64_t rights = handled_rights(abi);
-  attr.handled_access_fs = rights;
+  if (abi < kNeededAbi) {
+    return {false, "Landlock ABI " + std::to_string(abi) + ": the layer needs " +
+                       std::to_string(kNeededAbi) + " (Linux 6.12), to scope signals"};
+  }
+  RulesetAttr attr;
+  attr.handled_access_fs = kHandled;
+  attr.scoped = kScopeSignal | kScopeAbstractUnixSocket;
   const long made = syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
   if (made < 0) return refused("landlock_create_ruleset");
   const int ruleset = static_cast<int>(made);
@@ -77,10 +103,10 @@ LayerOutcome fence_off_devices(const std::string& dir, const std::string& prefix
   bool ok = true;
   std::filesystem::path at = "/";
   for (const auto& part : target.relative_path()) {
-    ok = ok && allow_entries(ruleset, at, part.string(), "", rights);
+    ok = ok && allow_entries(ruleset, at, part.string(), "", kRead);
     at /= part;
   }
-  ok = ok && allow_entries(ruleset, target, "", prefix, rights);
+  ok = ok && allow_entries(ruleset, target, "", prefix, kDevice) && allow(ruleset, own, kHandled);
   if (!ok) {
     ::close(ruleset);
     return refused("landlock_add_rule");

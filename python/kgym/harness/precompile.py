@@ -8,24 +8,31 @@ is told, and a kernel compiled by a process that launches nothing has the cache 
 first call looks for (``bench/precompile/results.md``). So the candidate's runner forks a child
 before it makes its CUDA context, and that child, which can never reach the GPU, runs the
 candidate's forward once on the task's inputs as meta tensors (shapes, no memory) with every
-Triton launch made compile-only, into the runner's own Triton cache. The runner's first call,
-inside the hold, then finds its kernels and launchers built.
+Triton launch made compile-only, into a cache of its own; once it has ended, the runner moves
+what it built into its own Triton cache. The runner's first call, inside the hold, then finds
+its kernels and launchers built.
 
-The child runs candidate code outside the GPU's lock, so what it may do is bounded by
-construction, not by what the candidate's code looks like:
+The child runs candidate code outside the GPU's lock and beside its runner's trusted start, so
+what it may do is bounded by construction, not by what the candidate's code looks like:
 
 - it cannot reach the GPU: forked before the runner's CUDA context (a fork after it would
-  inherit the driver's descriptors), it closes every descriptor but its own two, then stacks a
-  Landlock layer under which the GPU's device nodes (``/dev/nvidia*``) do not open
-  (``_core.confine_away_from_devices``); without that layer it runs nothing;
+  inherit the driver's descriptors), it keeps only its pipe and the audit descriptor (its
+  standard streams go to ``/dev/null``), then stacks a Landlock layer
+  (``_core.confine_away_from_devices``, ``sandbox/device_fence``) under which the GPU's device
+  nodes (``/dev/nvidia*``) do not open and no device file reached another way takes an ioctl;
+  without that layer it runs nothing;
+- it cannot touch what the runner reads or the runner itself: under the same layer it writes
+  only beneath its own directory (not the runner's cache, whose driver helpers the runner loads
+  while the child runs), and no signal of its reaches a process outside the layer (the runner
+  included), nor does it connect to an abstract socket outside it;
 - it has every layer of the runner (uid, PID namespace, seccomp filter, write fence, rlimits)
   and the runner's audit hook, writing to the runner's audit descriptor;
 - it ends before the runner runs candidate code, and so does everything it started: the
   runner waits for it (bounded, ``finish``), then kills every other process of its PID
   namespace, of which it is the only member besides that namespace's init. Only a runner in a
-  PID namespace of its own starts one;
-- what it writes is the runner's own Triton cache, which the runner's candidate code could
-  write just as well.
+  PID namespace of its own starts one. What it built is then moved into the runner's cache,
+  only cache entries (directories) whose keys the cache does not have yet: the runner loads
+  them at the candidate's own launches, where its code could have written them itself.
 
 What it is told (the task's file, sizes, seed) comes from the judge in the runner's warm-up
 request; the GPU's capability, from the runner once its context is made, through a pipe the
@@ -37,12 +44,13 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-# The child's own limit: past it the kernel ends it (SIGALRM's default action), whatever it runs.
-CHILD_LIMIT_S = 60
+# The child's directory, in the runner's: its Triton cache and its scratch (gcc's, ptxas').
+CHILD_DIR = "precompile"
 # Exit codes of the child (the audit hook's own, 86, besides).
 DONE, FAILED, NO_FENCE = 0, 3, 4
 # How long the runner tries to end the processes its child left before it gives up.
@@ -125,8 +133,9 @@ def compile_only(
             depth[0] -= 1
 
     def every_config(self: Any, *args: Any, **kwargs: Any) -> None:
+        # (kernel[grid](...) passes grid and warmup among the keywords.)
         for config in self.configs:
-            self.fn.run(*args, grid=(1,), warmup=True, **{**kwargs, **config.all_kwargs()})
+            self.fn.run(*args, **{**kwargs, **config.all_kwargs(), "grid": (1,), "warmup": True})
 
     JITFunction.run = warm_up  # type: ignore[method-assign]
     Autotuner.run = every_config  # type: ignore[method-assign]
@@ -149,26 +158,25 @@ class Precompile:
     """The runner's handle on its child: ``start`` (before the CUDA context), ``send_arch``
     (after it), ``finish`` (before any candidate code runs in the runner)."""
 
-    def __init__(self, pid: int, arch_fd: int, cache: Path) -> None:
+    def __init__(self, pid: int, arch_fd: int, own: Path, spec: dict[str, Any]) -> None:
         self.pid = pid
         self.arch_fd = arch_fd
-        self.cache = cache
+        self.own = own
+        self.spec = spec
         self.began = time.perf_counter()
-        self.entries_before = _entries(cache)
 
     @classmethod
     def start(cls, spec: dict[str, Any], audit_fd: int) -> Precompile:
-        cache = Path(os.environ.get("TRITON_CACHE_DIR") or ".")
+        """Forks the child, with a fresh directory of its own beside the runner's cache."""
+        own = Path.cwd() / CHILD_DIR
+        own.mkdir(exist_ok=True)
         arch_read, arch_write = os.pipe()
-        before = _entries(cache)
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the child, measured through its exit code
             os.close(arch_write)
-            _child(spec, arch_read, audit_fd)
+            _child(spec, own, arch_read, audit_fd)
         os.close(arch_read)
-        handle = cls(pid, arch_write, cache)
-        handle.entries_before = before
-        return handle
+        return cls(pid, arch_write, own, spec)
 
     def send_arch(self, capability: tuple[int, int] | None) -> None:
         """The GPU's capability (None: the context failed; the child then fails too)."""
@@ -186,12 +194,14 @@ class Precompile:
     def finish(self, wait_s: float, sweep: bool) -> dict[str, Any]:
         """Waits up to ``wait_s`` for the child, kills it past that, then (``sweep``: only in a
         PID namespace of the caller's own, where that is the candidate's) every process left in
-        the namespace. ``status``: done, failed, no fence (the layer could not be applied:
-        nothing ran), timed out, audit (stopped by the audit hook); ``swept``: whether nothing
-        is left (false without ``sweep``)."""
+        the namespace, and moves what it built into this process's Triton cache. ``status``:
+        done, failed, no fence (the layer could not be applied: nothing ran), timed out, audit
+        (stopped by the job's audit hook), killed by SIG..., exited with code N; ``swept``:
+        whether nothing is left (false without ``sweep``, and then nothing is moved)."""
         self._close_arch()
         deadline = time.monotonic() + max(wait_s, 0.0)
-        status = None
+        status: int | None = None
+        timed_out = False
         while status is None:
             pid, raw = os.waitpid(self.pid, os.WNOHANG)
             if pid == self.pid:
@@ -199,36 +209,48 @@ class Precompile:
             elif time.monotonic() >= deadline:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(self.pid, signal.SIGKILL)
-                _, status = os.waitpid(self.pid, 0)
-                status = -1  # ours
+                status = os.waitpid(self.pid, 0)[1]
+                timed_out = True
             else:
                 time.sleep(0.005)
         swept = _sweep() if sweep else False
-        code = os.WEXITSTATUS(status) if status >= 0 and os.WIFEXITED(status) else None
-        from kgym.harness.audit import AUDIT_EXIT_CODE
-
-        named = {DONE: "done", FAILED: "failed", NO_FENCE: "no fence", AUDIT_EXIT_CODE: "audit"}
-        if status == -1:
-            outcome = "timed out"
-        elif code in named:
-            outcome = named[code]
-        elif status >= 0 and os.WIFSIGNALED(status):
-            outcome = f"killed by {signal.Signals(os.WTERMSIG(status)).name}"
-        else:
-            outcome = f"exited with code {code}"
+        cache = Path(os.environ.get("TRITON_CACHE_DIR") or self.own)
         return {
-            "status": outcome,
+            "status": "timed out" if timed_out else self._named(status),
             "seconds": round(time.perf_counter() - self.began, 3),
-            "cache_entries": max(_entries(self.cache) - self.entries_before, 0),
+            "cache_entries": _move_entries(self.own / "triton-cache", cache) if swept else 0,
             "swept": swept,
         }
 
+    def _named(self, status: int) -> str:
+        from kgym.harness.audit import AUDIT_EXIT_CODE
 
-def _entries(cache: Path) -> int:
-    try:
-        return sum(1 for _ in cache.iterdir())
-    except OSError:
-        return 0
+        if os.WIFSIGNALED(status):
+            number = os.WTERMSIG(status)
+            try:
+                return f"killed by {signal.Signals(number).name}"
+            except ValueError:  # a real-time signal has no name
+                return f"killed by signal {number}"
+        code = os.WEXITSTATUS(status)
+        named = {DONE: "done", FAILED: "failed", NO_FENCE: "no fence"}
+        if self.spec.get("audit"):
+            named[AUDIT_EXIT_CODE] = "audit"
+        return named.get(code, f"exited with code {code}")
+
+
+def _move_entries(built: Path, cache: Path) -> int:
+    """Moves each cache entry of ``built`` (a directory, not a link) whose key ``cache`` does
+    not have into ``cache``; returns how many. Only after the child and all it started are
+    gone: nothing writes there any more."""
+    moved = 0
+    with contextlib.suppress(OSError):
+        for entry in built.iterdir():
+            if not entry.is_dir() or entry.is_symlink() or os.path.lexists(cache / entry.name):
+                continue
+            with contextlib.suppress(OSError):
+                os.rename(entry, cache / entry.name)
+                moved += 1
+    return moved
 
 
 def _sweep() -> bool:
@@ -250,7 +272,9 @@ def _sweep() -> bool:
         time.sleep(0.002)
 
 
-def _child(spec: dict[str, Any], arch_fd: int, audit_fd: int) -> None:  # pragma: no cover
+def _child(
+    spec: dict[str, Any], own: Path, arch_fd: int, audit_fd: int
+) -> None:  # pragma: no cover
     """The forked child (see the module's docstring); never returns: its exit code is its
     report."""
     code = FAILED
@@ -258,14 +282,20 @@ def _child(spec: dict[str, Any], arch_fd: int, audit_fd: int) -> None:  # pragma
         from kgym import _core
         from kgym.harness.spawn import close_all_but
 
-        # Not the runner's socket to the judge: the child speaks to no one.
+        # Its standard streams go nowhere, and it keeps no socket: it speaks to no one.
+        null = os.open("/dev/null", os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
         close_all_but({0, 1, 2, arch_fd, audit_fd} - {-1})
-
-        applied, _ = _core.confine_away_from_devices("/dev", "nvidia")
+        applied, _ = _core.confine_away_from_devices(str(own))
         if not applied:
             code = NO_FENCE
             return
-        signal.alarm(CHILD_LIMIT_S)
+        # Its cache and scratch (Triton's, gcc's, ptxas') in its own directory, the only one
+        # it may write; Triton reads the cache's place at every use.
+        os.environ["TRITON_CACHE_DIR"] = str(own / "triton-cache")
+        os.environ["TMPDIR"] = str(own)
+        tempfile.tempdir = None
         import torch
 
         from kgym.harness import loader

@@ -177,20 +177,11 @@ class Runner:
         if outcome["status"] == "audit":
             os._exit(AUDIT_EXIT_CODE)
         if not outcome["swept"]:
-            raise _Failure(
-                {
-                    "ok": False,
-                    "kind": "exception",
-                    "compile_error": False,
-                    "error": {
-                        "phase": "load",
-                        "type": "PrecompileError",
-                        "message": "processes the candidate's code started before its job held "
-                        "the GPU could not be ended",
-                        "traceback": "",
-                    },
-                }
+            gone = RuntimeError(
+                "processes the candidate's code started before its job held the GPU could not "
+                "be ended"
             )
+            raise _Failure(self._exception_reply(gone, "load"))
         return outcome
 
     def op_setup(self, message: dict[str, Any], payload: Any, fds: list[int]) -> dict[str, Any]:

@@ -227,7 +227,10 @@ def _become_runner(
         os.environ["KGYM_AUDIT_FD"] = str(audit_write)
         _core.confine_undumpable()
         # (Leaving root for `uid` makes the process dumpable again: the CUDA driver writes to
-        # its /proc files. Nothing else of that uid can name it: its own PID namespace.)
+        # its /proc files. Nothing else of that uid can name it: its own PID namespace; the one
+        # process that shares it, the candidate's compilation ahead (precompile.py), is under a
+        # Landlock layer of its own, which denies it ptrace and signals to its runner, and the
+        # seccomp filter refuses ptrace besides.)
         _core.confine_drop_capabilities(uid)
         _core.confine_writes([str(directory)], ["/dev"])
         _core.confine_syscalls()  # last: private /proc above needed mount
