@@ -167,7 +167,7 @@ class Precompile:
 
     @classmethod
     def start(cls, spec: dict[str, Any], audit_fd: int) -> Precompile:
-        """Forks the child, with a fresh directory of its own beside the runner's cache."""
+        """Forks the child, with a directory of its own beside the runner's cache."""
         own = Path.cwd() / CHILD_DIR
         own.mkdir(exist_ok=True)
         arch_read, arch_write = os.pipe()
