@@ -73,8 +73,31 @@ def precompile(tmp_path: Path, candidate: str, wait_s: float = 60.0, audit: bool
     out = json.loads(done.stdout.strip().splitlines()[-1])
     if not out["pid_namespace"]:
         pytest.skip("no PID namespace here (not root): the runner starts no compilation ahead")
-    out["cache"] = work / "runner-candidate" / "triton-cache"
+    out["runner_dir"] = work / "runner-candidate"
+    out["cache"] = work / "runner-candidate" / "precompile" / "triton-cache"
     return out
+
+
+HIT = """
+import json, os, sys
+from pathlib import Path
+import torch
+from kgym.harness import loader
+from kgym.harness.precompile import compile_only
+
+cache = Path(sys.argv[1])
+os.environ["TRITON_CACHE_DIR"] = str(cache)
+for group in cache.rglob("__grp__*.json"):
+    assert all(Path(p).is_file() for p in json.loads(group.read_text())["child_paths"].values())
+before = sorted(p.name for p in cache.iterdir())
+compile_only(90)
+task = loader.load_module(Path(sys.argv[2]), "kgym_task")
+loader.apply_sizes(task, "cpu")  # as the child was told
+candidate = loader.load_module(Path(sys.argv[3]), "kgym_candidate")
+with torch.device("meta"), torch.no_grad():
+    candidate.ModelNew(*task.get_init_inputs())(*task.get_inputs())
+print(json.dumps(sorted(p.name for p in cache.iterdir()) == before))
+"""
 
 
 def test_the_candidates_kernels_are_compiled_into_its_runners_cache(tmp_path: Path) -> None:
@@ -86,6 +109,26 @@ def test_the_candidates_kernels_are_compiled_into_its_runners_cache(tmp_path: Pa
     cubins = [p.name for p in out["cache"].rglob("*.cubin")]
     assert any(name.startswith("relu") for name in cubins), cubins
     assert out["after"] == {"ok": True}  # the runner serves on
+    # Where the runner's first call looks (the same key, compiled for the same target): every
+    # kernel found, nothing compiled again.
+    work = out["runner_dir"].parent
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    again = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            HIT,
+            str(out["cache"]),
+            str(work / "task.py"),
+            str(work / "candidate.py"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert json.loads(again.stdout.strip().splitlines()[-1]) is True
 
 
 def test_a_candidate_that_never_ends_is_ended_at_the_wait(tmp_path: Path) -> None:
@@ -163,9 +206,9 @@ def test_what_the_child_writes_stays_in_its_own_directory(tmp_path: Path) -> Non
     )
     out = precompile(tmp_path, planter, audit=False)
     assert out["precompiled"]["precompile"]["status"] == "done", out
-    runner_dir = out["cache"].parent
+    runner_dir = out["runner_dir"]
     assert not (runner_dir / "planted").exists()
-    assert not (out["cache"] / "planted").exists()
+    assert not (runner_dir / "triton-cache" / "planted").exists()
 
 
 def test_the_child_cannot_signal_its_runner(tmp_path: Path) -> None:

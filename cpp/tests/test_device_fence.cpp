@@ -71,7 +71,8 @@ TEST_F(DeviceFence, TheDevicesNoLongerOpenAndWritesStayInTheirDirectory) {
     if (opens(root / "dev" / "nvidiactl", O_WRONLY)) return 3;
     if (opens(root / "dev" / "nvidia-caps" / "cap1", O_RDONLY)) return 4;
     if (opens(root / "beside" / "link-to-gpu", O_RDONLY)) return 5;  // a link leads nowhere new
-    if (!opens(root / "dev" / "null", O_RDWR)) return 6;
+    if (!opens(root / "dev" / "null", O_RDONLY)) return 6;  // a plain file there: read only
+    if (opens(root / "dev" / "null", O_RDWR)) return 15;
     if (!opens(root / "beside" / "file", O_RDONLY)) return 7;
     if (opens(root / "beside" / "file", O_RDWR)) return 8;  // read, not written
     if (opens(root / "beside" / "new", O_WRONLY | O_CREAT)) return 9;

@@ -47,13 +47,16 @@ constexpr std::uint64_t kDevice =
 LayerOutcome refused(const std::string& why) { return {false, why + ": " + std::strerror(errno)}; }
 
 // One rule, for the file or directory at `path` (not followed when it is a link): `rights`, of
-// which a file takes only the file rights.
-bool allow(int ruleset, const std::filesystem::path& path, std::uint64_t rights) {
+// which a file takes only the file rights; with `devices_only`, anything but a device node (a
+// directory such as /dev/shm, a plain file) takes only reading.
+bool allow(int ruleset, const std::filesystem::path& path, std::uint64_t rights,
+           bool devices_only = false) {
   const int fd = ::open(path.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return true;  // gone meanwhile: nothing to allow
   struct stat st {};
   bool ok = true;
   if (::fstat(fd, &st) == 0 && !S_ISLNK(st.st_mode)) {
+    if (devices_only && !S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode)) rights = kRead;
     landlock_path_beneath_attr rule{};
     rule.allowed_access = S_ISDIR(st.st_mode) ? rights : rights & kFileRights;
     rule.parent_fd = fd;
@@ -66,12 +69,12 @@ bool allow(int ruleset, const std::filesystem::path& path, std::uint64_t rights)
 // Every entry of `dir` except `skip` (a name) and those whose names begin with `prefix` (when
 // not empty).
 bool allow_entries(int ruleset, const std::filesystem::path& dir, const std::string& skip,
-                   const std::string& prefix, std::uint64_t rights) {
+                   const std::string& prefix, std::uint64_t rights, bool devices_only = false) {
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
     if (name == skip || (!prefix.empty() && name.starts_with(prefix))) continue;
-    if (!allow(ruleset, entry.path(), rights)) return false;
+    if (!allow(ruleset, entry.path(), rights, devices_only)) return false;
   }
   return !ec;
 }
@@ -106,7 +109,8 @@ LayerOutcome fence_off_devices(const std::string& dir, const std::string& prefix
     ok = ok && allow_entries(ruleset, at, part.string(), "", kRead);
     at /= part;
   }
-  ok = ok && allow_entries(ruleset, target, "", prefix, kDevice) && allow(ruleset, own, kHandled);
+  ok = ok && allow_entries(ruleset, target, "", prefix, kDevice, /*devices_only=*/true) &&
+       allow(ruleset, own, kHandled);
   if (!ok) {
     ::close(ruleset);
     return refused("landlock_add_rule");

@@ -8,8 +8,8 @@ is told, and a kernel compiled by a process that launches nothing has the cache 
 first call looks for (``bench/precompile/results.md``). So the candidate's runner forks a child
 before it makes its CUDA context, and that child, which can never reach the GPU, runs the
 candidate's forward once on the task's inputs as meta tensors (shapes, no memory) with every
-Triton launch made compile-only, into a cache of its own; once it has ended, the runner moves
-what it built into its own Triton cache. The runner's first call, inside the hold, then finds
+Triton launch made compile-only, into a cache of its own, which the runner takes as its
+Triton cache once the child has ended. The runner's first call, inside the hold, then finds
 its kernels and launchers built.
 
 The child runs candidate code outside the GPU's lock and beside its runner's trusted start, so
@@ -30,9 +30,9 @@ what it may do is bounded by construction, not by what the candidate's code look
 - it ends before the runner runs candidate code, and so does everything it started: the
   runner waits for it (bounded, ``finish``), then kills every other process of its PID
   namespace, of which it is the only member besides that namespace's init. Only a runner in a
-  PID namespace of its own starts one. What it built is then moved into the runner's cache,
-  only cache entries (directories) whose keys the cache does not have yet: the runner loads
-  them at the candidate's own launches, where its code could have written them itself.
+  PID namespace of its own starts one. The child's cache then becomes the runner's: the runner
+  loads from it only at the candidate's own launches, where its code could have written the
+  cache itself (the runner's driver helpers are loaded before, from its own cache).
 
 What it is told (the task's file, sizes, seed) comes from the judge in the runner's warm-up
 request; the GPU's capability, from the runner once its context is made, through a pipe the
@@ -44,6 +44,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import stat
 import tempfile
 import time
 from pathlib import Path
@@ -194,10 +195,10 @@ class Precompile:
     def finish(self, wait_s: float, sweep: bool) -> dict[str, Any]:
         """Waits up to ``wait_s`` for the child, kills it past that, then (``sweep``: only in a
         PID namespace of the caller's own, where that is the candidate's) every process left in
-        the namespace, and moves what it built into this process's Triton cache. ``status``:
+        the namespace, and takes the child's cache as this process's. ``status``:
         done, failed, no fence (the layer could not be applied: nothing ran), timed out, audit
         (stopped by the job's audit hook), killed by SIG..., exited with code N; ``swept``:
-        whether nothing is left (false without ``sweep``, and then nothing is moved)."""
+        whether nothing is left (false without ``sweep``, and then the cache is not taken)."""
         self._close_arch()
         deadline = time.monotonic() + max(wait_s, 0.0)
         status: int | None = None
@@ -214,13 +215,30 @@ class Precompile:
             else:
                 time.sleep(0.005)
         swept = _sweep() if sweep else False
-        cache = Path(os.environ.get("TRITON_CACHE_DIR") or self.own)
         return {
             "status": "timed out" if timed_out else self._named(status),
             "seconds": round(time.perf_counter() - self.began, 3),
-            "cache_entries": _move_entries(self.own / "triton-cache", cache) if swept else 0,
+            "cache_entries": self._take_cache() if swept else 0,
             "swept": swept,
         }
+
+    def _take_cache(self) -> int:
+        """The child's Triton cache becomes this process's (``TRITON_CACHE_DIR``, which Triton
+        reads at every use); returns its entries. Used where it was built, not moved: a kernel's
+        group file names its files by absolute path, and Triton takes a group whose files are
+        not there for a miss. Only a real directory (the child may have put anything there) and
+        only once the child and all it started are gone; the runner's own driver helpers were
+        loaded from its own cache before."""
+        built = self.own / "triton-cache"
+        try:
+            if not stat.S_ISDIR(os.lstat(built).st_mode):
+                return 0
+            with os.scandir(built) as entries:
+                count = sum(1 for _ in entries)
+        except OSError:
+            return 0
+        os.environ["TRITON_CACHE_DIR"] = str(built)
+        return count
 
     def _named(self, status: int) -> str:
         from kgym.harness.audit import AUDIT_EXIT_CODE
@@ -236,21 +254,6 @@ class Precompile:
         if self.spec.get("audit"):
             named[AUDIT_EXIT_CODE] = "audit"
         return named.get(code, f"exited with code {code}")
-
-
-def _move_entries(built: Path, cache: Path) -> int:
-    """Moves each cache entry of ``built`` (a directory, not a link) whose key ``cache`` does
-    not have into ``cache``; returns how many. Only after the child and all it started are
-    gone: nothing writes there any more."""
-    moved = 0
-    with contextlib.suppress(OSError):
-        for entry in built.iterdir():
-            if not entry.is_dir() or entry.is_symlink() or os.path.lexists(cache / entry.name):
-                continue
-            with contextlib.suppress(OSError):
-                os.rename(entry, cache / entry.name)
-                moved += 1
-    return moved
 
 
 def _sweep() -> bool:

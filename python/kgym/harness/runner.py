@@ -171,6 +171,9 @@ class Runner:
         handle, self.precompile = self.precompile, None
         if handle is None:
             return None
+        # Triton's driver helpers from this runner's own cache (a no-op once the warm-up has
+        # loaded them), never from the child's, which becomes this runner's cache next.
+        _warm_triton_driver()
         outcome: dict[str, Any] = handle.finish(wait_s, sweep=self.own_pid_namespace)
         from kgym.harness.audit import AUDIT_EXIT_CODE
 
