@@ -31,7 +31,13 @@ from service_util import Gym, call, descendants  # noqa: E402
 
 
 def rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+    """A process's resident memory; 0 for one that has ended since it was listed (a job's
+    child between ``descendants`` and this read: the sampler thread died of it in CI once)."""
+    try:
+        text = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0.0
+    for line in text.splitlines():
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return 0.0
