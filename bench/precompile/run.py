@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import importlib.util
 import json
 import os
 import platform
@@ -41,15 +40,6 @@ TASKS = ROOT / "tasks"
 sys.path.insert(0, str(HERE.parent))
 from record import record  # noqa: E402
 
-
-def load(path: Path, name: str) -> Any:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 # Per kernel compiled by ``make``: "built", or why its launcher was not.
 LAUNCHERS: list[str] = []
 
@@ -62,8 +52,10 @@ def first_call(task_id: str, device: str) -> None:
     """The solution's model built and called once on ``device`` (in this process)."""
     import torch
 
-    task = load(TASKS / f"{task_id}.py", f"task_{task_id}")
-    candidate = load(TASKS / "solutions" / f"{task_id}.py", f"candidate_{task_id}")
+    from kgym.harness.loader import load_module
+
+    task = load_module(TASKS / f"{task_id}.py", f"task_{task_id}")
+    candidate = load_module(TASKS / "solutions" / f"{task_id}.py", f"candidate_{task_id}")
     torch.manual_seed(0)
     model = candidate.ModelNew(*task.get_init_inputs()).to(device)
     inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in task.get_inputs()]

@@ -597,9 +597,9 @@ class Evaluation:
 
     def _await_precompile(self) -> None:
         """Before the job's first hold: the runners' warm-up replies, then the end of the
-        candidate's compilation ahead (waited for up to PRECOMPILE_WAIT_S; its kernels are in
-        the runner's cache, or its first call compiles what is missing, as without it). Its
-        outcome is the Result's ``judge.precompile``."""
+        candidate's compilation ahead (waited for up to PRECOMPILE_WAIT_S; the runner then
+        takes its cache, and its first call compiles only what is missing). Its outcome is the
+        Result's ``judge.precompile``."""
         if not self.precompiling:
             return
         self.precompiling = False
