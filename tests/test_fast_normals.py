@@ -215,6 +215,8 @@ def test_the_judge_warms_both_timing_kernels_unless_switched_off(
         fast_normals_ready=False,
         fast_normals_note="not warmed",
         fast_normals_warm_ms=None,
+        timing_kernels_compiling=None,
+        timing_kernels_ahead_ms=None,
         timing_kernels_warming=None,
     )
     Evaluation._start_timing_kernels_warm(judge)  # type: ignore[arg-type]
@@ -228,3 +230,92 @@ def test_the_judge_warms_both_timing_kernels_unless_switched_off(
     if not ready[0]:
         assert "KGYM_JUDGE_FUSED_CHECK=off" in judge.fused_check_note
     assert "fused_check_wait" in judge.durations
+
+
+@pytest.mark.parametrize(
+    ("switches", "compiled"),
+    [
+        ({}, ["fused", "normals"]),
+        ({"KGYM_JUDGE_FAST_NORMALS": "off"}, ["fused"]),
+        ({"KGYM_JUDGE_FUSED_CHECK": "off", "KGYM_JUDGE_FAST_NORMALS": "off"}, []),
+    ],
+)
+def test_the_judge_compiles_its_timing_kernels_ahead_and_launches_them_after(
+    switches: dict[str, str], compiled: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From its CUDA context on (Evaluation._compile_timing_kernels_ahead) the judge compiles
+    the switched-on timing kernels in a thread, launching nothing; the warm-up's launches
+    (from load) wait for that thread, a failure there is left to the warm-up to say, and the
+    time it took is in the judge's record."""
+    import types
+
+    import torch
+
+    from kgym.harness import fast_normals, fused_check
+    from kgym.harness.run import Evaluation
+
+    for name, value in switches.items():
+        monkeypatch.setenv(name, value)
+    order: list[str] = []
+
+    def fused_ahead() -> None:
+        order.append("fused")
+        raise RuntimeError("no compiler here")  # left to the warm-up
+
+    monkeypatch.setattr(fused_check, "compile_ahead", fused_ahead)
+    monkeypatch.setattr(fast_normals, "compile_ahead", lambda: order.append("normals"))
+    monkeypatch.setattr(fused_check, "warm", lambda device: order.append("fused warm") or None)
+    monkeypatch.setattr(fast_normals, "warm", lambda device: order.append("normals warm") or None)
+    monkeypatch.setattr(torch.cuda, "device", lambda device: contextlib.nullcontext())
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    judge = types.SimpleNamespace(
+        device=torch.device("cuda", 0),
+        job={"timing": {"enabled": True}},
+        durations={},
+        judge={},
+        fused_check_ready=False,
+        fused_check_note=None,
+        fused_check_warm_ms=None,
+        fast_normals_ready=False,
+        fast_normals_note="not warmed",
+        fast_normals_warm_ms=None,
+        timing_kernels_compiling=None,
+        timing_kernels_ahead_ms=None,
+        timing_kernels_warming=None,
+    )
+    Evaluation._compile_timing_kernels_ahead(judge)  # type: ignore[arg-type]
+    assert (judge.timing_kernels_compiling is None) == (not compiled)
+    Evaluation._start_timing_kernels_warm(judge)  # type: ignore[arg-type]
+    Evaluation._await_timing_kernels(judge)  # type: ignore[arg-type]
+    assert order == compiled + [f"{name} warm" for name in ("fused", "normals") if name in compiled]
+    if compiled:
+        assert judge.judge["timing_kernels_ahead_ms"] >= 0
+    else:
+        assert judge.judge.get("timing_kernels_ahead_ms") is None
+
+
+@pytest.mark.skipif(DEVICE != "cuda", reason="needs a GPU (KGYM_TEST_DEVICE=cuda)")
+def test_after_the_compilation_ahead_the_warm_up_compiles_nothing() -> None:
+    """``compile_ahead`` (no launch) makes the variants ``warm`` launches: its launches then
+    compile nothing."""
+    import torch
+
+    from kgym.harness import fast_normals, fused_check
+
+    def compiled() -> int:
+        return sum(
+            len(cache[0])
+            for kernel in (fused_check._quick_close_kernel, fast_normals._normals_kernel)
+            for cache in kernel.device_caches.values()
+        )
+
+    before = compiled()
+    fused_check.compile_ahead()
+    fast_normals.compile_ahead()
+    ahead = compiled()
+    assert ahead > before or before > 0  # compiled here, or by a test before in this process
+    device = torch.device("cuda")
+    assert fused_check.warm(device) is None
+    assert fast_normals.warm(device) is None
+    torch.cuda.synchronize()
+    assert compiled() == ahead

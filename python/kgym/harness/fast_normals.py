@@ -38,6 +38,7 @@ from torch.overrides import TorchFunctionMode
 from triton.language.extra import libdevice
 
 from kgym.harness.input_slots import factory_shape
+from kgym.harness.precompile import build_launcher
 
 BLOCK = 1024  # values of one of a program's four Philox outputs
 DTYPES = (torch.float32,)  # what the kernel draws; warm compiles each
@@ -151,6 +152,23 @@ class FastNormals(TorchFunctionMode):
                     self.draws += 1
                     return draw(out, seed)
         return func(*args, **kwargs)  # another form or device: torch's draw, as written
+
+
+def compile_ahead() -> None:
+    """Compiles each variant ``warm`` launches on the current device and builds its launchers,
+    launching nothing: outside the GPU lock, before ``warm`` launches them under the lock.
+    Raises what the compilation raised."""
+    for dtype in DTYPES:
+        for n in WARM_COUNTS:
+            kernel = _normals_kernel.warmup(
+                dtype,  # a pointer of that dtype (Triton's MockTensor): no memory, no launch
+                n,
+                call_seed(1, n),
+                BLOCK=BLOCK,
+                FAST=not _interpreted(),
+                grid=(1,),
+            )
+            build_launcher(kernel)
 
 
 def warm(device: torch.device) -> str | None:

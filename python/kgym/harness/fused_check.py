@@ -32,6 +32,7 @@ from kgym.harness.compare import (
     l2_clearly_within,
     quick_verdict_applies,
 )
+from kgym.harness.precompile import build_launcher
 
 BLOCK = 8192
 ROW = 4  # float64s per pair's sums (three used)
@@ -154,6 +155,26 @@ class FusedChecks:
         if self._pairs and self._sums is not None:
             self._sums.zero_()
         self._pairs = []
+
+
+def compile_ahead() -> None:
+    """Compiles the kernel for float32 outputs (``warm``'s launch, so the same variant) on the
+    current device and builds its launcher, launching nothing: outside the GPU lock, before
+    ``warm`` launches it under the lock. Raises what the compilation raised."""
+    kernel = _quick_close_kernel.warmup(
+        torch.float32,  # a pointer of that dtype (Triton's MockTensor): no memory, no launch
+        torch.float32,
+        torch.float64,
+        16,
+        1e-3,
+        1e-3,
+        QUICK_MARGIN,
+        FLOAT32_MAX,
+        BLOCK_SIZE=BLOCK,
+        num_warps=WARPS,
+        grid=(1,),
+    )
+    build_launcher(kernel)
 
 
 def warm(device: torch.device) -> str | None:

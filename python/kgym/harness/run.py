@@ -103,10 +103,13 @@ class Evaluation:
         self.judge: dict[str, Any] = {"process": "separate"}
         self._take_job(job)
         # The timed outputs' fused check (fused_check.py): compiled by a thread of its own
-        # from the end of load, beside everything before timing; the operator's
+        # from the judge's CUDA context on (launching nothing outside the lock), launched once
+        # by another from the end of load, beside everything before timing; the operator's
         # KGYM_JUDGE_FUSED_CHECK=off keeps torch ops (for comparison).
         self.fused_check_ready = False
         self.fused_check_note: str | None = None
+        self.timing_kernels_compiling: threading.Thread | None = None
+        self.timing_kernels_ahead_ms: float | None = None
         self.timing_kernels_warming: threading.Thread | None = None
         self.fused_check_warm_ms: float | None = None
         # The timed inputs' normals by the judge's own kernel (fast_normals.py), compiled by
@@ -570,6 +573,7 @@ class Evaluation:
                         "infra_error", "load", exc, f"the judge could not start on the GPU: {exc}"
                     ) from exc
                 self._stretch("load_context", stretch)
+                self._compile_timing_kernels_ahead()
         self._done("load", started)
 
     def _precompile_spec(self, use_cuda: bool) -> dict[str, Any] | None:
@@ -817,6 +821,34 @@ class Evaluation:
         return True
 
     # -- slots ---------------------------------------------------------------------------------
+    def _compile_timing_kernels_ahead(self) -> None:
+        """Compiles the timing phase's kernels (and builds their launchers) in a thread from
+        the judge's CUDA context on, launching nothing: outside the GPU lock, beside the
+        runners' warm-up and the candidate's compilation ahead. A judge that finds them in its
+        cache (the fork server's) loads them in a few milliseconds; one that does not (a lone
+        `kgym check`) compiled them from the end of load, and with the candidate's
+        compilation out of its hold, timing waited for them inside its window (about 2.5 s on
+        an H200, bench/service_gpu/results.md). Failures are left to the warm-up, which says
+        them. Started after the judge confined itself, so the thread is confined as well."""
+        fused_on, normals_on = triton_warm.judge_kernels_on()
+        if not (fused_on or normals_on):
+            return
+        device = torch.device("cuda", torch.cuda.current_device())
+
+        def compile_ahead() -> None:
+            began = time.perf_counter()
+            with torch.cuda.device(device):
+                for on, kernels in ((fused_on, fused_check), (normals_on, fast_normals)):
+                    if on:
+                        with contextlib.suppress(Exception):  # the warm-up says why
+                            kernels.compile_ahead()
+            self.timing_kernels_ahead_ms = round((time.perf_counter() - began) * 1e3, 1)
+
+        self.timing_kernels_compiling = threading.Thread(
+            target=compile_ahead, name="timing-kernels-ahead", daemon=True
+        )
+        self.timing_kernels_compiling.start()
+
     def _start_timing_kernels_warm(self) -> None:
         """Loads the timing phase's own kernels in a thread, on a GPU job that will be timed:
         the timed outputs' fused check and the timed inputs' normal draw (fast_normals.py),
@@ -841,7 +873,11 @@ class Evaluation:
             note = warm_one(device)
             return note, round((time.perf_counter() - began) * 1e3, 1)
 
+        compiling = self.timing_kernels_compiling
+
         def warm() -> None:
+            if compiling is not None:
+                compiling.join()  # then the launches below find their kernels compiled
             # Into the judge's record only once joined: the report must not change while sent.
             with torch.cuda.device(device):
                 if fused_on:
@@ -865,6 +901,7 @@ class Evaluation:
         began = time.perf_counter()
         warming.join()
         self.durations["fused_check_wait"] = (time.perf_counter() - began) * 1e3
+        self.judge["timing_kernels_ahead_ms"] = self.timing_kernels_ahead_ms
         self.judge["fused_check_warm_ms"] = self.fused_check_warm_ms
         self.judge["fast_normals_warm_ms"] = self.fast_normals_warm_ms
 
