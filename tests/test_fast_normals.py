@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from typing import Any
 
 import pytest
 
@@ -178,33 +179,13 @@ def test_after_the_warm_up_a_timed_draw_compiles_nothing() -> None:
     assert compiled() == before
 
 
-@pytest.mark.parametrize(
-    ("switches", "ready"),
-    [
-        ({}, (True, True)),
-        ({"KGYM_JUDGE_FAST_NORMALS": "off"}, (True, False)),
-        ({"KGYM_JUDGE_FUSED_CHECK": "off"}, (False, True)),
-    ],
-)
-def test_the_judge_warms_both_timing_kernels_unless_switched_off(
-    switches: dict[str, str], ready: tuple[bool, bool], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The judge's warm-up thread (Evaluation._start_timing_kernels_warm) on a GPU job, with
-    each kernel's warm-up stood in for: what is ready, the notes and the times it records."""
+def _judge_stand_in() -> Any:
+    """What of an Evaluation on a timed GPU job its timing kernels' threads read and write."""
     import types
 
     import torch
 
-    from kgym.harness import fast_normals, fused_check
-    from kgym.harness.run import Evaluation
-
-    for name, value in switches.items():
-        monkeypatch.setenv(name, value)
-    warmed: list[str] = []
-    monkeypatch.setattr(fused_check, "warm", lambda device: warmed.append("fused") or None)
-    monkeypatch.setattr(fast_normals, "warm", lambda device: warmed.append("normals") or None)
-    monkeypatch.setattr(torch.cuda, "device", lambda device: contextlib.nullcontext())
-    judge = types.SimpleNamespace(
+    return types.SimpleNamespace(
         device=torch.device("cuda", 0),
         job={"timing": {"enabled": True}},
         durations={},
@@ -219,6 +200,34 @@ def test_the_judge_warms_both_timing_kernels_unless_switched_off(
         timing_kernels_ahead_ms=None,
         timing_kernels_warming=None,
     )
+
+
+@pytest.mark.parametrize(
+    ("switches", "ready"),
+    [
+        ({}, (True, True)),
+        ({"KGYM_JUDGE_FAST_NORMALS": "off"}, (True, False)),
+        ({"KGYM_JUDGE_FUSED_CHECK": "off"}, (False, True)),
+    ],
+)
+def test_the_judge_warms_both_timing_kernels_unless_switched_off(
+    switches: dict[str, str], ready: tuple[bool, bool], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The judge's warm-up thread (Evaluation._start_timing_kernels_warm) on a GPU job, with
+    each kernel's warm-up stood in for: what is ready, the notes and the times it records."""
+
+    import torch
+
+    from kgym.harness import fast_normals, fused_check
+    from kgym.harness.run import Evaluation
+
+    for name, value in switches.items():
+        monkeypatch.setenv(name, value)
+    warmed: list[str] = []
+    monkeypatch.setattr(fused_check, "warm", lambda device: warmed.append("fused") or None)
+    monkeypatch.setattr(fast_normals, "warm", lambda device: warmed.append("normals") or None)
+    monkeypatch.setattr(torch.cuda, "device", lambda device: contextlib.nullcontext())
+    judge = _judge_stand_in()
     Evaluation._start_timing_kernels_warm(judge)  # type: ignore[arg-type]
     Evaluation._await_timing_kernels(judge)  # type: ignore[arg-type]
     assert (judge.fused_check_ready, judge.fast_normals_ready) == ready
@@ -247,7 +256,6 @@ def test_the_judge_compiles_its_timing_kernels_ahead_and_launches_them_after(
     the switched-on timing kernels in a thread, launching nothing; the warm-up's launches
     (from load) wait for that thread, a failure there is left to the warm-up to say, and the
     time it took is in the judge's record."""
-    import types
 
     import torch
 
@@ -268,21 +276,7 @@ def test_the_judge_compiles_its_timing_kernels_ahead_and_launches_them_after(
     monkeypatch.setattr(fast_normals, "warm", lambda device: order.append("normals warm") or None)
     monkeypatch.setattr(torch.cuda, "device", lambda device: contextlib.nullcontext())
     monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
-    judge = types.SimpleNamespace(
-        device=torch.device("cuda", 0),
-        job={"timing": {"enabled": True}},
-        durations={},
-        judge={},
-        fused_check_ready=False,
-        fused_check_note=None,
-        fused_check_warm_ms=None,
-        fast_normals_ready=False,
-        fast_normals_note="not warmed",
-        fast_normals_warm_ms=None,
-        timing_kernels_compiling=None,
-        timing_kernels_ahead_ms=None,
-        timing_kernels_warming=None,
-    )
+    judge = _judge_stand_in()
     Evaluation._compile_timing_kernels_ahead(judge)  # type: ignore[arg-type]
     assert (judge.timing_kernels_compiling is None) == (not compiled)
     Evaluation._start_timing_kernels_warm(judge)  # type: ignore[arg-type]
