@@ -112,8 +112,9 @@ class Evaluation:
         self.timing_kernels_ahead_ms: float | None = None
         self.timing_kernels_warming: threading.Thread | None = None
         self.fused_check_warm_ms: float | None = None
-        # The timed inputs' normals by the judge's own kernel (fast_normals.py), compiled by
-        # the same thread; KGYM_JUDGE_FAST_NORMALS=off keeps torch's draw (for comparison).
+        # The timed inputs' normals by the judge's own kernel (fast_normals.py), compiled and
+        # launched by the same threads; KGYM_JUDGE_FAST_NORMALS=off keeps torch's draw (for
+        # comparison).
         self.fast_normals_ready = False
         self.fast_normals_note: str | None = "not warmed"
         self.fast_normals_warm_ms: float | None = None
@@ -850,13 +851,12 @@ class Evaluation:
         self.timing_kernels_compiling.start()
 
     def _start_timing_kernels_warm(self) -> None:
-        """Loads the timing phase's own kernels in a thread, on a GPU job that will be timed:
-        the timed outputs' fused check and the timed inputs' normal draw (fast_normals.py),
-        found compiled in the judge's cache where the fork server compiled them
-        (``triton_warm``), else compiled here (about 1-1.5 s of Triton's compiler and the
-        launcher's build on an H200), beside the runners' set-up, the candidate's compilation
-        and correctness, not inside the timing window. Started after the judge confined itself
-        (load), so the thread is confined as well."""
+        """Launches the timing phase's own kernels once each and checks them, in a thread, on a
+        GPU job that will be timed, under the GPU lock (from load): the timed outputs' fused
+        check and the timed inputs' normal draw (fast_normals.py), which the thread of
+        ``_compile_timing_kernels_ahead`` compiled (or found compiled in the judge's cache,
+        where the fork server put them, ``triton_warm``) and which this thread waits for first;
+        beside correctness, not inside the timing window."""
         if self.device.type != "cuda" or not self.job["timing"].get("enabled", True):
             return
         fused_on, normals_on = triton_warm.judge_kernels_on()
