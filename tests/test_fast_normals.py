@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from typing import Any
 
 import pytest
@@ -313,3 +314,38 @@ def test_after_the_compilation_ahead_the_warm_up_compiles_nothing() -> None:
     assert fast_normals.warm(device) is None
     torch.cuda.synchronize()
     assert compiled() == ahead
+
+
+def test_the_first_call_warms_only_the_dtypes_not_warmed_from_the_holds_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The checks' kernels for float32 are loaded by a thread from the start of the hold
+    (Evaluation._start_checks_warm); the candidate's first call (``_warm_checks``) waits for it,
+    then loads those of the task's other dtypes only."""
+    import types
+
+    import torch
+
+    from kgym.harness import compare
+    from kgym.harness import device as dev
+    from kgym.harness.run import Evaluation
+
+    warmed: list[tuple[set[torch.dtype], set[torch.dtype]]] = []
+
+    def warm(device: torch.device, outputs: set, inputs: set) -> None:
+        time.sleep(0.05 if not warmed else 0)
+        warmed.append((set(outputs), set(inputs)))
+
+    monkeypatch.setattr(compare, "warm_checks", warm)
+    monkeypatch.setattr(dev, "synchronize", lambda device: None)
+    monkeypatch.setattr(torch.cuda, "device", lambda device: contextlib.nullcontext())
+    judge = _judge_stand_in()
+    judge.checks_warming = None
+    judge.check_dtypes = ({torch.float32, torch.float16}, {torch.float32, torch.int64})
+    judge._stretch = types.MethodType(Evaluation._stretch, judge)
+    Evaluation._start_checks_warm(judge)  # type: ignore[arg-type]
+    Evaluation._warm_checks(judge)  # type: ignore[arg-type]
+    assert warmed == [({torch.float32}, {torch.float32}), ({torch.float16}, {torch.int64})]
+    assert judge.checks_warming is None
+    assert judge.judge["checks_warm_ahead_ms"] >= 50
+    assert "correctness_warm_checks" in judge.durations

@@ -605,6 +605,8 @@ def test_the_fused_checks_compilation_is_a_child_and_says_why_not() -> None:
         f"assert (why == '') == {DEVICE == 'cuda'}, why\n"
         f"assert triton_warm.has_judge_kernels() == {DEVICE == 'cuda'}\n"
         "assert not forkserver._cuda_driver_initialised()\n"
+        # What the child found the GPU to be, for the candidates' compilations ahead.
+        f"assert (triton_warm.gpu_capability() is not None) == {DEVICE == 'cuda'}\n"
         "pid = os.fork()\n"
         "if pid == 0:\n"
         "    time.sleep(60)\n"
@@ -612,11 +614,58 @@ def test_the_fused_checks_compilation_is_a_child_and_says_why_not() -> None:
         "began = time.monotonic()\n"
         "assert triton_warm._wait(pid, 0.3) is None\n"
         "assert time.monotonic() - began < 10\n"
+        "if triton_warm.gpu_capability() is not None:\n"
+        "    import torch\n"
+        "    assert triton_warm.gpu_capability() == torch.cuda.get_device_capability(0)\n"
         "print('ok', why)\n"
     )
     done = _python(code)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("ok"), done.stdout
+
+
+@pytest.mark.parametrize(
+    ("written", "read"),
+    [
+        (b"9 0", (9, 0)),
+        (b"12 1", (12, 1)),
+        (b"", None),  # the child wrote nothing (no GPU)
+        (b"9", None),
+        (b"nine zero", None),
+        (b"0 0", None),
+        (b"9 0 " + b"0" * 100, None),
+    ],
+)
+def test_the_capability_is_read_only_when_it_makes_sense(
+    written: bytes, read: tuple[int, int] | None
+) -> None:
+    from kgym.harness import triton_warm
+
+    said, told = os.pipe()
+    os.write(told, written)
+    os.close(told)
+    try:
+        assert triton_warm._read_capability(said) == read
+    finally:
+        os.close(said)
+
+
+@pytest.mark.skipif(DEVICE != "cuda", reason="the compilation ahead runs for GPU jobs only")
+def test_a_forked_judge_gives_its_compilation_ahead_the_servers_capability(
+    tmp_path: Path, server: Any
+) -> None:
+    """Through the fork server the candidate's child compiles from its start, for the GPU the
+    server's child found; a judge started afresh has no server, and its child waits for the
+    runner's context. Either way the runner's first call finds its kernels compiled."""
+    exec_run, fork_run = run_both(tmp_path, server, solution_source("01_relu"))
+    for run_, arch_from in ((exec_run, "runner"), (fork_run, "judge")):
+        result = run_["result"]
+        assert result["status"] == "ok", result.get("error")
+        ahead = result["judge"]["precompile"]
+        assert ahead["status"] == "done", ahead
+        assert ahead["arch_from"] == arch_from, ahead
+        assert ahead["cache_entries"] >= 1, ahead
+        assert result["judge"]["checks_warm_ahead_ms"] >= 0  # float32's, from the hold's start
 
 
 def _in_an_unseeded_and_a_seeded_child(tmp_path: Path, warmed: str, child: str) -> str:

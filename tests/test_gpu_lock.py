@@ -25,6 +25,8 @@ def holder(lock: Path) -> Evaluation:
     e.report_first = False
     e.lock_held = False
     e.hold_open = False
+    e.checks_warming = None  # the judge's threads that launch its own kernels
+    e.timing_kernels_warming = None
     return e
 
 
@@ -351,3 +353,30 @@ def test_the_start_gate_lets_one_job_at_a_time_make_its_contexts(tmp_path: Path)
     ungated.start_gate = ""  # no lock (a CPU job), or the operator's KGYM_START_GATE=off
     with ungated._start_gate():
         pass
+
+
+def test_no_thread_of_the_judge_that_launches_kernels_outlives_a_hold(tmp_path: Path) -> None:
+    """The judge's warm-up threads (its checks' kernels, its timing kernels) launch on the GPU:
+    when a hold ends, both have ended, so nothing of theirs runs beside another job's window.
+    The timing kernels' thread stays named for timing, which takes its notes."""
+    lock = tmp_path / "gpu.lock"
+    lock.touch()
+    Path(str(lock) + ".gate").touch()
+    e = holder(lock)
+    ended: list[str] = []
+
+    def slow(name: str) -> threading.Thread:
+        def work() -> None:
+            time.sleep(0.3)
+            ended.append(name)
+
+        thread = threading.Thread(target=work)
+        thread.start()
+        return thread
+
+    with e._gpu_lock(exclusive=False):
+        e.checks_warming = slow("checks")
+        e.timing_kernels_warming = slow("timing kernels")
+    assert sorted(ended) == ["checks", "timing kernels"]
+    assert not taken(lock, fcntl.LOCK_EX)  # and the hold is let go
+    assert e.checks_warming is None and e.timing_kernels_warming is not None

@@ -106,6 +106,7 @@ def test_the_candidates_kernels_are_compiled_into_its_runners_cache(tmp_path: Pa
     assert result["status"] == "done", result
     assert result["swept"] is True
     assert result["cache_entries"] >= 1
+    assert result["arch_from"] == "judge"  # the spec's, as a fork server's judge gives it
     cubins = [p.name for p in out["cache"].rglob("*.cubin")]
     assert any(name.startswith("relu") for name in cubins), cubins
     assert out["after"] == {"ok": True}  # the runner serves on

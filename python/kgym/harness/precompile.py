@@ -35,8 +35,9 @@ what it may do is bounded by construction, not by what the candidate's code look
   cache itself (the runner's driver helpers are loaded before, from its own cache).
 
 What it is told (the task's file, sizes, seed) comes from the judge in the runner's warm-up
-request; the GPU's capability, from the runner once its context is made, through a pipe the
-child reads when its first kernel compiles.
+request; the GPU's capability too where the judge's fork server knows it (``triton_warm``),
+else from the runner once its context is made, through a pipe the child reads when its first
+kernel compiles (``arch_from`` in its outcome).
 """
 
 from __future__ import annotations
@@ -218,6 +219,7 @@ class Precompile:
         return {
             "status": "timed out" if timed_out else self._named(status),
             "seconds": round(time.perf_counter() - self.began, 3),
+            "arch_from": "judge" if isinstance(self.spec.get("arch"), int) else "runner",
             "cache_entries": self._take_cache() if swept else 0,
             "swept": swept,
         }

@@ -118,8 +118,11 @@ class Evaluation:
         self.fast_normals_ready = False
         self.fast_normals_note: str | None = "not warmed"
         self.fast_normals_warm_ms: float | None = None
-        # The outputs' and inputs' dtypes, whose checks the judge warms (_warm_checks).
+        # The outputs' and inputs' dtypes, whose checks the judge warms (_warm_checks), and the
+        # thread that warms them for float32 from the start of the job's first hold.
         self.check_dtypes: tuple[set[torch.dtype], set[torch.dtype]] = (set(), set())
+        self.checks_warming: threading.Thread | None = None
+        self.checks_warm_ahead_ms: float | None = None
         self.runners: dict[str, RunnerHandle] = {}
         self.candidate_observed: dict[str, Any] = {}
         self.arenas: dict[str, Arena] = {}
@@ -250,6 +253,7 @@ class Evaluation:
                 self._unlock()
 
     def _unlock(self) -> None:
+        self._join_warm_threads()
         self.lock_held = self.hold_open = False
         fcntl.flock(self.timing_lock_fd, fcntl.LOCK_UN)
 
@@ -591,7 +595,7 @@ class Evaluation:
             or not self.runners["candidate"].layers.get("pid_namespace")
         ):
             return None
-        return {
+        spec = {
             "task_file": str((self.workdir / self.task_file).resolve()),
             "candidate_file": str((self.workdir / self.candidate_file).resolve()),
             "sizes": self.sizes,
@@ -599,6 +603,14 @@ class Evaluation:
             "audit": bool(self.job.get("audit", True)),
             "protected": self._protected_paths(),
         }
+        # The GPU's capability as the fork server's child found it (the same GPU: a server's
+        # jobs see what it sees), so that the child compiles from its start rather than from
+        # its runner's context, which a busy GPU's start gate may delay by seconds. Were it
+        # wrong, the runner's first call would miss the cache and compile: slower, not unsafe.
+        capability = triton_warm.gpu_capability()
+        if capability is not None:
+            spec["arch"] = capability[0] * 10 + capability[1]
+        return spec
 
     def _await_precompile(self) -> None:
         """Before the job's first hold: the runners' warm-up replies, then the end of the
@@ -686,6 +698,7 @@ class Evaluation:
         if use_cuda:
             self.device = torch.device("cuda", torch.cuda.current_device())
             torch.cuda.set_device(self.device)
+            self._start_checks_warm()
         self._start_timing_kernels_warm()
         self.durations["load"] += (self._stretch("load_task", started) - started) * 1e3
 
@@ -1067,15 +1080,51 @@ class Evaluation:
         reply = self._call("candidate", [0], phase, while_waiting, **options)
         return reply, self._answer(views, 0, reply)
 
+    def _start_checks_warm(self) -> None:
+        """The checks' kernels for float32 (most tasks' dtype, guessed: the task's are known
+        only from the reference's outputs) loaded into the judge's CUDA context in a thread
+        from the start of the job's first hold, beside the task's load, the reference's build,
+        the runners' set-up and the output layout. A process loads each CUDA kernel at its
+        first launch: the checks of one dtype took 0.2 s on an H200 alone and 0.6 s in a
+        batch's shared hold, waited for in the candidate's first call, which, compiled ahead,
+        no longer covers them (bench/service_gpu/results.md). A shortcut only, as
+        ``_warm_checks``; joined before the hold ends (``_join_warm_threads``)."""
+        device = self.device
+
+        def warm() -> None:
+            began = time.perf_counter()
+            with torch.cuda.device(device), contextlib.suppress(Exception):
+                compare.warm_checks(device, {torch.float32}, {torch.float32})
+                dev.synchronize(device)
+            self.checks_warm_ahead_ms = round((time.perf_counter() - began) * 1e3, 1)
+
+        self.checks_warming = threading.Thread(target=warm, name="checks-warm", daemon=True)
+        self.checks_warming.start()
+
+    def _join_warm_threads(self) -> None:
+        """The judge's threads that launch its own kernels end inside the hold they began in:
+        nothing of theirs runs beside another job's timing window."""
+        if self.checks_warming is not None:
+            self.checks_warming.join()
+            self.checks_warming = None
+        if self.timing_kernels_warming is not None:
+            self.timing_kernels_warming.join()  # its notes are taken by _await_timing_kernels
+
     def _warm_checks(self) -> None:
         """The checks' kernels loaded into the judge's CUDA context (compare.warm_checks), while
-        the candidate's first call compiles. A shortcut only: whatever fails here is left to
+        the candidate's first call runs: those of the task's dtypes that the thread of
+        ``_start_checks_warm`` did not load. A shortcut only: whatever fails here is left to
         the checks themselves, which report it."""
         if self.device.type != "cuda":
             return
         began = time.perf_counter()
+        if self.checks_warming is not None:
+            self.checks_warming.join()
+            self.checks_warming = None
+            self.judge["checks_warm_ahead_ms"] = self.checks_warm_ahead_ms
+        outputs, inputs = self.check_dtypes
         try:
-            compare.warm_checks(self.device, *self.check_dtypes)
+            compare.warm_checks(self.device, outputs - {torch.float32}, inputs - {torch.float32})
             dev.synchronize(self.device)
         except Exception:  # noqa: BLE001, S110 - the checks meet the same failure and report it
             pass

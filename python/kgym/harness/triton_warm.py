@@ -43,6 +43,10 @@ _helpers: dict[str, bytes] = {}
 # the judge's own checks for the interpreter's lock.
 _judge_kernels: dict[str, bytes] = {}
 _judge_kernels_root = ""  # the scratch cache it was compiled into, as its group files name it
+# The GPU's CUDA capability (major, minor), as that child's context found it: the candidates'
+# compilations ahead target it from their start instead of waiting for their runners' contexts
+# (precompile.py).
+_capability: tuple[int, int] | None = None
 # Well inside the supervisor's 120 s for a fork server's whole start.
 JUDGE_KERNELS_TIMEOUT_S = 45.0
 
@@ -115,9 +119,10 @@ def _compile_judge_kernels() -> str:
     keeps the files the compilation added; returns why not, if not. The child runs only the
     gym's own code: the same launches as the judge's warm-up (``fused_check.warm``,
     ``fast_normals.warm``), so the same cache keys."""
-    global _judge_kernels_root
+    global _judge_kernels_root, _capability
     if not any(judge_kernels_on()):
         return "the operator turned both off (KGYM_JUDGE_FUSED_CHECK, KGYM_JUDGE_FAST_NORMALS)"
+    said, told = os.pipe()
     try:
         with tempfile.TemporaryDirectory(prefix="kgym-triton-judge-kernels-") as scratch:
             root = str(Path(scratch).resolve())
@@ -125,8 +130,11 @@ def _compile_judge_kernels() -> str:
             server = os.getpid()
             pid = os.fork()
             if pid == 0:  # pragma: no cover - the child's outcome is its exit status
-                _compile_in_child(root, server)
+                _compile_in_child(root, server, told)
+            os.close(told)
+            told = -1
             status = _wait(pid, JUDGE_KERNELS_TIMEOUT_S)
+            _capability = _read_capability(said) if status is not None else None
             if status != 0:
                 why = {
                     None: f"the compiling process took over {JUDGE_KERNELS_TIMEOUT_S:.0f} s",
@@ -139,13 +147,42 @@ def _compile_judge_kernels() -> str:
     except OSError as exc:
         _judge_kernels.clear()
         return f"{type(exc).__name__}: {exc}"[:300]
+    finally:
+        for fd in (said, told):
+            if fd >= 0:
+                os.close(fd)
     return "" if _judge_kernels else "the compilation left no files in the cache it was given"
 
 
-def _compile_in_child(cache: str, server: int) -> None:  # pragma: no cover - a forked child
+def _read_capability(fd: int) -> tuple[int, int] | None:
+    """What the child wrote (``major minor``) once it has ended; None where it wrote nothing
+    usable (no GPU, a failure before it asked)."""
+    raw = b""
+    with contextlib.suppress(OSError):
+        os.set_blocking(fd, False)
+        while chunk := os.read(fd, 64):
+            raw += chunk
+            if len(raw) > 64:
+                return None
+    try:
+        major, minor = (int(x) for x in raw.split())
+    except ValueError:
+        return None
+    return (major, minor) if 0 < major < 100 and 0 <= minor < 10 else None
+
+
+def gpu_capability() -> tuple[int, int] | None:
+    """The server's GPU's CUDA capability, where its child compiled the judge's kernels."""
+    return _capability
+
+
+def _compile_in_child(
+    cache: str, server: int, tell_fd: int
+) -> None:  # pragma: no cover - a forked child
     """Dies with the server (a server killed while waiting must not leave a process holding a
-    CUDA context), holds none of its descriptors, compiles, and exits with a status: 0 done,
-    2 no GPU or driver, 3 the check failed."""
+    CUDA context), holds none of its descriptors but ``tell_fd`` (where it writes the GPU's
+    capability), compiles, and exits with a status: 0 done, 2 no GPU or driver, 3 the check
+    failed."""
     code = 2
     try:
         from kgym import _core
@@ -153,13 +190,17 @@ def _compile_in_child(cache: str, server: int) -> None:  # pragma: no cover - a 
         _core.confine_die_with_parent()
         if os.getppid() != server:  # the server died before the request took
             os._exit(code)
-        os.closerange(3, 65536)
+        os.closerange(3, tell_fd)
+        os.closerange(tell_fd + 1, 65536)
         os.environ["TRITON_CACHE_DIR"] = cache
         import torch
 
         from kgym.harness import fast_normals, fused_check
 
         device = torch.device("cuda", torch.cuda.current_device())
+        major, minor = torch.cuda.get_device_capability(device)
+        os.write(tell_fd, f"{major} {minor}".encode())
+        os.close(tell_fd)
         fused_on, normals_on = judge_kernels_on()
         failed = (fused_on and fused_check.warm(device) is not None) or (
             normals_on and fast_normals.warm(device) is not None
