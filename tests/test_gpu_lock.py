@@ -380,3 +380,49 @@ def test_no_thread_of_the_judge_that_launches_kernels_outlives_a_hold(tmp_path: 
     assert sorted(ended) == ["checks", "timing kernels"]
     assert not taken(lock, fcntl.LOCK_EX)  # and the hold is let go
     assert e.checks_warming is None and e.timing_kernels_warming is not None
+
+
+def test_a_first_hold_is_taken_early_only_while_the_gpu_is_idle(tmp_path: Path) -> None:
+    """A job whose candidate still compiles ahead takes its first hold at once only where no
+    job holds the lock and no timer waits at the gate; it never waits for either, and leaves
+    nothing held where it does not take it (Evaluation._take_hold_if_idle)."""
+    lock = tmp_path / "gpu.lock"
+    lock.touch()
+    gate = Path(str(lock) + ".gate")
+    gate.touch()
+
+    def job(precompiling: bool = True) -> Evaluation:
+        e = holder(lock)
+        e.precompiling = precompiling
+        return e
+
+    assert not job(precompiling=False)._take_hold_if_idle()  # nothing to overlap
+    assert not taken(lock, fcntl.LOCK_EX)
+
+    early = job()
+    assert early._take_hold_if_idle()
+    assert early.lock_held
+    assert taken(lock, fcntl.LOCK_EX) and not taken(lock, fcntl.LOCK_SH)  # shared
+    assert not taken(gate, fcntl.LOCK_EX)  # the gate let go
+    assert not job()._take_hold_if_idle()  # a sharer inside: the next one waits as before
+    with early._gpu_lock(exclusive=False, held=True):
+        assert early.durations.get("gpu_lock_wait", 0.0) < 100  # nothing waited for
+    assert not taken(lock, fcntl.LOCK_EX)  # let go at the hold's end
+
+    timer_waiting = os.open(gate, os.O_RDONLY)
+    fcntl.flock(timer_waiting, fcntl.LOCK_EX)
+    try:
+        began = time.perf_counter()
+        assert not job()._take_hold_if_idle()
+        assert time.perf_counter() - began < 1.0
+        assert not taken(lock, fcntl.LOCK_EX)
+    finally:
+        os.close(timer_waiting)
+
+    timing = os.open(lock, os.O_RDONLY)
+    fcntl.flock(timing, fcntl.LOCK_EX)
+    try:
+        assert not job()._take_hold_if_idle()
+        assert not taken(gate, fcntl.LOCK_EX)
+    finally:
+        os.close(timing)

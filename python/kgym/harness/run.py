@@ -73,6 +73,9 @@ def _finding(rule: str, detail: str, severity: str = "reject") -> dict[str, Any]
 # How long the judge waits, before the job's first hold, for the candidate's compilation ahead
 # (precompile.py): past it the child is ended and the first call compiles what is missing.
 PRECOMPILE_WAIT_S = 30.0
+# The same wait inside a first hold taken while the GPU was idle (``_take_hold_if_idle``),
+# where a job that comes meanwhile to time its candidate waits for it: shorter.
+PRECOMPILE_WAIT_IN_HOLD_S = 3.0
 
 # Written by the supervisor into the job's file-system view only (sandbox/job_view.hpp).
 VIEW_MARKER = "/etc/kgym-job-view"
@@ -221,8 +224,35 @@ class Evaluation:
         return self.channel
 
     # -- the service's per-GPU lock ------------------------------------------------------------
+    def _take_hold_if_idle(self) -> bool:
+        """A job's first hold, shared, taken before its candidate's compilation ahead has ended,
+        where the GPU is idle now: no job holds its lock, and no timer waits at its gate. A job
+        alone then loads its task, builds its reference and loads its checks' kernels beside
+        that compilation (awaited in ``init``, before the candidate's set-up, for at most
+        PRECOMPILE_WAIT_IN_HOLD_S), instead of after it; where other jobs share the GPU, it
+        waits for its compilation outside the lock, as before, so that no timer waits for it.
+        Never waits: each lock is tried, and let go if the other cannot be had."""
+        if not self.precompiling or self.timing_lock_fd < 0 or self.gate_fd < 0:
+            return False
+        try:
+            fcntl.flock(self.gate_fd, fcntl.LOCK_SH | fcntl.LOCK_NB)  # no timer waits
+        except BlockingIOError:
+            return False
+        try:
+            try:
+                fcntl.flock(self.timing_lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # no holder
+            except BlockingIOError:
+                return False
+            # Made shared (flock lets go, then takes again): a timer reaches the lock only
+            # through the gate, which this job holds meanwhile; sharers may come in with it.
+            fcntl.flock(self.timing_lock_fd, fcntl.LOCK_SH)
+        finally:
+            fcntl.flock(self.gate_fd, fcntl.LOCK_UN)
+        self.lock_held = True
+        return True
+
     @contextlib.contextmanager
-    def _gpu_lock(self, exclusive: bool) -> Iterator[None]:
+    def _gpu_lock(self, exclusive: bool, held: bool = False) -> Iterator[None]:
         """A readers-writer lock on one file, behind a gate: GPU phases share it, timing holds it
         alone. A timer holds the gate exclusively while it waits, so that new sharers cannot
         starve it; a sharer passes the gate in shared mode, so that every sharer that arrives
@@ -234,15 +264,18 @@ class Evaluation:
             yield
             return
         started = time.perf_counter()
-        if self.gate_fd >= 0 and not (exclusive and self.gate_reserved):
+        if held:  # taken already (_take_hold_if_idle)
+            pass
+        elif self.gate_fd >= 0 and not (exclusive and self.gate_reserved):
             gate = fcntl.LOCK_EX if exclusive or self.gpu_sharing == "serial" else fcntl.LOCK_SH
             fcntl.flock(self.gate_fd, gate)
-        try:
-            fcntl.flock(self.timing_lock_fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
-        finally:
-            if self.gate_fd >= 0:
-                fcntl.flock(self.gate_fd, fcntl.LOCK_UN)
-                self.gate_reserved = False
+        if not held:
+            try:
+                fcntl.flock(self.timing_lock_fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+            finally:
+                if self.gate_fd >= 0:
+                    fcntl.flock(self.gate_fd, fcntl.LOCK_UN)
+                    self.gate_reserved = False
         key = "timing_lock_wait" if exclusive else "gpu_lock_wait"
         self.durations[key] = self.durations.get(key, 0.0) + (time.perf_counter() - started) * 1e3
         self.lock_held = True
@@ -299,18 +332,18 @@ class Evaluation:
             return contextlib.nullcontext()
         return self._gpu_lock(exclusive=True)
 
-    def _shared_device(self) -> contextlib.AbstractContextManager[None]:
-        return self._gpu_lock(exclusive=False)
+    def _shared_device(self, held: bool = False) -> contextlib.AbstractContextManager[None]:
+        return self._gpu_lock(exclusive=False, held=held)
 
     @contextlib.contextmanager
-    def _gpu_phase(self, exclusive: bool, last: bool = False) -> Iterator[None]:
+    def _gpu_phase(self, exclusive: bool, last: bool = False, held: bool = False) -> Iterator[None]:
         """GPU phases under the lock. Where the evaluation ends inside them (an exception, a
         failed check, a finding that rejects, or the ``last`` phases), the runners and arenas
         go before the lock does, so that their memory, and any work a runner left on the GPU,
         are gone before another job's timing starts: with five jobs on an H100 the device
         filled to 77 of 80 GB, and an evaluation that started while another's arenas outlived
         its lock ran out of memory."""
-        with self._exclusive_device() if exclusive else self._shared_device():
+        with self._exclusive_device() if exclusive else self._shared_device(held):
             for runner in self.runners.values():
                 runner.resume()
             try:
@@ -612,17 +645,18 @@ class Evaluation:
             spec["arch"] = capability[0] * 10 + capability[1]
         return spec
 
-    def _await_precompile(self) -> None:
-        """Before the job's first hold: the runners' warm-up replies, then the end of the
-        candidate's compilation ahead (waited for up to PRECOMPILE_WAIT_S; the runner then
-        takes its cache, and its first call compiles only what is missing). Its outcome is the
+    def _await_precompile(self, wait_s: float = PRECOMPILE_WAIT_S) -> None:
+        """Before the job's first hold (or inside it, before the candidate's set-up, where the
+        hold was taken while the GPU was idle): the runners' warm-up replies, then the end of
+        the candidate's compilation ahead (waited for up to ``wait_s``; the runner then takes
+        its cache, and its first call compiles only what is missing). Its outcome is the
         Result's ``judge.precompile``."""
         if not self.precompiling:
             return
         self.precompiling = False
         self._await_warm("load")
         waited = time.perf_counter()
-        reply = self._ask("candidate", {"op": "precompiled", "wait_s": PRECOMPILE_WAIT_S}, "load")
+        reply = self._ask("candidate", {"op": "precompiled", "wait_s": wait_s}, "load")
         self.durations["precompile_wait"] = (time.perf_counter() - waited) * 1e3
         if not reply.get("ok"):
             raise self._failed_reply(reply, "load")
@@ -744,8 +778,10 @@ class Evaluation:
         torch.set_grad_enabled(False)
         weights, fds = self._weights_arena()
         protected = self._protected_paths()
-        # What the runners' warm-up (started with them, outside the lock) still has to do.
+        # What the runners' warm-up (started with them, outside the lock) still has to do, and
+        # the candidate's compilation ahead where this hold began before its end.
         self._await_warm("init")
+        self._await_precompile(PRECOMPILE_WAIT_IN_HOLD_S)
         self._start_memory_watch()
         # Both runners set up at once (imports, the model: seconds on a GPU each), then their
         # replies are read in order. From here the candidate's code runs: a failure of the
@@ -1344,10 +1380,14 @@ class Evaluation:
             serial = self.gpu_sharing == "serial"
             if not serial and not self.runners_started:
                 self.start_runners()  # the gym's own CPU set-up, beside other jobs' windows
-            self._await_precompile()  # the candidate's compilation, outside the lock too
+            # The candidate's compilation, outside the lock too, unless the GPU is idle now.
+            idle = not serial and self._take_hold_if_idle()
+            self.judge["first_hold_while_idle"] = idle
+            if not idle:
+                self._await_precompile()
             # One shared hold from the task's load to the decoy: each hold of the lock may wait
             # for a timing window and the sharers before it.
-            with self._gpu_phase(exclusive=False):
+            with self._gpu_phase(exclusive=False, held=idle):
                 if not self.runners_started:
                     self.start_runners()
                 self.load()
