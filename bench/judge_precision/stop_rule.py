@@ -7,9 +7,16 @@ not help where the noise is each batch's own. This reads raw per-round samples (
 of evaluations, each with ``task`` and ``raw`` = ``{"reference": [...], "candidate": [...]}``
 in ms per call, at least 20 rounds) and replays both rules on their prefixes.
 
+With ``--every-round`` it replays instead today's rule checked at every round from 20 (it
+stops at the first round whose intervals are within 1%, not at the next multiple of 5) and
+compares the speedup each stop would report with the one all the samples give.
+
 Usage:
     python bench/judge_precision/stop_rule.py bench/judge_precision/raw-samples-60-rounds.json \
         --out bench/judge_precision/results-stop-rule.md --json bench/judge_precision/results-stop-rule.json
+    python bench/judge_precision/stop_rule.py bench/judge_precision/raw-samples-60-rounds.json \
+        --every-round --out bench/judge_precision/results-stop-every-round.md \
+        --json bench/judge_precision/results-stop-every-round.json
 """
 
 from __future__ import annotations
@@ -41,12 +48,79 @@ def per_round_ratio(reference: list[float], candidate: list[float]) -> float:
     return median_ci_halfwidth([r / c for r, c in zip(reference, candidate)])
 
 
-def stop_round(rule: Rule, reference: list[float], candidate: list[float]) -> int | None:
-    """The round at which ``rule`` would have stopped; None if not within the samples."""
-    for k in range(MIN_ROUNDS, len(reference) + 1, EVERY):
+def stop_round(
+    rule: Rule, reference: list[float], candidate: list[float], every: int = EVERY
+) -> int | None:
+    """The round at which ``rule`` would have stopped, checked every ``every`` rounds from
+    MIN_ROUNDS; None if not within the samples."""
+    for k in range(MIN_ROUNDS, len(reference) + 1, every):
         if rule(reference[:k], candidate[:k]) <= TARGET:
             return k
     return None
+
+
+def speedup(reference: list[float], candidate: list[float]) -> float:
+    return statistics.median(reference) / statistics.median(candidate)
+
+
+def every_round_study(evaluations: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Today's rule checked every EVERY rounds against every round: where each stops, and how
+    far the speedup it would report is from the one of all the samples (an evaluation that
+    does not stop within them reports that one)."""
+    rows = []
+    for e in evaluations:
+        ref, cand = e["raw"]["reference"], e["raw"]["candidate"]
+        whole = speedup(ref, cand)
+        row: dict[str, Any] = {"task": e["task"], "rounds": len(ref), "speedup_all_rounds": whole}
+        for name, every in (("every_5", EVERY), ("every_round", 1)):
+            stop = stop_round(per_series, ref, cand, every)
+            rounds = stop or len(ref)
+            at_stop = speedup(ref[:rounds], cand[:rounds])
+            row[name] = {
+                "stop": stop,
+                "speedup": round(at_stop, 4),
+                "off_all_rounds_pct": round(100 * abs(at_stop / whole - 1), 3),
+            }
+        row["speedup_all_rounds"] = round(whole, 4)
+        rows.append(row)
+    return rows
+
+
+def every_round_markdown(rows: list[dict[str, Any]], source: str) -> str:
+    lines = [
+        f"Source: `{source}`. Today's stop rule (each series' median within {100 * TARGET:.0f}%, "
+        f"from {MIN_ROUNDS} rounds) checked every {EVERY} rounds and at every round; an "
+        "evaluation that does not stop within the samples ('-') reports all of them.",
+        "",
+        f"| task | stop: every {EVERY} | stop: every round | speedup, all rounds | speedup at "
+        f"the stop: every {EVERY} / every round | off all rounds' speedup: every {EVERY} / "
+        "every round |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in rows:
+        a, b = r["every_5"], r["every_round"]
+        lines.append(
+            f"| {r['task']} | {a['stop'] or '-'} | {b['stop'] or '-'} | "
+            f"{r['speedup_all_rounds']:.4f} | {a['speedup']:.4f} / {b['speedup']:.4f} | "
+            f"{a['off_all_rounds_pct']:.2f}% / {b['off_all_rounds_pct']:.2f}% |"
+        )
+
+    def rounds(name: str) -> int:
+        return sum(r[name]["stop"] or r["rounds"] for r in rows)
+
+    def off(name: str) -> list[float]:
+        return [r[name]["off_all_rounds_pct"] for r in rows]
+
+    lines += [
+        "",
+        f"Rounds to stop, summed ('-' counted as the samples' rounds): every {EVERY} "
+        f"{rounds('every_5')}, every round {rounds('every_round')}. Off all rounds' speedup: "
+        f"every {EVERY} median {statistics.median(off('every_5')):.2f}%, mean "
+        f"{statistics.mean(off('every_5')):.2f}%, largest {max(off('every_5')):.2f}%; every "
+        f"round median {statistics.median(off('every_round')):.2f}%, mean "
+        f"{statistics.mean(off('every_round')):.2f}%, largest {max(off('every_round')):.2f}%.",
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def study(evaluations: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -116,9 +190,19 @@ def main() -> None:
     parser.add_argument("raw", type=Path, help="raw samples (JSON list of evaluations)")
     parser.add_argument("--out", type=Path, help="markdown table to write")
     parser.add_argument("--json", type=Path, help="machine-readable rows to write")
+    parser.add_argument(
+        "--every-round",
+        action="store_true",
+        help=f"today's rule checked at every round against every {EVERY} rounds",
+    )
     args = parser.parse_args()
-    rows = study(json.loads(args.raw.read_text()))
-    table = markdown(rows, str(args.raw))
+    evaluations = json.loads(args.raw.read_text())
+    if args.every_round:
+        rows = every_round_study(evaluations)
+        table = every_round_markdown(rows, str(args.raw))
+    else:
+        rows = study(evaluations)
+        table = markdown(rows, str(args.raw))
     print(table, end="")
     if args.out:
         args.out.write_text(table)
