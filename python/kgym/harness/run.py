@@ -1124,7 +1124,10 @@ class Evaluation:
         first launch: the checks of one dtype took 0.2 s on an H200 alone and 0.6 s in a
         batch's shared hold, waited for in the candidate's first call, which, compiled ahead,
         no longer covers them (bench/service_gpu/results.md). A shortcut only, as
-        ``_warm_checks``; joined before the hold ends (``_join_warm_threads``)."""
+        ``_warm_checks``; joined before the hold ends (``_join_warm_threads``). Its tensors (a
+        few MiB) may fall inside the reference's measured call (``_measured_reference``), as
+        the timing kernels' warm-up's may: that widens the candidate's GPU memory allowance by
+        as much, against a slack of GiBs."""
         device = self.device
 
         def warm() -> None:
