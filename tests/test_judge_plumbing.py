@@ -230,6 +230,64 @@ def test_a_sample_loses_its_fixed_cost_and_the_output_copy_but_not_everything() 
     assert per_call_ms(1.0, 1, 5.0, 1.0) == MIN_SHARE_AFTER_SUBTRACTION * 1.0
 
 
+def _timing_config(**changes: Any) -> Any:
+    from kgym.harness.timing import TimingConfig
+
+    job = {
+        "warmup_ms": 50,
+        "min_samples": 20,
+        "max_samples": 200,
+        "budget_ms": 4000,
+        "target_rel_ci": 0.01,
+        "batch_ms": 10,
+        "verify_fraction": 0.25,
+    }
+    config = TimingConfig.from_job(job)
+    for name, value in changes.items():
+        setattr(config, name, value)
+    return config
+
+
+def test_sampling_stops_where_the_medians_are_within_the_target_and_not_before() -> None:
+    """The stop rule (timing.stop_reason): each series' median within the target once
+    min_samples are in, checked every 5 rounds by default; the budget once min_samples are in;
+    max_samples always."""
+    from kgym.harness.timing import stop_reason
+
+    steady = {"reference": [1.0 + 0.001 * (i % 3) for i in range(40)]}
+    steady["candidate"] = [2.0 + 0.002 * (i % 3) for i in range(40)]
+    noisy = {"reference": steady["reference"], "candidate": [1.0 + (i % 2) for i in range(40)]}
+
+    def first(samples: dict[str, list[float]], config: Any, elapsed_ms: float = 0.0) -> tuple:
+        for rounds in range(1, 41):
+            prefix = {name: values[:rounds] for name, values in samples.items()}
+            reason = stop_reason(config, rounds, elapsed_ms, prefix)
+            if reason is not None:
+                return rounds, reason
+        return None, None
+
+    every_5 = _timing_config()
+    assert every_5.check_every == 5
+    assert first(steady, every_5) == (20, "converged")  # not before min_samples
+    assert first(noisy, every_5) == (None, None)  # a median 50% wide never converges
+    assert first(noisy, every_5, elapsed_ms=5000.0) == (20, "budget")
+    assert first(noisy, _timing_config(max_samples=30)) == (30, "max_samples")
+    # Half the first 12 candidate samples 10% slower: its median's interval is within 1% only
+    # from round 24 on, so checked every 5 rounds it stops at 25, every round at 24.
+    late = {**steady, "candidate": [2.0 + 0.2 * (i % 2) for i in range(12)] + [2.0] * 28}
+    assert first(late, every_5) == (25, "converged")
+    assert first(late, _timing_config(check_every=1)) == (24, "converged")
+
+
+def test_the_operator_switch_checks_the_stop_rule_at_every_round(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("KGYM_TIMING_CHECK_EVERY_ROUND", "on")
+    assert _timing_config().check_every == 1
+    monkeypatch.setenv("KGYM_TIMING_CHECK_EVERY_ROUND", "off")
+    assert _timing_config().check_every == 5
+
+
 def test_a_profile_is_read_bounded_and_typed() -> None:
     from kgym.harness.profile_check import MAX_KERNELS, OTHER_KERNELS, reported_kernels
 

@@ -119,13 +119,15 @@ namespace {
 // that holds a CUDA context for the service's lifetime (kgym/service/gpu_keeper.hpp);
 // KGYM_START_GATE: whether a GPU's jobs make their CUDA contexts one job at a time (run.py;
 // `off` is for measuring); KGYM_PRECOMPILE: whether a candidate's kernels are compiled before
-// its job holds the GPU (kgym/harness/precompile.py; `off` is for measuring). KGYM_WINDOW_PRIORITY
-// is the supervisor's own, not the harness': whether a timing window's three threads run real-time
-// (sandbox/window_priority.hpp; `off` is for measuring); KGYM_STANDBY too: whether each fork
-// server's slot readies its next job's child ahead (check/standby_launcher.hpp; `off`, the default,
-// or `on`); KGYM_ANSWER_AT_REPORT: whether `serve` answers at the judge's report or at its exit
-// (check/evaluate.hpp; `off` is for measuring; a pool worker answers at the exit either way, and
-// refuses a misspelt value too).
+// its job holds the GPU (kgym/harness/precompile.py; `off` is for measuring);
+// KGYM_TIMING_CHECK_EVERY_ROUND: whether the judge checks its timing's stop rule at every round
+// rather than every 5 (kgym/harness/timing.py; `off`, the default, or `on`, for measuring).
+// KGYM_WINDOW_PRIORITY is the supervisor's own, not the harness': whether a timing window's three
+// threads run real-time (sandbox/window_priority.hpp; `off` is for measuring); KGYM_STANDBY too:
+// whether each fork server's slot readies its next job's child ahead (check/standby_launcher.hpp;
+// `off`, the default, or `on`); KGYM_ANSWER_AT_REPORT: whether `serve` answers at the judge's
+// report or at its exit (check/evaluate.hpp; `off` is for measuring; a pool worker answers at the
+// exit either way, and refuses a misspelt value too).
 void check_operator_switches(bool fork_server) {
   struct Switch {
     const char* name;
@@ -140,6 +142,7 @@ void check_operator_switches(bool fork_server) {
       {"KGYM_GPU_KEEPER", {"on", "off"}, false},
       {"KGYM_START_GATE", {"on", "off"}, false},
       {"KGYM_PRECOMPILE", {"on", "off"}, false},
+      {"KGYM_TIMING_CHECK_EVERY_ROUND", {"on", "off"}, false},
       {"KGYM_WINDOW_PRIORITY", {"on", "off"}, false},
       {"KGYM_STANDBY", {"on", "off"}, true},
       {"KGYM_ANSWER_AT_REPORT", {"on", "off"}, false},

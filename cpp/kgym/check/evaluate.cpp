@@ -44,7 +44,8 @@ constexpr double kImpossibleFraction = 0.8;
 // before, and reserved, for measuring); KGYM_START_GATE, the judge's: whether jobs make their
 // CUDA contexts one at a time per GPU (on; off, for measuring); KGYM_PRECOMPILE, the judge's:
 // whether the candidate's kernels are compiled before its job holds the GPU (on; off, for
-// measuring).
+// measuring); KGYM_TIMING_CHECK_EVERY_ROUND, the judge's: whether its timing checks its stop rule
+// at every round or every 5 (off; on, for measuring).
 bool passes_environment_filter(std::string_view name) {
   static constexpr std::string_view kExact[] = {"PATH",
                                                 "LD_LIBRARY_PATH",
@@ -55,7 +56,8 @@ bool passes_environment_filter(std::string_view name) {
                                                 "KGYM_JUDGE_FAST_NORMALS",
                                                 "KGYM_GPU_SHARING",
                                                 "KGYM_START_GATE",
-                                                "KGYM_PRECOMPILE"};
+                                                "KGYM_PRECOMPILE",
+                                                "KGYM_TIMING_CHECK_EVERY_ROUND"};
   static constexpr std::string_view kPrefixes[] = {"CUDA_", "NVIDIA_", "TRITON_", "CUBLAS_"};
   for (auto e : kExact) {
     if (name == e) return true;
