@@ -264,12 +264,10 @@ class Evaluation:
             yield
             return
         started = time.perf_counter()
-        if held:  # taken already (_take_hold_if_idle)
-            pass
-        elif self.gate_fd >= 0 and not (exclusive and self.gate_reserved):
-            gate = fcntl.LOCK_EX if exclusive or self.gpu_sharing == "serial" else fcntl.LOCK_SH
-            fcntl.flock(self.gate_fd, gate)
-        if not held:
+        if not held:  # else taken already (_take_hold_if_idle)
+            if self.gate_fd >= 0 and not (exclusive and self.gate_reserved):
+                gate = fcntl.LOCK_EX if exclusive or self.gpu_sharing == "serial" else fcntl.LOCK_SH
+                fcntl.flock(self.gate_fd, gate)
             try:
                 fcntl.flock(self.timing_lock_fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
             finally:
