@@ -132,6 +132,55 @@ def test_the_candidates_kernels_are_compiled_into_its_runners_cache(tmp_path: Pa
     assert json.loads(again.stdout.strip().splitlines()[-1]) is True
 
 
+def test_the_childs_meta_tensors_pass_for_cuda_tensors() -> None:
+    """Under ``looks_like_cuda`` a meta tensor says it is on the GPU, and what is asked for on
+    the GPU is made on the meta device (no memory, no GPU reached)."""
+    import torch
+
+    from kgym.harness.precompile import looks_like_cuda
+
+    with torch.device("meta"):
+        x = torch.randn(4, 8)
+    plain = torch.ones(2)  # a CPU tensor stays one
+    with torch.device("meta"), looks_like_cuda():
+        assert x.is_cuda and x.device == torch.device("cuda", 0) and x.device.type == "cuda"
+        assert x.get_device() == 0
+        assert not plain.is_cuda and plain.device.type == "cpu" and plain.get_device() == -1
+        made = [
+            torch.empty((2, 3), device=x.device),
+            torch.zeros(3, device="cuda"),
+            torch.full((2,), 1.0, device=torch.device("cuda", 0)),
+            x.cuda(),
+            x.to("cuda"),
+            x.to(x.device),
+            x.to(device="cuda", dtype=torch.float16),
+            plain.cuda(),
+            x.new_empty(3),
+            torch.empty_like(x),
+            x + 1,
+        ]
+        assert all(t.is_meta and t.is_cuda for t in made)
+        assert made[6].dtype == torch.float16
+    assert not x.is_cuda and x.device.type == "meta"  # only inside the mode
+
+
+def test_a_candidate_that_branches_on_is_cuda_gets_its_cuda_branch_compiled(
+    tmp_path: Path,
+) -> None:
+    """Solutions choose their block sizes and warps by ``x.is_cuda``; the child compiles the
+    kernel the GPU's first call looks for, the CUDA branch's (8 warps here, 4 otherwise)."""
+    branching = (ROOT / "tests" / "honest" / "01_relu__is_cuda_blocks_2d_grid.py").read_text()
+    assert "if x.is_cuda:\n            block, warps = 2048, 8" in branching
+    out = precompile(tmp_path, branching)
+    result = out["precompiled"]["precompile"]
+    assert result["status"] == "done", result
+    compiled = [
+        json.loads(path.read_text()) for path in out["cache"].rglob("relu_rows_kernel.json")
+    ]
+    assert compiled, list(out["cache"].rglob("*"))
+    assert {meta["num_warps"] for meta in compiled} == {8}
+
+
 def test_a_candidate_that_never_ends_is_ended_at_the_wait(tmp_path: Path) -> None:
     began = time.monotonic()
     out = precompile(tmp_path, "while True:\n    pass\n" + BASE, wait_s=1.0)

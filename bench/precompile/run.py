@@ -3,9 +3,12 @@ compiling a candidate's kernels before its job holds the GPU (docs/scale.md, twe
 the candidate's compilation is its first call, inside the shared hold, and in a mixed batch
 those holds are the gaps between timing windows.
 
-``make`` (any machine, no GPU needed): for each built-in solution, runs its forward on CPU
-tensors of the task's inputs with Triton's launches made compile-only (a stand-in driver with
-the CUDA target ``--arch``, no device), into ``DIR/<task>``; each kernel's launcher is built
+``make`` (any machine, no GPU needed): for each built-in solution, runs its forward on the
+task's inputs as meta tensors that pass for CUDA tensors (``looks_like_cuda``, as the service's
+child does; until the twenty-third session CPU tensors, on which the solutions that choose
+their block sizes by ``x.is_cuda`` compiled their CPU branch) with Triton's launches made
+compile-only (a stand-in driver with the CUDA target ``--arch``, no device), into
+``DIR/<task>``; each kernel's launcher is built
 too where Triton builds one per signature (a C module; it needs the CUDA driver's library, not
 a device). ``use`` (on the GPU): for each solution, in a fresh process that has first made its
 CUDA context and Triton's driver helpers (as a job's candidate runner has before its first
@@ -65,6 +68,22 @@ def first_call(task_id: str, device: str) -> None:
         torch.cuda.synchronize()
 
 
+def compile_like_the_child(task_id: str) -> None:
+    """The solution's forward once, as the compilation ahead's child runs it
+    (kgym/harness/precompile.py): meta tensors under ``looks_like_cuda``."""
+    import torch
+
+    from kgym.harness.loader import load_module
+    from kgym.harness.precompile import looks_like_cuda
+
+    task = load_module(TASKS / f"{task_id}.py", f"task_{task_id}")
+    candidate = load_module(TASKS / "solutions" / f"{task_id}.py", f"candidate_{task_id}")
+    with torch.device("meta"), looks_like_cuda(), torch.no_grad():
+        torch.manual_seed(0)
+        init_inputs, inputs = list(task.get_init_inputs()), list(task.get_inputs())
+        candidate.ModelNew(*init_inputs)(*inputs)
+
+
 def entries(cache: Path) -> int:
     return len(list(cache.iterdir())) if cache.is_dir() else 0
 
@@ -82,7 +101,7 @@ def make(out: Path, arch: int, log: Any) -> dict[str, Any]:
         began = time.perf_counter()
         LAUNCHERS.clear()
         try:
-            first_call(task_id, "cpu")
+            compile_like_the_child(task_id)
             error = None
         except Exception as exc:  # noqa: BLE001 - a solution this cannot serve is a row
             error = f"{type(exc).__name__}: {str(exc)[:200]}"

@@ -7,8 +7,9 @@ shared hold of the GPU lock, where it keeps the next timing window waiting
 is told, and a kernel compiled by a process that launches nothing has the cache key the GPU's
 first call looks for (``bench/precompile/results.md``). So the candidate's runner forks a child
 before it makes its CUDA context, and that child, which can never reach the GPU, runs the
-candidate's forward once on the task's inputs as meta tensors (shapes, no memory) with every
-Triton launch made compile-only, into a cache of its own, which the runner takes as its
+candidate's forward once on the task's inputs as meta tensors (shapes, no memory) that pass
+for CUDA tensors (``looks_like_cuda``: code that branches on ``x.is_cuda`` takes its GPU
+branch), with every Triton launch made compile-only, into a cache of its own, which the runner takes as its
 Triton cache once the child has ended. The runner's first call, inside the hold, then finds
 its kernels and launchers built.
 
@@ -141,6 +142,51 @@ def compile_only(
 
     JITFunction.run = warm_up  # type: ignore[method-assign]
     Autotuner.run = every_config  # type: ignore[method-assign]
+
+
+def looks_like_cuda() -> Any:
+    """A torch function mode under which the child's meta tensors pass for CUDA tensors of its
+    GPU (``is_cuda``, ``device``, ``get_device``) and anything asked for on CUDA is made on the
+    meta device instead (a ``device`` argument, ``.cuda()``, ``.to("cuda")``). Solutions branch
+    on ``x.is_cuda`` (the CUDA path's block sizes and warps, the interpreter's otherwise); on
+    plain meta tensors the child compiled the other branch's kernel, which the GPU's first call
+    never looks for: the built-in ``14_conv2d_relu_maxpool``'s first call took as long with
+    the compilation ahead as without it (bench/service_gpu/results.md). What it cannot stand in
+    for (``torch.cuda``'s own calls: the device's properties, streams) still fails the child,
+    and the first call compiles, as before."""
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    cuda = torch.device("cuda", 0)
+    is_cuda = torch.Tensor.is_cuda.__get__
+    device_of = torch.Tensor.device.__get__
+
+    def on_meta(value: Any) -> Any:
+        if isinstance(value, str | torch.device) and torch.device(value).type == "cuda":
+            return torch.device("meta")
+        return value
+
+    class LooksLikeCuda(TorchFunctionMode):
+        def __torch_function__(
+            self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
+        ) -> Any:
+            kwargs = kwargs or {}
+            if func == is_cuda:
+                return bool(args[0].is_meta) or func(*args)
+            if func == device_of:
+                found = func(*args)
+                return cuda if found.type == "meta" else found
+            if func == torch.Tensor.get_device:
+                return 0 if args[0].is_meta else func(*args, **kwargs)
+            if func == torch.Tensor.cuda:
+                return args[0].to("meta")
+            if func == torch.Tensor.to:
+                args = tuple(on_meta(a) for a in args)
+            if "device" in kwargs:
+                kwargs = {**kwargs, "device": on_meta(kwargs["device"])}
+            return func(*args, **kwargs)
+
+    return LooksLikeCuda()
 
 
 def build_launcher(kernel: Any) -> str:
@@ -311,7 +357,10 @@ def _child(
         # tensors, their shapes and dtypes without their memory.
         task = loader.load_module(Path(spec["task_file"]), TASK_MODULE)
         loader.apply_sizes(task, str(spec.get("sizes", "gpu")))
-        with torch.device("meta"):
+        # What a job's code asks of torch.cuda before its first kernel: a GPU is there (the
+        # runner's is; this process may not reach it).
+        torch.cuda.is_available = lambda: True
+        with torch.device("meta"), looks_like_cuda():
             torch.manual_seed(int(spec.get("seed", 0)))
             init_inputs = list(task.get_init_inputs())
             inputs = list(task.get_inputs())
@@ -330,7 +379,7 @@ def _child(
                 in_launch=lambda: depth[0] > 0,
             )
         module = loader.load_module(Path(candidate_file), CANDIDATE_MODULE)
-        with torch.device("meta"):
+        with torch.device("meta"), looks_like_cuda():
             torch.manual_seed(int(spec.get("seed", 0)))
             model = module.ModelNew(*init_inputs)
             model(*inputs)
