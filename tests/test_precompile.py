@@ -154,13 +154,17 @@ def test_the_childs_meta_tensors_pass_for_cuda_tensors() -> None:
             x.to("cuda"),
             x.to(x.device),
             x.to(device="cuda", dtype=torch.float16),
+            x.to(0),
+            x.to("cuda", torch.float16, True),
+            torch.ones(2, device=0),
             plain.cuda(),
             x.new_empty(3),
             torch.empty_like(x),
             x + 1,
         ]
         assert all(t.is_meta and t.is_cuda for t in made)
-        assert made[6].dtype == torch.float16
+        assert made[6].dtype == made[8].dtype == torch.float16
+        assert x.to(torch.float16).dtype == torch.float16  # a dtype is no device
     assert not x.is_cuda and x.device.type == "meta"  # only inside the mode
 
 

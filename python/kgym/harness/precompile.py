@@ -162,6 +162,9 @@ def looks_like_cuda() -> Any:
     device_of = torch.Tensor.device.__get__
 
     def on_meta(value: Any) -> Any:
+        # A device index names a CUDA device where torch takes a device ("device=0").
+        if isinstance(value, int) and not isinstance(value, bool):
+            return torch.device("meta")
         if isinstance(value, str | torch.device) and torch.device(value).type == "cuda":
             return torch.device("meta")
         return value
@@ -180,8 +183,8 @@ def looks_like_cuda() -> Any:
                 return 0 if args[0].is_meta else func(*args, **kwargs)
             if func == torch.Tensor.cuda:
                 return args[0].to("meta")
-            if func == torch.Tensor.to:
-                args = tuple(on_meta(a) for a in args)
+            if func == torch.Tensor.to and len(args) > 1:
+                args = (args[0], on_meta(args[1]), *args[2:])  # after it, flags
             if "device" in kwargs:
                 kwargs = {**kwargs, "device": on_meta(kwargs["device"])}
             return func(*args, **kwargs)
