@@ -343,6 +343,7 @@ def test_the_first_call_warms_only_the_dtypes_not_warmed_from_the_holds_start(
     judge.checks_warming = None
     judge.check_dtypes = ({torch.float32, torch.float16}, {torch.float32, torch.int64})
     judge._stretch = types.MethodType(Evaluation._stretch, judge)
+    judge._join_checks_warm = types.MethodType(Evaluation._join_checks_warm, judge)
     Evaluation._start_checks_warm(judge)  # type: ignore[arg-type]
     Evaluation._warm_checks(judge)  # type: ignore[arg-type]
     assert warmed == [({torch.float32}, {torch.float32}), ({torch.float16}, {torch.int64})]

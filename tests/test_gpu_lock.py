@@ -25,6 +25,8 @@ def holder(lock: Path) -> Evaluation:
     e.report_first = False
     e.lock_held = False
     e.hold_open = False
+    e.judge = {}  # where a joined thread's time is recorded
+    e.checks_warm_ahead_ms = None
     e.checks_warming = None  # the judge's threads that launch its own kernels
     e.timing_kernels_warming = None
     return e

@@ -9,8 +9,8 @@ first call looks for (``bench/precompile/results.md``). So the candidate's runne
 before it makes its CUDA context, and that child, which can never reach the GPU, runs the
 candidate's forward once on the task's inputs as meta tensors (shapes, no memory) that pass
 for CUDA tensors (``looks_like_cuda``: code that branches on ``x.is_cuda`` takes its GPU
-branch), with every Triton launch made compile-only, into a cache of its own, which the runner takes as its
-Triton cache once the child has ended. The runner's first call, inside the hold, then finds
+branch), with every Triton launch made compile-only, into a cache of its own, which the
+runner takes as its Triton cache once the child has ended. The runner's first call, inside the hold, then finds
 its kernels and launchers built.
 
 The child runs candidate code outside the GPU's lock and beside its runner's trusted start, so
@@ -70,9 +70,10 @@ def compile_only(
     ``arch_fd`` when the first kernel compiles: ``major minor``) and launches nothing: a
     stand-in for its CUDA driver without a device, every launch a warm-up that also builds the
     kernel's launcher where Triton builds one per signature, an autotuner's configs each
-    compiled. ``depth`` counts the compilations in progress (the audit hook's ``in_launch``:
-    Triton's own gcc and ptxas runs are vouched for only then); ``launchers`` gets each
-    launcher's outcome (``build_launcher``)."""
+    compiled; to torch's callers a GPU is there (``torch.cuda.is_available()``, as in the
+    runner; its device is not reached). ``depth`` counts the compilations in progress (the
+    audit hook's ``in_launch``: Triton's own gcc and ptxas runs are vouched for only then);
+    ``launchers`` gets each launcher's outcome (``build_launcher``)."""
     import torch
     from triton.backends.compiler import GPUTarget
     from triton.runtime import driver
@@ -142,6 +143,7 @@ def compile_only(
 
     JITFunction.run = warm_up  # type: ignore[method-assign]
     Autotuner.run = every_config  # type: ignore[method-assign]
+    torch.cuda.is_available = lambda: True
 
 
 def looks_like_cuda() -> Any:
@@ -356,21 +358,19 @@ def _child(
         from kgym.harness.runner import CANDIDATE_MODULE, TASK_MODULE
 
         torch.set_grad_enabled(False)
+        depth = [0]
+        # The GPU's capability: the judge's (from its fork server), else the runner's, once its
+        # context is made (read when the first kernel compiles).
+        arch = spec.get("arch")
+        compile_only(int(arch) if isinstance(arch, int) else None, arch_fd, depth)
         # The task's code first (before the hook, as the judge's own load is): inputs as meta
         # tensors, their shapes and dtypes without their memory.
         task = loader.load_module(Path(spec["task_file"]), TASK_MODULE)
         loader.apply_sizes(task, str(spec.get("sizes", "gpu")))
-        # What a job's code asks of torch.cuda before its first kernel: a GPU is there (the
-        # runner's is; this process may not reach it).
-        torch.cuda.is_available = lambda: True
         with torch.device("meta"), looks_like_cuda():
             torch.manual_seed(int(spec.get("seed", 0)))
             init_inputs = list(task.get_init_inputs())
             inputs = list(task.get_inputs())
-        depth = [0]
-        # The GPU's capability: the runner's, once its context is made (a test may give it).
-        arch = spec.get("arch")
-        compile_only(int(arch) if isinstance(arch, int) else None, arch_fd, depth)
         candidate_file = str(spec["candidate_file"])
         if spec.get("audit"):
             from kgym.harness import audit

@@ -1138,12 +1138,17 @@ class Evaluation:
         self.checks_warming = threading.Thread(target=warm, name="checks-warm", daemon=True)
         self.checks_warming.start()
 
-    def _join_warm_threads(self) -> None:
-        """The judge's threads that launch its own kernels end inside the hold they began in:
-        nothing of theirs runs beside another job's timing window."""
+    def _join_checks_warm(self) -> None:
+        """The end of ``_start_checks_warm``'s thread, its time into the judge's record."""
         if self.checks_warming is not None:
             self.checks_warming.join()
             self.checks_warming = None
+            self.judge["checks_warm_ahead_ms"] = self.checks_warm_ahead_ms
+
+    def _join_warm_threads(self) -> None:
+        """The judge's threads that launch its own kernels end inside the hold they began in:
+        nothing of theirs runs beside another job's timing window."""
+        self._join_checks_warm()
         if self.timing_kernels_warming is not None:
             self.timing_kernels_warming.join()  # its notes are taken by _await_timing_kernels
 
@@ -1155,10 +1160,7 @@ class Evaluation:
         if self.device.type != "cuda":
             return
         began = time.perf_counter()
-        if self.checks_warming is not None:
-            self.checks_warming.join()
-            self.checks_warming = None
-            self.judge["checks_warm_ahead_ms"] = self.checks_warm_ahead_ms
+        self._join_checks_warm()
         outputs, inputs = self.check_dtypes
         try:
             compare.warm_checks(self.device, outputs - {torch.float32}, inputs - {torch.float32})
