@@ -250,8 +250,8 @@ def _timing_config(**changes: Any) -> Any:
 
 def test_sampling_stops_where_the_medians_are_within_the_target_and_not_before() -> None:
     """The stop rule (timing.stop_reason): each series' median within the target once
-    min_samples are in, checked every 5 rounds by default; the budget once min_samples are in;
-    max_samples always."""
+    min_samples are in, checked every round by default (every 5 with the operator's switch off);
+    the budget once min_samples are in; max_samples always."""
     from kgym.harness.timing import stop_reason
 
     steady = {"reference": [1.0 + 0.001 * (i % 3) for i in range(40)]}
@@ -266,8 +266,7 @@ def test_sampling_stops_where_the_medians_are_within_the_target_and_not_before()
                 return rounds, reason
         return None, None
 
-    every_5 = _timing_config()
-    assert every_5.check_every == 5
+    every_5 = _timing_config(check_every=5)
     assert first(steady, every_5) == (20, "converged")  # not before min_samples
     assert first(noisy, every_5) == (None, None)  # a median 50% wide never converges
     assert first(noisy, every_5, elapsed_ms=5000.0) == (20, "budget")
@@ -279,9 +278,11 @@ def test_sampling_stops_where_the_medians_are_within_the_target_and_not_before()
     assert first(late, _timing_config(check_every=1)) == (24, "converged")
 
 
-def test_the_operator_switch_checks_the_stop_rule_at_every_round(
+def test_the_stop_rule_is_checked_at_every_round_unless_the_operator_switch_is_off(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.delenv("KGYM_TIMING_CHECK_EVERY_ROUND", raising=False)
+    assert _timing_config().check_every == 1
     monkeypatch.setenv("KGYM_TIMING_CHECK_EVERY_ROUND", "on")
     assert _timing_config().check_every == 1
     monkeypatch.setenv("KGYM_TIMING_CHECK_EVERY_ROUND", "off")

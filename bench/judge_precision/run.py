@@ -4,6 +4,11 @@ Usage (on a GPU, after `pip install .`):
     python bench/judge_precision/run.py --tasks 06_softmax 10_matmul --evaluations 10 \
         --profile both \
         --out bench/judge_precision/results.md --json bench/judge_precision/results.json
+    python bench/judge_precision/run.py --tasks 01_relu 06_softmax --evaluations 4 \
+        --profile on --compare-env KGYM_TIMING_CHECK_EVERY_ROUND=off --out OUT.md
+
+``--compare-env NAME=VALUE`` alternates each evaluation with one whose judge has NAME=VALUE in
+its environment (an operator switch), so that the two are measured side by side in one run.
 
 Per task: the speedup of every evaluation (each a fresh judge process, so across evaluations is
 across restarts), their mean and coefficient of variation (CV), the mean relative half-width of
@@ -18,6 +23,7 @@ import argparse
 import datetime as dt
 import importlib.util
 import json
+import os
 import platform
 import statistics
 import sys
@@ -61,6 +67,30 @@ def do_bench_speedup(task_id: str) -> float | None:
     return float(r / c)
 
 
+def env_switch(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name.startswith("KGYM_"):
+        raise argparse.ArgumentTypeError(f"expected KGYM_NAME=VALUE, got {text!r}")
+    return name, value
+
+
+def with_env(name: str | None, value: str) -> Any:
+    """Sets (or, with name None, leaves) one variable of this process' environment, which
+    every judge started from it inherits, and gives back a function that restores it."""
+    if name is None:
+        return lambda: None
+    before = os.environ.get(name)
+    os.environ[name] = value
+
+    def restore() -> None:
+        if before is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = before
+
+    return restore
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", nargs="+", default=["06_softmax", "10_matmul"])
@@ -74,24 +104,43 @@ def main() -> None:
         help="evaluate with the kernel record (PR) on, off, or both, alternating evaluations "
         "so that the record's effect on timing is measured side by side (default both)",
     )
+    parser.add_argument(
+        "--compare-env",
+        type=env_switch,
+        default=None,
+        metavar="NAME=VALUE",
+        help="alternate each evaluation with one whose judge has NAME=VALUE set (an "
+        "operator switch such as KGYM_TIMING_CHECK_EVERY_ROUND=off)",
+    )
     args = parser.parse_args()
-    modes = {"on": [True], "off": [False], "both": [True, False]}[args.profile]
+    profiles = {"on": [True], "off": [False], "both": [True, False]}[args.profile]
+    envs: list[str | None] = [None]
+    if args.compare_env:
+        envs.append(f"{args.compare_env[0]}={args.compare_env[1]}")
+    # A mode is (kernel record on, operator switch or None for the environment as it is).
+    modes = [(profile, env) for profile in profiles for env in envs]
     rows: list[dict[str, Any]] = []
     for task_id in args.tasks:
         task = find_task(task_id)
         solution = task.solution_path()
         assert solution is not None
         source = solution.read_text()
-        seen: dict[bool, dict[str, list[Any]]] = {
+        seen: dict[tuple[bool, str | None], dict[str, list[Any]]] = {
             m: {"speedups": [], "halfwidths": [], "methods": [], "statuses": [], "pr": []}
             for m in modes
         }
         for i in range(args.evaluations):
-            for profile in modes:
-                got = seen[profile]
+            for mode in modes:
+                profile, env = mode
+                got = seen[mode]
                 started = time.time()
                 options = CheckOptions(device="cuda", trials=2, profile=profile)
-                r = check(task, source, options)
+                name, _, value = (env or "").partition("=")
+                restore = with_env(name or None, value)
+                try:
+                    r = check(task, source, options)
+                finally:
+                    restore()
                 got["statuses"].append(r["status"])
                 t = r["timing"]
                 if t.get("available"):
@@ -103,14 +152,16 @@ def main() -> None:
                 if pr is not None:
                     got["pr"].append(pr)
                 print(
-                    f"{task_id} {i + 1}/{args.evaluations} profile={'on' if profile else 'off'}: "
+                    f"{task_id} {i + 1}/{args.evaluations} profile={'on' if profile else 'off'}"
+                    f"{' ' + env if env else ''}: "
                     f"{r['status']} speedup {t.get('speedup')} PR {pr} "
                     f"({time.time() - started:.1f} s)",
                     flush=True,
                 )
         reference = do_bench_speedup(task_id)
-        for profile in modes:
-            got = seen[profile]
+        for mode in modes:
+            profile, env = mode
+            got = seen[mode]
             speedups = got["speedups"]
             halfwidths = got["halfwidths"]
             mean = statistics.fmean(speedups) if speedups else float("nan")
@@ -119,6 +170,7 @@ def main() -> None:
                 {
                     "task": task_id,
                     "profile": profile,
+                    "env": env,
                     "statuses": got["statuses"],
                     "speedups": speedups,
                     "mean_speedup": mean,
@@ -130,25 +182,29 @@ def main() -> None:
                     "pr": got["pr"],
                     "calls_per_sample": [m.get("calls_per_sample") for m in got["methods"]],
                     "rounds": [m.get("rounds") for m in got["methods"]],
+                    "stop_checked_every": [m.get("stop_checked_every") for m in got["methods"]],
                 }
             )
     import torch
 
     header = (
         f"# Judge timing precision\n\nCommand: `python bench/judge_precision/run.py --tasks "
-        f"{' '.join(args.tasks)} --evaluations {args.evaluations} --profile {args.profile}`"
+        f"{' '.join(args.tasks)} --evaluations {args.evaluations} --profile {args.profile}"
+        f"{' --compare-env ' + envs[1] if len(envs) > 1 else ''}`"
         f"\n\nMachine: "
         f"{torch.cuda.get_device_name()} ({platform.node()}), torch {torch.__version__}; date "
         f"{dt.date.today().isoformat()}.\n\n"
-        "| task | kernel record (PR) | evaluations ok | mean speedup | CV across evaluations | "
-        "mean CI half-width within one | PR | do_bench speedup (same run) |\n"
-        "|---|---|---|---|---|---|---|---|\n"
+        "| task | kernel record (PR) | switch | evaluations ok | mean speedup | "
+        "CV across evaluations | mean CI half-width within one | rounds | PR | "
+        "do_bench speedup (same run) |\n"
+        "|---|---|---|---|---|---|---|---|---|---|\n"
     )
     lines = [
-        f"| {r['task']} | {'on' if r['profile'] else 'off'} | "
+        f"| {r['task']} | {'on' if r['profile'] else 'off'} | {r['env'] or 'as set'} | "
         f"{r['statuses'].count('ok')}/{len(r['statuses'])} | "
         f"{r['mean_speedup']:.3f} | {100 * r['cv_across_evaluations']:.2f}% | "
         f"{100 * (r['mean_ci_halfwidth_within'] or float('nan')):.2f}% | "
+        f"{', '.join(str(n) for n in r['rounds'])} | "
         f"{statistics.fmean(r['pr']) if r['pr'] else float('nan'):.3f} | "
         f"{r['do_bench_speedup'] or float('nan'):.3f} |"
         for r in rows

@@ -17,7 +17,7 @@ with an empty one, and names what each call added to its cache (kernels, launche
 all of it came from the cache).
 
     python bench/precompile/run.py make DIR [--arch 90] [--json]
-    python bench/precompile/run.py use DIR [--limit N] [--json]
+    python bench/precompile/run.py use DIR [--limit N] [--only TASK,...] [--json]
 
 Each writes results-MODE.json and appends a section to results.md beside this file.
 """
@@ -168,11 +168,11 @@ def built(row: dict[str, Any]) -> str:
     return ", ".join(kinds) if files else "nothing"
 
 
-def use(made: Path, log: Any, limit: int) -> dict[str, Any]:
+def use(made: Path, log: Any, limit: int, only: list[str]) -> dict[str, Any]:
     rows = {}
     with tempfile.TemporaryDirectory(prefix="kgym-precompile-") as tmp:
         for task_id in solutions()[:limit]:
-            if not (made / task_id).is_dir():
+            if (only and task_id not in only) or not (made / task_id).is_dir():
                 continue
             warm = Path(tmp) / f"{task_id}-made"
             shutil.copytree(made / task_id, warm)
@@ -192,6 +192,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("dir", type=Path, help="the caches, one folder a task")
     p.add_argument("--arch", type=int, default=90, help="make: the CUDA capability (90: H100)")
     p.add_argument("--limit", type=int, default=100, help="use: the first N solutions only")
+    p.add_argument(
+        "--only",
+        type=lambda text: [t for t in text.split(",") if t],
+        default=[],
+        help="use: these solutions only (comma-separated task ids; each costs two fresh "
+        "processes' start on the GPU)",
+    )
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     args = p.parse_args(argv)
     import torch
@@ -200,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     data = (
         make(args.dir, args.arch, sys.stderr)
         if args.mode == "make"
-        else use(args.dir, sys.stderr, args.limit)
+        else use(args.dir, sys.stderr, args.limit, args.only)
     )
     gpu = torch.cuda.get_device_name() if torch.cuda.is_available() else "no GPU"
     data |= {

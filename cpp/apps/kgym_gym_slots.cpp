@@ -121,7 +121,8 @@ namespace {
 // `off` is for measuring); KGYM_PRECOMPILE: whether a candidate's kernels are compiled before
 // its job holds the GPU (kgym/harness/precompile.py; `off` is for measuring);
 // KGYM_TIMING_CHECK_EVERY_ROUND: whether the judge checks its timing's stop rule at every round
-// rather than every 5 (kgym/harness/timing.py; `off`, the default, or `on`, for measuring).
+// rather than every 5 (kgym/harness/timing.py; `on`, the default, or `off`, the rule before, for
+// measuring).
 // KGYM_WINDOW_PRIORITY is the supervisor's own, not the harness': whether a timing window's three
 // threads run real-time (sandbox/window_priority.hpp; `off` is for measuring); KGYM_STANDBY too:
 // whether each fork server's slot readies its next job's child ahead (check/standby_launcher.hpp;

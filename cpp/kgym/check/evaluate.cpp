@@ -45,7 +45,7 @@ constexpr double kImpossibleFraction = 0.8;
 // CUDA contexts one at a time per GPU (on; off, for measuring); KGYM_PRECOMPILE, the judge's:
 // whether the candidate's kernels are compiled before its job holds the GPU (on; off, for
 // measuring); KGYM_TIMING_CHECK_EVERY_ROUND, the judge's: whether its timing checks its stop rule
-// at every round or every 5 (off; on, for measuring).
+// at every round or every 5 (on; off, the rule before, for measuring).
 bool passes_environment_filter(std::string_view name) {
   static constexpr std::string_view kExact[] = {"PATH",
                                                 "LD_LIBRARY_PATH",
