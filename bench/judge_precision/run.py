@@ -185,6 +185,15 @@ def main() -> None:
                     "stop_checked_every": [m.get("stop_checked_every") for m in got["methods"]],
                 }
             )
+        # Written after every task, so that a run cut short (a device call's time limit)
+        # keeps the tasks it finished.
+        write(args, envs, rows, final=task_id == args.tasks[-1])
+
+
+def write(
+    args: argparse.Namespace, envs: list[str | None], rows: list[dict[str, Any]], final: bool
+) -> None:
+    """The table (--out) and the rows (--json) of the tasks done so far; printed when final."""
     import torch
 
     header = (
@@ -210,7 +219,8 @@ def main() -> None:
         for r in rows
     ]
     args.out.write_text(header + "\n".join(lines) + "\n")
-    print(header + "\n".join(lines))
+    if final:
+        print(header + "\n".join(lines))
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
 
