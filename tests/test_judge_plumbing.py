@@ -267,6 +267,7 @@ def test_sampling_stops_where_the_medians_are_within_the_target_and_not_before()
         return None, None
 
     every_5 = _timing_config(check_every=5)
+    assert every_5.check_every == 5
     assert first(steady, every_5) == (20, "converged")  # not before min_samples
     assert first(noisy, every_5) == (None, None)  # a median 50% wide never converges
     assert first(noisy, every_5, elapsed_ms=5000.0) == (20, "budget")

@@ -30,9 +30,13 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 from kgym.check import CheckOptions, check
 from kgym.tasks import find_task
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from switches import env_switch  # noqa: E402
 
 
 def do_bench_speedup(task_id: str) -> float | None:
@@ -65,30 +69,6 @@ def do_bench_speedup(task_id: str) -> float | None:
         r = triton.testing.do_bench(lambda: ref(*inputs), rep=200)
         c = triton.testing.do_bench(lambda: new(*inputs), rep=200)
     return float(r / c)
-
-
-def env_switch(text: str) -> tuple[str, str]:
-    name, sep, value = text.partition("=")
-    if not sep or not name.startswith("KGYM_"):
-        raise argparse.ArgumentTypeError(f"expected KGYM_NAME=VALUE, got {text!r}")
-    return name, value
-
-
-def with_env(name: str | None, value: str) -> Any:
-    """Sets (or, with name None, leaves) one variable of this process' environment, which
-    every judge started from it inherits, and gives back a function that restores it."""
-    if name is None:
-        return lambda: None
-    before = os.environ.get(name)
-    os.environ[name] = value
-
-    def restore() -> None:
-        if before is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = before
-
-    return restore
 
 
 def main() -> None:
@@ -135,12 +115,10 @@ def main() -> None:
                 got = seen[mode]
                 started = time.time()
                 options = CheckOptions(device="cuda", trials=2, profile=profile)
-                name, _, value = (env or "").partition("=")
-                restore = with_env(name or None, value)
-                try:
+                # The judge started by check() inherits this process' environment.
+                switch = dict([env.split("=", 1)]) if env else {}
+                with mock.patch.dict(os.environ, switch):
                     r = check(task, source, options)
-                finally:
-                    restore()
                 got["statuses"].append(r["status"])
                 t = r["timing"]
                 if t.get("available"):

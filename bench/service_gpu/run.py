@@ -38,6 +38,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from service_util import Gym, call, descendants, gym_exe  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "bench"))
+from switches import env_switch  # noqa: E402
+
 SOLUTIONS = ROOT / "tasks" / "solutions"
 HONEST = [
     "06_softmax__online_looped",
@@ -763,18 +766,6 @@ def part_faults(args: argparse.Namespace, log: Any) -> dict[str, Any]:
             ln for ln in str(metrics).splitlines() if "restarts_total{" in ln
         ],
     }
-
-
-def env_switch(text: str) -> tuple[str, str]:
-    """``NAME=VALUE`` of --compare-env: a KGYM_ operator switch, as kgym-gym reads it, or
-    CUDA_DEVICE_MAX_CONNECTIONS, which reaches the jobs (the gym's default for them is 1)."""
-    name, sep, value = text.partition("=")
-    known = name.startswith("KGYM_") or name == "CUDA_DEVICE_MAX_CONNECTIONS"
-    if not sep or not known or not value:
-        raise argparse.ArgumentTypeError(
-            f"expected KGYM_NAME=VALUE or CUDA_DEVICE_MAX_CONNECTIONS=N, got {text!r}"
-        )
-    return name, value
 
 
 def main(argv: list[str] | None = None) -> int:
