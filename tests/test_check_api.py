@@ -44,6 +44,19 @@ def test_result_has_every_documented_field() -> None:
     json.dumps(result, allow_nan=False)
 
 
+def test_the_correctness_phase_says_where_its_start_went() -> None:
+    """The output layout's probe, the candidate's arena and its runner's mapping of it are
+    stretches of their own, each named in the schema's doc, and inside the phase."""
+    result = run("06_softmax", solution_source("06_softmax"), trials=1)
+    assert result["status"] == "ok", result.get("error")
+    ms = result["durations_ms"]
+    doc = (ROOT / "docs" / "result-schema.md").read_text()
+    stretches = [ms[f"harness_correctness_{name}"] for name in ("probe", "arena", "layout")]
+    assert all(s >= 0 for s in stretches) and ms["harness_correctness_probe"] > 0
+    assert sum(stretches) <= ms["harness_correctness"]
+    assert "`harness_correctness_probe`" in doc and "`_arena`" in doc and "`_layout`" in doc
+
+
 @pytest.mark.skipif(DEVICE != "cuda", reason="the device's CUDA fields exist on a GPU only")
 def test_jobs_make_their_contexts_with_one_hardware_queue(monkeypatch: pytest.MonkeyPatch) -> None:
     # The gym's default for the judge and runners (check/evaluate.cpp), said in the Result.

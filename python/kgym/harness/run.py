@@ -953,11 +953,25 @@ class Evaluation:
         self.judge["fast_normals_warm_ms"] = self.fast_normals_warm_ms
 
     def _layout(self, role: str, layout: SlotLayout) -> SlotViews:
+        """A new arena of ``layout`` for ``role``'s runner, which maps it; its old one (the
+        runner may hold it until its reply) is freed after."""
+        old = self._new_arena(role, layout)
+        return self._lend(role, layout, old)
+
+    def _new_arena(self, role: str, layout: SlotLayout) -> Arena | None:
+        """Makes ``role``'s next arena and keeps it (closed with the others whatever happens
+        next); returns the one it replaces, for ``_lend`` to free once the runner let go."""
         arena = Arena.create(layout.slot_bytes * layout.slots, self.device)  # may raise: old kept
         old = self.arenas.pop(role, None)
         self.views.pop(role, None)
         # Until its reply the runner may hold both arenas (the watch takes them off its reading).
         self.lent[role] = arena.nbytes + (old.nbytes if old is not None else 0)
+        self.arenas[role] = arena
+        return old
+
+    def _lend(self, role: str, layout: SlotLayout, old: Arena | None) -> SlotViews:
+        """``role``'s runner maps its arena (``_new_arena``'s) as ``layout``'s slots."""
+        arena = self.arenas[role]
         assert arena.export is not None
         export = {
             "kind": arena.export.kind,
@@ -965,7 +979,6 @@ class Evaluation:
             "handle": arena.export.handle.hex(),
         }
         fds = [arena.export.fd] if arena.export.fd >= 0 else []
-        self.arenas[role] = arena  # closed with the others, whatever happens next
         reply = self._ask(
             role, {"op": "layout", "export": export, "layout": layout.to_message()}, "load", fds=fds
         )
@@ -1077,14 +1090,20 @@ class Evaluation:
             "input_seeds": "drawn from the OS for every call",
         }
         self.correctness = result
-        # The output layout comes from the reference on inputs the candidate never sees.
+        # The output layout comes from the reference on inputs the candidate never sees. Where
+        # its time goes is in durations_ms: the probe (its inputs and the reference's call:
+        # kernels this process launches for the first time), the candidate's arena, and the
+        # runner's mapping of it.
         probe = self._inputs(self._fresh_seed())
         expected_probe = self._measured_reference(probe)
         layout = SlotLayout.build(probe, compare.flatten(expected_probe), 1)
         self.check_dtypes = (_dtypes(compare.flatten(expected_probe)), _dtypes(probe))
         del probe, expected_probe  # large tensors: no copy outlives its use
-        views = self._layout("candidate", layout)
-        self._stretch("correctness_layout", started)
+        stretch = self._stretch("correctness_probe", started)
+        self._new_arena("candidate", layout)
+        stretch = self._stretch("correctness_arena", stretch)
+        views = self._lend("candidate", layout, None)
+        self._stretch("correctness_layout", stretch)
         if self.memory_watch is not None:
             # The decoy check copies the storage of every tensor a kernel takes: the arena, and
             # the model's weights where a kernel takes them.

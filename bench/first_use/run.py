@@ -1,0 +1,167 @@
+"""What a fresh process pays, on a GPU, the first time it launches the kernels the judge needs
+in its shared hold: the checks' warm-up (compare.warm_checks on float32, the kernels of the
+exact and quick comparisons and the bitwise check) and a first matrix product (cuBLAS), with
+and without its handle made first. Each judge is a fresh process, and CUDA loads a kernel at its
+first launch (lazy loading): this is work every job's judge does under the GPU lock.
+
+Usage (on a GPU): python bench/first_use/run.py [--repeats 3] [--concurrency 1,8,16] [--json]
+
+Each figure is a fresh Python (`--child WHAT`) that imports torch and kgym, makes its CUDA
+context, then times WHAT twice (first and second call). `--concurrency N` starts N children at
+once, as a batch's group of sharers does: their first calls then share the host's cores.
+Figures go to results.json and a section of results.md beside this file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from record import record  # noqa: E402
+
+KINDS = ("warm_checks", "matmul", "matmul_after_handle")
+
+
+def _timed(fn: Any) -> float:
+    began = time.perf_counter()
+    fn()
+    return time.perf_counter() - began
+
+
+def child(what: str) -> dict[str, Any]:
+    """One fresh process: its CUDA context, then ``what`` timed at its first and second call."""
+    import torch
+
+    from kgym.harness import compare
+
+    device = torch.device("cuda")
+    row: dict[str, Any] = {"what": what}
+    row["context_s"] = _timed(lambda: (torch.empty(1, device=device), torch.cuda.synchronize()))
+    if what == "warm_checks":
+
+        def step() -> None:
+            compare.warm_checks(device, {torch.float32}, {torch.float32})
+            torch.cuda.synchronize()
+
+    else:
+        if what == "matmul_after_handle":
+            row["handle_s"] = _timed(torch.cuda.current_blas_handle)
+        a = torch.randn(1024, 1024, device=device)
+        torch.cuda.synchronize()
+
+        def step() -> None:
+            a @ a
+            torch.cuda.synchronize()
+
+    cpu = time.process_time()
+    row["first_s"] = _timed(step)
+    row["first_cpu_s"] = time.process_time() - cpu
+    row["second_s"] = _timed(step)
+    return row
+
+
+def spawn(what: str, n: int) -> list[dict[str, Any]]:
+    """N children started together; each one's row."""
+    cmd = [sys.executable, __file__, "--child", what]
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) for _ in range(n)]
+    rows = []
+    for proc in procs:
+        out, _ = proc.communicate(timeout=300)
+        if proc.returncode != 0:
+            raise SystemExit(f"a child ({what}) failed with exit code {proc.returncode}")
+        rows.append(json.loads(out.strip().splitlines()[-1]))
+    return rows
+
+
+def summary(rows: list[dict[str, Any]], key: str) -> dict[str, float]:
+    values = [float(r[key]) for r in rows if key in r]
+    return {
+        "median": round(statistics.median(values), 4),
+        "min": round(min(values), 4),
+        "max": round(max(values), 4),
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3, help="fresh processes per figure alone")
+    parser.add_argument(
+        "--concurrency", default="1,8,16", help="processes at once for the warm-up, comma-separated"
+    )
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--child", choices=KINDS, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps(child(args.child)))
+        return
+    import torch
+
+    if not torch.cuda.is_available():
+        raise SystemExit("first_use needs a GPU: it measures CUDA's loading of kernels")
+    alone: dict[str, Any] = {}
+    for what in KINDS:
+        rows = [spawn(what, 1)[0] for _ in range(args.repeats)]
+        alone[what] = {
+            "rows": rows,
+            **{k: summary(rows, k) for k in ("first_s", "second_s", "handle_s") if k in rows[0]},
+        }
+        print(f"{what} alone: first call {alone[what]['first_s']}", file=sys.stderr, flush=True)
+    together = []
+    for n in (int(x) for x in args.concurrency.split(",") if x):
+        rows = spawn("warm_checks", n)
+        entry = {"processes": n, "first_s": summary(rows, "first_s")}
+        entry["first_cpu_s"] = summary(rows, "first_cpu_s")
+        together.append(entry)
+        print(f"warm_checks, {n} at once: first call {entry['first_s']}", file=sys.stderr)
+    gpu = torch.cuda.get_device_name()
+    data = {
+        "alone": alone,
+        "warm_checks_together": together,
+        "command": "python bench/first_use/run.py " + " ".join(argv or sys.argv[1:]),
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, {gpu}",
+        "torch": torch.__version__,
+    }
+    lines = [
+        f"\n## {data['date']} on {data['machine']}\n",
+        f"`{data['command']}` (torch {data['torch']}); seconds, median [min, max] of fresh "
+        "processes\n",
+        "| what | first call | second call |",
+        "| --- | --- | --- |",
+    ]
+    for what, entry in alone.items():
+        first, second = entry["first_s"], entry["second_s"]
+        extra = (
+            f" (handle made first: {entry['handle_s']['median']} s)" if "handle_s" in entry else ""
+        )
+        lines.append(
+            f"| `{what}`{extra} | {first['median']} [{first['min']}, {first['max']}] | "
+            f"{second['median']} |"
+        )
+    lines += [
+        "",
+        "| `warm_checks`, processes at once | first call | its CPU time |",
+        "| --- | --- | --- |",
+    ]
+    for entry in together:
+        first, cpu = entry["first_s"], entry["first_cpu_s"]
+        lines.append(
+            f"| {entry['processes']} | {first['median']} [{first['min']}, {first['max']}] | "
+            f"{cpu['median']} |"
+        )
+    record(HERE / "results.json", data, HERE / "results.md", lines, args.json)
+
+
+if __name__ == "__main__":
+    main()
