@@ -93,6 +93,11 @@ def summary(rows: list[dict[str, Any]], key: str) -> dict[str, float]:
     }
 
 
+def cell(figures: dict[str, float]) -> str:
+    """A summary as a table cell: median [min, max]."""
+    return f"{figures['median']} [{figures['min']}, {figures['max']}]"
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3, help="fresh processes per figure alone")
@@ -145,10 +150,7 @@ def main(argv: list[str] | None = None) -> None:
         extra = (
             f" (handle made first: {entry['handle_s']['median']} s)" if "handle_s" in entry else ""
         )
-        lines.append(
-            f"| `{what}`{extra} | {first['median']} [{first['min']}, {first['max']}] | "
-            f"{second['median']} |"
-        )
+        lines.append(f"| `{what}`{extra} | {cell(first)} | {second['median']} |")
     lines += [
         "",
         "| `warm_checks`, processes at once | first call | its CPU time |",
@@ -156,10 +158,7 @@ def main(argv: list[str] | None = None) -> None:
     ]
     for entry in together:
         first, cpu = entry["first_s"], entry["first_cpu_s"]
-        lines.append(
-            f"| {entry['processes']} | {first['median']} [{first['min']}, {first['max']}] | "
-            f"{cpu['median']} |"
-        )
+        lines.append(f"| {entry['processes']} | {cell(first)} | {cpu['median']} |")
     record(HERE / "results.json", data, HERE / "results.md", lines, args.json)
 
 
