@@ -405,6 +405,7 @@ def test_the_switch_and_cpu_servers_decide_the_compiler_import(
         ("KGYM_START_GATE", "expected on or off"),
         ("KGYM_PRECOMPILE", "expected on or off"),
         ("KGYM_TIMING_CHECK_EVERY_ROUND", "expected on or off"),
+        ("KGYM_JUDGE_FUSED_EXACT_CHECK", "expected on or off"),
         ("KGYM_WINDOW_PRIORITY", "expected on or off"),
         ("KGYM_STANDBY", "expected on or off"),
         ("KGYM_ANSWER_AT_REPORT", "expected on or off"),

@@ -122,7 +122,8 @@ namespace {
 // its job holds the GPU (kgym/harness/precompile.py; `off` is for measuring);
 // KGYM_TIMING_CHECK_EVERY_ROUND: whether the judge checks its timing's stop rule at every round
 // rather than every 5 (kgym/harness/timing.py; `on`, the default, or `off`, the rule before, for
-// measuring).
+// measuring); KGYM_JUDGE_FUSED_EXACT_CHECK: whether the judge's exact check of float32 outputs
+// is its own kernel (kgym/harness/exact_check.py; `on` is for measuring, `off` the default).
 // KGYM_WINDOW_PRIORITY is the supervisor's own, not the harness': whether a timing window's three
 // threads run real-time (sandbox/window_priority.hpp; `off` is for measuring); KGYM_STANDBY too:
 // whether each fork server's slot readies its next job's child ahead (check/standby_launcher.hpp;
@@ -144,6 +145,7 @@ void check_operator_switches(bool fork_server) {
       {"KGYM_START_GATE", {"on", "off"}, false},
       {"KGYM_PRECOMPILE", {"on", "off"}, false},
       {"KGYM_TIMING_CHECK_EVERY_ROUND", {"on", "off"}, false},
+      {"KGYM_JUDGE_FUSED_EXACT_CHECK", {"on", "off"}, false},
       {"KGYM_WINDOW_PRIORITY", {"on", "off"}, false},
       {"KGYM_STANDBY", {"on", "off"}, true},
       {"KGYM_ANSWER_AT_REPORT", {"on", "off"}, false},

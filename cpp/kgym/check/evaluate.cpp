@@ -45,7 +45,9 @@ constexpr double kImpossibleFraction = 0.8;
 // CUDA contexts one at a time per GPU (on; off, for measuring); KGYM_PRECOMPILE, the judge's:
 // whether the candidate's kernels are compiled before its job holds the GPU (on; off, for
 // measuring); KGYM_TIMING_CHECK_EVERY_ROUND, the judge's: whether its timing checks its stop rule
-// at every round or every 5 (on; off, the rule before, for measuring).
+// at every round or every 5 (on; off, the rule before, for measuring);
+// KGYM_JUDGE_FUSED_EXACT_CHECK, the judge's: whether its exact check of float32 outputs is its own
+// kernel (on, for measuring) or torch ops (off, the default).
 bool passes_environment_filter(std::string_view name) {
   static constexpr std::string_view kExact[] = {"PATH",
                                                 "LD_LIBRARY_PATH",
@@ -57,7 +59,8 @@ bool passes_environment_filter(std::string_view name) {
                                                 "KGYM_GPU_SHARING",
                                                 "KGYM_START_GATE",
                                                 "KGYM_PRECOMPILE",
-                                                "KGYM_TIMING_CHECK_EVERY_ROUND"};
+                                                "KGYM_TIMING_CHECK_EVERY_ROUND",
+                                                "KGYM_JUDGE_FUSED_EXACT_CHECK"};
   static constexpr std::string_view kPrefixes[] = {"CUDA_", "NVIDIA_", "TRITON_", "CUBLAS_"};
   for (auto e : kExact) {
     if (name == e) return true;

@@ -45,6 +45,17 @@ def shares_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 CHUNK_ELEMENTS = 1 << 24  # float64 work per chunk: 128 MiB per temporary
 
+# The judge's exact check of float32 pairs in one kernel (exact_check.py): its (applies, stats),
+# registered by its warm-up once it ran on a GPU, so that no other process (a runner, task lint)
+# imports it. None: the torch check decides everything.
+_fused_exact: tuple[Callable[..., bool], Callable[..., Any]] | None = None
+
+
+def use_fused_exact(applies: Callable[..., bool], stats: Callable[..., Any]) -> None:
+    """Hands the pairs ``applies`` accepts to ``stats`` (exact_check.warm calls it)."""
+    global _fused_exact
+    _fused_exact = (applies, stats)
+
 
 def bitwise_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
     """Same shape, dtype and bytes (NaN payloads included), compared in chunks."""
@@ -155,24 +166,11 @@ def clearly_close(
     return not relative_l2 or l2_clearly_within(float(err_sq), float(ref_sq), rtol)
 
 
-def _values_close(
-    actual: torch.Tensor,
-    expected: torch.Tensor,
-    atol: float,
-    rtol: float,
-    relative_l2: bool,
-    errors: bool = True,
-) -> tuple[bool, float, float]:
-    """(close, max abs error, max rel error). ``errors=False``: the errors are not needed, so a
-    quick verdict may answer (NaN errors) where it is certain."""
-    # Compared in float64 where the tensors live, a chunk at a time: outputs of KernelBench's
-    # sizes would otherwise ask for float64 copies of several GiB at once.
-    a = actual.detach().reshape(-1)
-    e = expected.detach().reshape(-1)
-    if a.numel() == 0:
-        return True, 0.0, 0.0
-    if not errors and clearly_close(a, e, atol, rtol, relative_l2):
-        return True, math.nan, math.nan
+def _torch_stats(
+    a: torch.Tensor, e: torch.Tensor, atol: float, rtol: float
+) -> tuple[bool, bool, float, float, float, float]:
+    """(close, every difference finite, max abs error, max rel error, summed squared errors,
+    summed squared expected values) of flat tensors, a chunk at a time in torch ops."""
     chunks = [
         _chunk_stats(
             a[start : start + CHUNK_ELEMENTS], e[start : start + CHUNK_ELEMENTS], atol, rtol
@@ -189,6 +187,35 @@ def _values_close(
         all_finite = all_finite and bool(finite)
         max_abs = max(max_abs, chunk_abs)
         max_rel = max(max_rel, chunk_rel)
+    return close, all_finite, max_abs, max_rel, err_sq, ref_sq
+
+
+def _values_close(
+    actual: torch.Tensor,
+    expected: torch.Tensor,
+    atol: float,
+    rtol: float,
+    relative_l2: bool,
+    errors: bool = True,
+) -> tuple[bool, float, float]:
+    """(close, max abs error, max rel error). ``errors=False``: the errors are not needed, so a
+    quick verdict may answer (NaN errors) where it is certain."""
+    # Compared in float64 where the tensors live, a chunk at a time: outputs of KernelBench's
+    # sizes would otherwise ask for float64 copies of several GiB at once.
+    a = actual.detach().reshape(-1)
+    e = expected.detach().reshape(-1)
+    if a.numel() == 0:
+        return True, 0.0, 0.0
+    if _fused_exact is not None and _fused_exact[0](a, e):
+        # One launch of the judge's own kernel, loaded outside the GPU lock; it passes what
+        # the quick verdict would pass, and reads each output once, so it is asked first.
+        fused = _fused_exact[1](a, e, atol, rtol)
+        close, all_finite = not fused.any_bad, fused.all_finite
+        max_abs, max_rel, err_sq, ref_sq = fused.max_abs, fused.max_rel, fused.err_sq, fused.ref_sq
+    else:
+        if not errors and clearly_close(a, e, atol, rtol, relative_l2):
+            return True, math.nan, math.nan
+        close, all_finite, max_abs, max_rel, err_sq, ref_sq = _torch_stats(a, e, atol, rtol)
     if not all_finite:
         max_abs = max_rel = float("inf")
     # Elementwise, atol hides outputs whose values are all small next to it (a softmax over

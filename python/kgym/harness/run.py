@@ -23,7 +23,15 @@ from typing import Any
 import torch
 
 from kgym import _core
-from kgym.harness import compare, fast_normals, fused_check, loader, reply_schema, triton_warm
+from kgym.harness import (
+    compare,
+    exact_check,
+    fast_normals,
+    fused_check,
+    loader,
+    reply_schema,
+    triton_warm,
+)
 from kgym.harness import device as dev
 from kgym.harness.arena import Arena, aligned
 from kgym.harness.audit import AUDIT_EXIT_CODE
@@ -126,6 +134,9 @@ class Evaluation:
         self.check_dtypes: tuple[set[torch.dtype], set[torch.dtype]] = (set(), set())
         self.checks_warming: threading.Thread | None = None
         self.checks_warm_ahead_ms: float | None = None
+        # The operator's KGYM_JUDGE_FUSED_EXACT_CHECK=on: the exact check of float32 outputs in
+        # one kernel of the judge's (exact_check.py); why it is not used, where it is not.
+        self.fused_exact_note: str | None = "not warmed"
         self.runners: dict[str, RunnerHandle] = {}
         self.candidate_observed: dict[str, Any] = {}
         self.arenas: dict[str, Arena] = {}
@@ -879,14 +890,19 @@ class Evaluation:
         an H200, bench/service_gpu/results.md). Failures are left to the warm-up, which says
         them. Started after the judge confined itself, so the thread is confined as well."""
         fused_on, normals_on = triton_warm.judge_kernels_on()
-        if not (fused_on or normals_on):
+        exact_on = exact_check.on()
+        if not (fused_on or normals_on or exact_on):
             return
         device = torch.device("cuda", torch.cuda.current_device())
 
         def compile_ahead() -> None:
             began = time.perf_counter()
             with torch.cuda.device(device):
-                for on, kernels in ((fused_on, fused_check), (normals_on, fast_normals)):
+                for on, kernels in (
+                    (fused_on, fused_check),
+                    (normals_on, fast_normals),
+                    (exact_on, exact_check),
+                ):
                     if on:
                         with contextlib.suppress(Exception):  # the warm-up says why
                             kernels.compile_ahead()
@@ -1146,9 +1162,19 @@ class Evaluation:
         the timing kernels' warm-up's may: that widens the candidate's GPU memory allowance by
         as much, against a slack of GiBs."""
         device = self.device
+        compiling = self.timing_kernels_compiling
 
         def warm() -> None:
             began = time.perf_counter()
+            if exact_check.on():
+                # The exact check's kernel first, if its compilation ahead (outside the lock)
+                # is over: the float32 checks below then launch it, not the torch check's
+                # kernels. It is not waited for inside the hold: the torch check decides then.
+                if compiling is not None and compiling.is_alive():
+                    self.fused_exact_note = "still compiling when the job's hold began"
+                else:
+                    with torch.cuda.device(device):
+                        self.fused_exact_note = exact_check.warm(device)
             with torch.cuda.device(device), contextlib.suppress(Exception):
                 compare.warm_checks(device, {torch.float32}, {torch.float32})
                 dev.synchronize(device)
@@ -1163,6 +1189,11 @@ class Evaluation:
             self.checks_warming.join()
             self.checks_warming = None
             self.judge["checks_warm_ahead_ms"] = self.checks_warm_ahead_ms
+            if exact_check.on():
+                self.judge["fused_exact_check"] = {
+                    "used": self.fused_exact_note is None,
+                    "note": self.fused_exact_note,
+                }
 
     def _join_warm_threads(self) -> None:
         """The judge's threads that launch its own kernels end inside the hold they began in:

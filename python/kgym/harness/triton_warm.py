@@ -120,7 +120,9 @@ def _compile_judge_kernels() -> str:
     gym's own code: the same launches as the judge's warm-up (``fused_check.warm``,
     ``fast_normals.warm``), so the same cache keys."""
     global _judge_kernels_root, _capability
-    if not any(judge_kernels_on()):
+    from kgym.harness import exact_check
+
+    if not any(judge_kernels_on()) and not exact_check.on():
         return "the operator turned both off (KGYM_JUDGE_FUSED_CHECK, KGYM_JUDGE_FAST_NORMALS)"
     said, told = os.pipe()
     try:
@@ -195,15 +197,17 @@ def _compile_in_child(
         os.environ["TRITON_CACHE_DIR"] = cache
         import torch
 
-        from kgym.harness import fast_normals, fused_check
+        from kgym.harness import exact_check, fast_normals, fused_check
 
         device = torch.device("cuda", torch.cuda.current_device())
         major, minor = torch.cuda.get_device_capability(device)
         os.write(tell_fd, f"{major} {minor}".encode())
         os.close(tell_fd)
         fused_on, normals_on = judge_kernels_on()
-        failed = (fused_on and fused_check.warm(device) is not None) or (
-            normals_on and fast_normals.warm(device) is not None
+        failed = (
+            (fused_on and fused_check.warm(device) is not None)
+            or (normals_on and fast_normals.warm(device) is not None)
+            or (exact_check.on() and exact_check.warm(device) is not None)
         )
         code = 3 if failed else 0
     except BaseException:  # noqa: BLE001 - no GPU, no driver: said by the status
