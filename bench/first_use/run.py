@@ -1,14 +1,16 @@
 """What a fresh process pays, on a GPU, the first time it launches the kernels the judge needs
 in its shared hold: the checks' warm-up (compare.warm_checks on float32, the kernels of the
-exact and quick comparisons and the bitwise check) and a first matrix product (cuBLAS), with
-and without its handle made first. Each judge is a fresh process, and CUDA loads a kernel at its
+exact and quick comparisons and the bitwise check), the same with the exact check's own kernel
+(exact_check.py) made first, and a first matrix product (cuBLAS), with and without its handle
+made first. Each judge is a fresh process, and CUDA loads a kernel at its
 first launch (lazy loading): this is work every job's judge does under the GPU lock.
 
 Usage (on a GPU): python bench/first_use/run.py [--repeats 3] [--concurrency 1,8,16] [--json]
 
 Each figure is a fresh Python (`--child WHAT`) that imports torch and kgym, makes its CUDA
 context, then times WHAT twice (first and second call). `--concurrency N` starts N children at
-once, as a batch's group of sharers does: their first calls then share the host's cores.
+once for each warm-up, as a batch's group of sharers does: their first calls then share the
+host's cores.
 Figures go to results.json and a section of results.md beside this file.
 """
 
@@ -30,7 +32,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 from record import record  # noqa: E402
 
-KINDS = ("warm_checks", "matmul", "matmul_after_handle")
+KINDS = ("warm_checks", "warm_checks_fused_exact", "matmul", "matmul_after_handle")
 
 
 def _timed(fn: Any) -> float:
@@ -48,7 +50,18 @@ def child(what: str) -> dict[str, Any]:
     device = torch.device("cuda")
     row: dict[str, Any] = {"what": what}
     row["context_s"] = _timed(lambda: (torch.empty(1, device=device), torch.cuda.synchronize()))
-    if what == "warm_checks":
+    if what == "warm_checks_fused_exact":
+        # As a judge with KGYM_JUDGE_FUSED_EXACT_CHECK=on: the exact check's kernel compiled
+        # ahead and warmed first (``kernel_s``), so the float32 checks launch it instead.
+        from kgym.harness import exact_check
+
+        def kernel() -> None:
+            exact_check.compile_ahead()
+            if exact_check.warm(device) is not None:
+                raise SystemExit("the fused exact check did not warm")
+
+        row["kernel_s"] = _timed(kernel)
+    if what.startswith("warm_checks"):
 
         def step() -> None:
             compare.warm_checks(device, {torch.float32}, {torch.float32})
@@ -119,16 +132,21 @@ def main(argv: list[str] | None = None) -> None:
         rows = [spawn(what, 1)[0] for _ in range(args.repeats)]
         alone[what] = {
             "rows": rows,
-            **{k: summary(rows, k) for k in ("first_s", "second_s", "handle_s") if k in rows[0]},
+            **{
+                k: summary(rows, k)
+                for k in ("first_s", "second_s", "handle_s", "kernel_s")
+                if k in rows[0]
+            },
         }
         print(f"{what} alone: first call {alone[what]['first_s']}", file=sys.stderr, flush=True)
     together = []
     for n in (int(x) for x in args.concurrency.split(",") if x):
-        rows = spawn("warm_checks", n)
-        entry = {"processes": n, "first_s": summary(rows, "first_s")}
-        entry["first_cpu_s"] = summary(rows, "first_cpu_s")
-        together.append(entry)
-        print(f"warm_checks, {n} at once: first call {entry['first_s']}", file=sys.stderr)
+        for what in ("warm_checks", "warm_checks_fused_exact"):
+            rows = spawn(what, n)
+            entry = {"what": what, "processes": n, "first_s": summary(rows, "first_s")}
+            entry["first_cpu_s"] = summary(rows, "first_cpu_s")
+            together.append(entry)
+            print(f"{what}, {n} at once: first call {entry['first_s']}", file=sys.stderr)
     gpu = torch.cuda.get_device_name()
     data = {
         "alone": alone,
@@ -149,16 +167,22 @@ def main(argv: list[str] | None = None) -> None:
         first, second = entry["first_s"], entry["second_s"]
         extra = (
             f" (handle made first: {entry['handle_s']['median']} s)" if "handle_s" in entry else ""
+        ) + (
+            f" (kernel compiled and warmed first: {entry['kernel_s']['median']} s)"
+            if "kernel_s" in entry
+            else ""
         )
         lines.append(f"| `{what}`{extra} | {cell(first)} | {second['median']} |")
     lines += [
         "",
-        "| `warm_checks`, processes at once | first call | its CPU time |",
-        "| --- | --- | --- |",
+        "| what | processes at once | first call | its CPU time |",
+        "| --- | --- | --- | --- |",
     ]
     for entry in together:
         first, cpu = entry["first_s"], entry["first_cpu_s"]
-        lines.append(f"| {entry['processes']} | {cell(first)} | {cpu['median']} |")
+        lines.append(
+            f"| `{entry['what']}` | {entry['processes']} | {cell(first)} | {cpu['median']} |"
+        )
     record(HERE / "results.json", data, HERE / "results.md", lines, args.json)
 
 
