@@ -74,7 +74,7 @@ def _exact_stats_kernel(
     err_sq = tl.sum(delta * delta, axis=0)
     kept = tl.where(matched, 0.0, e)
     ref_sq = tl.sum(kept * kept, axis=0)
-    row = rows_ptr + block.to(tl.int64) * 8
+    row = rows_ptr + block.to(tl.int64) * 8  # ROW float64s a block
     tl.store(row, tl.max(bad.to(tl.float64), axis=0))
     tl.store(row + 1, tl.min(finite.to(tl.float64), axis=0))
     tl.store(row + 2, max_abs)
