@@ -68,7 +68,8 @@ def _exact_stats_kernel(
     finite = diff < infinity  # false for an infinite or NaN difference
     bad = inside & (~finite | (diff > bound))
     max_abs = tl.max(tl.where(finite, diff, 0.0), axis=0)
-    # A float64 division is IEEE round-to-nearest in PTX (div.rn.f64), as torch's is.
+    # Triton lowers a float64 division to llvm.nvvm.div.rn.d, IEEE round-to-nearest as torch's
+    # (a float32 one to the approximate div.full: why the arithmetic here is float64 only).
     rel = tl.where(diff == 0.0, 0.0, diff / tl.maximum(tl.abs(e), floor))
     max_rel = tl.max(tl.where(finite, rel, 0.0), axis=0)
     err_sq = tl.sum(delta * delta, axis=0)
