@@ -165,12 +165,9 @@ def main(argv: list[str] | None = None) -> None:
     ]
     for what, entry in alone.items():
         first, second = entry["first_s"], entry["second_s"]
-        extra = (
-            f" (handle made first: {entry['handle_s']['median']} s)" if "handle_s" in entry else ""
-        ) + (
-            f" (kernel compiled and warmed first: {entry['kernel_s']['median']} s)"
-            if "kernel_s" in entry
-            else ""
+        ahead = {"handle_s": "handle made first", "kernel_s": "kernel compiled and warmed first"}
+        extra = "".join(
+            f" ({label}: {entry[key]['median']} s)" for key, label in ahead.items() if key in entry
         )
         lines.append(f"| `{what}`{extra} | {cell(first)} | {second['median']} |")
     lines += [
