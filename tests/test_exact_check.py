@@ -1,7 +1,7 @@
-"""The exact check's kernel (exact_check.py, KGYM_JUDGE_FUSED_EXACT_CHECK=on) gives the torch
-check's figures on every case: the verdict, whether every difference is finite, the maximum
-absolute and relative errors bit for bit, and the sums of squares to their last few bits (the
-order of the additions differs). Through ``compare_outputs``, once the kernel is registered,
+"""The exact check's kernel (exact_check.py; the operator's KGYM_JUDGE_FUSED_EXACT_CHECK=off
+turns it off) gives the torch check's figures on every case: the verdict, whether every
+difference is finite, the maximum absolute and relative errors bit for bit, and the sums of
+squares to their last few bits (the order of the additions differs). Through ``compare_outputs``, once the kernel is registered,
 the Comparison is the torch check's. In CI it runs under Triton's interpreter, in a child
 process (which imports Triton in that mode); with KGYM_TEST_DEVICE=cuda, on the GPU here."""
 
@@ -12,10 +12,13 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
+from typing import Any
 
 import pytest
+from service_util import Gym, call
 
-from conftest import DEVICE, run, solution_source
+from conftest import DEVICE, solution_source
 
 CASES = textwrap.dedent(
     """
@@ -140,35 +143,59 @@ def test_the_exact_checks_kernel_gives_the_torch_checks_figures_on_the_gpu() -> 
     _check(scope["run"]("cuda"))  # type: ignore[operator]
 
 
-def test_the_exact_checks_kernel_is_off_unless_the_operator_turns_it_on(
+def test_the_exact_checks_kernel_is_on_unless_the_operator_turns_it_off(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from kgym.harness import exact_check
 
     monkeypatch.delenv("KGYM_JUDGE_FUSED_EXACT_CHECK", raising=False)
-    assert not exact_check.on()
-    monkeypatch.setenv("KGYM_JUDGE_FUSED_EXACT_CHECK", "on")
     assert exact_check.on()
     monkeypatch.setenv("KGYM_JUDGE_FUSED_EXACT_CHECK", "off")
     assert not exact_check.on()
+    monkeypatch.setenv("KGYM_JUDGE_FUSED_EXACT_CHECK", "on")
+    assert exact_check.on()
+
+
+def _evaluations(tmp: Path, switch: str, task_id: str, seeds: list[int]) -> list[dict[str, Any]]:
+    """The task's solution evaluated once per seed by a one-slot GPU gym with the switch set
+    (its fork server compiles the kernel into the judges' cache, as in production)."""
+    env = {"KGYM_JUDGE_FUSED_EXACT_CHECK": switch}
+    results = []
+    with Gym(tmp, ["--workers-per-gpu", "1", "--no-cache"], gpus="0", env=env) as gym:
+        for seed in seeds:
+            body = {
+                "task": {"id": task_id},
+                "candidate": {"source": solution_source(task_id)},
+                "options": {"trials": 3, "seed": seed, "baseline": "none"},
+            }
+            status, job, _ = call(gym.url + "/v1/evaluate?wait=300", "POST", body, timeout=320)
+            assert status == 200 and job["status"] == "done", job
+            results.append(job["result"])
+    return results
 
 
 @pytest.mark.skipif(DEVICE != "cuda", reason="needs a GPU (KGYM_TEST_DEVICE=cuda)")
 @pytest.mark.parametrize("task_id", ["06_softmax", "09_rms_norm"])
-def test_a_judge_with_the_kernel_on_gives_the_same_verdict(
-    task_id: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A whole evaluation, the kernel on and off: the same status and correctness figures,
-    and with it on, the judge says its kernel made the exact checks."""
-    results = {}
-    for value in ("off", "on"):
-        monkeypatch.setenv("KGYM_JUDGE_FUSED_EXACT_CHECK", value)
-        results[value] = run(task_id, solution_source(task_id), trials=3)
-    on, off = results["on"], results["off"]
-    assert on["status"] == off["status"] == "ok", (on["error"], off["error"])
-    assert on["judge"]["fused_exact_check"] == {"used": True, "note": None}
-    assert "fused_exact_check" not in off["judge"]
-    assert on["correctness"]["passed"] == off["correctness"]["passed"] == 3
+def test_a_gym_with_the_kernel_gives_the_torch_checks_figures(task_id: str, tmp_path: Path) -> None:
+    """Whole evaluations through the service, the kernel on and off, on the same seeds: the
+    same status and the same correctness figures bit for bit; with it on, the judge says its
+    kernel made the exact checks (the first job may find its compilation not yet over)."""
+    seeds = [11, 12]
+    on = _evaluations(tmp_path / "on", "on", task_id, seeds)
+    off = _evaluations(tmp_path / "off", "off", task_id, seeds)
+    for with_kernel, without in zip(on, off, strict=True):
+        assert with_kernel["status"] == without["status"] == "ok", without["error"]
+        assert with_kernel["correctness"] == without["correctness"]
+        assert without["judge"]["fused_exact_check"] == {
+            "used": False,
+            "note": "turned off by the operator (KGYM_JUDGE_FUSED_EXACT_CHECK=off)",
+        }
+    first, second = (r["judge"]["fused_exact_check"] for r in on)
+    assert first in (
+        {"used": True, "note": None},
+        {"used": False, "note": "still compiling when the job's hold began"},
+    )
+    assert second == {"used": True, "note": None}
 
 
 @pytest.mark.skipif(DEVICE != "cuda", reason="needs a GPU (KGYM_TEST_DEVICE=cuda)")

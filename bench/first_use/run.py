@@ -51,7 +51,7 @@ def child(what: str) -> dict[str, Any]:
     row: dict[str, Any] = {"what": what}
     row["context_s"] = _timed(lambda: (torch.empty(1, device=device), torch.cuda.synchronize()))
     if what == "warm_checks_fused_exact":
-        # As a judge with KGYM_JUDGE_FUSED_EXACT_CHECK=on: the exact check's kernel compiled
+        # As a judge by default (KGYM_JUDGE_FUSED_EXACT_CHECK on): the exact check's kernel compiled
         # ahead and warmed first (``kernel_s``), so the float32 checks launch it instead.
         from kgym.harness import exact_check
 
@@ -59,6 +59,9 @@ def child(what: str) -> dict[str, Any]:
             exact_check.compile_ahead()
             if exact_check.warm(device) is not None:
                 raise SystemExit("the fused exact check did not warm")
+            probe = torch.ones(4, device=device)
+            if not exact_check.applies(probe, probe):  # else this row would time the torch check
+                raise SystemExit("the fused exact check warmed but does not take float32 pairs")
 
         row["kernel_s"] = _timed(kernel)
     if what.startswith("warm_checks"):

@@ -191,6 +191,8 @@ def slim(result: dict[str, Any]) -> dict[str, Any]:
         "standby": (result.get("sandbox") or {}).get("standby"),
         # The candidate's compilation ahead of its first hold (absent: none ran).
         "precompile": (result.get("judge") or {}).get("precompile"),
+        # Whether the judge's own kernel made the exact check of float32 outputs, or why not.
+        "fused_exact_check": (result.get("judge") or {}).get("fused_exact_check"),
     }
 
 

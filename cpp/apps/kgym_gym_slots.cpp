@@ -123,7 +123,7 @@ namespace {
 // KGYM_TIMING_CHECK_EVERY_ROUND: whether the judge checks its timing's stop rule at every round
 // rather than every 5 (kgym/harness/timing.py; `on`, the default, or `off`, the rule before, for
 // measuring); KGYM_JUDGE_FUSED_EXACT_CHECK: whether the judge's exact check of float32 outputs
-// is its own kernel (kgym/harness/exact_check.py; `on` is for measuring, `off` the default).
+// is its own kernel (kgym/harness/exact_check.py; `off` is for measuring).
 // KGYM_WINDOW_PRIORITY is the supervisor's own, not the harness': whether a timing window's three
 // threads run real-time (sandbox/window_priority.hpp; `off` is for measuring); KGYM_STANDBY too:
 // whether each fork server's slot readies its next job's child ahead (check/standby_launcher.hpp;

@@ -47,7 +47,7 @@ constexpr double kImpossibleFraction = 0.8;
 // measuring); KGYM_TIMING_CHECK_EVERY_ROUND, the judge's: whether its timing checks its stop rule
 // at every round or every 5 (on; off, the rule before, for measuring);
 // KGYM_JUDGE_FUSED_EXACT_CHECK, the judge's: whether its exact check of float32 outputs is its own
-// kernel (on, for measuring) or torch ops (off, the default).
+// kernel (on, the default) or torch ops (off, for measuring).
 bool passes_environment_filter(std::string_view name) {
   static constexpr std::string_view kExact[] = {"PATH",
                                                 "LD_LIBRARY_PATH",

@@ -120,6 +120,8 @@ class Evaluation:
         self.fused_check_ready = False
         self.fused_check_note: str | None = None
         self.timing_kernels_compiling: threading.Thread | None = None
+        # Set once that thread is past the exact check's kernel (compiled, or failed to).
+        self.exact_check_compiled = threading.Event()
         self.timing_kernels_ahead_ms: float | None = None
         self.timing_kernels_warming: threading.Thread | None = None
         self.fused_check_warm_ms: float | None = None
@@ -134,8 +136,8 @@ class Evaluation:
         self.check_dtypes: tuple[set[torch.dtype], set[torch.dtype]] = (set(), set())
         self.checks_warming: threading.Thread | None = None
         self.checks_warm_ahead_ms: float | None = None
-        # The operator's KGYM_JUDGE_FUSED_EXACT_CHECK=on: the exact check of float32 outputs in
-        # one kernel of the judge's (exact_check.py); why it is not used, where it is not.
+        # The exact check of float32 outputs in one kernel of the judge's (exact_check.py,
+        # unless the operator's KGYM_JUDGE_FUSED_EXACT_CHECK=off); why it is not used, if not.
         self.fused_exact_note: str | None = "not warmed"
         self.runners: dict[str, RunnerHandle] = {}
         self.candidate_observed: dict[str, Any] = {}
@@ -898,14 +900,18 @@ class Evaluation:
         def compile_ahead() -> None:
             began = time.perf_counter()
             with torch.cuda.device(device):
+                # The exact check's first: it is wanted from the first hold's checks on, the
+                # other two only from the timing phase (which waits for them).
                 for on, kernels in (
+                    (exact_on, exact_check),
                     (fused_on, fused_check),
                     (normals_on, fast_normals),
-                    (exact_on, exact_check),
                 ):
                     if on:
                         with contextlib.suppress(Exception):  # the warm-up says why
                             kernels.compile_ahead()
+                    if kernels is exact_check:
+                        self.exact_check_compiled.set()
             self.timing_kernels_ahead_ms = round((time.perf_counter() - began) * 1e3, 1)
 
         self.timing_kernels_compiling = threading.Thread(
@@ -1162,7 +1168,7 @@ class Evaluation:
         the timing kernels' warm-up's may: that widens the candidate's GPU memory allowance by
         as much, against a slack of GiBs."""
         device = self.device
-        compiling = self.timing_kernels_compiling
+        compiled = self.exact_check_compiled
 
         def warm() -> None:
             began = time.perf_counter()
@@ -1170,7 +1176,7 @@ class Evaluation:
                 # The exact check's kernel first, if its compilation ahead (outside the lock)
                 # is over: the float32 checks below then launch it, not the torch check's
                 # kernels. It is not waited for inside the hold: the torch check decides then.
-                if compiling is not None and compiling.is_alive():
+                if not compiled.is_set():
                     self.fused_exact_note = "still compiling when the job's hold began"
                 else:
                     with torch.cuda.device(device):
@@ -1189,11 +1195,10 @@ class Evaluation:
             self.checks_warming.join()
             self.checks_warming = None
             self.judge["checks_warm_ahead_ms"] = self.checks_warm_ahead_ms
-            if exact_check.on():
-                self.judge["fused_exact_check"] = {
-                    "used": self.fused_exact_note is None,
-                    "note": self.fused_exact_note,
-                }
+            note = self.fused_exact_note
+            if not exact_check.on():
+                note = "turned off by the operator (KGYM_JUDGE_FUSED_EXACT_CHECK=off)"
+            self.judge["fused_exact_check"] = {"used": note is None, "note": note}
 
     def _join_warm_threads(self) -> None:
         """The judge's threads that launch its own kernels end inside the hold they began in:

@@ -123,7 +123,10 @@ def _compile_judge_kernels() -> str:
     from kgym.harness import exact_check
 
     if not any(judge_kernels_on()) and not exact_check.on():
-        return "the operator turned both off (KGYM_JUDGE_FUSED_CHECK, KGYM_JUDGE_FAST_NORMALS)"
+        return (
+            "the operator turned all three off (KGYM_JUDGE_FUSED_CHECK, KGYM_JUDGE_FAST_NORMALS,"
+            " KGYM_JUDGE_FUSED_EXACT_CHECK)"
+        )
     said, told = os.pipe()
     try:
         with tempfile.TemporaryDirectory(prefix="kgym-triton-judge-kernels-") as scratch:
