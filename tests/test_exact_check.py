@@ -178,14 +178,21 @@ def _evaluations(tmp: Path, switch: str, task_id: str, seeds: list[int]) -> list
 @pytest.mark.parametrize("task_id", ["06_softmax", "09_rms_norm"])
 def test_a_gym_with_the_kernel_gives_the_torch_checks_figures(task_id: str, tmp_path: Path) -> None:
     """Whole evaluations through the service, the kernel on and off, on the same seeds: the
-    same status and the same correctness figures bit for bit; with it on, the judge says its
-    kernel made the exact checks (the first job may find its compilation not yet over)."""
+    same status and correctness record; with it on, the judge says its kernel made the exact
+    checks (the first job may find its compilation not yet over). The maximum errors are not
+    compared: the judge draws every call's inputs from the OS, so they differ from one
+    evaluation to the next either way (the case table above compares them bit for bit)."""
     seeds = [11, 12]
     on = _evaluations(tmp_path / "on", "on", task_id, seeds)
     off = _evaluations(tmp_path / "off", "off", task_id, seeds)
+    errors = ("max_abs_error", "max_rel_error")
     for with_kernel, without in zip(on, off, strict=True):
         assert with_kernel["status"] == without["status"] == "ok", without["error"]
-        assert with_kernel["correctness"] == without["correctness"]
+        record, other = with_kernel["correctness"], without["correctness"]
+        assert {k: v for k, v in record.items() if k not in errors} == {
+            k: v for k, v in other.items() if k not in errors
+        }
+        assert all(isinstance(record[k], float) for k in errors), record  # values compared
         assert without["judge"]["fused_exact_check"] == {
             "used": False,
             "note": "turned off by the operator (KGYM_JUDGE_FUSED_EXACT_CHECK=off)",
