@@ -200,7 +200,7 @@ def test_a_gym_with_the_kernel_gives_the_torch_checks_figures(task_id: str, tmp_
     first, second = (r["judge"]["fused_exact_check"] for r in on)
     assert first in (
         {"used": True, "note": None},
-        {"used": False, "note": "still compiling when the job's hold began"},
+        {"used": False, "note": "still compiling when the job's checks were wanted"},
     )
     assert second == {"used": True, "note": None}
 

@@ -120,8 +120,10 @@ class Evaluation:
         self.fused_check_ready = False
         self.fused_check_note: str | None = None
         self.timing_kernels_compiling: threading.Thread | None = None
-        # Set once that thread is past the exact check's kernel (compiled, or failed to).
+        # Set once that thread is past the exact check's kernel (compiled, or failed to); the
+        # checks' thread waits on the wake-up (set by that, or once the checks are wanted).
         self.exact_check_compiled = threading.Event()
+        self.checks_wake = threading.Event()
         self.timing_kernels_ahead_ms: float | None = None
         self.timing_kernels_warming: threading.Thread | None = None
         self.fused_check_warm_ms: float | None = None
@@ -912,6 +914,7 @@ class Evaluation:
                             kernels.compile_ahead()
                     if kernels is exact_check:
                         self.exact_check_compiled.set()
+                        self.checks_wake.set()
             self.timing_kernels_ahead_ms = round((time.perf_counter() - began) * 1e3, 1)
 
         self.timing_kernels_compiling = threading.Thread(
@@ -1168,16 +1171,22 @@ class Evaluation:
         the timing kernels' warm-up's may: that widens the candidate's GPU memory allowance by
         as much, against a slack of GiBs."""
         device = self.device
-        compiled = self.exact_check_compiled
+        compiled, wake = self.exact_check_compiled, self.checks_wake
+        compiling = self.timing_kernels_compiling is not None
 
         def warm() -> None:
             began = time.perf_counter()
             if exact_check.on():
-                # The exact check's kernel first, if its compilation ahead (outside the lock)
+                # The exact check's kernel first, once its compilation ahead (outside the lock)
                 # is over: the float32 checks below then launch it, not the torch check's
-                # kernels. It is not waited for inside the hold: the torch check decides then.
+                # kernels. Waited for only until the checks are wanted (the candidate's first
+                # call, _join_checks_warm): a judge alone on its GPU takes its hold at once,
+                # while a compilation found in the cache is still loading. Not after: the
+                # torch check decides then.
+                if compiling:
+                    wake.wait(timeout=60.0)  # the timeout only against a bug leaving it unset
                 if not compiled.is_set():
-                    self.fused_exact_note = "still compiling when the job's hold began"
+                    self.fused_exact_note = "still compiling when the job's checks were wanted"
                 else:
                     with torch.cuda.device(device):
                         self.fused_exact_note = exact_check.warm(device)
@@ -1192,6 +1201,7 @@ class Evaluation:
     def _join_checks_warm(self) -> None:
         """The end of ``_start_checks_warm``'s thread, its time into the judge's record."""
         if self.checks_warming is not None:
+            self.checks_wake.set()  # the checks are wanted: no more waiting for the kernel
             self.checks_warming.join()
             self.checks_warming = None
             self.judge["checks_warm_ahead_ms"] = self.checks_warm_ahead_ms
