@@ -46,7 +46,11 @@ def descendants(pid: int) -> list[tuple[int, str]]:
     frontier = [pid]
     while frontier:
         parent = frontier.pop(0)
-        for task in Path(f"/proc/{parent}/task").glob("*"):
+        try:
+            tasks = list(Path(f"/proc/{parent}/task").glob("*"))
+        except OSError:  # it ended after its parent listed it
+            continue
+        for task in tasks:
             try:
                 children = (task / "children").read_text().split()
             except OSError:

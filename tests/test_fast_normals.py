@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from typing import Any
 
@@ -200,6 +201,9 @@ def _judge_stand_in() -> Any:
         timing_kernels_compiling=None,
         timing_kernels_ahead_ms=None,
         timing_kernels_warming=None,
+        exact_check_compiled=threading.Event(),
+        checks_wake=threading.Event(),
+        fused_exact_note="not warmed",
     )
 
 
@@ -245,22 +249,32 @@ def test_the_judge_warms_both_timing_kernels_unless_switched_off(
 @pytest.mark.parametrize(
     ("switches", "compiled"),
     [
-        ({}, ["fused", "normals"]),
-        ({"KGYM_JUDGE_FAST_NORMALS": "off"}, ["fused"]),
-        ({"KGYM_JUDGE_FUSED_CHECK": "off", "KGYM_JUDGE_FAST_NORMALS": "off"}, []),
+        ({}, ["exact", "fused", "normals"]),
+        ({"KGYM_JUDGE_FAST_NORMALS": "off"}, ["exact", "fused"]),
+        ({"KGYM_JUDGE_FUSED_EXACT_CHECK": "off"}, ["fused", "normals"]),
+        ({"KGYM_JUDGE_FUSED_CHECK": "off", "KGYM_JUDGE_FAST_NORMALS": "off"}, ["exact"]),
+        (
+            {
+                "KGYM_JUDGE_FUSED_CHECK": "off",
+                "KGYM_JUDGE_FAST_NORMALS": "off",
+                "KGYM_JUDGE_FUSED_EXACT_CHECK": "off",
+            },
+            [],
+        ),
     ],
 )
 def test_the_judge_compiles_its_timing_kernels_ahead_and_launches_them_after(
     switches: dict[str, str], compiled: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """From its CUDA context on (Evaluation._compile_timing_kernels_ahead) the judge compiles
-    the switched-on timing kernels in a thread, launching nothing; the warm-up's launches
-    (from load) wait for that thread, a failure there is left to the warm-up to say, and the
-    time it took is in the judge's record."""
+    the switched-on kernels of its own in a thread, launching nothing, the exact check's first
+    (wanted from the first hold's checks on); the timing kernels' warm-up launches (from load)
+    wait for that thread, a failure there is left to the warm-up to say, and the time it took
+    is in the judge's record."""
 
     import torch
 
-    from kgym.harness import fast_normals, fused_check
+    from kgym.harness import exact_check, fast_normals, fused_check
     from kgym.harness.run import Evaluation
 
     for name, value in switches.items():
@@ -273,6 +287,7 @@ def test_the_judge_compiles_its_timing_kernels_ahead_and_launches_them_after(
 
     monkeypatch.setattr(fused_check, "compile_ahead", fused_ahead)
     monkeypatch.setattr(fast_normals, "compile_ahead", lambda: order.append("normals"))
+    monkeypatch.setattr(exact_check, "compile_ahead", lambda: order.append("exact"))
     monkeypatch.setattr(fused_check, "warm", lambda device: order.append("fused warm") or None)
     monkeypatch.setattr(fast_normals, "warm", lambda device: order.append("normals warm") or None)
     monkeypatch.setattr(torch.cuda, "device", lambda device: contextlib.nullcontext())
@@ -283,7 +298,9 @@ def test_the_judge_compiles_its_timing_kernels_ahead_and_launches_them_after(
     Evaluation._start_timing_kernels_warm(judge)  # type: ignore[arg-type]
     Evaluation._await_timing_kernels(judge)  # type: ignore[arg-type]
     assert order == compiled + [f"{name} warm" for name in ("fused", "normals") if name in compiled]
-    if compiled:
+    # Past the exact check's kernel (compiled, or not wanted), the checks' thread is woken.
+    assert judge.exact_check_compiled.is_set() == judge.checks_wake.is_set() == bool(compiled)
+    if {"fused", "normals"} & set(compiled):  # taken into the record by the timing kernels' wait
         assert judge.judge["timing_kernels_ahead_ms"] >= 0
     else:
         assert judge.judge.get("timing_kernels_ahead_ms") is None
@@ -350,3 +367,74 @@ def test_the_first_call_warms_only_the_dtypes_not_warmed_from_the_holds_start(
     assert judge.checks_warming is None
     assert judge.judge["checks_warm_ahead_ms"] >= 50
     assert "correctness_warm_checks" in judge.durations
+
+
+@pytest.mark.parametrize("compiled_in_time", [True, False])
+def test_the_checks_thread_waits_for_the_exact_kernel_until_the_checks_are_wanted(
+    compiled_in_time: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The checks' thread (Evaluation._start_checks_warm) warms the exact check's kernel once
+    its compilation ahead is over, and waits for that only until the candidate's first call
+    wants the checks (``_join_checks_warm``); after that, the torch check decides the job and
+    the judge's record says why."""
+
+    import torch
+
+    from kgym.harness import compare, exact_check
+    from kgym.harness import device as dev
+    from kgym.harness.run import Evaluation
+
+    monkeypatch.delenv("KGYM_JUDGE_FUSED_EXACT_CHECK", raising=False)  # the default: on
+    order: list[str] = []
+    monkeypatch.setattr(exact_check, "warm", lambda device: order.append("exact warm") or None)
+    monkeypatch.setattr(compare, "warm_checks", lambda *args: order.append("torch warm"))
+    monkeypatch.setattr(dev, "synchronize", lambda device: None)
+    monkeypatch.setattr(torch.cuda, "device", lambda device: contextlib.nullcontext())
+    judge = _judge_stand_in()
+    judge.checks_warming = None
+    judge.timing_kernels_compiling = object()  # the compilation ahead has started
+    Evaluation._start_checks_warm(judge)  # type: ignore[arg-type]
+    time.sleep(0.1)
+    assert order == []  # waiting for the kernel's compilation, launching nothing
+    if compiled_in_time:  # as the compilation thread does once past the kernel
+        judge.exact_check_compiled.set()
+        judge.checks_wake.set()
+        judge.checks_warming.join(timeout=10)
+    Evaluation._join_checks_warm(judge)  # type: ignore[arg-type]
+    if compiled_in_time:
+        assert order == ["exact warm", "torch warm"]
+        assert judge.judge["fused_exact_check"] == {"used": True, "note": None}
+    else:
+        assert order == ["torch warm"]
+        assert judge.judge["fused_exact_check"] == {
+            "used": False,
+            "note": "still compiling when the job's checks were wanted",
+        }
+    assert judge.checks_warming is None
+
+
+def test_the_judge_says_the_operator_turned_the_exact_kernel_off(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import torch
+
+    from kgym.harness import compare, exact_check
+    from kgym.harness import device as dev
+    from kgym.harness.run import Evaluation
+
+    monkeypatch.setenv("KGYM_JUDGE_FUSED_EXACT_CHECK", "off")
+    order: list[str] = []
+    monkeypatch.setattr(exact_check, "warm", lambda device: order.append("exact warm") or None)
+    monkeypatch.setattr(compare, "warm_checks", lambda *args: order.append("torch warm"))
+    monkeypatch.setattr(dev, "synchronize", lambda device: None)
+    monkeypatch.setattr(torch.cuda, "device", lambda device: contextlib.nullcontext())
+    judge = _judge_stand_in()
+    judge.checks_warming = None
+    judge.timing_kernels_compiling = object()
+    Evaluation._start_checks_warm(judge)  # type: ignore[arg-type]
+    Evaluation._join_checks_warm(judge)  # type: ignore[arg-type]
+    assert order == ["torch warm"]  # not waited for, not warmed
+    assert judge.judge["fused_exact_check"] == {
+        "used": False,
+        "note": "turned off by the operator (KGYM_JUDGE_FUSED_EXACT_CHECK=off)",
+    }

@@ -28,6 +28,8 @@ def holder(lock: Path) -> Evaluation:
     e.judge = {}  # where a joined thread's time is recorded
     e.checks_warm_ahead_ms = None
     e.checks_warming = None  # the judge's threads that launch its own kernels
+    e.checks_wake = threading.Event()  # what the checks' thread waits on, set at its join
+    e.fused_exact_note = None
     e.timing_kernels_warming = None
     return e
 
