@@ -369,22 +369,21 @@ def test_the_first_call_warms_only_the_dtypes_not_warmed_from_the_holds_start(
     assert "correctness_warm_checks" in judge.durations
 
 
-@pytest.mark.parametrize("compiled_in_time", [True, False])
-def test_the_checks_thread_waits_for_the_exact_kernel_until_the_checks_are_wanted(
-    compiled_in_time: bool, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The checks' thread (Evaluation._start_checks_warm) warms the exact check's kernel once
-    its compilation ahead is over, and waits for that only until the candidate's first call
-    wants the checks (``_join_checks_warm``); after that, the torch check decides the job and
-    the judge's record says why."""
-
+def _checks_thread_started(
+    monkeypatch: pytest.MonkeyPatch, switch: str | None
+) -> tuple[Any, list[str]]:
+    """A judge stand-in whose checks' thread (Evaluation._start_checks_warm) has started, with
+    the compilation ahead under way; what it warms is listed in order, launching nothing."""
     import torch
 
     from kgym.harness import compare, exact_check
     from kgym.harness import device as dev
     from kgym.harness.run import Evaluation
 
-    monkeypatch.delenv("KGYM_JUDGE_FUSED_EXACT_CHECK", raising=False)  # the default: on
+    if switch is None:
+        monkeypatch.delenv("KGYM_JUDGE_FUSED_EXACT_CHECK", raising=False)  # the default: on
+    else:
+        monkeypatch.setenv("KGYM_JUDGE_FUSED_EXACT_CHECK", switch)
     order: list[str] = []
     monkeypatch.setattr(exact_check, "warm", lambda device: order.append("exact warm") or None)
     monkeypatch.setattr(compare, "warm_checks", lambda *args: order.append("torch warm"))
@@ -394,6 +393,20 @@ def test_the_checks_thread_waits_for_the_exact_kernel_until_the_checks_are_wante
     judge.checks_warming = None
     judge.timing_kernels_compiling = object()  # the compilation ahead has started
     Evaluation._start_checks_warm(judge)  # type: ignore[arg-type]
+    return judge, order
+
+
+@pytest.mark.parametrize("compiled_in_time", [True, False])
+def test_the_checks_thread_waits_for_the_exact_kernel_until_the_checks_are_wanted(
+    compiled_in_time: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The checks' thread warms the exact check's kernel once its compilation ahead is over,
+    and waits for that only until the candidate's first call wants the checks
+    (``_join_checks_warm``); after that, the torch check decides the job and the judge's
+    record says why."""
+    from kgym.harness.run import Evaluation
+
+    judge, order = _checks_thread_started(monkeypatch, None)
     time.sleep(0.1)
     assert order == []  # waiting for the kernel's compilation, launching nothing
     if compiled_in_time:  # as the compilation thread does once past the kernel
@@ -416,22 +429,9 @@ def test_the_checks_thread_waits_for_the_exact_kernel_until_the_checks_are_wante
 def test_the_judge_says_the_operator_turned_the_exact_kernel_off(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import torch
-
-    from kgym.harness import compare, exact_check
-    from kgym.harness import device as dev
     from kgym.harness.run import Evaluation
 
-    monkeypatch.setenv("KGYM_JUDGE_FUSED_EXACT_CHECK", "off")
-    order: list[str] = []
-    monkeypatch.setattr(exact_check, "warm", lambda device: order.append("exact warm") or None)
-    monkeypatch.setattr(compare, "warm_checks", lambda *args: order.append("torch warm"))
-    monkeypatch.setattr(dev, "synchronize", lambda device: None)
-    monkeypatch.setattr(torch.cuda, "device", lambda device: contextlib.nullcontext())
-    judge = _judge_stand_in()
-    judge.checks_warming = None
-    judge.timing_kernels_compiling = object()
-    Evaluation._start_checks_warm(judge)  # type: ignore[arg-type]
+    judge, order = _checks_thread_started(monkeypatch, "off")
     Evaluation._join_checks_warm(judge)  # type: ignore[arg-type]
     assert order == ["torch warm"]  # not waited for, not warmed
     assert judge.judge["fused_exact_check"] == {
