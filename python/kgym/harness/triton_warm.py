@@ -114,11 +114,11 @@ def _keep_files(
 
 
 def _compile_judge_kernels() -> str:
-    """Compiles the judge's timing kernels in a child process (the server itself must not touch
+    """Compiles the judge's own kernels in a child process (the server itself must not touch
     CUDA: its forked jobs could not use it) with a scratch cache, seeded with the helpers, and
     keeps the files the compilation added; returns why not, if not. The child runs only the
     gym's own code: the same launches as the judge's warm-up (``fused_check.warm``,
-    ``fast_normals.warm``), so the same cache keys."""
+    ``fast_normals.warm``, ``exact_check.warm``), so the same cache keys."""
     global _judge_kernels_root, _capability
     from kgym.harness import exact_check
 
@@ -211,8 +211,8 @@ def _compile_in_child(
             normals_on and fast_normals.warm(device) is not None
         )
         if exact_check.on():
-            # Cached where it compiles; a failure of the operator's trial kernel must not cost
-            # the other two their cache (each judge's own warm-up then says why).
+            # Cached where it compiles; a failure of the exact check's kernel must not cost the
+            # other two their cache (each judge's own warm-up then says why, and falls back).
             exact_check.warm(device)
         code = 3 if failed else 0
     except BaseException:  # noqa: BLE001 - no GPU, no driver: said by the status
