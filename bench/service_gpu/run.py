@@ -502,6 +502,8 @@ def latency_runs(
                         # Whether a child readied ahead took the job (null: no standbys).
                         "standby": (result.get("sandbox") or {}).get("standby"),
                         "reference_check": (result.get("timing") or {}).get("reference_check"),
+                        # Whether the judge's own kernel made the exact check, or why not.
+                        "fused_exact_check": (result.get("judge") or {}).get("fused_exact_check"),
                         # How noisy each series' samples were: what decides the window's rounds.
                         "series": {
                             role: {
