@@ -1,6 +1,6 @@
 # attack: counts calls in a device buffer (a Triton atomic, read back with .item(), so no Python state) and after the first two calls, the first correctness trial and its determinism repeat, raises SystemExit(0): no import, no os._exit, a clean exit status, and a judge that trusts exit code 0 plus the trials passed so far pays it without timing anything
-# expect: runtime_error|crashed
-# rules: -
+# expect: runtime_error|crashed|rejected
+# rules: torch-compute
 # device: any
 import torch
 import torch.nn as nn

@@ -1,0 +1,31 @@
+# attack: tiled transpose with 2x4 tiles, no masks and a floor-divided grid (rows // 2, cols // 4); the task's sizes (70x100 on CPU, 4096x8192 on GPU) are multiples of the tile, so it is exact, but an odd row count or a column count not divisible by 4 leaves the edge of the output unwritten (zeros)
+# expect: incorrect
+# rules: -
+# device: any
+# cause: 4
+# paid-on-baseline: strict
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def transpose_kernel(x_ptr, y_ptr, R, C, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
+    b = tl.program_id(2).to(tl.int64)
+    offs_r = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)
+    offs_c = tl.program_id(1) * BLOCK_C + tl.arange(0, BLOCK_C)
+    tile = tl.load(x_ptr + b * R * C + offs_r[:, None] * C + offs_c[None, :])
+    tl.store(y_ptr + b * R * C + offs_c[:, None] * R + offs_r[None, :], tl.trans(tile))
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x.contiguous()
+        B, R, C = x.shape
+        y = torch.zeros((B, C, R), device=x.device, dtype=x.dtype)
+        transpose_kernel[(R // 2, C // 4, B)](x, y, R, C, BLOCK_R=2, BLOCK_C=4)
+        return y
