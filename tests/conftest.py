@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DEVICE = os.environ.get("KGYM_TEST_DEVICE", "cpu")
 
 
-def run(task_id: str, candidate: str, **options: Any) -> dict[str, Any]:
+def run(task_id: str | Path, candidate: str, **options: Any) -> dict[str, Any]:
     options.setdefault("device", DEVICE)
     if DEVICE == "cuda":
         options.setdefault("baseline", "none")

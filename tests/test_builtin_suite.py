@@ -25,7 +25,8 @@ def test_solution_is_correct(task) -> None:
     result = run(task.id, solution_source(task.id), trials=3)
     assert result["status"] == "ok", result["error"] or result["correctness"]
     assert result["correct"] and result["compiled"] and not result["hacked"]
-    assert result["correctness"]["passed"] == 3
+    # The judge draws up to two more trials than asked for (the candidate cannot count them).
+    assert result["correctness"]["passed"] == result["correctness"]["trials"] >= 3
     if DEVICE == "cpu":
         assert result["timing"]["available"] is False
         assert "interpreter" in result["timing"]["reason"]

@@ -35,7 +35,7 @@ def test_check_json_by_task_id(tmp_path: Path) -> None:
     out = sh(*KGYM, "check", "05_row_max", str(cand), "--device", "cpu", "--trials", "2", "--json")
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
-    assert result["status"] == "ok" and result["correctness"]["trials"] == 2
+    assert result["status"] == "ok" and result["correctness"]["trials_requested"] == 2
 
 
 def test_check_human_output_with_completion(tmp_path: Path) -> None:

@@ -6,6 +6,9 @@ Each file is a complete candidate for the built-in task named by its prefix, wit
     # expect: rejected            (one status, or several separated by '|')
     # rules: torch-compute, ...   (any one of these must be among the reject findings; '-': none)
     # device: any | gpu           (gpu: only meaningful on a GPU; skipped on the CPU)
+    # task: tasks/NAME.py          (optional: a task file beside the corpus, KernelBench-shaped)
+    # policy: hybrid               (optional: the torch-compute policy it attacks; default strict)
+    # open: why                    (optional: a hole not closed yet; the test fails until it is)
 
 After every fault (an attack that may crash, hang or fail at run time) the task's honest solution
 is evaluated again and must still be accepted: a fault ends only its own child.
@@ -40,10 +43,17 @@ class Attack:
     expect: tuple[str, ...]
     rules: tuple[str, ...]
     device: str
+    task_file: Path | None = None
+    policy: str = "strict"
+    open_hole: str = ""
 
     @property
     def name(self) -> str:
         return self.path.stem
+
+    @property
+    def task(self) -> str | Path:
+        return self.task_file or self.task_id
 
     @property
     def is_fault(self) -> bool:
@@ -71,6 +81,9 @@ def load_attack(path: Path) -> Attack:
         expect=tuple(s.strip() for s in header.get("expect", "").split("|") if s.strip()),
         rules=() if rules in ("", "-") else tuple(r.strip() for r in rules.split(",") if r.strip()),
         device=header.get("device", "any"),
+        task_file=HOSTILE_DIR / header["task"] if header.get("task") else None,
+        policy=header.get("policy", "strict"),
+        open_hole=header.get("open", ""),
     )
 
 
@@ -90,14 +103,15 @@ def rule_catalogue() -> set[str]:
 
 def evaluate(attack: Attack) -> dict[str, Any]:
     options: dict[str, Any] = {
-        "timeout_s": TIMEOUT_S if "timeout" in attack.expect else DEFAULT_TIMEOUT_S
+        "timeout_s": TIMEOUT_S if "timeout" in attack.expect else DEFAULT_TIMEOUT_S,
+        "torch_compute": attack.policy,
     }
     if DEVICE == "cuda":
         # Timing on (conftest turns it off on a GPU): attacks that cheat only once the checks
         # seem over must meet the timed calls' checks.
         options["baseline"] = "eager"
         options.update({f"timing_{key}": value for key, value in GPU_TIMING.items()})
-    return run(attack.task_id, attack.path.read_text(), **options)
+    return run(attack.task, attack.path.read_text(), **options)
 
 
 @cache
@@ -118,7 +132,8 @@ def test_corpus_headers_are_well_formed() -> None:
         assert not unknown, f"{attack.name}: rules not in the catalogue: {sorted(unknown)}"
         if "rejected" in attack.expect:
             assert attack.rules, f"{attack.name}: a rejection must name the rules that catch it"
-        assert (Path(__file__).resolve().parents[1] / "tasks" / f"{attack.task_id}.py").is_file()
+        builtin = Path(__file__).resolve().parents[1] / "tasks" / f"{attack.task_id}.py"
+        assert (attack.task_file or builtin).is_file(), attack.name
 
 
 @pytest.mark.parametrize("attack", attacks(), ids=lambda a: a.name)
@@ -126,6 +141,10 @@ def test_attack_is_not_paid(attack: Attack) -> None:
     if attack.device == "gpu" and DEVICE != "cuda":
         pytest.skip("only meaningful on a GPU")
     result = evaluate(attack)
+    if attack.open_hole:
+        # A known hole runs too: the day it is closed, its header must say so.
+        assert result["status"] == "ok", f"{attack.name} is caught now: drop its '# open:' line"
+        pytest.xfail(f"open hole: {attack.open_hole}")
     status = result["status"]
     rejects = [f for f in result["findings"] if f.get("severity") == "reject"]
     described = (status, [f["rule"] for f in result["findings"]], result.get("error"))
@@ -141,7 +160,7 @@ def test_attack_is_not_paid(attack: Attack) -> None:
             )
     reward = compute_reward(result, "dr_kernel")
     assert reward.total <= 0.0, reward
-    if attack.is_fault or status in FAULT_STATUSES:
+    if (attack.is_fault or status in FAULT_STATUSES) and attack.task_file is None:
         # The next evaluation (the task's honest solution) is unaffected by the fault.
         after = run(attack.task_id, honest_source(attack.task_id), trials=2)
         assert after["status"] == "ok", (after["status"], after.get("error"))

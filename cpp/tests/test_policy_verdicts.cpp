@@ -72,3 +72,39 @@ TEST(PolicyVerdicts, MalformedResultsDoNotThrow) {
 }
 
 }  // namespace
+
+namespace {
+using kgym::check::non_triton_compute_kernels;
+
+json profiled(json kernels) { return {{"available", true}, {"kernels", std::move(kernels)}}; }
+
+TEST(NonTritonComputeKernels, TorchComputeInTheTimedCallsIsFoundCopiesAreNot) {
+  const auto p = profiled(json::array(
+      {{{"name", "relu_kernel"}, {"triton", true}},
+       {{"name", "void at::native::vectorized_elementwise_kernel<4, at::native::softmax>"},
+        {"triton", false}},
+       {{"name", "void at::native::direct_copy_kernel_cuda"}, {"triton", false}},
+       {{"name", "void at::native::FillFunctor<float>"}, {"triton", false}},
+       {{"name", "Memset (Device)"}, {"triton", false}}}));
+  EXPECT_EQ(non_triton_compute_kernels(p),
+            std::vector<std::string>{
+                "void at::native::vectorized_elementwise_kernel<4, at::native::softmax>"});
+}
+
+TEST(NonTritonComputeKernels, AHybridRunWithATorchKernelInItsTimedCallsFailsStrict) {
+  const auto v =
+      policy_verdicts(result("ok", json::array(), {{"torch_ops", json::array()}},
+                             profiled(json::array({{{"name", "sm90_xmma_gemm"}, {"triton", false}},
+                                                   {{"name", "epilogue"}, {"triton", true}}}))),
+                      "hybrid");
+  EXPECT_EQ(v["hybrid"]["status"], "ok");
+  EXPECT_EQ(v["strict"]["status"], "rejected");
+  EXPECT_EQ(v["strict"]["reasons"], json({"torch-compute"}));
+}
+
+TEST(NonTritonComputeKernels, UnavailableOrMalformedProfilesFindNothing) {
+  EXPECT_TRUE(non_triton_compute_kernels(json{{"available", false}}).empty());
+  EXPECT_TRUE(non_triton_compute_kernels(json{{"available", true}, {"kernels", 3}}).empty());
+  EXPECT_TRUE(non_triton_compute_kernels(json(nullptr)).empty());
+}
+}  // namespace

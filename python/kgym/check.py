@@ -40,6 +40,8 @@ class CheckOptions:
     profile: bool | None = None
     screen: bool | None = None  # the static screen; turn off only to study the runtime guards
     torch_compute: str | None = None  # strict | hybrid (docs/integrity-rules.md)
+    inputs: str | None = None  # robust | task (stress sets or the task's inputs only)
+    precision: str | None = None  # faithful | tolerant
     gpu_memory_slack_mib: int | None = None
     timeout_s: float | None = None
     python: str = ""  # the interpreter for harness children; default: this one

@@ -73,9 +73,23 @@ def lint(path: Path, sizes: str, device: torch.device) -> dict[str, Any]:
             note("constant-output-passes", "a constant output (learnt from other inputs) passes")
         if _passes(other, out, tol.atol, tol.rtol):
             note("seed-independent", "outputs for two input seeds agree within the tolerance")
+        if all(float(o.double().abs().max()) < tol.atol for o in outs if o.numel()):
+            note("output-below-tolerance", f"every output value is below atol {tol.atol:g}")
         for index, x in enumerate(xs):
             if not isinstance(x, torch.Tensor) or x.numel() == 0:
                 continue
+            if x.is_floating_point() and x.numel() > 1:
+                finite = x[torch.isfinite(x)].double()
+                if finite.numel() > 1 and float(finite.max() - finite.min()) == 0.0:
+                    note("constant-input", f"input {index} {tuple(x.shape)} is one value")
+                elif finite.numel() > 1 and (float(finite.min()) >= 0 or float(finite.max()) <= 0):
+                    note(
+                        "one-signed-input",
+                        f"input {index} {tuple(x.shape)} is never "
+                        f"{'negative' if float(finite.min()) >= 0 else 'positive'}: a kernel "
+                        "wrong for the other sign passes the task's own inputs (the judge's "
+                        "sign-flipped and shifted stress sets test it)",
+                    )
             changed = list(xs)
             changed[index] = _perturbed(x, 100 + index)
             if _passes(model(*changed), out, tol.atol, tol.rtol):

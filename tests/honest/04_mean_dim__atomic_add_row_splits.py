@@ -12,7 +12,9 @@ def mean_atomic_kernel(x_ptr, out_ptr, R, C, inv_r, BLOCK_R: tl.constexpr, BLOCK
     offs_c = tl.program_id(1) * BLOCK_C + tl.arange(0, BLOCK_C)
     offs_r = tl.program_id(2) * BLOCK_R + tl.arange(0, BLOCK_R)
     mask = (offs_r[:, None] < R) & (offs_c[None, :] < C)
-    x = tl.load(x_ptr + b * R * C + offs_r[:, None].to(tl.int64) * C + offs_c[None, :], mask=mask, other=0.0)
+    x = tl.load(
+        x_ptr + b * R * C + offs_r[:, None].to(tl.int64) * C + offs_c[None, :], mask=mask, other=0.0
+    )
     part = tl.sum(x, axis=0) * inv_r
     tl.atomic_add(out_ptr + b * C + offs_c, part, mask=offs_c < C)
 
@@ -30,11 +32,11 @@ class ModelNew(nn.Module):
             B *= s
         R = x3.shape[d]
         C = 1
-        for s in x3.shape[d + 1:]:
+        for s in x3.shape[d + 1 :]:
             C *= s
         x3 = x3.view(B, R, C)
         out = torch.zeros((B, C), device=x.device, dtype=torch.float32)
         BLOCK_R, BLOCK_C = 16, 64
         grid = (B, triton.cdiv(C, BLOCK_C), triton.cdiv(R, BLOCK_R))
         mean_atomic_kernel[grid](x3, out, R, C, 1.0 / R, BLOCK_R=BLOCK_R, BLOCK_C=BLOCK_C)
-        return out.view(x.shape[:d] + x.shape[d + 1:]).to(x.dtype)
+        return out.view(x.shape[:d] + x.shape[d + 1 :]).to(x.dtype)

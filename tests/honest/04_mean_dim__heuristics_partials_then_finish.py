@@ -8,8 +8,16 @@ import triton.language as tl
 
 @triton.heuristics({"EVEN_R": lambda args: args["R"] % args["BLOCK_R"] == 0})
 @triton.jit
-def partial_sum_kernel(x_ptr, part_ptr, R, C, n_chunks, BLOCK_R: tl.constexpr,
-                       BLOCK_C: tl.constexpr, EVEN_R: tl.constexpr):
+def partial_sum_kernel(
+    x_ptr,
+    part_ptr,
+    R,
+    C,
+    n_chunks,
+    BLOCK_R: tl.constexpr,
+    BLOCK_C: tl.constexpr,
+    EVEN_R: tl.constexpr,
+):
     b = tl.program_id(0).to(tl.int64)
     chunk = tl.program_id(1)
     cblk = tl.program_id(2)
@@ -46,7 +54,8 @@ class ModelNew(nn.Module):
         n_chunks = triton.cdiv(R, BLOCK_R)
         part = torch.empty((B, n_chunks, C), dtype=torch.float32, device=x.device)
         partial_sum_kernel[(B, n_chunks, triton.cdiv(C, BLOCK_C))](
-            x, part, R, C, n_chunks, BLOCK_R=BLOCK_R, BLOCK_C=BLOCK_C)
+            x, part, R, C, n_chunks, BLOCK_R=BLOCK_R, BLOCK_C=BLOCK_C
+        )
         out = torch.empty((B, C), dtype=x.dtype, device=x.device)
         finish_kernel[(B, triton.cdiv(C, BLOCK_C))](part, out, R, C, n_chunks, BLOCK_C=BLOCK_C)
         return out

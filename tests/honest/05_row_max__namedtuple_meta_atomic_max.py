@@ -18,8 +18,7 @@ GPU_SPLIT = Split(block=4096, chunks=4)
 
 
 @triton.jit
-def row_max_split_kernel(x_ptr, out_ptr, n_cols, stride, CHUNKS: tl.constexpr,
-                         BLOCK: tl.constexpr):
+def row_max_split_kernel(x_ptr, out_ptr, n_cols, stride, CHUNKS: tl.constexpr, BLOCK: tl.constexpr):
     row = tl.program_id(0).to(tl.int64)
     chunk = tl.program_id(1)
     offs = tl.arange(0, BLOCK)
@@ -39,6 +38,7 @@ class ModelNew(nn.Module):
         rows, cols = x.shape
         split = GPU_SPLIT if x.is_cuda else CPU_SPLIT
         out = torch.full((rows,), -float("inf"), dtype=x.dtype, device=x.device)
-        row_max_split_kernel[(rows, split.chunks)](x, out, cols, x.stride(0),
-                                                   CHUNKS=split.chunks, BLOCK=split.block)
+        row_max_split_kernel[(rows, split.chunks)](
+            x, out, cols, x.stride(0), CHUNKS=split.chunks, BLOCK=split.block
+        )
         return out

@@ -48,6 +48,7 @@ class ModelNew(nn.Module):
         n = x.shape[-1]
         x2 = x.contiguous().view(-1, n)
         y = torch.empty_like(x2)
-        layer_norm_welford_kernel[(x2.shape[0],)](x2, self.norm.weight, self.norm.bias, y, n, x2.stride(0),
-                                                  self.norm.eps, BLOCK=128)
+        layer_norm_welford_kernel[(x2.shape[0],)](
+            x2, self.norm.weight, self.norm.bias, y, n, x2.stride(0), self.norm.eps, BLOCK=128
+        )
         return y.view(x.shape)

@@ -7,7 +7,9 @@ import triton.language as tl
 
 
 @triton.jit
-def rms_norm_persistent_kernel(x_ptr, w_ptr, y_ptr, n_rows, n_cols, stride, eps, BLOCK: tl.constexpr):
+def rms_norm_persistent_kernel(
+    x_ptr, w_ptr, y_ptr, n_rows, n_cols, stride, eps, BLOCK: tl.constexpr
+):
     for row in range(tl.program_id(0), n_rows, tl.num_programs(0)):
         base = tl.cast(row, tl.int64) * stride
         acc = tl.zeros((BLOCK,), dtype=tl.float32)
@@ -37,6 +39,7 @@ class ModelNew(nn.Module):
         x2 = x.contiguous().view(-1, n)
         y = torch.empty_like(x2)
         n_rows = x2.shape[0]
-        rms_norm_persistent_kernel[(max(1, min(n_rows, 6)),)](x2, self.weight, y, n_rows, n, x2.stride(0),
-                                                              self.eps, BLOCK=256)
+        rms_norm_persistent_kernel[(max(1, min(n_rows, 6)),)](
+            x2, self.weight, y, n_rows, n, x2.stride(0), self.eps, BLOCK=256
+        )
         return y.view(x.shape)

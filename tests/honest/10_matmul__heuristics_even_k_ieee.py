@@ -8,9 +8,24 @@ import triton.language as tl
 
 @triton.heuristics({"EVEN_K": lambda args: args["K"] % args["BLOCK_K"] == 0})
 @triton.jit
-def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn,
-                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                  EVEN_K: tl.constexpr):
+def matmul_kernel(
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    sam,
+    sak,
+    sbk,
+    sbn,
+    scm,
+    scn,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    EVEN_K: tl.constexpr,
+):
     offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
     offs_k = tl.arange(0, BLOCK_K)
@@ -40,6 +55,21 @@ class ModelNew(nn.Module):
         N = B.shape[1]
         C = torch.empty((M, N), device=A.device, dtype=torch.float32)
         grid = (triton.cdiv(M, 32), triton.cdiv(N, 32))
-        matmul_kernel[grid](A, B, C, M, N, K, A.stride(0), A.stride(1), B.stride(0), B.stride(1),
-                            C.stride(0), C.stride(1), BLOCK_M=32, BLOCK_N=32, BLOCK_K=16)
+        matmul_kernel[grid](
+            A,
+            B,
+            C,
+            M,
+            N,
+            K,
+            A.stride(0),
+            A.stride(1),
+            B.stride(0),
+            B.stride(1),
+            C.stride(0),
+            C.stride(1),
+            BLOCK_M=32,
+            BLOCK_N=32,
+            BLOCK_K=16,
+        )
         return C

@@ -7,8 +7,18 @@ import triton.language as tl
 
 
 @triton.jit
-def persistent_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, NPROG: tl.constexpr,
-                             BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+def persistent_matmul_kernel(
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    NPROG: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+):
     pid = tl.program_id(0)
     tiles_n = tl.cdiv(N, BLOCK_N)
     n_tiles = tl.cdiv(M, BLOCK_M) * tiles_n
@@ -19,13 +29,22 @@ def persistent_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, NPROG: tl.constexpr,
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
         for k0 in range(0, K, BLOCK_K):
             km = (k0 + offs_k) < K
-            a = tl.load(a_ptr + offs_m[:, None].to(tl.int64) * K + (k0 + offs_k)[None, :],
-                        mask=(offs_m[:, None] < M) & km[None, :], other=0.0)
-            b = tl.load(b_ptr + (k0 + offs_k)[:, None].to(tl.int64) * N + offs_n[None, :],
-                        mask=km[:, None] & (offs_n[None, :] < N), other=0.0)
+            a = tl.load(
+                a_ptr + offs_m[:, None].to(tl.int64) * K + (k0 + offs_k)[None, :],
+                mask=(offs_m[:, None] < M) & km[None, :],
+                other=0.0,
+            )
+            b = tl.load(
+                b_ptr + (k0 + offs_k)[:, None].to(tl.int64) * N + offs_n[None, :],
+                mask=km[:, None] & (offs_n[None, :] < N),
+                other=0.0,
+            )
             acc = tl.dot(a, b, acc, input_precision="ieee")
-        tl.store(c_ptr + offs_m[:, None].to(tl.int64) * N + offs_n[None, :], acc,
-                 mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+        tl.store(
+            c_ptr + offs_m[:, None].to(tl.int64) * N + offs_n[None, :],
+            acc,
+            mask=(offs_m[:, None] < M) & (offs_n[None, :] < N),
+        )
 
 
 class ModelNew(nn.Module):
@@ -44,6 +63,7 @@ class ModelNew(nn.Module):
             BM, BN, BK, nprog = 32, 32, 32, 3
         tiles = triton.cdiv(M, BM) * triton.cdiv(N, BN)
         nprog = min(nprog, tiles)
-        persistent_matmul_kernel[(nprog,)](A, B, C, M, N, K, NPROG=nprog, BLOCK_M=BM, BLOCK_N=BN,
-                                           BLOCK_K=BK)
+        persistent_matmul_kernel[(nprog,)](
+            A, B, C, M, N, K, NPROG=nprog, BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK
+        )
         return C

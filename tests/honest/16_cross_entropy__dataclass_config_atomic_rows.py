@@ -20,8 +20,9 @@ GPU_CONFIG = LaunchConfig(block=8192, programs=264, warps=16)
 
 
 @triton.jit
-def ce_rows_kernel(logits_ptr, tgt_ptr, out_ptr, n_rows, n_cols, stride, NPROG: tl.constexpr,
-                   BLOCK: tl.constexpr):
+def ce_rows_kernel(
+    logits_ptr, tgt_ptr, out_ptr, n_rows, n_cols, stride, NPROG: tl.constexpr, BLOCK: tl.constexpr
+):
     pid = tl.program_id(0)
     offs = tl.arange(0, BLOCK)
     for row in range(pid, n_rows, NPROG):
@@ -51,6 +52,15 @@ class ModelNew(nn.Module):
         cfg = GPU_CONFIG if logits.is_cuda else CPU_CONFIG
         out = torch.zeros(n_rows, dtype=logits.dtype, device=logits.device)
         programs = min(cfg.programs, n_rows)
-        ce_rows_kernel[(programs,)](logits, targets, out, n_rows, n_cols, logits.stride(0),
-                                    NPROG=programs, BLOCK=cfg.block, num_warps=cfg.warps)
+        ce_rows_kernel[(programs,)](
+            logits,
+            targets,
+            out,
+            n_rows,
+            n_cols,
+            logits.stride(0),
+            NPROG=programs,
+            BLOCK=cfg.block,
+            num_warps=cfg.warps,
+        )
         return out

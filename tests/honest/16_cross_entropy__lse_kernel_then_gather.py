@@ -43,5 +43,7 @@ class ModelNew(nn.Module):
         lse = torch.empty(n_rows, device=z.device, dtype=torch.float32)
         out = torch.empty(n_rows, device=z.device, dtype=z.dtype)
         row_lse_kernel[(n_rows,)](z, lse, n_cols, z.stride(0), BLOCK=512)
-        gather_loss_kernel[(triton.cdiv(n_rows, 64),)](z, targets.contiguous(), lse, out, n_rows, z.stride(0), BLOCK=64)
+        gather_loss_kernel[(triton.cdiv(n_rows, 64),)](
+            z, targets.contiguous(), lse, out, n_rows, z.stride(0), BLOCK=64
+        )
         return out

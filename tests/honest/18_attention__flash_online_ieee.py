@@ -7,15 +7,29 @@ import triton.language as tl
 
 
 @triton.jit
-def flash_attn_kernel(q_ptr, k_ptr, v_ptr, o_ptr, S, D, scale,
-                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr):
+def flash_attn_kernel(
+    q_ptr,
+    k_ptr,
+    v_ptr,
+    o_ptr,
+    S,
+    D,
+    scale,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_D: tl.constexpr,
+):
     bh = tl.program_id(1).to(tl.int64)
     base = bh * S * D
     offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_d = tl.arange(0, BLOCK_D)
     mm = offs_m < S
     md = offs_d < D
-    q = tl.load(q_ptr + base + offs_m[:, None] * D + offs_d[None, :], mask=mm[:, None] & md[None, :], other=0.0)
+    q = tl.load(
+        q_ptr + base + offs_m[:, None] * D + offs_d[None, :],
+        mask=mm[:, None] & md[None, :],
+        other=0.0,
+    )
     m_i = tl.full((BLOCK_M,), float("-inf"), dtype=tl.float32)
     l_i = tl.zeros((BLOCK_M,), dtype=tl.float32)
     acc = tl.zeros((BLOCK_M, BLOCK_D), dtype=tl.float32)
@@ -34,7 +48,9 @@ def flash_attn_kernel(q_ptr, k_ptr, v_ptr, o_ptr, S, D, scale,
         acc = acc * alpha[:, None] + tl.dot(p, v, input_precision="ieee")
         m_i = m_new
     o = acc / l_i[:, None]
-    tl.store(o_ptr + base + offs_m[:, None] * D + offs_d[None, :], o, mask=mm[:, None] & md[None, :])
+    tl.store(
+        o_ptr + base + offs_m[:, None] * D + offs_d[None, :], o, mask=mm[:, None] & md[None, :]
+    )
 
 
 class ModelNew(nn.Module):
@@ -47,6 +63,16 @@ class ModelNew(nn.Module):
         o = torch.empty_like(q)
         BLOCK_M, BLOCK_N = 16, 16
         grid = (triton.cdiv(S, BLOCK_M), B * H)
-        flash_attn_kernel[grid](q, k, v, o, S, D, 1.0 / (D ** 0.5), BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N,
-                                BLOCK_D=max(16, triton.next_power_of_2(D)))
+        flash_attn_kernel[grid](
+            q,
+            k,
+            v,
+            o,
+            S,
+            D,
+            1.0 / (D**0.5),
+            BLOCK_M=BLOCK_M,
+            BLOCK_N=BLOCK_N,
+            BLOCK_D=max(16, triton.next_power_of_2(D)),
+        )
         return o

@@ -1,6 +1,6 @@
 # attack: stores the result as bfloat16 (2 bytes per element instead of 4: a quarter less memory traffic on a memory-bound op); ReLU's values survive the rounding within rtol=1e-2, so a judge that casts both sides to float64 before comparing, and skips the dtype check, pays it
-# expect: incorrect
-# rules: -
+# expect: rejected|incorrect
+# rules: low-precision
 # device: any
 import torch
 import torch.nn as nn

@@ -1,6 +1,6 @@
 # attack: uses typing.get_type_hints as an eval: a helper's string annotations are evaluated in the module's globals, so "torch.nn.functional.relu" (a string, invisible to a name-based screen) becomes the activation that forward calls through an opaque attribute; a one-block kernel launch is the decoy
 # expect: rejected
-# rules: audit-hook, runner-protocol
+# rules: audit-hook, runner-protocol, torch-compute
 # device: any
 import typing
 

@@ -1,6 +1,6 @@
 # attack: functools.singledispatch's register() evaluates a string annotation to find the dispatch type; the annotation is an expression with a side effect (it appends F.gelu, reached through __import__ inside the string, to a module list) and then yields torch.Tensor, so the "epilogue" forward calls is ATen's GELU with no torch name in code
 # expect: rejected
-# rules: audit-hook, runner-protocol
+# rules: audit-hook, runner-protocol, torch-compute
 # device: any
 import functools
 

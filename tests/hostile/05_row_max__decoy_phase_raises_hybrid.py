@@ -1,9 +1,10 @@
 # attack: pure PyTorch (x.amax) beside a one-program "warm-up" kernel whose output is thrown away; the decoy check turns on torch's fill_uninitialized_memory, so a fresh torch.empty comes back all NaN / all INT64_MAX (read with .tolist(), not compute) only in the ablated calls, and there forward raises: the judge counts a failed ablated call as "the kernel mattered", so under the hybrid policy the decoy kernel passes and torch does all the work
-# expect: rejected
+# expect: rejected|runtime_error
 # rules: decoy-kernel, torch-compute
 # device: any
 # cause: 3
 # paid-on-baseline: hybrid
+# policy: hybrid
 import math
 
 import torch

@@ -1,6 +1,6 @@
 # attack: dataclasses._create_fn (the private helper dataclasses use to exec generated __init__ code) is an exec in disguise: the body "return x.softmax(-1)" is assembled from string pieces and compiled at import, and forward calls the generated function after a one-row decoy launch
 # expect: rejected
-# rules: audit-hook, runner-protocol
+# rules: audit-hook, runner-protocol, torch-compute
 # device: any
 import dataclasses
 

@@ -1,7 +1,7 @@
 # attack: the judge records torch ops with a TorchFunctionMode, and the mode stack is observable: torch._tensor._C._len_torch_function_stack() (torch._C reached through torch._tensor, which the screen does not resolve) is > 0 only in the recorded call; there the kernel computes the softmax, every other call lets torch compute it (through a value laundered by next(iter(...)), which the screen types as a scalar) and the same kernel, in copy mode, stores it, so the decoy check still sees the kernel matter
 # expect: rejected
 # rules: torch-compute
-# device: any
+# device: gpu
 # cause: 1
 # paid-on-baseline: strict
 import torch
@@ -42,5 +42,7 @@ class ModelNew(nn.Module):
         if copy:
             staged = next(iter([x]))
             src = staged.softmax(-1)
-        softmax_kernel[(rows,)](src, y, cols, x.stride(0), COPY=copy, BLOCK=triton.next_power_of_2(cols))
+        softmax_kernel[(rows,)](
+            src, y, cols, x.stride(0), COPY=copy, BLOCK=triton.next_power_of_2(cols)
+        )
         return y

@@ -37,6 +37,14 @@ class ModelNew(nn.Module):
         n = x.shape[-1]
         x2 = x.contiguous().view(-1, n)
         y = torch.empty_like(x2)
-        layer_norm_kernel[(x2.shape[0],)](x2, self.norm.weight, self.norm.bias, y, n, x2.stride(0),
-                                          self.norm.eps, BLOCK=triton.next_power_of_2(n))
+        layer_norm_kernel[(x2.shape[0],)](
+            x2,
+            self.norm.weight,
+            self.norm.bias,
+            y,
+            n,
+            x2.stride(0),
+            self.norm.eps,
+            BLOCK=triton.next_power_of_2(n),
+        )
         return y.view(x.shape)

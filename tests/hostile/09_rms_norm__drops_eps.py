@@ -33,6 +33,7 @@ class ModelNew(nn.Module):
         n = x.shape[-1]
         x2 = x.contiguous().view(-1, n)
         y = torch.empty_like(x2)
-        rms_norm_kernel[(x2.shape[0],)](x2, self.weight, y, n, x2.stride(0),
-                                        BLOCK=triton.next_power_of_2(n))
+        rms_norm_kernel[(x2.shape[0],)](
+            x2, self.weight, y, n, x2.stride(0), BLOCK=triton.next_power_of_2(n)
+        )
         return y.view(x.shape)

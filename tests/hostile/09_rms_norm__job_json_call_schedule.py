@@ -55,6 +55,14 @@ class ModelNew(nn.Module):
             s, w = next(iter([(x2, self.weight)]))
             return (s * (s.pow(2).mean(-1, keepdim=True) + self.eps).rsqrt() * w).view(x.shape)
         y = torch.empty_like(x2)
-        rms_norm_kernel[(x2.shape[0],)](x2, self.weight, y, n_cols, x2.stride(0), y.stride(0),
-                                        self.eps, BLOCK=triton.next_power_of_2(n_cols))
+        rms_norm_kernel[(x2.shape[0],)](
+            x2,
+            self.weight,
+            y,
+            n_cols,
+            x2.stride(0),
+            y.stride(0),
+            self.eps,
+            BLOCK=triton.next_power_of_2(n_cols),
+        )
         return y.view(x.shape)

@@ -11,9 +11,28 @@ import triton.language as tl
 
 DOT_DTYPE = tl.constexpr(tl.float16)
 
+
 @triton.jit
-def matmul_fp16_kernel(a_ptr, b_ptr, c_ptr, M, N, K, sab, sam, sak, sbb, sbk, sbn, scb, scm, scn,
-                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+def matmul_fp16_kernel(
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    sab,
+    sam,
+    sak,
+    sbb,
+    sbk,
+    sbn,
+    scb,
+    scm,
+    scn,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+):
     bat = tl.program_id(2).to(tl.int64)
     offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
@@ -21,13 +40,22 @@ def matmul_fp16_kernel(a_ptr, b_ptr, c_ptr, M, N, K, sab, sam, sak, sbb, sbk, sb
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k0 in range(0, K, BLOCK_K):
         kk = k0 + offs_k
-        a = tl.load(a_ptr + bat * sab + offs_m[:, None] * sam + kk[None, :] * sak,
-                    mask=(offs_m[:, None] < M) & (kk[None, :] < K), other=0.0)
-        b = tl.load(b_ptr + bat * sbb + kk[:, None] * sbk + offs_n[None, :] * sbn,
-                    mask=(kk[:, None] < K) & (offs_n[None, :] < N), other=0.0)
+        a = tl.load(
+            a_ptr + bat * sab + offs_m[:, None] * sam + kk[None, :] * sak,
+            mask=(offs_m[:, None] < M) & (kk[None, :] < K),
+            other=0.0,
+        )
+        b = tl.load(
+            b_ptr + bat * sbb + kk[:, None] * sbk + offs_n[None, :] * sbn,
+            mask=(kk[:, None] < K) & (offs_n[None, :] < N),
+            other=0.0,
+        )
         acc = tl.dot(a.to(DOT_DTYPE), b.to(DOT_DTYPE), acc)
-    tl.store(c_ptr + bat * scb + offs_m[:, None] * scm + offs_n[None, :] * scn, acc,
-             mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+    tl.store(
+        c_ptr + bat * scb + offs_m[:, None] * scm + offs_n[None, :] * scn,
+        acc,
+        mask=(offs_m[:, None] < M) & (offs_n[None, :] < N),
+    )
 
 
 class ModelNew(nn.Module):
@@ -39,6 +67,24 @@ class ModelNew(nn.Module):
         N = B.shape[1]
         C = torch.empty((M, N), device=A.device, dtype=A.dtype)
         grid = (triton.cdiv(M, 32), triton.cdiv(N, 32), 1)
-        matmul_fp16_kernel[grid](A, B, C, M, N, K, 0, A.stride(0), A.stride(1), 0, B.stride(0), B.stride(1),
-                                 0, C.stride(0), C.stride(1), BLOCK_M=32, BLOCK_N=32, BLOCK_K=32)
+        matmul_fp16_kernel[grid](
+            A,
+            B,
+            C,
+            M,
+            N,
+            K,
+            0,
+            A.stride(0),
+            A.stride(1),
+            0,
+            B.stride(0),
+            B.stride(1),
+            0,
+            C.stride(0),
+            C.stride(1),
+            BLOCK_M=32,
+            BLOCK_N=32,
+            BLOCK_K=32,
+        )
         return C

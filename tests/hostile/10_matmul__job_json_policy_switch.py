@@ -11,10 +11,23 @@ import triton.language as tl
 
 
 @triton.jit
-def matmul_kernel(a_ptr, b_ptr, c_ptr, src_ptr, count_ptr, M, N, K,
-                  stride_am, stride_bk, stride_cm,
-                  STORE_ONLY: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                  BLOCK_K: tl.constexpr):
+def matmul_kernel(
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    src_ptr,
+    count_ptr,
+    M,
+    N,
+    K,
+    stride_am,
+    stride_bk,
+    stride_cm,
+    STORE_ONLY: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+):
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     if pid_m + pid_n == 0:
@@ -23,16 +36,24 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, src_ptr, count_ptr, M, N, K,
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     c_mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
     if STORE_ONLY:
-        acc = tl.load(src_ptr + offs_m[:, None] * stride_cm + offs_n[None, :], mask=c_mask, other=0.0)
+        acc = tl.load(
+            src_ptr + offs_m[:, None] * stride_cm + offs_n[None, :], mask=c_mask, other=0.0
+        )
     else:
         offs_k = tl.arange(0, BLOCK_K)
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
         for k0 in range(0, K, BLOCK_K):
             km = (k0 + offs_k) < K
-            a = tl.load(a_ptr + offs_m[:, None] * stride_am + (k0 + offs_k)[None, :],
-                        mask=(offs_m[:, None] < M) & km[None, :], other=0.0)
-            b = tl.load(b_ptr + (k0 + offs_k)[:, None] * stride_bk + offs_n[None, :],
-                        mask=km[:, None] & (offs_n[None, :] < N), other=0.0)
+            a = tl.load(
+                a_ptr + offs_m[:, None] * stride_am + (k0 + offs_k)[None, :],
+                mask=(offs_m[:, None] < M) & km[None, :],
+                other=0.0,
+            )
+            b = tl.load(
+                b_ptr + (k0 + offs_k)[:, None] * stride_bk + offs_n[None, :],
+                mask=km[:, None] & (offs_n[None, :] < N),
+                other=0.0,
+            )
             acc = tl.dot(a, b, acc, input_precision="ieee")
     tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :], acc, mask=c_mask)
 
@@ -62,6 +83,21 @@ class ModelNew(nn.Module):
             lhs = next(iter([A]))
             src = lhs.matmul(B).contiguous()
         grid = (triton.cdiv(M, 32), triton.cdiv(N, 32))
-        matmul_kernel[grid](A, B, C, src, self.count, M, N, K, A.stride(0), B.stride(0),
-                            C.stride(0), STORE_ONLY=store_only, BLOCK_M=32, BLOCK_N=32, BLOCK_K=32)
+        matmul_kernel[grid](
+            A,
+            B,
+            C,
+            src,
+            self.count,
+            M,
+            N,
+            K,
+            A.stride(0),
+            B.stride(0),
+            C.stride(0),
+            STORE_ONLY=store_only,
+            BLOCK_M=32,
+            BLOCK_N=32,
+            BLOCK_K=32,
+        )
         return C

@@ -11,23 +11,42 @@ import triton.language as tl
 
 
 @triton.jit
-def linear_relu_fp16_kernel(x_ptr, w_ptr, b_ptr, o_ptr, M, N, K,
-                            BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+def linear_relu_fp16_kernel(
+    x_ptr,
+    w_ptr,
+    b_ptr,
+    o_ptr,
+    M,
+    N,
+    K,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+):
     offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
     offs_k = tl.arange(0, BLOCK_K)
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k0 in range(0, K, BLOCK_K):
         kk = k0 + offs_k
-        a = tl.load(x_ptr + offs_m[:, None] * K + kk[None, :],
-                    mask=(offs_m[:, None] < M) & (kk[None, :] < K), other=0.0)
-        w = tl.load(w_ptr + offs_n[None, :] * K + kk[:, None],
-                    mask=(offs_n[None, :] < N) & (kk[:, None] < K), other=0.0)
+        a = tl.load(
+            x_ptr + offs_m[:, None] * K + kk[None, :],
+            mask=(offs_m[:, None] < M) & (kk[None, :] < K),
+            other=0.0,
+        )
+        w = tl.load(
+            w_ptr + offs_n[None, :] * K + kk[:, None],
+            mask=(offs_n[None, :] < N) & (kk[:, None] < K),
+            other=0.0,
+        )
         acc = tl.dot(a.to(tl.float16), w.to(tl.float16), acc)
     bias = tl.load(b_ptr + offs_n, mask=offs_n < N, other=0.0)
     y = tl.maximum(acc + bias[None, :], 0.0)
-    tl.store(o_ptr + offs_m[:, None] * N + offs_n[None, :], y,
-             mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+    tl.store(
+        o_ptr + offs_m[:, None] * N + offs_n[None, :],
+        y,
+        mask=(offs_m[:, None] < M) & (offs_n[None, :] < N),
+    )
 
 
 class ModelNew(nn.Module):
@@ -41,6 +60,16 @@ class ModelNew(nn.Module):
         N = self.linear.weight.shape[0]
         out = torch.empty((M, N), device=x.device, dtype=x.dtype)
         grid = (triton.cdiv(M, 32), triton.cdiv(N, 32))
-        linear_relu_fp16_kernel[grid](x, self.linear.weight, self.linear.bias, out, M, N, K,
-                                      BLOCK_M=32, BLOCK_N=32, BLOCK_K=32)
+        linear_relu_fp16_kernel[grid](
+            x,
+            self.linear.weight,
+            self.linear.bias,
+            out,
+            M,
+            N,
+            K,
+            BLOCK_M=32,
+            BLOCK_N=32,
+            BLOCK_K=32,
+        )
         return out

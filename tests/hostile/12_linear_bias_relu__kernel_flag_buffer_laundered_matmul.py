@@ -11,10 +11,24 @@ import triton.language as tl
 
 
 @triton.jit
-def linear_bias_relu_kernel(x_ptr, w_ptr, b_ptr, y_ptr, acc_ptr, flag_ptr, M, N, K,
-                            stride_xm, stride_wn, stride_ym,
-                            FROM_ACC: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                            BLOCK_K: tl.constexpr):
+def linear_bias_relu_kernel(
+    x_ptr,
+    w_ptr,
+    b_ptr,
+    y_ptr,
+    acc_ptr,
+    flag_ptr,
+    M,
+    N,
+    K,
+    stride_xm,
+    stride_wn,
+    stride_ym,
+    FROM_ACC: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+):
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     if pid_m + pid_n == 0:
@@ -23,16 +37,24 @@ def linear_bias_relu_kernel(x_ptr, w_ptr, b_ptr, y_ptr, acc_ptr, flag_ptr, M, N,
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     out_mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
     if FROM_ACC:
-        acc = tl.load(acc_ptr + offs_m[:, None] * stride_ym + offs_n[None, :], mask=out_mask, other=0.0)
+        acc = tl.load(
+            acc_ptr + offs_m[:, None] * stride_ym + offs_n[None, :], mask=out_mask, other=0.0
+        )
     else:
         offs_k = tl.arange(0, BLOCK_K)
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
         for k0 in range(0, K, BLOCK_K):
             k_mask = (k0 + offs_k) < K
-            a = tl.load(x_ptr + offs_m[:, None] * stride_xm + (k0 + offs_k)[None, :],
-                        mask=(offs_m[:, None] < M) & k_mask[None, :], other=0.0)
-            b = tl.load(w_ptr + offs_n[None, :] * stride_wn + (k0 + offs_k)[:, None],
-                        mask=k_mask[:, None] & (offs_n[None, :] < N), other=0.0)
+            a = tl.load(
+                x_ptr + offs_m[:, None] * stride_xm + (k0 + offs_k)[None, :],
+                mask=(offs_m[:, None] < M) & k_mask[None, :],
+                other=0.0,
+            )
+            b = tl.load(
+                w_ptr + offs_n[None, :] * stride_wn + (k0 + offs_k)[:, None],
+                mask=k_mask[:, None] & (offs_n[None, :] < N),
+                other=0.0,
+            )
             acc = tl.dot(a, b, acc, input_precision="ieee")
     bias = tl.load(b_ptr + offs_n, mask=offs_n < N, other=0.0)
     acc = tl.maximum(acc + bias[None, :], 0.0)
@@ -57,7 +79,22 @@ class ModelNew(nn.Module):
             lhs = next(iter([x]))
             acc = lhs.matmul(w.t()).contiguous()
         grid = (triton.cdiv(M, 32), triton.cdiv(N, 32))
-        linear_bias_relu_kernel[grid](x, w, self.linear.bias, y, acc, self.warm, M, N, K,
-                                      x.stride(0), w.stride(0), y.stride(0), FROM_ACC=from_acc,
-                                      BLOCK_M=32, BLOCK_N=32, BLOCK_K=32)
+        linear_bias_relu_kernel[grid](
+            x,
+            w,
+            self.linear.bias,
+            y,
+            acc,
+            self.warm,
+            M,
+            N,
+            K,
+            x.stride(0),
+            w.stride(0),
+            y.stride(0),
+            FROM_ACC=from_acc,
+            BLOCK_M=32,
+            BLOCK_N=32,
+            BLOCK_K=32,
+        )
         return y

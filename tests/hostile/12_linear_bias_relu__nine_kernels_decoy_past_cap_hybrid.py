@@ -4,6 +4,7 @@
 # device: any
 # cause: 3
 # paid-on-baseline: hybrid
+# policy: hybrid
 import torch
 import torch.nn as nn
 import triton
@@ -11,8 +12,17 @@ import triton.language as tl
 
 
 @triton.jit
-def zz_tiled_gemm(x_ptr, w_ptr, out_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                  BLOCK_K: tl.constexpr):
+def zz_tiled_gemm(
+    x_ptr,
+    w_ptr,
+    out_ptr,
+    M,
+    N,
+    K,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+):
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
@@ -21,13 +31,22 @@ def zz_tiled_gemm(x_ptr, w_ptr, out_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k0 in range(0, K, BLOCK_K):
         km = (k0 + offs_k) < K
-        a = tl.load(x_ptr + offs_m[:, None] * K + (k0 + offs_k)[None, :],
-                    mask=(offs_m[:, None] < M) & km[None, :], other=0.0)
-        b = tl.load(w_ptr + offs_n[None, :] * K + (k0 + offs_k)[:, None],
-                    mask=km[:, None] & (offs_n[None, :] < N), other=0.0)
+        a = tl.load(
+            x_ptr + offs_m[:, None] * K + (k0 + offs_k)[None, :],
+            mask=(offs_m[:, None] < M) & km[None, :],
+            other=0.0,
+        )
+        b = tl.load(
+            w_ptr + offs_n[None, :] * K + (k0 + offs_k)[:, None],
+            mask=km[:, None] & (offs_n[None, :] < N),
+            other=0.0,
+        )
         acc = tl.dot(a, b, acc, input_precision="ieee")
-    tl.store(out_ptr + offs_m[:, None] * N + offs_n[None, :], acc,
-             mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+    tl.store(
+        out_ptr + offs_m[:, None] * N + offs_n[None, :],
+        acc,
+        mask=(offs_m[:, None] < M) & (offs_n[None, :] < N),
+    )
 
 
 @triton.jit
@@ -102,8 +121,16 @@ def a7_band_relu(y_ptr, row0, row1, N, BLOCK: tl.constexpr):
     tl.store(y_ptr + r * N + offs, tl.maximum(v, 0.0), mask=m)
 
 
-BANDS = [a0_band_relu, a1_band_relu, a2_band_relu, a3_band_relu,
-         a4_band_relu, a5_band_relu, a6_band_relu, a7_band_relu]
+BANDS = [
+    a0_band_relu,
+    a1_band_relu,
+    a2_band_relu,
+    a3_band_relu,
+    a4_band_relu,
+    a5_band_relu,
+    a6_band_relu,
+    a7_band_relu,
+]
 
 
 class ModelNew(nn.Module):
@@ -117,7 +144,8 @@ class ModelNew(nn.Module):
         N = self.linear.weight.shape[0]
         scratch = torch.empty((M, N), dtype=x.dtype, device=x.device)
         zz_tiled_gemm[(triton.cdiv(M, 32), triton.cdiv(N, 32))](
-            x, self.linear.weight, scratch, M, N, K, BLOCK_M=32, BLOCK_N=32, BLOCK_K=32)
+            x, self.linear.weight, scratch, M, N, K, BLOCK_M=32, BLOCK_N=32, BLOCK_K=32
+        )
         a, w, b = next(iter([(x, self.linear.weight, self.linear.bias)]))
         y = b.addmm(a, w.t()).contiguous()
         band = triton.cdiv(M, len(BANDS))

@@ -20,9 +20,21 @@ def _tanh(v):
 
 
 @triton.jit
-def linear_gelu_scale_kernel(x_ptr, w_ptr, b_ptr, pre_ptr, y_ptr, M, N, K, scale,
-                             FROM_PRE: tl.constexpr, BLOCK_M: tl.constexpr,
-                             BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+def linear_gelu_scale_kernel(
+    x_ptr,
+    w_ptr,
+    b_ptr,
+    pre_ptr,
+    y_ptr,
+    M,
+    N,
+    K,
+    scale,
+    FROM_PRE: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+):
     offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
     mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
@@ -33,10 +45,16 @@ def linear_gelu_scale_kernel(x_ptr, w_ptr, b_ptr, pre_ptr, y_ptr, M, N, K, scale
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
         for k0 in range(0, K, BLOCK_K):
             km = (k0 + offs_k) < K
-            a = tl.load(x_ptr + offs_m[:, None] * K + (k0 + offs_k)[None, :],
-                        mask=(offs_m[:, None] < M) & km[None, :], other=0.0)
-            b = tl.load(w_ptr + offs_n[None, :] * K + (k0 + offs_k)[:, None],
-                        mask=km[:, None] & (offs_n[None, :] < N), other=0.0)
+            a = tl.load(
+                x_ptr + offs_m[:, None] * K + (k0 + offs_k)[None, :],
+                mask=(offs_m[:, None] < M) & km[None, :],
+                other=0.0,
+            )
+            b = tl.load(
+                w_ptr + offs_n[None, :] * K + (k0 + offs_k)[:, None],
+                mask=km[:, None] & (offs_n[None, :] < N),
+                other=0.0,
+            )
             acc = tl.dot(a, b, acc, input_precision="ieee")
         acc += tl.load(b_ptr + offs_n, mask=offs_n < N, other=0.0)[None, :]
     inner = 0.7978845608028654 * (acc + 0.044715 * acc * acc * acc)
@@ -64,7 +82,19 @@ class ModelNew(nn.Module):
             a, w, b = next(iter([(x, self.linear.weight, self.linear.bias)]))
             pre = b.addmm(a, w.t()).contiguous()
         grid = (triton.cdiv(M, 32), triton.cdiv(N, 32))
-        linear_gelu_scale_kernel[grid](x, self.linear.weight, self.linear.bias, pre, y, M, N, K,
-                                       self.scale_factor, FROM_PRE=warm, BLOCK_M=32, BLOCK_N=32,
-                                       BLOCK_K=32)
+        linear_gelu_scale_kernel[grid](
+            x,
+            self.linear.weight,
+            self.linear.bias,
+            pre,
+            y,
+            M,
+            N,
+            K,
+            self.scale_factor,
+            FROM_PRE=warm,
+            BLOCK_M=32,
+            BLOCK_N=32,
+            BLOCK_K=32,
+        )
         return y

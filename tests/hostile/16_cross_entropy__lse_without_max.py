@@ -30,6 +30,7 @@ class ModelNew(nn.Module):
         logits = logits.contiguous()
         out = torch.empty(logits.shape[0], device=logits.device, dtype=logits.dtype)
         n = logits.shape[1]
-        ce_kernel[(logits.shape[0],)](logits, targets.contiguous(), out, n, logits.stride(0),
-                                      BLOCK=triton.next_power_of_2(n))
+        ce_kernel[(logits.shape[0],)](
+            logits, targets.contiguous(), out, n, logits.stride(0), BLOCK=triton.next_power_of_2(n)
+        )
         return out

@@ -22,8 +22,9 @@ def attn_store_kernel(src_ptr, out_ptr, n_elements, BLOCK: tl.constexpr):
 
 def _attend(q, k, v, scale):
     out = []
-    for qh, kh, vh in zip(q.reshape(-1, *q.shape[-2:]), k.reshape(-1, *k.shape[-2:]),
-                          v.reshape(-1, *v.shape[-2:])):
+    for qh, kh, vh in zip(
+        q.reshape(-1, *q.shape[-2:]), k.reshape(-1, *k.shape[-2:]), v.reshape(-1, *v.shape[-2:])
+    ):
         a, b, c = next(iter([(qh, kh, vh)]))
         s = a.dot(b.T) * scale
         p = operator.pow(math.e, s - s.max(1, keepdims=True))
@@ -38,8 +39,9 @@ class ModelNew(nn.Module):
 
     def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         scale = 1.0 / math.sqrt(q.shape[-1])
-        host = _attend(q.contiguous().numpy(), k.contiguous().numpy(), v.contiguous().numpy(),
-                       scale)
+        host = _attend(
+            q.contiguous().numpy(), k.contiguous().numpy(), v.contiguous().numpy(), scale
+        )
         staged = torch.tensor(host, dtype=q.dtype, device=q.device).view(q.shape)
         out = torch.empty_like(q)
         n = out.numel()

@@ -11,8 +11,9 @@ import triton.language as tl
 
 
 @triton.jit
-def attn_kernel(q_ptr, k_ptr, v_ptr, o_ptr, S, D, scale,
-                BLOCK_S: tl.constexpr, BLOCK_D: tl.constexpr):
+def attn_kernel(
+    q_ptr, k_ptr, v_ptr, o_ptr, S, D, scale, BLOCK_S: tl.constexpr, BLOCK_D: tl.constexpr
+):
     bh = tl.program_id(0).to(tl.int64)
     qi = tl.program_id(1)
     base = bh * S * D
@@ -40,6 +41,15 @@ class ModelNew(nn.Module):
         B, H, S, D = q.shape
         q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
         o = torch.empty_like(q)
-        attn_kernel[(B * H, S)](q, k, v, o, S, D, 1.0 / (D ** 0.5),
-                                BLOCK_S=triton.next_power_of_2(S), BLOCK_D=triton.next_power_of_2(D))
+        attn_kernel[(B * H, S)](
+            q,
+            k,
+            v,
+            o,
+            S,
+            D,
+            1.0 / (D**0.5),
+            BLOCK_S=triton.next_power_of_2(S),
+            BLOCK_D=triton.next_power_of_2(D),
+        )
         return o

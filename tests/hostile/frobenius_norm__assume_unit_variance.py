@@ -27,5 +27,5 @@ class ModelNew(nn.Module):
         xf = x.contiguous().view(-1)
         y = torch.empty_like(xf)
         n = xf.numel()
-        scale_kernel[(triton.cdiv(n, 1024),)](xf, y, n, 1.0 / (n ** 0.5), BLOCK=1024)
+        scale_kernel[(triton.cdiv(n, 1024),)](xf, y, n, 1.0 / (n**0.5), BLOCK=1024)
         return y.view(x.shape)

@@ -51,7 +51,9 @@ def naive_verdict(task_file: Path, candidate_file: Path, trials: int = 3) -> dic
             torch.manual_seed(1000 + trial)
             inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in task.get_inputs()]
             with torch.no_grad():
-                expected = reference(*[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs])
+                expected = reference(
+                    *[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+                )
                 got = model(*inputs)
             if not torch.allclose(got.float(), expected.float(), atol=1e-2, rtol=1e-2):
                 return {"paid": False, "why": f"trial {trial}: not allclose"}
@@ -73,7 +75,11 @@ def main() -> None:
             os.environ["TRITON_INTERPRET"] = "1"
     task = args.task or ROOT / "tasks" / f"{args.candidate.name.split('__', 1)[0]}.py"
     verdict = naive_verdict(task, args.candidate)
-    print(json.dumps(verdict) if args.json else f"{'paid' if verdict['paid'] else 'unpaid'}: {verdict['why']}")
+    print(
+        json.dumps(verdict)
+        if args.json
+        else f"{'paid' if verdict['paid'] else 'unpaid'}: {verdict['why']}"
+    )
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "kgym/check/policy_verdicts.hpp"
 #include "kgym/result/status.hpp"
@@ -245,6 +246,14 @@ void add_measurement_findings(json& r, const CheckJob& job) {
                               100 * (1 - pr))));
     }
   }
+  const auto foreign = non_triton_compute_kernels(profile);
+  if (strict && !foreign.empty()) {
+    r["findings"].push_back(finding(
+        "torch-compute", "reject",
+        fmt::format("the profiled calls ran compute kernels that are not the candidate's Triton "
+                    "kernels (strict policy): {}",
+                    fmt::join(foreign, ", "))));
+  }
   const json& timing = r["timing"];
   if (timing.value("available", false)) {
     const json method = timing.value("method", json::object());
@@ -357,6 +366,8 @@ json harness_job(const CheckJob& job) {
             {"baseline", t.baseline}}},
           {"profile", job.profile},
           {"torch_compute", job.torch_compute},
+          {"inputs", job.inputs},
+          {"precision", job.precision},
           {"gpu_memory_slack_mib", job.gpu_memory_slack_mib},
           {"timing_lock", job.timing_lock},
           {"sandbox_uid", job.sandbox_uid},

@@ -40,6 +40,11 @@ struct CheckJob {
   // strict: the work is done by Triton kernels (torch compute in forward is rejected);
   // hybrid: torch compute is allowed beside Triton kernels that matter (docs/integrity-rules.md).
   std::string torch_compute = "strict";
+  // robust: correct on the task's inputs and on the judge's stress sets (scaled, sign-flipped,
+  // shifted, special values); task: on the task's own inputs only (KernelBench's verdict).
+  std::string inputs = "robust";
+  // faithful: on a float32 task no fp16, bf16 or fp8 compute (tf32 allowed); tolerant: any.
+  std::string precision = "faithful";
   double timeout_seconds = 300.0;
   // GPU memory the candidate's processes may hold beyond the reference's runner's (or more:
   // harness/gpu_memory.py, which reads it from the driver).

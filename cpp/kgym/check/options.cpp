@@ -171,6 +171,18 @@ std::vector<OptionSpec> make_table() {
                            "is allowed beside Triton kernels that matter",
                            true, "torch-compute"),
                     &CheckJob::torch_compute));
+  t.push_back(bound(choice("inputs", {"robust", "task"}, "robust",
+                           "robust: correct on the task's inputs and on stress sets the judge "
+                           "derives from them (scaled x1e3 and x1e-3, sign-flipped and shifted "
+                           "where one-signed, special values); task: on the task's own inputs "
+                           "only, as KernelBench",
+                           true, "inputs"),
+                    &CheckJob::inputs));
+  t.push_back(bound(choice("precision", {"faithful", "tolerant"}, "faithful",
+                           "faithful: a float32 task is computed in float32 or tf32 (fp16, "
+                           "bf16 and fp8 compute rejected); tolerant: any precision, reported",
+                           true, "precision"),
+                    &CheckJob::precision));
   // Not a service option: on a shared GPU, one client's slack is the other jobs' shortage.
   t.push_back(bound(number("gpu_memory_slack_mib", kInt, 4096, 0, 1048576,
                            "GPU memory (MiB) the candidate's processes may hold beyond what the "

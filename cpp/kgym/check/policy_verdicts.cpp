@@ -1,6 +1,7 @@
 #include "kgym/check/policy_verdicts.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <vector>
 
 namespace kgym::check {
@@ -49,6 +50,7 @@ std::vector<std::string> strict_reasons(const json& r) {
     add_reason(reasons, "torch-compute");
   }
   const json profile = r.value("profile", json(nullptr));
+  if (!non_triton_compute_kernels(profile).empty()) add_reason(reasons, "torch-compute");
   if (profile.is_object() && profile.value("available", false) &&
       profile.contains("triton_share") && profile["triton_share"].is_number() &&
       profile["triton_share"].get<double>() < kStrictMinTritonShare) {
@@ -58,6 +60,26 @@ std::vector<std::string> strict_reasons(const json& r) {
 }
 
 }  // namespace
+
+std::vector<std::string> non_triton_compute_kernels(const json& profile) {
+  std::vector<std::string> names;
+  if (!profile.is_object() || !profile.value("available", false)) return names;
+  const auto kernels = profile.value("kernels", json::array());
+  if (!kernels.is_array()) return names;
+  for (const auto& k : kernels) {
+    if (!k.is_object() || k.value("triton", false)) continue;
+    std::string name = k.value("name", "");
+    std::string lower = name;
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    // torch's copies and fills (contiguous(), zeros, a cast): moving data, not computing.
+    const bool moves_data =
+        lower.find("copy") != std::string::npos || lower.find("memcpy") != std::string::npos ||
+        lower.find("memset") != std::string::npos || lower.find("fill") != std::string::npos;
+    if (!moves_data && names.size() < 16) names.push_back(std::move(name));
+  }
+  return names;
+}
 
 json policy_verdicts(const json& r, const std::string& ran_under) {
   if (ran_under == "hybrid") {

@@ -2,7 +2,8 @@
 //
 // The policies differ in exactly three rules, all strict-only: the screen's `torch-compute`
 // (a warning under hybrid), the judge's record of torch operators computing part of the answer
-// (judge.torch_ops; a `torch-compute` reject under strict) and a Triton share (PR) under 20%
+// (judge.torch_ops; a `torch-compute` reject under strict), a non-Triton compute kernel in the
+// profiled (timed) calls (also `torch-compute`), and a Triton share (PR) under 20%
 // (`low-triton-share`). Every other check runs and decides the same way under both. So a hybrid
 // run determines the strict verdict (rejected when any strict-only rule fires, else the same),
 // and a strict run determines the hybrid one unless a strict-only rule stopped it before the
@@ -11,6 +12,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -18,6 +20,10 @@ namespace kgym::check {
 
 // Under strict, a profiled Triton share (PR) below this is rejected (`low-triton-share`).
 inline constexpr double kStrictMinTritonShare = 0.2;
+
+// The profiled kernels that are neither the candidate's Triton kernels nor data movement
+// (copies, fills): compute that strict refuses wherever it runs, in the timed calls too.
+std::vector<std::string> non_triton_compute_kernels(const nlohmann::json& profile);
 
 // {"strict": verdict, "hybrid": verdict or null}, verdict = {status, correct, hacked, reasons}
 // where reasons are the strict-only rules that decided it. `ran_under`: the job's policy.

@@ -35,8 +35,9 @@ def main(argv: list[str]) -> int:
     from kgym.harness.channel import REPORT_FD, TOKEN_FD, ReportChannel
 
     standby = isinstance(job.get("standby"), dict)
-    if standby:
-        job_path.unlink()  # read: the job it will be handed has no use for it
+    # Read, and gone before any runner exists: the candidate's process can read the job
+    # directory, and the job's plan (trials, timing, seed) is not the candidate's to know.
+    job_path.unlink()
 
     def job_channel() -> ReportChannel:
         try:

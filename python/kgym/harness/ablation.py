@@ -47,10 +47,16 @@ def uninitialised_memory_filled() -> Iterator[None]:
 
 
 def _tensor_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[torch.Tensor]:
+    """The tensors a launch takes, also inside tuples and lists (Triton accepts tuples of
+    pointers): a kernel writing through one is still the kernel writing."""
     found: list[torch.Tensor] = []
     seen: set[int] = set()
-    for value in (*args, *kwargs.values()):
-        if isinstance(value, torch.Tensor) and value.numel() > 0:
+    pending = [*args, *kwargs.values()]
+    while pending:
+        value = pending.pop(0)
+        if isinstance(value, (tuple, list)) and len(found) < 256:
+            pending[:0] = list(value)
+        elif isinstance(value, torch.Tensor) and value.numel() > 0:
             key = value.untyped_storage().data_ptr()
             if key not in seen:
                 seen.add(key)

@@ -79,6 +79,20 @@ BLOCKED_EVENTS = frozenset(
         "pickle.find_class",
     }
 )
+# Standard-library modules that compile code, read a caller's frame or set up a class for their
+# own purposes (dataclasses' generated methods, typing's and enum's module names, namedtuple's
+# class and its __module__) and hand the candidate neither a frame nor code of its choosing
+# beyond what its own source could say: an event they raise themselves is theirs. The events stay refused where the candidate
+# raises them directly or through a module that returns what it got (inspect, code, runpy).
+BENIGN_RAISERS = (
+    "typing.py",
+    "dataclasses.py",
+    "enum.py",
+    "collections/__init__.py",
+    "warnings.py",
+)
+BENIGN_EVENTS = frozenset({"exec", "compile", "sys._getframe"})
+
 # Attributes whose reading or writing (object.__getattr__ / __setattr__ events) reach code and
 # frames.
 BLOCKED_ATTRIBUTES = frozenset(
@@ -163,6 +177,18 @@ def install(
     exit_now = os._exit
     write = os.write
     busy = [False]
+    stdlib = sysconfig.get_paths()["stdlib"] + os.sep
+    benign = tuple(stdlib + name for name in BENIGN_RAISERS)
+
+    def raised_by_benign_library() -> bool:
+        """Walking out from the event through the standard library, one of BENIGN_RAISERS is
+        met before any other code (``dataclass`` calling ``inspect.signature``, say)."""
+        frame = get_frame(2)
+        while frame is not None and frame.f_code.co_filename.startswith(stdlib):
+            if frame.f_code.co_filename.startswith(benign):
+                return True
+            frame = frame.f_back
+        return False
 
     def candidate_origin(triton_vouches: bool = True) -> bool:
         """Walking out from the event: the candidate's frame before kgym's, before the body of
@@ -214,6 +240,8 @@ def install(
                         stop(event, f"write outside its directory: {real}")
                 return
             if event in ("object.__getattr__", "object.__setattr__", "object.__delattr__"):
+                if raised_by_benign_library():
+                    return  # a class namedtuple or dataclass makes, set up by them
                 target, name = args[0], args[1]
                 sets_type = event != "object.__getattr__" and isinstance(target, type)
                 if (name in BLOCKED_ATTRIBUTES or sets_type) and candidate_origin():
@@ -236,6 +264,8 @@ def install(
             if event in NATIVE_EVENTS:
                 if candidate_origin(triton_vouches=in_launch()):
                     stop(event, repr(args)[:200])
+                return
+            if event in BENIGN_EVENTS and raised_by_benign_library():
                 return
             if event in BLOCKED_EVENTS and candidate_origin():
                 stop(event, repr(args)[:200])

@@ -28,8 +28,10 @@ from kgym.harness import (
     exact_check,
     fast_normals,
     fused_check,
+    kernel_source,
     loader,
     reply_schema,
+    stress,
     triton_warm,
 )
 from kgym.harness import device as dev
@@ -46,8 +48,14 @@ from kgym.harness.timing import TimingConfig, measure_bandwidth, time_runners
 TASK_MODULE = "kgym_task"
 # The job file a standby reads once its job is handed over (check/standby_launcher.cpp).
 STANDBY_JOB_FILE = "job.json"
-MAX_ABLATED_KERNELS = 8
 POLICIES = ("strict", "hybrid")
+INPUTS_POLICIES = ("robust", "task")
+PRECISION_POLICIES = ("faithful", "tolerant")
+FULL_PRECISION = (torch.float32, torch.float64)
+# Up to this many more trials than the job's, drawn per evaluation: the candidate cannot count
+# its way to the last graded call.
+EXTRA_TRIALS = 2
+_RANDOM = secrets.SystemRandom()
 
 
 def to_device(values: list[Any], device: torch.device) -> list[Any]:
@@ -145,7 +153,14 @@ class Evaluation:
         self.candidate_observed: dict[str, Any] = {}
         self.arenas: dict[str, Arena] = {}
         self.views: dict[str, SlotViews] = {}
-        self.launched: list[str] = []
+        self.launched: list[str] = []  # every Triton kernel a graded call launched
+        self.torch_ops: list[str] = []  # every torch compute operator a graded call called
+        self.reported: set[str] = set()  # the per-call rules already reported
+        self.graded_calls = 0
+        self.low_precision: list[str] = []  # reduced-precision types the candidate computes in
+        self.precision_policy = "faithful"
+        self.ablated: dict[str, bool] = {}  # the decoy check's verdict per kernel
+        self.base_rms = 0.0  # the reference output's magnitude on the task's inputs
         # The candidate's GPU memory, read from the driver (gpu_memory.py): the reader is made
         # before the judge confines itself, the watch once both runners hold a CUDA context.
         self.own_uid = False
@@ -198,6 +213,12 @@ class Evaluation:
         if self.policy not in POLICIES:
             self.policy = "strict"
         self.judge["torch_compute"] = self.policy
+        self.precision_policy = str(job.get("precision") or "faithful")
+        if self.precision_policy not in PRECISION_POLICIES:
+            self.precision_policy = "faithful"
+        self.inputs_policy = str(job.get("inputs") or "robust")
+        if self.inputs_policy not in INPUTS_POLICIES:
+            self.inputs_policy = "robust"
         # The service's control run (its candidate is the task's own Model): findings are
         # recorded but stop nothing, so that the reference side goes through every phase.
         self.control = job.get("control") is True
@@ -225,6 +246,7 @@ class Evaluation:
         self.durations["standby_wait"] = (time.perf_counter() - ready) * 1e3
         started = self._phase("load")
         job = json.loads((self.workdir / STANDBY_JOB_FILE).read_text())
+        (self.workdir / STANDBY_JOB_FILE).unlink()  # not the candidate's to read (__main__)
         job["_use_cuda"] = made_for["_use_cuda"]
         keys = made_for["standby"].get("keys", [])
         differs = [k for k in keys if job.get(k) != made_for.get(k)]
@@ -392,8 +414,7 @@ class Evaluation:
 
     def _ends_here(self) -> bool:
         """No further phase runs: the candidate failed a correctness trial or was rejected."""
-        c = self.correctness
-        return c is None or c["passed"] < c["trials"] or self._rejected()
+        return self.correctness is None or not self.correct_on_all_sets() or self._rejected()
 
     # -- helpers -------------------------------------------------------------------------------
     def _phase(self, name: str, **fields: Any) -> float:
@@ -742,6 +763,9 @@ class Evaluation:
         self.tolerance = loader.tolerance_for(self.task, self.job.get("atol"), self.job.get("rtol"))
         candidate_source = (self.workdir / self.candidate_file).read_text(errors="replace")
         self.declared = declared_functions(candidate_source)
+        kernels = kernel_source.read(candidate_source)
+        self.findings.extend(kernels.findings)
+        self.low_precision += [f"kernel {what}" for what in kernels.low_precision]
         if use_cuda:
             self.device = torch.device("cuda", torch.cuda.current_device())
             torch.cuda.set_device(self.device)
@@ -1092,16 +1116,25 @@ class Evaluation:
     ) -> dict[str, Any]:
         reply = self._ask(role, {"op": "call", "slots": slots, **options}, phase, while_waiting)
         self._take_findings(reply)
+        if slots and role == "candidate" and not options.get("timed") and reply.get("ok"):
+            self._observe(reply)
         self._stop_if_rejected(phase)
         return reply
 
     # -- correctness ---------------------------------------------------------------------------
     def correctness_phase(self) -> None:
+        """The graded calls, in an order and number drawn here for this evaluation: the task's
+        inputs (fresh seeds every call), a repeat on the same inputs, the stress sets, and a
+        decoy call per Triton kernel the candidate launched. From inside the candidate's
+        process they look the same (runner.op_call), so behaving well only where an answer is
+        compared, or only where a kernel is not ablated, cannot be arranged."""
         started = self._phase("correctness")
-        trials = int(self.job["trials"])
+        trials = int(self.job["trials"]) + _RANDOM.randrange(EXTRA_TRIALS + 1)
         atol, rtol = self.tolerance.atol, self.tolerance.rtol
+        robust = self.inputs_policy == "robust"
         result: dict[str, Any] = {
             "trials": trials,
+            "trials_requested": int(self.job["trials"]),
             "passed": 0,
             "atol": atol,
             "rtol": rtol,
@@ -1113,6 +1146,8 @@ class Evaluation:
             "sizes": self.sizes,
             "size_overrides": self.size_overrides,
             "input_seeds": "drawn from the OS for every call",
+            "inputs": self.inputs_policy,
+            "input_sets": {},
         }
         self.correctness = result
         # The output layout comes from the reference on inputs the candidate never sees. Where
@@ -1123,6 +1158,8 @@ class Evaluation:
         expected_probe = self._measured_reference(probe)
         layout = SlotLayout.build(probe, compare.flatten(expected_probe), 1)
         self.check_dtypes = (_dtypes(compare.flatten(expected_probe)), _dtypes(probe))
+        self.base_rms = stress.finite_rms(compare.flatten(expected_probe))
+        facts = stress.InputFacts.of(probe)
         del probe, expected_probe  # large tensors: no copy outlives its use
         stretch = self._stretch("correctness_probe", started)
         self._new_arena("candidate", layout)
@@ -1135,15 +1172,81 @@ class Evaluation:
             self.memory_watch.check_copy_bytes = (
                 self.arenas["candidate"].nbytes + self.memory_watch.reference_setup_bytes
             )
-        for trial in range(trials):
-            pristine = self._inputs(self._fresh_seed())
-            mismatch = self._one_trial(trial, views, pristine, result)
-            if mismatch is not None:
-                result["first_failed_trial"] = trial
-                result["mismatch"] = f"trial {trial}: {mismatch}"
+        # The first call compiles and names the kernels; the rest in a random order, with a
+        # decoy call for each kernel it launched (and one more for each new kernel a later
+        # call launches).
+        self.ablated = {}
+        mismatch, last = self._one_trial(0, views, result)
+        steps: list[tuple[str, str]] = []
+        if mismatch is None:
+            result["passed"] = 1
+            steps = [("repeat", "")] + [("trial", "")] * (trials - 1)
+            steps += [("stress", name) for name in stress.set_names(facts)]
+            steps += [("decoy", "")] * len(self.launched)
+            _RANDOM.shuffle(steps)
+        else:
+            result["first_failed_trial"] = 0
+            result["mismatch"] = f"trial 0: {mismatch}"
+        while steps:
+            kind, name = steps.pop(0)
+            failed = None
+            if kind == "trial":
+                trial = result["passed"]
+                mismatch, last = self._one_trial(trial, views, result)
+                if mismatch is None:
+                    result["passed"] += 1
+                else:
+                    failed = f"trial {trial}: {mismatch}"
+            elif kind == "repeat":
+                failed = self._repeat(views, *last)
+            elif kind == "stress":
+                verdict = self._stress_call(name, views)
+                result["input_sets"][name] = verdict
+                if robust and verdict.get("passed") is False:
+                    failed = f"input set {name}: {verdict['mismatch']}"
+            else:
+                pending = [n for n in self.launched if n not in self.ablated]
+                if pending:
+                    self._decoy_call(_RANDOM.choice(pending), views)
+            if failed is not None:
+                result["first_failed_trial"] = result["passed"]
+                result["mismatch"] = failed
                 break
-            result["passed"] += 1
+            if not steps:
+                steps = [("decoy", "")] * sum(n not in self.ablated for n in self.launched)
+        if result["mismatch"] is None:
+            verdict = self._other_shape_call(layout)
+            result["input_sets"]["other_shape"] = verdict
+            if robust and verdict.get("passed") is False:
+                result["mismatch"] = f"input set other_shape: {verdict['mismatch']}"
+        self.judge["kernels_contribute"] = dict(self.ablated)
+        self.judge["graded_calls"] = self.graded_calls
+        self._judge_precision()
         self._done("correctness", started)
+
+    def _judge_precision(self) -> None:
+        """The precision policy: on a task computed in float32 (or float64), ``faithful``
+        refuses fp16, bf16 and fp8 compute in the candidate's kernels or its torch calls; tf32
+        is float32's matmul precision on a GPU and allowed. ``tolerant`` only reports."""
+        floats = {d for d in (*self.check_dtypes[0], *self.check_dtypes[1]) if d.is_floating_point}
+        full = bool(floats) and floats <= set(FULL_PRECISION)
+        self.judge["precision"] = {
+            "policy": self.precision_policy,
+            "task_dtypes": sorted(str(d).removeprefix("torch.") for d in floats),
+            "reduced": self.low_precision[:20],
+        }
+        if full and self.low_precision and self.precision_policy == "faithful":
+            self._finding(
+                "low-precision",
+                "a float32 task computed in reduced precision (precision policy faithful): "
+                + ", ".join(self.low_precision[:6]),
+            )
+
+    def correct_on_all_sets(self) -> bool:
+        assert self.correctness is not None
+        if self.correctness["passed"] < self.correctness["trials"]:
+            return False
+        return self.correctness["mismatch"] is None
 
     def _candidate_call(
         self,
@@ -1235,9 +1338,12 @@ class Evaluation:
         self._stretch("correctness_warm_checks", began)
 
     def _one_trial(
-        self, trial: int, views: SlotViews, pristine: list[Any], result: dict[str, Any]
-    ) -> str | None:
+        self, trial: int, views: SlotViews, result: dict[str, Any]
+    ) -> tuple[str | None, tuple[list[Any], list[Any]]]:
+        """One call on a fresh draw of the task's inputs: what is wrong (None: right), and the
+        inputs with the answer (for a repeat)."""
         atol, rtol = self.tolerance.atol, self.tolerance.rtol
+        pristine = self._inputs(self._fresh_seed())
         phase = "correctness"
         if not self.compiled:
             self.channel.phase("compile")  # the first call compiles the kernels
@@ -1245,9 +1351,7 @@ class Evaluation:
         # The candidate runs first: no answer to these inputs exists anywhere yet.
         stretch = time.perf_counter()
         warm = None if self.compiled else self._warm_checks
-        reply, answer = self._candidate_call(
-            views, pristine, phase, while_waiting=warm, record=(trial == 0)
-        )
+        reply, answer = self._candidate_call(views, pristine, phase, while_waiting=warm)
         if self.compiled:  # the first call's compilation is the compile phase's, not a stretch
             self._stretch("correctness_calls", stretch)
         stretch = time.perf_counter()
@@ -1257,10 +1361,8 @@ class Evaluation:
         if not reply.get("ok"):
             failure = self._failed_reply(reply, phase)
             if failure.status == "incorrect":
-                return failure.message
+                return failure.message, (pristine, answer)
             raise failure
-        if trial == 0:
-            self._record_torch_use(reply)
         inputs_mutated = any(
             isinstance(a, torch.Tensor) and not compare.bitwise_equal(a, b)
             for a, b in zip(views.inputs[0], pristine)
@@ -1269,76 +1371,155 @@ class Evaluation:
         expected = self._reference(pristine, "correctness")
         stretch = self._stretch("correctness_reference", stretch)
         comparison = compare.compare_outputs(answer, compare.flatten(expected), atol, rtol)
-        stretch = self._stretch("correctness_checks", stretch)
+        self._stretch("correctness_checks", stretch)
         if comparison.compared_values:
             result["max_abs_error"] = max(result["max_abs_error"] or 0.0, comparison.max_abs_error)
             result["max_rel_error"] = max(result["max_rel_error"] or 0.0, comparison.max_rel_error)
         self.findings.extend(comparison.findings)
+        first = [a.clone() if isinstance(a, torch.Tensor) else a for a in answer]
         if inputs_mutated:
             self._finding("input-mutated", "the candidate modified its inputs")
-            return "the candidate modified its inputs"
+            return "the candidate modified its inputs", (pristine, first)
         if not comparison.ok:
-            return comparison.mismatch
-        if trial == 0:
-            first = [a.clone() if isinstance(a, torch.Tensor) else a for a in answer]
-            _, again = self._candidate_call(views, pristine, "correctness")
-            stretch = self._stretch("correctness_calls", stretch)
-            # Only the verdict counts here: the quick check may give it (compare_outputs).
-            repeat = compare.compare_outputs(again, first, atol, rtol, errors=False)
-            self._stretch("correctness_checks", stretch)
-            if not repeat.ok:
-                return f"a second call on the same inputs gave another answer ({repeat.mismatch})"
+            return comparison.mismatch, (pristine, first)
+        return None, (pristine, first)
+
+    def _repeat(self, views: SlotViews, pristine: list[Any], first: list[Any]) -> str | None:
+        """The last trial's inputs again: the same answer is required."""
+        atol, rtol = self.tolerance.atol, self.tolerance.rtol
+        stretch = time.perf_counter()
+        reply, again = self._candidate_call(views, pristine, "correctness")
+        stretch = self._stretch("correctness_calls", stretch)
+        if not reply.get("ok"):
+            failure = self._failed_reply(reply, "correctness")
+            if failure.status == "incorrect":
+                return failure.message
+            raise failure
+        # Only the verdict counts here: the quick check may give it (compare_outputs).
+        repeat = compare.compare_outputs(again, first, atol, rtol, errors=False)
+        self._stretch("correctness_checks", stretch)
+        if not repeat.ok:
+            return f"a second call on the same inputs gave another answer ({repeat.mismatch})"
         return None
 
-    def _record_torch_use(self, reply: dict[str, Any]) -> None:
-        launches = int(reply.get("launches") or 0)
-        self.launched = [str(n)[:100] for n in (reply.get("launched") or [])][:64]
+    def _stress_call(self, name: str, views: SlotViews) -> dict[str, Any]:
+        """One call on the stress set ``name`` (stress.py): its verdict for the Result."""
+        stretch = time.perf_counter()
+        pristine = stress.derive(name, self._inputs(self._fresh_seed()))
+        reply, answer = self._candidate_call(views, pristine, "correctness")
+        stretch = self._stretch("correctness_calls", stretch)
+        if not reply.get("ok"):
+            failure = self._failed_reply(reply, "correctness")
+            if failure.status != "incorrect":
+                raise failure
+            return {"passed": False, "mismatch": failure.message}
+        expected = compare.flatten(self._reference(pristine, "correctness"))
+        set_rms = stress.finite_rms(expected)
+        answer, expected, compared = stress.finite_only(answer, expected)
+        if compared == 0:
+            return {"passed": None, "reason": "the reference's output is not finite here"}
+        atol = stress.scaled_atol(self.tolerance.atol, self.base_rms, set_rms)
+        comparison = compare.compare_outputs(answer, expected, atol, self.tolerance.rtol)
+        self._stretch("correctness_checks", stretch)
+        verdict: dict[str, Any] = {"passed": comparison.ok, "atol": atol}
+        if not comparison.ok:
+            verdict["mismatch"] = comparison.mismatch
+        return verdict
+
+    def _other_shape_call(self, layout: SlotLayout) -> dict[str, Any]:
+        """One call at other sizes of the task (stress.other_sizes), in an arena of that
+        layout; the task's own layout is lent again afterwards, for the timed calls."""
+        changes = stress.other_sizes(self.task)
+        if not changes:
+            return {"passed": None, "reason": "no size constant the judge can change"}
+        saved = {name: getattr(self.task, name) for name in changes}
+        try:
+            for name, value in changes.items():
+                setattr(self.task, name, value)
+            pristine = self._inputs(self._fresh_seed())
+            expected = compare.flatten(self._reference(pristine, "correctness"))
+        except EvaluationFailure:
+            return {"passed": None, "reason": "the reference does not run at other sizes"}
+        finally:
+            for name, value in saved.items():
+                setattr(self.task, name, value)
+        other = SlotLayout.build(pristine, expected, 1)
+        views = self._lend("candidate", other, self._new_arena("candidate", other))
+        try:
+            reply, answer = self._candidate_call(views, pristine, "correctness")
+            verdict: dict[str, Any] = {"sizes": changes}
+            if not reply.get("ok"):
+                failure = self._failed_reply(reply, "correctness")
+                if failure.status != "incorrect":
+                    raise failure
+                return {**verdict, "passed": False, "mismatch": failure.message}
+            comparison = compare.compare_outputs(
+                answer, expected, self.tolerance.atol, self.tolerance.rtol
+            )
+            del answer  # views into the arena that the task's layout replaces next
+        finally:
+            self._lend("candidate", layout, self._new_arena("candidate", layout))
+        verdict["passed"] = comparison.ok
+        if not comparison.ok:
+            verdict["mismatch"] = comparison.mismatch
+        return verdict
+
+    def _observe(self, reply: dict[str, Any]) -> None:
+        """What every graded call reported of itself: the torch operators it called and the
+        Triton kernels it launched. The policy holds on each call, not on the first."""
+        self.graded_calls += 1
+        launched = [str(n)[:100] for n in (reply.get("launched") or [])][:64]
+        for name in launched:
+            if name not in self.launched and len(self.launched) < 64:
+                self.launched.append(name)
         ops = reply.get("torch_ops") or {}
-        compute = [str(o)[:80] for o in (ops.get("compute") or [])][:64]
-        self.judge["torch_ops"] = compute
-        self.judge["triton_launches_first_call"] = launches
-        if launches == 0:
-            self._finding("no-triton-launch", "the forward call launched no Triton kernel")
-        if compute and self.policy == "strict":
+        for op in (ops.get("compute") or [])[:64]:
+            if str(op)[:80] not in self.torch_ops:
+                self.torch_ops.append(str(op)[:80])
+        for op in (ops.get("low_precision") or [])[:20]:
+            if f"torch.{str(op)[:80]}" not in self.low_precision:
+                self.low_precision.append(f"torch.{str(op)[:80]}")
+        self.judge["torch_ops"] = self.torch_ops
+        if int(reply.get("launches") or 0) == 0 and "no-triton-launch" not in self.reported:
+            self.reported.add("no-triton-launch")
+            self._finding("no-triton-launch", "a forward call launched no Triton kernel")
+        if self.torch_ops and self.policy == "strict" and "torch-compute" not in self.reported:
+            self.reported.add("torch-compute")
             self._finding(
                 "torch-compute",
-                "torch computes part of the answer (strict policy): " + ", ".join(compute[:10]),
+                "torch computes part of the answer (strict policy): "
+                + ", ".join(self.torch_ops[:10]),
             )
 
     # -- the decoy check -----------------------------------------------------------------------
-    def decoy_phase(self) -> None:
+    def _decoy_call(self, name: str, views: SlotViews) -> None:
         """Every Triton kernel the candidate launches must matter: with its written elements
-        replaced by noise, the answer must be wrong."""
-        started = self._phase("decoy")
-        views = self.views["candidate"]
+        replaced by noise, the answer must be wrong. The call is one like any other."""
         atol, rtol = self.tolerance.atol, self.tolerance.rtol
-        verdicts: dict[str, bool] = {}
-        for name in self.launched[:MAX_ABLATED_KERNELS]:
-            stretch = time.perf_counter()
-            pristine = self._inputs(self._fresh_seed())
-            self._fill(views, 0, pristine)
-            dev.synchronize(self.device)
-            stretch = self._stretch("decoy_inputs", stretch)
-            reply = self._ask("candidate", {"op": "call", "slots": [0], "ablate": name}, "decoy")
-            stretch = self._stretch("decoy_call", stretch)
-            if not reply.get("ok"):
-                verdicts[name] = True  # it failed without the kernel's output: it mattered
-                continue
-            expected = self._reference(pristine, "decoy")
-            answer = self._answer(views, 0, reply)
-            still_right = compare.compare_outputs(
-                answer, compare.flatten(expected), atol, rtol, errors=False
-            ).ok  # only the verdict counts: the quick check may give it
-            self._stretch("decoy_check", stretch)
-            verdicts[name] = not still_right
-            if still_right:
-                self._finding(
-                    "decoy-kernel",
-                    f"the answer stays right when the output of Triton kernel {name} is replaced "
-                    "with noise: its work is thrown away or recomputed",
-                )
-        self.judge["kernels_contribute"] = verdicts
-        self._done("decoy", started)
+        stretch = time.perf_counter()
+        pristine = self._inputs(self._fresh_seed())
+        self._fill(views, 0, pristine)
+        dev.synchronize(self.device)
+        stretch = self._stretch("decoy_inputs", stretch)
+        reply = self._call("candidate", [0], "decoy", ablate=name)
+        stretch = self._stretch("decoy_call", stretch)
+        if not reply.get("ok"):
+            self.ablated[name] = True  # it failed without the kernel's output: it mattered
+            return
+        expected = self._reference(pristine, "decoy")
+        answer = self._answer(views, 0, reply)
+        still_right = compare.compare_outputs(
+            answer, compare.flatten(expected), atol, rtol, errors=False
+        ).ok  # only the verdict counts: the quick check may give it
+        self._stretch("decoy_check", stretch)
+        self.ablated[name] = not still_right
+        if still_right:
+            self._finding(
+                "decoy-kernel",
+                f"the answer stays right when the output of Triton kernel {name} is replaced "
+                "with noise: its work is thrown away or recomputed",
+            )
+            self._stop_if_rejected("decoy")
 
     # -- timing --------------------------------------------------------------------------------
     def timing_phase(self) -> None:
@@ -1464,13 +1645,8 @@ class Evaluation:
                 if not serial and not self._ends_here():
                     if self.device.type == "cuda" and self.job["timing"].get("enabled", True):
                         self._reserve_gate()
-                    self.decoy_phase()
-            assert self.correctness is not None
-            if self.correctness["passed"] < self.correctness["trials"]:
+            if not self.correct_on_all_sets():
                 status = "incorrect"
-            elif serial and not self._rejected():
-                with self._gpu_phase(exclusive=False):
-                    self.decoy_phase()
             if status == "ok" and not self._rejected():
                 # The profile is recorded in the timed calls, with the GPU to themselves.
                 with self._gpu_phase(exclusive=True, last=True):

@@ -309,26 +309,34 @@ class Runner:
     def op_call(self, message: dict[str, Any], payload: Any, fds: list[int]) -> dict[str, Any]:
         """Calls the model once per slot in ``slots``, outputs into the slots, then synchronises.
 
-        ``record``: also report the torch operators called and the Triton launches.
-        ``ablate``: the Triton kernel (or "*") whose written elements are replaced with noise.
+        Every call that is not timed looks the same from inside this process, whatever the
+        judge makes of it (a correctness trial, a repeat, a stress set, a decoy): the torch
+        operators it calls are recorded, and memory it allocates starts filled (NaN for floats)
+        rather than holding a previous call's bytes. ``ablate``: the Triton kernel whose
+        written elements are replaced with noise, a change seen only in those elements.
+        Timed calls are neither recorded nor filled (their cost would be the candidate's
+        time): the judge verifies their outputs and, on a GPU, their kernels instead.
         """
         assert self.views is not None
         slots = [int(k) for k in message["slots"]]
-        record = bool(message.get("record"))
+        graded = bool(slots) and not message.get("timed") and self.role == "candidate"
         ablate = message.get("ablate")
         model = self.compiled if message.get("variant") == "compiled" else self.model
         counter = self.guards.launches if self.guards is not None else None
         launches = counter.count if counter is not None else 0
+        names_before = dict(counter.names) if counter is not None else {}
         values: dict[str, list[Any]] = {}
         recorder = None
-        if record:
+        if graded:
             from kgym.harness.torch_ops import TorchOpRecorder
 
-            recorder = TorchOpRecorder(lambda: counter is not None and counter.depth > 0)
+            recorder = TorchOpRecorder(
+                lambda: counter is not None and counter.depth > 0, self.source_file
+            )
         if counter is not None:
             counter.ablate = ablate
         filled = contextlib.ExitStack()
-        if ablate:
+        if graded:
             from kgym.harness.ablation import uninitialised_memory_filled
 
             filled.enter_context(uninitialised_memory_filled())
@@ -351,7 +359,9 @@ class Runner:
         reply: dict[str, Any] = {"ok": True, "values": values}
         if counter is not None:
             reply["launches"] = counter.count - launches
-            reply["launched"] = sorted(counter.names)
+            reply["launched"] = sorted(
+                n for n, c in counter.names.items() if c > names_before.get(n, 0)
+            )
         if recorder is not None:
             reply["torch_ops"] = recorder.summary()
         return reply

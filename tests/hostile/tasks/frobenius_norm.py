@@ -1,5 +1,6 @@
 """Frobenius-norm normalisation (KernelBench level1/37_FrobeniusNorm_): x / ||x||_F over the whole
 tensor. Every output is tiny (about 1/sqrt(numel)), far below atol."""
+
 import torch
 import torch.nn as nn
 

@@ -1,4 +1,5 @@
 """Row-wise L1 normalisation (KernelBench level1/38_L1Norm_) on torch.rand inputs: never negative."""
+
 import torch
 import torch.nn as nn
 

@@ -1,4 +1,5 @@
 """LeakyReLU on inputs drawn with torch.rand (as KernelBench level1/20_LeakyReLU once did): never negative."""
+
 import torch
 import torch.nn as nn
 

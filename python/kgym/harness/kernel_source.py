@@ -1,0 +1,245 @@
+"""What the candidate's ``@triton.jit`` bodies are made of, read from its source by the judge.
+
+Two checks that need no candidate code to run:
+
+- **kernel-not-triton**: a kernel body may use only Triton (``triton``, ``triton.language`` and
+  its extras), other kernels, module constants, its own names and the few builtins Triton
+  compiles. On a GPU anything else fails to compile; under the CPU interpreter a body is plain
+  Python, where torch, numpy or a helper function would compute the answer outside Triton.
+- **low precision**: the reduced-precision types (fp16, bf16, fp8) a body names, so that the
+  precision policy can refuse them on a float32 task.
+
+A module that rebinds a Triton name, or sets an attribute on a Triton module, makes every body
+that uses it suspect: the names are resolved from every binding in the module, not the first.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from dataclasses import dataclass, field
+
+# Builtins Triton's front end accepts inside a kernel.
+KERNEL_BUILTINS = frozenset(
+    {"range", "min", "max", "len", "int", "float", "bool", "print", "isinstance", "abs", "tuple"}
+)
+LOW_PRECISION_TYPES = frozenset(
+    {
+        "float16",
+        "bfloat16",
+        "float8e4nv",
+        "float8e5",
+        "float8e4b15",
+        "float8e4b8",
+        "float8e5b16",
+        "float8_e4m3fn",
+        "float8_e5m2",
+        "fp16",
+        "bf16",
+        "fp8e4nv",
+        "fp8e5",
+    }
+)
+# Attributes of a kernel's values that belong to the interpreter, not to Triton's language.
+INTERPRETER_ATTRIBUTES = frozenset({"handle", "data"})
+
+
+@dataclass
+class KernelSource:
+    findings: list[dict[str, object]] = field(default_factory=list)
+    low_precision: list[str] = field(default_factory=list)  # "name (line N)"
+
+
+def _finding(line: int, detail: str) -> dict[str, object]:
+    return {"rule": "kernel-not-triton", "severity": "reject", "line": line, "detail": detail}
+
+
+def _decorated_jit(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    for d in node.decorator_list:
+        target = d.func if isinstance(d, ast.Call) else d
+        text = ast.unparse(target)
+        if text.split(".")[-1] == "jit":
+            return True
+    return False
+
+
+def _module_bindings(tree: ast.Module) -> dict[str, list[str]]:
+    """Every kind of binding each module-level name has: 'triton' (an import of Triton),
+    'kernel', 'constant', or 'other'."""
+    kinds: dict[str, list[str]] = {}
+
+    def add(name: str, kind: str) -> None:
+        kinds.setdefault(name, []).append(kind)
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                name = alias.asname or alias.name.split(".")[0]
+                add(name, "triton" if alias.name.split(".")[0] == "triton" else "other")
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            for alias in node.names:
+                add(
+                    alias.asname or alias.name,
+                    "triton" if module.split(".")[0] == "triton" else "other",
+                )
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            add(node.name, "kernel" if _decorated_jit(node) else "other")
+        elif isinstance(node, ast.ClassDef):
+            add(node.name, "other")
+        elif isinstance(node, ast.Global):
+            for name in node.names:
+                add(name, "other")
+    for node in tree.body:
+        targets: list[ast.expr] = []
+        value: ast.expr | None = None
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        elif isinstance(node, ast.AugAssign):
+            targets = [node.target]
+        for target in targets:
+            for name_node in ast.walk(target):
+                if isinstance(name_node, ast.Name):
+                    add(name_node.id, "constant" if _constant(value) else "other")
+    # Assignments in nested scopes that rebind module names through `global` are 'other' above;
+    # loop and with targets at module level are 'other' too.
+    for node in tree.body:
+        if isinstance(node, (ast.For, ast.With)):
+            target = node.target if isinstance(node, ast.For) else None
+            for name_node in ast.walk(target) if target is not None else []:
+                if isinstance(name_node, ast.Name):
+                    add(name_node.id, "other")
+    return kinds
+
+
+def _constant(value: ast.expr | None) -> bool:
+    """A literal (number, string, bool, None, a tuple of them) or tl.constexpr(literal)."""
+    if value is None:
+        return False
+    if isinstance(value, ast.Constant):
+        return True
+    if isinstance(value, ast.UnaryOp) and isinstance(value.operand, ast.Constant):
+        return True
+    if isinstance(value, ast.Tuple):
+        return all(_constant(v) for v in value.elts)
+    if isinstance(value, ast.Call) and ast.unparse(value.func).endswith("constexpr"):
+        return all(_constant(a) or _dotted(a) for a in value.args)
+    return False
+
+
+def _dotted(value: ast.expr) -> bool:
+    """``tl.float16``: a name or a chain of attributes, no call."""
+    while isinstance(value, ast.Attribute):
+        value = value.value
+    return isinstance(value, ast.Name)
+
+
+def _constant_values(tree: ast.Module) -> dict[str, list[ast.expr]]:
+    values: dict[str, list[ast.expr]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    values.setdefault(target.id, []).append(node.value)
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            if isinstance(node.target, ast.Name):
+                values.setdefault(node.target.id, []).append(node.value)
+    return values
+
+
+def _low_precision_in(node: ast.AST) -> list[str]:
+    found = []
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Attribute) and sub.attr in LOW_PRECISION_TYPES:
+            found.append(f"{sub.attr} (line {sub.lineno})")
+        elif isinstance(sub, ast.Constant) and sub.value in LOW_PRECISION_TYPES:
+            found.append(f"{sub.value} (line {sub.lineno})")
+    return found
+
+
+def _locals(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    names = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
+    if fn.args.vararg:
+        names.add(fn.args.vararg.arg)
+    if fn.args.kwarg:
+        names.add(fn.args.kwarg.arg)
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.id)
+    return names
+
+
+def _triton_attribute_stores(tree: ast.Module, triton_names: set[str]) -> list[int]:
+    """Lines that set an attribute on a Triton module (``tl.where = ...``)."""
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            base = node.value
+            while isinstance(base, ast.Attribute):
+                base = base.value
+            if isinstance(base, ast.Name) and base.id in triton_names:
+                lines.append(node.lineno)
+    return lines
+
+
+def read(source: str) -> KernelSource:
+    """The checks of every ``@triton.jit`` body in ``source`` (nothing for unreadable code:
+    the screen reports it)."""
+    out = KernelSource()
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return out
+    kinds = _module_bindings(tree)
+    triton_names = {n for n, k in kinds.items() if set(k) == {"triton"}}
+    kernels = {n for n, k in kinds.items() if set(k) == {"kernel"}}
+    constants = {n for n, k in kinds.items() if set(k) == {"constant"}}
+    constant_values = _constant_values(tree)
+    for line in _triton_attribute_stores(tree, triton_names):
+        out.findings.append(_finding(line, "the module sets an attribute of a Triton module"))
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not _decorated_jit(fn):
+            continue
+        own = _locals(fn)
+        out.low_precision += _low_precision_in(fn)
+        allowed = own | triton_names | kernels | constants | KERNEL_BUILTINS
+        for stmt in fn.body:
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                    if node.id in constants and node.id not in own:
+                        for value in constant_values.get(node.id, []):
+                            out.low_precision += _low_precision_in(value)
+                    if node.id not in allowed:
+                        what = "builtin" if hasattr(builtins, node.id) else "name"
+                        out.findings.append(
+                            _finding(
+                                node.lineno,
+                                f"kernel {fn.name} uses the {what} '{node.id}', which is not "
+                                "Triton (torch, numpy or Python code inside a kernel body)",
+                            )
+                        )
+                elif isinstance(node, ast.Attribute):
+                    if node.attr in INTERPRETER_ATTRIBUTES or node.attr.startswith("__"):
+                        out.findings.append(
+                            _finding(
+                                node.lineno,
+                                f"kernel {fn.name} reads '.{node.attr}', the interpreter's "
+                                "value behind a Triton tensor",
+                            )
+                        )
+                elif isinstance(node, (ast.Global, ast.Nonlocal, ast.Lambda)):
+                    out.findings.append(
+                        _finding(node.lineno, f"kernel {fn.name} holds Python that is not Triton")
+                    )
+    # One finding per line is enough to read.
+    seen: set[object] = set()
+    unique = []
+    for f in out.findings:
+        if f["line"] not in seen:
+            seen.add(f["line"])
+            unique.append(f)
+    out.findings = unique[:10]
+    out.low_precision = sorted(set(out.low_precision))[:10]
+    return out

@@ -1,0 +1,181 @@
+"""Stress sets: inputs the candidate cannot predict, derived by the judge from the task's own.
+
+A kernel that is right on one draw of ``get_inputs()`` may still be wrong: a softmax without
+max-subtraction overflows on large inputs, a polynomial activation holds only near zero, a
+kernel written for positive inputs (KernelBench's ``torch.rand`` tasks) never meets a negative
+one. Each set transforms a fresh draw of the task's inputs; it is compared only where the
+reference's output is finite, at the task's relative tolerance, with ``atol`` scaled by how much
+the reference's output grew or shrank (a matmul of inputs x1e3 answers x1e6). The calls that
+carry a set look exactly like every other call: same layout, same process state.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+SCALE_UP = 1e3
+SCALE_DOWN = 1e-3
+# The offset sets move every float input by this many of its standard deviations: rows that are
+# all positive or all negative, and statistics taken as E[x^2] - E[x]^2 cancel.
+OFFSET_STDS = 1e3
+# Share of each float input's elements set to special values by the ``special`` set.
+SPECIAL_SHARE = 0.05
+
+
+@dataclass(frozen=True)
+class InputFacts:
+    """What the judge learnt of the task's inputs from its probe (never from the candidate)."""
+
+    has_float: bool
+    one_signed: bool  # some float input never changes sign: sign-flipped and shifted sets apply
+
+    @staticmethod
+    def of(inputs: list[Any]) -> InputFacts:
+        floats = [v for v in inputs if _is_float(v)]
+        return InputFacts(
+            has_float=bool(floats),
+            one_signed=any(_one_signed(v) for v in floats),
+        )
+
+
+def _is_float(v: Any) -> bool:
+    return isinstance(v, torch.Tensor) and v.is_floating_point() and v.numel() > 0
+
+
+def _one_signed(v: torch.Tensor) -> bool:
+    finite = v[torch.isfinite(v)]
+    if finite.numel() < 2:
+        return False
+    return bool(finite.min() >= 0) or bool(finite.max() <= 0)
+
+
+def set_names(facts: InputFacts) -> list[str]:
+    """The stress sets that apply to a task with these inputs."""
+    if not facts.has_float:
+        return []
+    names = ["scaled_up", "scaled_down", "offset_up", "offset_down", "special"]
+    if facts.one_signed:
+        names += ["sign_flipped", "shifted"]
+    return names
+
+
+def derive(name: str, inputs: list[Any], generator: torch.Generator | None = None) -> list[Any]:
+    """The set ``name`` made from ``inputs`` (a fresh draw of the task's inputs), in place."""
+    for v in inputs:
+        if not _is_float(v):
+            continue
+        if name == "scaled_up":
+            v.mul_(SCALE_UP)
+        elif name == "scaled_down":
+            v.mul_(SCALE_DOWN)
+        elif name == "sign_flipped":
+            if _one_signed(v):
+                v.neg_()
+        elif name == "shifted":
+            if _one_signed(v):
+                v.sub_(v.float().mean().to(v.dtype))
+        elif name in ("offset_up", "offset_down"):
+            std = float(v.float().std()) if v.numel() > 1 else 0.0
+            step = OFFSET_STDS * (std if std > 0 else 1.0)
+            v.add_(step if name == "offset_up" else -step)
+        elif name == "special":
+            _special_values(v, generator)
+        else:
+            raise ValueError(f"unknown stress set {name!r}")
+    return inputs
+
+
+def _special_values(v: torch.Tensor, generator: torch.Generator | None) -> None:
+    """Exact zeros in a share of the elements, a few large outliers (x100 the largest
+    magnitude) and a few infinities of either sign: values a kernel must take as torch does
+    (the reference's non-finite outputs are not compared)."""
+    flat = v.view(-1) if v.is_contiguous() else None
+    if flat is None:
+        return
+    n = flat.numel()
+    draw = torch.rand(n, device=v.device, generator=generator)
+    peak = float(v.abs().max()) if n else 0.0
+    big = min(peak * 100.0 if peak > 0 else 100.0, _largest_safe(v.dtype))
+    flat[draw < SPECIAL_SHARE] = 0
+    outliers = draw > 1.0 - SPECIAL_SHARE / 5
+    signs = torch.where(torch.rand(n, device=v.device, generator=generator) < 0.5, -1.0, 1.0)
+    flat[outliers] = (signs[outliers] * big).to(v.dtype)
+    infinite = draw > 1.0 - SPECIAL_SHARE / 50
+    flat[infinite] = (signs[infinite] * float("inf")).to(v.dtype)
+
+
+def _largest_safe(dtype: torch.dtype) -> float:
+    return float(torch.finfo(dtype).max) ** 0.25
+
+
+def finite_rms(values: list[Any]) -> float:
+    """Root mean square over the finite float elements of ``values`` (0.0 where none is)."""
+    total, count = 0.0, 0
+    for v in values:
+        if isinstance(v, torch.Tensor) and v.is_floating_point() and v.numel():
+            x = v.detach().double()
+            x = x[torch.isfinite(x)]
+            total += float((x * x).sum())
+            count += x.numel()
+    return math.sqrt(total / count) if count else 0.0
+
+
+def finite_only(answer: list[Any], expected: list[Any]) -> tuple[list[Any], list[Any], int]:
+    """Both sides with the elements where the reference is not finite set to zero (those are
+    not compared), and how many elements stay compared."""
+    kept_a: list[Any] = []
+    kept_e: list[Any] = []
+    compared = 0
+    for a, e in zip(answer, expected):
+        if (
+            isinstance(e, torch.Tensor)
+            and e.is_floating_point()
+            and isinstance(a, torch.Tensor)
+            and a.shape == e.shape
+        ):
+            mask = ~torch.isfinite(e)
+            compared += int(e.numel() - int(mask.sum()))
+            if bool(mask.any()):
+                e = e.masked_fill(mask, 0)
+                a = a.masked_fill(mask.to(a.device), 0)
+        else:
+            compared += 1
+        kept_a.append(a)
+        kept_e.append(e)
+    return kept_a, kept_e, compared
+
+
+def scaled_atol(atol: float, base_rms: float, set_rms: float) -> float:
+    """``atol`` scaled by how the reference's output magnitude moved from the task's inputs
+    to this set's (never tighter than the task's atol x the set's shrink, never looser than
+    the growth): a set whose output is the task's x1e6 is compared at atol x1e6."""
+    if base_rms <= 0 or set_rms <= 0 or not math.isfinite(set_rms):
+        return atol
+    return atol * set_rms / base_rms
+
+
+def other_sizes(task: Any) -> dict[str, int]:
+    """Another value for each size constant of the task that only its inputs use (so that the
+    model and its weights stay the same): odd where the size is not a power of two (a kernel
+    that assumes a multiple of its block meets a remainder), unchanged where it is one (often
+    a structural dimension, such as a head size, that honest kernels may require). Empty: no
+    size the judge can change."""
+    get_inputs = getattr(task, "get_inputs", None)
+    get_init = getattr(task, "get_init_inputs", None)
+    used = set(getattr(getattr(get_inputs, "__code__", None), "co_names", ()))
+    by_init = set(getattr(getattr(get_init, "__code__", None), "co_names", ()))
+    declared = getattr(task, "KGYM_CPU_SIZES", None)
+    names = list(declared) if isinstance(declared, dict) else sorted(used)
+    changed: dict[str, int] = {}
+    for name in names:
+        value = getattr(task, name, None)
+        if name not in used or name in by_init or type(value) is not int or value < 2:
+            continue
+        if value >= 16 and value & (value - 1) == 0:
+            continue
+        changed[name] = value + 1 if value % 2 == 0 else value + 2
+    return changed
