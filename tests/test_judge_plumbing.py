@@ -551,6 +551,9 @@ def test_the_judge_warms_its_checks_while_the_candidates_first_call_runs() -> No
         def _take_findings(self, reply: dict[str, Any]) -> None:
             events.append("findings")
 
+        def _observe(self, reply: dict[str, Any]) -> None:
+            events.append("observe")
+
         def _stop_if_rejected(self, phase: str) -> None:
             events.append("stop if rejected")
 
@@ -564,15 +567,16 @@ def test_the_judge_warms_its_checks_while_the_candidates_first_call_runs() -> No
         [],
         "compile",
         while_waiting=lambda: events.append("warm"),
-        record=True,
     )
     assert (reply["ok"], answer) == (True, ["answer"])
+    # Every graded call's reply is observed (the policy holds on each call).
     assert events == [
         "fill",
-        "send call True",
+        "send call None",
         "warm",
         "receive",
         "findings",
+        "observe",
         "stop if rejected",
     ]
 

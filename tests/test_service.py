@@ -296,8 +296,8 @@ def test_infra_error_runs_once_more_and_keeps_the_first_error(gym: Gym) -> None:
 # say). The mark is assembled at run time, so that the task's own source (the control's
 # candidate) does not carry it. It fails in the reference's forward (a failure the judge names),
 # in the judge's making of inputs (an exception no check names: where a starved GPU first failed
-# on the H200), or in the reference's forward only once the decoy phase has begun (a later
-# phase, which the control, whose torch candidate launches no Triton kernel, must still reach).
+# on the H200), or in the reference's forward only in a decoy call (which the control, whose
+# torch candidate launches no Triton kernel, never makes: it must still reach as far).
 STARVED_RELU = """
 import inspect
 import os
@@ -361,9 +361,9 @@ def test_a_reference_failure_only_beside_the_candidate_is_charged_to_it(
     assert "could not allocate" in retry["first_error"]["message"]
     assert "could not allocate" in retry["second_error"]["message"]
     assert retry["control"]["status"] not in ("infra_error", "timeout", "crashed")
-    # A control reaches the last phase the device has (the decoy phase on a CPU) whatever its
+    # A control reaches the last phase the device has (correctness on a CPU) whatever its
     # torch candidate's findings.
-    assert retry["control"]["reached"] in ("decoy", "profile")
+    assert retry["control"]["reached"] in ("correctness", "profile")
     assert result["policies"]["strict"]["status"] == "runtime_error"
     assert job["reward_detail"]["valid"] is True and job["reward"] is not None, job["reward_detail"]
     assert job["reward"] <= 0.0

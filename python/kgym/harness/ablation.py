@@ -23,11 +23,13 @@ _set_deterministic = torch._C._set_deterministic_algorithms
 
 @contextlib.contextmanager
 def uninitialised_memory_filled() -> Iterator[None]:
-    """While ablating, memory a forward call allocates starts filled (NaN for floats, the
-    largest value for integers) instead of holding what the caching allocator's block held
-    before. Otherwise a kernel that writes into a fresh buffer the same values as the previous
-    call (weight-derived intermediates, zeros) changes no byte there, its work cannot be seen,
-    and an honest kernel is taken for a decoy."""
+    """Through every graded call, memory a forward call allocates starts filled (NaN for
+    floats, the largest value for integers) instead of holding what the caching allocator's
+    block held before. Otherwise a kernel that writes into a fresh buffer the same values as
+    the previous call (weight-derived intermediates, zeros) changes no byte there, its work
+    cannot be seen when it is ablated, and an honest kernel is taken for a decoy. On in every
+    graded call alike, so that an ablated call cannot be told from another. A state the
+    candidate set itself meanwhile is left for the guards to find (``global-state``)."""
     was_on = torch.are_deterministic_algorithms_enabled()
     was_warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
     was_filling = torch.utils.deterministic.fill_uninitialized_memory
@@ -35,7 +37,7 @@ def uninitialised_memory_filled() -> Iterator[None]:
         # Ops without a deterministic kernel only warn (warn_only): nothing else changes.
         warnings.simplefilter("ignore")
         # torch.use_deterministic_algorithms also sets Inductor's flag, and importing Inductor's
-        # config imports Dynamo: 2.1 s of every evaluation's decoy phase on a 2-core CPU, for a
+        # config imports Dynamo: 2.1 s of every evaluation on a 2-core CPU, for a
         # compiler the ablated calls never use. The flag the fill depends on is this one.
         _set_deterministic(True, warn_only=True)
         torch.utils.deterministic.fill_uninitialized_memory = True
@@ -43,7 +45,11 @@ def uninitialised_memory_filled() -> Iterator[None]:
             yield
         finally:
             torch.utils.deterministic.fill_uninitialized_memory = was_filling
-            _set_deterministic(was_on, warn_only=was_warn_only)
+            ours = torch.are_deterministic_algorithms_enabled() and (
+                torch.is_deterministic_algorithms_warn_only_enabled()
+            )
+            if ours:
+                _set_deterministic(was_on, warn_only=was_warn_only)
 
 
 def _tensor_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[torch.Tensor]:

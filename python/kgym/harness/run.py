@@ -1246,7 +1246,7 @@ class Evaluation:
         assert self.correctness is not None
         if self.correctness["passed"] < self.correctness["trials"]:
             return False
-        return self.correctness["mismatch"] is None
+        return self.correctness.get("mismatch") is None
 
     def _candidate_call(
         self,
@@ -1501,12 +1501,12 @@ class Evaluation:
         self._fill(views, 0, pristine)
         dev.synchronize(self.device)
         stretch = self._stretch("decoy_inputs", stretch)
-        reply = self._call("candidate", [0], "decoy", ablate=name)
+        reply = self._call("candidate", [0], "correctness", ablate=name)
         stretch = self._stretch("decoy_call", stretch)
         if not reply.get("ok"):
             self.ablated[name] = True  # it failed without the kernel's output: it mattered
             return
-        expected = self._reference(pristine, "decoy")
+        expected = self._reference(pristine, "correctness")
         answer = self._answer(views, 0, reply)
         still_right = compare.compare_outputs(
             answer, compare.flatten(expected), atol, rtol, errors=False
@@ -1519,7 +1519,7 @@ class Evaluation:
                 f"the answer stays right when the output of Triton kernel {name} is replaced "
                 "with noise: its work is thrown away or recomputed",
             )
-            self._stop_if_rejected("decoy")
+            self._stop_if_rejected("correctness")
 
     # -- timing --------------------------------------------------------------------------------
     def timing_phase(self) -> None:
