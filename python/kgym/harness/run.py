@@ -1384,17 +1384,25 @@ class Evaluation:
             return comparison.mismatch, (pristine, first)
         return None, (pristine, first)
 
+    def _graded_call(self, views: SlotViews, pristine: list[Any]) -> tuple[str | None, list[Any]]:
+        """A graded call after the first: (None, the answer), or (what was wrong, []) where the
+        candidate's reply makes it only incorrect; any other failure raises."""
+        reply, answer = self._candidate_call(views, pristine, "correctness")
+        if reply.get("ok"):
+            return None, answer
+        failure = self._failed_reply(reply, "correctness")
+        if failure.status != "incorrect":
+            raise failure
+        return failure.message, []
+
     def _repeat(self, views: SlotViews, pristine: list[Any], first: list[Any]) -> str | None:
         """The last trial's inputs again: the same answer is required."""
         atol, rtol = self.tolerance.atol, self.tolerance.rtol
         stretch = time.perf_counter()
-        reply, again = self._candidate_call(views, pristine, "correctness")
+        failed, again = self._graded_call(views, pristine)
         stretch = self._stretch("correctness_calls", stretch)
-        if not reply.get("ok"):
-            failure = self._failed_reply(reply, "correctness")
-            if failure.status == "incorrect":
-                return failure.message
-            raise failure
+        if failed is not None:
+            return failed
         # Only the verdict counts here: the quick check may give it (compare_outputs).
         repeat = compare.compare_outputs(again, first, atol, rtol, errors=False)
         self._stretch("correctness_checks", stretch)
@@ -1406,13 +1414,10 @@ class Evaluation:
         """One call on the stress set ``name`` (stress.py): its verdict for the Result."""
         stretch = time.perf_counter()
         pristine = stress.derive(name, self._inputs(self._fresh_seed()))
-        reply, answer = self._candidate_call(views, pristine, "correctness")
+        failed, answer = self._graded_call(views, pristine)
         stretch = self._stretch("correctness_calls", stretch)
-        if not reply.get("ok"):
-            failure = self._failed_reply(reply, "correctness")
-            if failure.status != "incorrect":
-                raise failure
-            return {"passed": False, "mismatch": failure.message}
+        if failed is not None:
+            return {"passed": False, "mismatch": failed}
         expected = compare.flatten(self._reference(pristine, "correctness"))
         set_rms = stress.finite_rms(expected)
         answer, expected, compared = stress.finite_only(answer, expected)
@@ -1446,13 +1451,10 @@ class Evaluation:
         other = SlotLayout.build(pristine, expected, 1)
         views = self._lend("candidate", other, self._new_arena("candidate", other))
         try:
-            reply, answer = self._candidate_call(views, pristine, "correctness")
+            failed, answer = self._graded_call(views, pristine)
             verdict: dict[str, Any] = {"sizes": changes}
-            if not reply.get("ok"):
-                failure = self._failed_reply(reply, "correctness")
-                if failure.status != "incorrect":
-                    raise failure
-                return {**verdict, "passed": False, "mismatch": failure.message}
+            if failed is not None:
+                return {**verdict, "passed": False, "mismatch": failed}
             comparison = compare.compare_outputs(
                 answer, expected, self.tolerance.atol, self.tolerance.rtol
             )

@@ -150,9 +150,8 @@ def finite_only(answer: list[Any], expected: list[Any]) -> tuple[list[Any], list
 
 
 def scaled_atol(atol: float, base_rms: float, set_rms: float) -> float:
-    """``atol`` scaled by how the reference's output magnitude moved from the task's inputs
-    to this set's (never tighter than the task's atol x the set's shrink, never looser than
-    the growth): a set whose output is the task's x1e6 is compared at atol x1e6."""
+    """``atol`` scaled by how much the reference's output grew or shrank from the task's inputs
+    to this set's (a matmul of inputs x1e3 answers x1e6, and is compared at atol x1e6)."""
     if base_rms <= 0 or set_rms <= 0 or not math.isfinite(set_rms):
         return atol
     return atol * set_rms / base_rms
