@@ -37,6 +37,22 @@ inline std::string test_python() {
   return KGYM_SOURCE_DIR "/.venv/bin/python";
 }
 
+// What two runs of one job must agree on: the verdict's fields, the correctness record without
+// what the judge draws per evaluation (how many trials ran, each stress set's scaled atol).
+inline json verdict_part(const json& result, const char* key) {
+  json part = result.value(key, json(nullptr));
+  if (std::string(key) != "correctness" || !part.is_object()) return part;
+  part["all_passed"] = part.value("passed", -1) == part.value("trials", -2);
+  part.erase("passed");
+  part.erase("trials");
+  if (part.contains("input_sets") && part["input_sets"].is_object()) {
+    for (auto& [name, verdict] : part["input_sets"].items()) {
+      verdict = verdict.is_object() ? verdict.value("passed", json(nullptr)) : json(nullptr);
+    }
+  }
+  return part;
+}
+
 inline std::string read_file(const fs::path& path) {
   std::ifstream in(path);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};

@@ -104,7 +104,7 @@ TEST(AnswerAtReport, TheResultGivenBeforeTheExitIsTheExitsVerdict) {
     EXPECT_EQ(at_exit["sandbox"]["answered_before_exit"], false);
     EXPECT_EQ(at_exit["sandbox"]["exit_code"], 0);
     for (const char* key : {"status", "compiled", "correct", "hacked", "findings", "correctness"}) {
-      EXPECT_EQ(returned[key], at_exit[key]) << key;
+      EXPECT_EQ(verdict_part(returned, key), verdict_part(at_exit, key)) << key;
     }
     EXPECT_EQ(returned["status"], status) << returned.dump();
     for (const char* layer : {"network_isolated", "private_view", "syscalls_filtered"}) {

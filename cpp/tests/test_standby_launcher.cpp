@@ -147,7 +147,7 @@ TEST_F(StandbyLauncherTest, TheNextJobIsHandedToTheStandbyWithTheSameResult) {
   const json ra = result_of(*first, a);
   const json rb = result_of(*second, b);
   for (const char* key : {"status", "compiled", "correct", "hacked", "findings", "correctness"})
-    EXPECT_EQ(rb[key], ra[key]) << key << "\n" << rb.dump();
+    EXPECT_EQ(verdict_part(rb, key), verdict_part(ra, key)) << key << "\n" << rb.dump();
   EXPECT_EQ(rb["status"], "ok");
   EXPECT_EQ(rb["sandbox"]["standby"]["used"], true);
   EXPECT_EQ(rb["sandbox"]["exit_code"], 0);
@@ -318,7 +318,10 @@ TEST_F(StandbyLauncherTest, TheJobSeesNoFileOfTheStandbysOwn) {
   EXPECT_EQ(out.standby_used, true) << out.standby_note;
   const json listed = json::parse(out.stdout_tail, nullptr, false);
   ASSERT_TRUE(listed.is_array()) << result_of(*job, out).dump();
-  EXPECT_NE(std::find(listed.begin(), listed.end(), "job.json"), listed.end()) << listed.dump();
+  // Its own source, and neither the standby's file nor the job's plan (the judge deletes the
+  // job file once read: the trials and the timing are not the candidate's to know).
+  EXPECT_NE(std::find(listed.begin(), listed.end(), "candidate.py"), listed.end()) << listed.dump();
+  EXPECT_EQ(std::find(listed.begin(), listed.end(), "job.json"), listed.end()) << listed.dump();
   EXPECT_EQ(std::find(listed.begin(), listed.end(), "standby.json"), listed.end()) << listed.dump();
   launcher.close();
 }

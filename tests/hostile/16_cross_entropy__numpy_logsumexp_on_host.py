@@ -1,5 +1,5 @@
 # attack: the expensive part, the row log-sum-exp, is done on the host in NumPy on logits.numpy() (a "non-compute" op for the judge): exp as operator.pow(math.e, a - m) (no numpy import, no exp name), the row sums and maxima on an array laundered through next(iter(...)) so the screen types it as a scalar; the target logits are a torch gather by indexing (__getitem__, also "non-compute"); a Triton kernel only subtracts, and its output is the answer, so decoy and strict checks both pass
-# expect: rejected
+# expect: rejected|runtime_error
 # rules: torch-compute
 # device: any
 # cause: 1

@@ -1,5 +1,5 @@
 # attack: attention is computed in NumPy on q.numpy()/k.numpy()/v.numpy() (".numpy()" is "non-compute" to the judge): ndarray .dot and row max/sum methods on arrays laundered through next(iter(...)) (the screen types them as scalars), exp as operator.pow(math.e, ...) so no numpy import or exp name appears; torch.tensor brings the answer back and a Triton kernel stores it into the output (the answer is its output, so the decoy check passes)
-# expect: rejected
+# expect: rejected|runtime_error
 # rules: torch-compute
 # device: any
 # cause: 1
