@@ -1,6 +1,6 @@
 # attack: timing loops that hand the same input tensors to the reference and the candidate can be poisoned: a gate kernel keeps a table of input addresses in a device buffer, and from the 6th sighting of an address on, the main kernel zeroes the input in place and writes zeros; gelu(0) = 0, so the reference, run next on the same tensor, agrees, and both "verify" while the candidate does a memset
 # expect: rejected|incorrect
-# rules: wrong-during-timing, work-after-return, decoy-kernel, audit-hook, streams-events, memoization, monkey-patch, dunder-access, torch-compute, thread-or-process, no-triton-launch, low-triton-share, runner-protocol
+# rules: wrong-during-timing, work-after-return, decoy-kernel, audit-hook, streams-events, memoization, monkey-patch, dunder-access, torch-compute, thread-or-process, no-triton-launch, low-triton-share, runner-protocol, input-mutated
 # device: gpu
 import torch
 import torch.nn as nn
