@@ -1427,8 +1427,10 @@ class Evaluation:
         if failed is not None:
             return {"passed": False, "mismatch": failed}
         expected = compare.flatten(self._reference(pristine, "correctness"))
-        with stress.Tf32Operands():
-            at_tf32 = compare.flatten(self._reference(pristine, "correctness"))
+        at_tf32 = []
+        for nearest in (True, False):
+            with stress.Tf32Operands(nearest):
+                at_tf32.append(compare.flatten(self._reference(pristine, "correctness")))
         atol = stress.scaled_atol(self.tolerance.atol, self.base_rms, stress.finite_rms(expected))
         answer, expected, compared = stress.closest(answer, expected, at_tf32)
         if compared == 0:
