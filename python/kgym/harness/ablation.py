@@ -52,6 +52,9 @@ def uninitialised_memory_filled() -> Iterator[None]:
                 _set_deterministic(was_on, warn_only=was_warn_only)
 
 
+MAX_NESTED_TENSORS = 256  # a bound on what a launch's nested tuples may make the check copy
+
+
 def _tensor_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[torch.Tensor]:
     """The tensors a launch takes, also inside tuples and lists (Triton accepts tuples of
     pointers): a kernel writing through one is still the kernel writing."""
@@ -60,7 +63,7 @@ def _tensor_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[torch.Te
     pending = [*args, *kwargs.values()]
     while pending:
         value = pending.pop(0)
-        if isinstance(value, (tuple, list)) and len(found) < 256:
+        if isinstance(value, (tuple, list)) and len(found) < MAX_NESTED_TENSORS:
             pending[:0] = list(value)
         elif isinstance(value, torch.Tensor) and value.numel() > 0:
             key = value.untyped_storage().data_ptr()

@@ -82,8 +82,9 @@ BLOCKED_EVENTS = frozenset(
 # Standard-library modules that compile code, read a caller's frame or set up a class for their
 # own purposes (dataclasses' generated methods, typing's and enum's module names, namedtuple's
 # class and its __module__) and hand the candidate neither a frame nor code of its choosing
-# beyond what its own source could say: an event they raise themselves is theirs. The events stay refused where the candidate
-# raises them directly or through a module that returns what it got (inspect, code, runpy).
+# beyond what its own source could say: an event they raise themselves is theirs. The events
+# stay refused where the candidate raises them directly or through a module that returns what
+# it got (inspect, code, runpy).
 BENIGN_RAISERS = (
     "typing.py",
     "dataclasses.py",

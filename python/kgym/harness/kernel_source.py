@@ -103,12 +103,16 @@ def _module_bindings(tree: ast.Module) -> dict[str, list[str]]:
             for name_node in ast.walk(target):
                 if isinstance(name_node, ast.Name):
                     add(name_node.id, "constant" if _constant(value) else "other")
-    # Assignments in nested scopes that rebind module names through `global` are 'other' above;
-    # loop and with targets at module level are 'other' too.
+    # Loop and with targets at module level rebind names too (nested scopes do it only through
+    # `global`, counted above).
     for node in tree.body:
-        if isinstance(node, (ast.For, ast.With)):
-            target = node.target if isinstance(node, ast.For) else None
-            for name_node in ast.walk(target) if target is not None else []:
+        bound: list[ast.expr] = []
+        if isinstance(node, ast.For):
+            bound = [node.target]
+        elif isinstance(node, ast.With):
+            bound = [item.optional_vars for item in node.items if item.optional_vars is not None]
+        for target in bound:
+            for name_node in ast.walk(target):
                 if isinstance(name_node, ast.Name):
                     add(name_node.id, "other")
     return kinds

@@ -330,9 +330,7 @@ class Runner:
         if graded:
             from kgym.harness.torch_ops import TorchOpRecorder
 
-            recorder = TorchOpRecorder(
-                lambda: counter is not None and counter.depth > 0, self.source_file
-            )
+            recorder = TorchOpRecorder(lambda: counter is not None and counter.depth > 0)
         if counter is not None:
             counter.ablate = ablate
         filled = contextlib.ExitStack()

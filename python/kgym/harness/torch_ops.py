@@ -22,7 +22,6 @@ import torch
 import triton
 from torch.overrides import TorchFunctionMode
 
-_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
 _TRITON_DIR = os.path.dirname(triton.__file__) + os.sep
 _KGYM_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _INSTALLED = tuple(
@@ -31,7 +30,7 @@ _INSTALLED = tuple(
     )
 )
 
-# Shape and metadata, allocation, views, copies and device moves: no arithmetic on values.
+# Shape and metadata, allocation, views and device moves: no arithmetic on values.
 NON_COMPUTE = frozenset(
     {
         "__get__",
@@ -124,12 +123,11 @@ class TorchOpRecorder(TorchFunctionMode):
     """Counts the torch functions the candidate calls while active: every call outside a
     Triton launch, and inside one those made from the candidate's own frames."""
 
-    def __init__(self, in_launch: Callable[[], bool], candidate_file: str = "") -> None:
+    def __init__(self, in_launch: Callable[[], bool]) -> None:
         super().__init__()
         self.calls: Counter[str] = Counter()
         self.low_precision: Counter[str] = Counter()  # calls that make fp16/bf16/fp8 values
         self._in_launch = in_launch
-        self._candidate_file = os.path.realpath(candidate_file) if candidate_file else ""
 
     def __torch_function__(
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
@@ -146,16 +144,16 @@ class TorchOpRecorder(TorchFunctionMode):
         return func(*args, **(kwargs or {}))
 
     def _candidate_made_it(self) -> bool:
-        """Walking out from the call: torch's own wrappers and the installed libraries are
-        looked through; Triton's or kgym's frame met first makes the call theirs (the
-        interpreter's conversions, the decoy check's copies), anything else the candidate's
-        (its file, or code it made at run time)."""
+        """Walking out from the call: torch's own wrappers, the installed libraries and the
+        interpreter's frozen modules are looked through; Triton's or kgym's frame met first
+        makes the call theirs (the interpreter's conversions, the decoy check's copies), any
+        other the candidate's (its file, or code it made at run time)."""
         frame = sys._getframe(2)
         while frame is not None:
             filename = frame.f_code.co_filename
             if filename.startswith((_TRITON_DIR, _KGYM_DIR)):
                 return False
-            if filename == self._candidate_file or not filename.startswith(_INSTALLED):
+            if not filename.startswith((*_INSTALLED, "<frozen ")):
                 return True
             frame = frame.f_back
         return False
