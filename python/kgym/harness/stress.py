@@ -3,10 +3,13 @@
 A kernel that is right on one draw of ``get_inputs()`` may still be wrong: a softmax without
 max-subtraction overflows on large inputs, a polynomial activation holds only near zero, a
 kernel written for positive inputs (KernelBench's ``torch.rand`` tasks) never meets a negative
-one. Each set transforms a fresh draw of the task's inputs; it is compared only where the
-reference's output is finite, at the task's relative tolerance, with ``atol`` scaled by how much the reference's output grew or
-shrank (a matmul of inputs x1e3 answers x1e6). The calls that
-carry a set look exactly like every other call: same layout, same process state.
+one, a kernel written for the task's sizes drops a remainder at others. Each set transforms a
+fresh draw of the task's inputs, or draws them at other sizes (``other_sizes``). It is compared
+where the reference's output is finite, at the task's relative tolerance, with ``atol`` scaled
+by how much the reference's output grew or shrank (a matmul of inputs x1e3 answers x1e6). A set
+that is ill-conditioned at the precision the policies allow (``Tf32Operands``) is held only to
+finite outputs where the reference's are. The calls that carry a set look exactly like every
+other graded call: same layout (but for the other sizes), same process state.
 """
 
 from __future__ import annotations
