@@ -8,7 +8,6 @@ Each file is a complete candidate for the built-in task named by its prefix, wit
     # device: any | gpu           (gpu: only meaningful on a GPU; skipped on the CPU)
     # task: tasks/NAME.py          (optional: a task file beside the corpus, KernelBench-shaped)
     # policy: hybrid               (optional: the torch-compute policy it attacks; default strict)
-    # open: why                    (optional: a hole not closed yet; the test fails until it is)
 
 After every fault (an attack that may crash, hang or fail at run time) the task's honest solution
 is evaluated again and must still be accepted: a fault ends only its own child.
@@ -45,7 +44,6 @@ class Attack:
     device: str
     task_file: Path | None = None
     policy: str = "strict"
-    open_hole: str = ""
 
     @property
     def name(self) -> str:
@@ -83,7 +81,6 @@ def load_attack(path: Path) -> Attack:
         device=header.get("device", "any"),
         task_file=HOSTILE_DIR / header["task"] if header.get("task") else None,
         policy=header.get("policy", "strict"),
-        open_hole=header.get("open", ""),
     )
 
 
@@ -141,10 +138,6 @@ def test_attack_is_not_paid(attack: Attack) -> None:
     if attack.device == "gpu" and DEVICE != "cuda":
         pytest.skip("only meaningful on a GPU")
     result = evaluate(attack)
-    if attack.open_hole:
-        # A known hole runs too: the day it is closed, its header must say so.
-        assert result["status"] == "ok", f"{attack.name} is caught now: drop its '# open:' line"
-        pytest.xfail(f"open hole: {attack.open_hole}")
     status = result["status"]
     rejects = [f for f in result["findings"] if f.get("severity") == "reject"]
     described = (status, [f["rule"] for f in result["findings"]], result.get("error"))

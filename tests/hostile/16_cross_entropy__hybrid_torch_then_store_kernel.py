@@ -5,7 +5,6 @@
 # cause: 3
 # paid-on-baseline: hybrid
 # policy: hybrid
-# open: under hybrid a Triton kernel that only copies a torch answer still counts as a kernel that matters; a copy-kernel rule is not built yet
 import torch
 import torch.nn as nn
 import triton

@@ -89,14 +89,27 @@ def _noise_like(t: torch.Tensor) -> torch.Tensor:
 
 def launch_with_noise(
     launch: Callable[..., Any], fn_self: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> Any:
+) -> tuple[Any, bool]:
+    """The launch, then noise into every element it wrote. Also says whether the launch only
+    copied: every element it wrote holds, bit for bit, the element at the same place of another
+    tensor it took (a Triton "store" of an answer torch computed)."""
     tensors = _tensor_args(args, kwargs)
     before = [_whole_storage(t).clone() for t in tensors]
     result = launch(fn_self, *args, **kwargs)
-    for t, old in zip(tensors, before):
+    wrote = False
+    copied = True
+    for index, (t, old) in enumerate(zip(tensors, before)):
         raw = _whole_storage(t)
         if t.is_cuda:
             torch.cuda.synchronize(t.device)
+        # Sources a copy could have come from: the launch's other tensors of the same bytes.
+        sources = [
+            before[j]
+            for j, u in enumerate(tensors)
+            if j != index
+            and u.element_size() == t.element_size()
+            and before[j].numel() == raw.numel()
+        ]
         # Element granularity, in the tensor's own dtype, over the elements of its storage; in
         # chunks, so that what the check makes (the comparison, the noise) stays a few chunks
         # beside the storage's copy: the candidate's runner is charged for its GPU memory
@@ -106,8 +119,22 @@ def launch_with_noise(
         usable = raw.numel() // size * size
         for begin in range(0, usable, step):
             end = min(begin + step, usable)
-            _noise_where_changed(raw[begin:end], old[begin:end], t, size)
-    return result
+            chunk, was = raw[begin:end], old[begin:end]
+            changed = (chunk != was).view(-1, size).any(dim=1)
+            if not bool(changed.any()):
+                continue
+            wrote = True
+            if copied:
+                copied = any(
+                    bool(
+                        (
+                            chunk.view(-1, size)[changed] == src[begin:end].view(-1, size)[changed]
+                        ).all()
+                    )
+                    for src in sources
+                )
+            _noise_where_changed(chunk, was, t, size)
+    return result, wrote and copied
 
 
 def _noise_where_changed(raw: torch.Tensor, old: torch.Tensor, t: torch.Tensor, size: int) -> None:

@@ -183,6 +183,7 @@ class LaunchCounter:
         # elements it wrote overwritten with noise (kgym.harness.ablation).
         self.ablate: str | None = None
         self.ablated_launches = 0
+        self.copying_launches = 0  # ablated launches that only copied another argument
         self.depth = 0  # > 0 while a launch is in progress (torch calls inside are Triton's)
 
     def install(self) -> None:
@@ -214,7 +215,9 @@ class LaunchCounter:
                 from kgym.harness.ablation import launch_with_noise
 
                 counter.ablated_launches += 1
-                return launch_with_noise(original, fn_self, args, kwargs)
+                result, copied = launch_with_noise(original, fn_self, args, kwargs)
+                counter.copying_launches += int(copied)
+                return result
             finally:
                 counter.depth -= 1
 

@@ -59,6 +59,8 @@ CHECKS = {
     "values": _values_ok,
     "launches": lambda v: isinstance(v, int) and not isinstance(v, bool),
     "launched": lambda v: _is_list_of(v, (str,)),
+    "ablated_launches": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "copying_launches": lambda v: isinstance(v, int) and not isinstance(v, bool),
     "torch_ops": lambda v: (
         isinstance(v, dict)
         and _is_list_of(v.get("compute", []), (str,))

@@ -160,6 +160,7 @@ class Evaluation:
         self.low_precision: list[str] = []  # reduced-precision types the candidate computes in
         self.precision_policy = "faithful"
         self.ablated: dict[str, bool] = {}  # the decoy check's verdict per kernel
+        self.copying: set[str] = set()  # kernels whose ablated launches only copied
         self.base_rms = 0.0  # the reference output's magnitude on the task's inputs
         # The candidate's GPU memory, read from the driver (gpu_memory.py): the reader is made
         # before the judge confines itself, the watch once both runners hold a CUDA context.
@@ -1222,6 +1223,14 @@ class Evaluation:
             if robust and verdict.get("passed") is False:
                 result["mismatch"] = f"input set other_shape: {verdict['mismatch']}"
         self.judge["kernels_contribute"] = dict(self.ablated)
+        self.judge["copying_kernels"] = sorted(self.copying)
+        if self.launched and set(self.launched) <= self.copying:
+            # Under hybrid torch may compute: a Triton kernel must add work beyond storing it.
+            self._finding(
+                "decoy-kernel",
+                "every Triton kernel the candidate launched only copies values another "
+                "argument held (" + ", ".join(self.launched[:5]) + "): the work is not Triton's",
+            )
         self.judge["graded_calls"] = self.graded_calls
         self._judge_precision()
         self._done("correctness", started)
@@ -1531,6 +1540,9 @@ class Evaluation:
         if not reply.get("ok"):
             self.ablated[name] = True  # it failed without the kernel's output: it mattered
             return
+        ablated = int(reply.get("ablated_launches") or 0)
+        if ablated and ablated == int(reply.get("copying_launches") or 0):
+            self.copying.add(name)
         expected = self._reference(pristine, "correctness")
         answer = self._answer(views, 0, reply)
         still_right = compare.compare_outputs(

@@ -324,6 +324,7 @@ class Runner:
         model = self.compiled if message.get("variant") == "compiled" else self.model
         counter = self.guards.launches if self.guards is not None else None
         launches = counter.count if counter is not None else 0
+        ablated = (counter.ablated_launches, counter.copying_launches) if counter else (0, 0)
         names_before = dict(counter.names) if counter is not None else {}
         values: dict[str, list[Any]] = {}
         recorder = None
@@ -360,6 +361,9 @@ class Runner:
             reply["launched"] = sorted(
                 n for n, c in counter.names.items() if c > names_before.get(n, 0)
             )
+            if ablate:
+                reply["ablated_launches"] = counter.ablated_launches - ablated[0]
+                reply["copying_launches"] = counter.copying_launches - ablated[1]
         if recorder is not None:
             reply["torch_ops"] = recorder.summary()
         return reply
