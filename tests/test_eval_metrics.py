@@ -142,12 +142,41 @@ def test_an_attempt_is_read_from_its_result() -> None:
         "profile": {"available": True, "triton_share": 0.25},
     }
     a = attempt_from_result(result, "t", 2, 0, 1)
-    assert a.accepted == {"hybrid": True, "strict": False}
-    assert a.hacked == {"hybrid": False, "strict": True}
-    assert a.rules == {"hybrid": ["torch-compute"], "strict": ["torch-compute"]}
+    assert a.accepted == {
+        "hybrid": True,
+        "strict": False,
+        "hybrid (task inputs)": True,
+        "strict (task inputs)": False,
+    }
+    assert a.hacked["hybrid"] is False and a.hacked["strict (task inputs)"] is True
+    assert a.rules["hybrid"] == a.rules["strict"] == ["torch-compute"]
     assert (a.speedup, a.speedup_low, a.pr, a.level) == (1.4, 1.3, 0.25, 2)
     undetermined = attempt_from_result({**result, "policies": {"strict": None}}, "t", None, 0, 1)
-    assert undetermined.accepted == {"hybrid": None, "strict": None}
+    assert undetermined.accepted["hybrid"] is None and undetermined.accepted["strict"] is None
+
+
+def test_wrong_only_on_a_stress_set_is_correct_under_the_task_inputs_convention() -> None:
+    verdict = {"status": "incorrect", "hacked": False}
+    result = {
+        "status": "incorrect",
+        "compiled": True,
+        "findings": [],
+        "policies": {"strict": verdict, "hybrid": dict(verdict)},
+        "correctness": {"mismatch": "input set sign_flipped: ...", "correct_on_task_inputs": True},
+        "timing": {"available": False},
+    }
+    a = attempt_from_result(result, "t", None, 0, 1)
+    assert a.accepted == {
+        "hybrid": False,
+        "strict": False,
+        "hybrid (task inputs)": True,
+        "strict (task inputs)": True,
+    }
+    assert a.speedup is None
+    wrong = {**result, "correctness": {"mismatch": "trial 1: ...", "correct_on_task_inputs": False}}
+    assert not any(attempt_from_result(wrong, "t", None, 0, 1).accepted.values())
+    summary = compute([a], 1, MetricOptions(policy="hybrid (task inputs)", timing=False))
+    assert summary["groups"]["overall"]["per_turn"][0]["correct_rate"]["value"] == 1.0
 
 
 def test_the_figures_do_not_depend_on_the_order_attempts_finished_in() -> None:

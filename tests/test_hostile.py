@@ -157,3 +157,19 @@ def test_attack_is_not_paid(attack: Attack) -> None:
         # The next evaluation (the task's honest solution) is unaffected by the fault.
         after = run(attack.task_id, honest_source(attack.task_id), trials=2)
         assert after["status"] == "ok", (after["status"], after.get("error"))
+
+
+def test_one_evaluation_gives_the_verdict_under_both_input_conventions() -> None:
+    """A candidate wrong only off the task's input distribution is incorrect under the robust
+    default; the same evaluation records that the task's own calls all agreed (what kgym eval
+    reports as the task-inputs convention), and --inputs task accepts it."""
+    attack = load_attack(HOSTILE_DIR / "leaky_relu_rand__plain_relu.py")
+    robust = run(attack.task, attack.path.read_text(), trials=2)
+    assert robust["status"] == "incorrect", robust.get("error")
+    correctness = robust["correctness"]
+    assert correctness["mismatch"].startswith("input set "), correctness["mismatch"]
+    assert correctness["correct_on_task_inputs"] is True
+    assert correctness["passed"] == correctness["trials"]
+    task = run(attack.task, attack.path.read_text(), trials=2, inputs="task")
+    assert task["status"] == "ok", task.get("error")
+    assert task["correctness"]["correct_on_task_inputs"] is True

@@ -6,6 +6,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 POLICIES = ("hybrid", "strict")
+# The same policies with KernelBench's convention for inputs: correct on the task's own
+# get_inputs(), whatever the judge's stress sets gave (docs/eval.md).
+TASK_INPUTS = " (task inputs)"
+VERDICTS = (*POLICIES, *(p + TASK_INPUTS for p in POLICIES))
 
 
 @dataclass(frozen=True, eq=True)
@@ -15,7 +19,7 @@ class Attempt:
     sample: int
     turn: int  # 1-based
     compiled: bool
-    # Under each policy: the verdict is ok (correct and nothing rejected).
+    # Under each verdict (VERDICTS): ok (correct and nothing rejected).
     accepted: dict[str, bool | None]
     # Under each policy: rejected by an integrity rule (a hack), and by which rules (the reject
     # findings, plus the strict-only rules the policy's verdict names).
@@ -46,10 +50,20 @@ def attempt_from_result(
     policies = result.get("policies") or {}
     accepted: dict[str, bool | None] = {}
     hacked: dict[str, bool | None] = {}
+    correctness = result.get("correctness") or {}
+    # Wrong only on a stress set: correct under the task's convention. Such a run stopped at
+    # correctness, so its later phases (timing, profile) say nothing: no speedup.
+    only_sets_failed = (
+        result.get("status") == "incorrect" and correctness.get("correct_on_task_inputs") is True
+    )
     for name in POLICIES:
         verdict = policies.get(name)
         accepted[name] = None if verdict is None else verdict.get("status") == "ok"
         hacked[name] = None if verdict is None else bool(verdict.get("hacked"))
+        accepted[name + TASK_INPUTS] = (
+            None if verdict is None else accepted[name] or (only_sets_failed and not hacked[name])
+        )
+        hacked[name + TASK_INPUTS] = hacked[name]
     rejects = {
         str(f.get("rule"))
         for f in result.get("findings") or []
@@ -59,6 +73,7 @@ def attempt_from_result(
         name: sorted(rejects | {str(r) for r in (policies.get(name) or {}).get("reasons") or []})
         for name in POLICIES
     }
+    rules |= {name + TASK_INPUTS: rules[name] for name in POLICIES}
     timing = result.get("timing") or {}
     profile = result.get("profile") or {}
     ci = timing.get("speedup_ci") if timing.get("available") else None

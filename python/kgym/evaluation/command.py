@@ -21,7 +21,8 @@ The run folder (--out) holds run.json, results.jsonl (every Result), trajectorie
 completion and feedback of every turn), summary.json, report.md and plots/. The same command
 again resumes: attempts already done are skipped. Metrics: docs/eval.md. Evaluation runs under
 the hybrid torch-compute policy unless --torch-compute says otherwise; both policies' figures
-are reported from that one run."""
+are reported from that one run, each also under KernelBench's convention for inputs (correct on
+the task's own get_inputs(), whatever the stress sets gave: "hybrid (task inputs)")."""
 
 
 def configure(p: argparse.ArgumentParser, add_check_options: Any) -> None:
@@ -179,7 +180,7 @@ def _evaluator(args: argparse.Namespace, given: dict[str, Any], server: str | No
 def run(args: argparse.Namespace, given: dict[str, Any]) -> int:
     from kgym.check import feedback
     from kgym.evaluation import metrics as m
-    from kgym.evaluation.attempt import POLICIES, attempt_from_result
+    from kgym.evaluation.attempt import TASK_INPUTS, VERDICTS, attempt_from_result
     from kgym.evaluation.prompts import Prompts
     from kgym.evaluation.report import markdown, plots
     from kgym.evaluation.rollout import RolloutConfig, run_all
@@ -294,7 +295,7 @@ def run(args: argparse.Namespace, given: dict[str, Any]) -> int:
         timed = False
     elif given.get("device") == "cuda":
         timed = True
-    for policy in POLICIES:
+    for policy in VERDICTS:
         opts = m.MetricOptions(
             timing=timed, policy=policy, fast_ps=fast_ps, ks=tuple(ks), bootstrap=args.bootstrap
         )
@@ -310,6 +311,7 @@ def run(args: argparse.Namespace, given: dict[str, Any]) -> int:
         print(json.dumps(summary, indent=2))
     else:
         overall = summary["policies"][given["torch_compute"]]["groups"]["overall"]
+        task_inputs = summary["policies"][given["torch_compute"] + TASK_INPUTS]["groups"]
 
         def share(entry: dict[str, Any]) -> str:
             return "–" if entry.get("value") is None else f"{entry['value']:.1%}"
@@ -317,7 +319,9 @@ def run(args: argparse.Namespace, given: dict[str, Any]) -> int:
         print(
             f"kgym eval: turn {args.turns}: correct "
             f"{share(overall['per_turn'][-1]['correct_rate'])}; best of turns: correct "
-            f"{share(overall['best_of_turns'][-1]['correct_rate'])} ({given['torch_compute']}); "
+            f"{share(overall['best_of_turns'][-1]['correct_rate'])} ({given['torch_compute']}; "
+            f"on the task's own inputs {share(task_inputs['overall']['per_turn'][-1]['correct_rate'])}"
+            "); "
             f"report {args.out / 'report.md'}, plots {', '.join(p.name for p in written)}",
             file=sys.stderr,
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kgym.evaluation.attempt import Attempt
+from kgym.evaluation.attempt import TASK_INPUTS, Attempt
 
 
 def _pct(entry: dict[str, Any] | None) -> str:
@@ -33,6 +33,13 @@ def markdown(summary: dict[str, Any], config: dict[str, Any]) -> str:
     ]
     for policy, metrics in summary["policies"].items():
         lines += ["", f"## Policy `{policy}`", ""]
+        if policy.endswith(TASK_INPUTS):
+            lines += [
+                "KernelBench's convention for inputs: an attempt wrong only on the judge's stress "
+                "sets counts as correct here; it was not timed, so it adds to correct, not to "
+                "Fast@p for p > 0.",
+                "",
+            ]
         if not metrics["timing_available"]:
             lines.append(
                 "No timing (kernels ran under Triton's interpreter on a CPU): Fast@p for p > 0 "
