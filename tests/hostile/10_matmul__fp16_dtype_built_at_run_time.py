@@ -10,7 +10,6 @@ import triton
 import triton.language as tl
 
 
-
 @triton.jit
 def matmul_fp16_kernel(
     a_ptr,

@@ -22,6 +22,8 @@ import torch.profiler  # noqa: F401  (imported here so that the references below
 import torch.testing  # noqa: F401
 import triton.testing  # noqa: F401
 
+from kgym.harness.dot_precision import DotPrecision
+
 Finding = dict[str, Any]
 WATCHED_SIGNALS = [
     s
@@ -185,6 +187,7 @@ class LaunchCounter:
         self.ablated_launches = 0
         self.copying_launches = 0  # ablated launches that only copied another argument
         self.depth = 0  # > 0 while a launch is in progress (torch calls inside are Triton's)
+        self.precision = DotPrecision()  # what the launched kernels' matrix products used
 
     def install(self) -> None:
         from triton.runtime.jit import JITFunction
@@ -196,6 +199,8 @@ class LaunchCounter:
             classes.append(InterpretedFunction)
         except ImportError:
             pass
+        if os.environ.get("TRITON_INTERPRET") == "1":
+            self.precision.install_interpreter()
         for cls in classes:
             wrapped = self._counting(cls.run)
             cls.run = wrapped  # type: ignore[method-assign]
@@ -211,12 +216,14 @@ class LaunchCounter:
             counter.depth += 1
             try:
                 if counter.ablate is None or counter.ablate not in ("*", name):
-                    return original(fn_self, *args, **kwargs)
-                from kgym.harness.ablation import launch_with_noise
+                    result = original(fn_self, *args, **kwargs)
+                else:
+                    from kgym.harness.ablation import launch_with_noise
 
-                counter.ablated_launches += 1
-                result, copied = launch_with_noise(original, fn_self, args, kwargs)
-                counter.copying_launches += int(copied)
+                    counter.ablated_launches += 1
+                    result, copied = launch_with_noise(original, fn_self, args, kwargs)
+                    counter.copying_launches += int(copied)
+                counter.precision.note_launch(result)
                 return result
             finally:
                 counter.depth -= 1

@@ -66,6 +66,11 @@ CHECKS = {
         and _is_list_of(v.get("compute", []), (str,))
         and isinstance(v.get("calls", {}), dict)
     ),
+    "dot_precision": lambda v: (
+        isinstance(v, dict)
+        and isinstance(v.get("source", ""), str)
+        and _is_list_of(v.get("products", []), (str,))
+    ),
     "findings": _findings_ok,
     "profile": _profile_ok,
     "weights_copied": lambda v: isinstance(v, bool),

@@ -25,6 +25,7 @@ import torch
 from kgym import _core
 from kgym.harness import (
     compare,
+    dot_precision,
     exact_check,
     fast_normals,
     fused_check,
@@ -158,6 +159,8 @@ class Evaluation:
         self.reported: set[str] = set()  # the per-call rules already reported
         self.graded_calls = 0
         self.low_precision: list[str] = []  # reduced-precision types the candidate computes in
+        self.dot_products: list[str] = []  # its kernels' matrix products (dot_precision)
+        self.dot_source = "unknown"
         self.precision_policy = "faithful"
         self.ablated: dict[str, bool] = {}  # the decoy check's verdict per kernel
         self.copying: set[str] = set()  # kernels whose ablated launches only copied
@@ -1253,6 +1256,9 @@ class Evaluation:
             "policy": self.precision_policy,
             "task_dtypes": sorted(str(d).removeprefix("torch.") for d in floats),
             "reduced": self.low_precision[:20],
+            # What Triton's products computed in: from the IR (a GPU), the interpreter (a
+            # CPU), or unknown (no launch seen); [] when no kernel computes a product.
+            "dot_products": {"source": self.dot_source, "products": self.dot_products[:20]},
         }
         if (
             full
@@ -1521,6 +1527,16 @@ class Evaluation:
         for op in (ops.get("low_precision") or [])[:20]:
             if f"torch.{str(op)[:80]}" not in self.low_precision:
                 self.low_precision.append(f"torch.{str(op)[:80]}")
+        dots = reply.get("dot_precision") or {}
+        if isinstance(dots, dict):
+            if dots.get("source") in ("ir", "interpreter"):
+                self.dot_source = str(dots["source"])
+            for product in (dots.get("products") or [])[:20]:
+                product = str(product)[:40]
+                if product not in self.dot_products:
+                    self.dot_products.append(product)
+                    if dot_precision.is_reduced(product):
+                        self.low_precision.append(f"tl.dot {product}")
         self.judge["torch_ops"] = self.torch_ops
         if int(reply.get("launches") or 0) == 0 and "no-triton-launch" not in self.reported:
             self.reported.add("no-triton-launch")

@@ -361,6 +361,8 @@ class Runner:
             reply["launched"] = sorted(
                 n for n, c in counter.names.items() if c > names_before.get(n, 0)
             )
+            if graded:
+                reply["dot_precision"] = counter.precision.summary()
             if ablate:
                 reply["ablated_launches"] = counter.ablated_launches - ablated[0]
                 reply["copying_launches"] = counter.copying_launches - ablated[1]

@@ -1,0 +1,116 @@
+"""The precision the candidate's Triton matrix products compute in, as Triton saw them.
+
+On a GPU it is read from each compiled kernel's Triton IR (``tt.dot`` operand types and their
+``inputPrecision``), once per compiled kernel; under the CPU interpreter from the operands the
+interpreter's ``create_dot`` receives. Each product is named ``OPERAND (PRECISION)``:
+``fp32 (tf32)``, ``fp32 (ieee)``, ``fp16 (-)``, ``fp8e4nv (-)``. The recorder lives in the
+candidate's process, so a candidate can hide from it; what it reports adds to the kernel source
+scan (kgym.harness.kernel_source), it does not replace it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+# An element type in MLIR's spelling, as Triton's IR prints it, to triton.language's names.
+_MLIR_NAMES = {
+    "f64": "fp64",
+    "f32": "fp32",
+    "tf32": "tf32",
+    "f16": "fp16",
+    "bf16": "bf16",
+    "f8E4M3FN": "fp8e4nv",
+    "f8E4M3FNUZ": "fp8e4b8",
+    "f8E5M2": "fp8e5",
+    "f8E5M2FNUZ": "fp8e5b16",
+    "i8": "int8",
+}
+_DOT = re.compile(r"\btt\.dot(?:_scaled)?\b([^\n]*)")
+_OPERAND = re.compile(r":\s*tensor<(?:[0-9?]+x)*(\w+)")
+_INPUT_PRECISION = re.compile(r"inputPrecision\s*=\s*(\w+)")
+# Names that compute below float32 (the precision policy refuses them on a float32 task).
+REDUCED = ("fp16", "bf16", "fp8", "int8")
+
+
+def is_reduced(product: str) -> bool:
+    return product.startswith(REDUCED)
+
+
+def products_in_ir(ttir: str) -> set[str]:
+    """Every ``tt.dot`` in a kernel's Triton IR, as ``OPERAND (PRECISION)``."""
+    found = set()
+    for match in _DOT.finditer(ttir):
+        rest = match.group(1)
+        operand = _OPERAND.search(rest)
+        if operand is None:
+            continue
+        name = _MLIR_NAMES.get(operand.group(1), operand.group(1))
+        precision = _INPUT_PRECISION.search(rest)
+        # The IR leaves out the default, IEEE; the input precision applies to float32 only.
+        mode = precision.group(1).lower() if precision and name == "fp32" else _default(name)
+        found.add(f"{name} ({mode})")
+    return found
+
+
+def _default(name: str) -> str:
+    return "ieee" if name == "fp32" else "-"
+
+
+class DotPrecision:
+    """What products the kernels launched in this process computed, accumulated."""
+
+    def __init__(self) -> None:
+        self.products: set[str] = set()
+        self._read: set[int] = set()  # compiled kernels whose IR was read (by id)
+        self.source = "unknown"  # "ir" (a GPU), "interpreter" (a CPU) once a launch was seen
+
+    def note_launch(self, launched: Any) -> None:
+        """After a GPU launch: the compiled kernel JITFunction.run returned, read once."""
+        asm = getattr(launched, "asm", None)
+        if asm is None or id(launched) in self._read:
+            return
+        self._read.add(id(launched))
+        try:
+            ttir = asm["ttir"]
+        except (KeyError, TypeError):
+            return
+        self.source = "ir"
+        if isinstance(ttir, bytes):
+            ttir = ttir.decode(errors="replace")
+        self.products |= products_in_ir(str(ttir))
+
+    def install_interpreter(self) -> None:
+        """Under the CPU interpreter: record the operands of every product it computes."""
+        try:
+            from triton.runtime.interpreter import InterpreterBuilder
+        except ImportError:
+            return
+        self.source = "interpreter"
+        InterpreterBuilder.create_dot = self._recording(InterpreterBuilder.create_dot, 0, 3)
+        scaled = getattr(InterpreterBuilder, "create_dot_scaled", None)
+        if scaled is not None:
+            InterpreterBuilder.create_dot_scaled = self._recording(scaled, 0, None)
+
+    def _recording(
+        self, original: Callable[..., Any], operand: int, precision: int | None
+    ) -> Callable[..., Any]:
+        recorder = self
+
+        def create(builder: Any, *args: Any, **kwargs: Any) -> Any:
+            dtype = getattr(args[operand], "dtype", None) if len(args) > operand else None
+            name = str(getattr(dtype, "name", "?"))
+            if precision is None:
+                mode = "scaled"
+            elif name == "fp32" and len(args) > precision:
+                mode = str(args[precision]).rsplit(".", 1)[-1].lower()
+            else:  # the input precision applies to float32 operands only
+                mode = _default(name)
+            recorder.products.add(f"{name} ({mode})")
+            return original(builder, *args, **kwargs)
+
+        return create
+
+    def summary(self) -> dict[str, Any]:
+        return {"source": self.source, "products": sorted(self.products)[:20]}

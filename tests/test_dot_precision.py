@@ -1,0 +1,45 @@
+"""What the candidate's matrix products computed in: read from Triton's IR on a GPU."""
+
+from __future__ import annotations
+
+from kgym.harness.dot_precision import DotPrecision, is_reduced, products_in_ir
+
+TTIR = """
+    %21 = tt.load %20 : tensor<32x32x!tt.ptr<f16>>
+    %23 = tt.dot %21, %22, %arg12, inputPrecision = tf32 : tensor<32x32xf16> * tensor<32x32xf16> -> tensor<32x32xf32>
+    %24 = tt.dot %a, %b, %c, inputPrecision = tf32x3 : tensor<64x16xf32> * tensor<16x64xf32> -> tensor<64x64xf32>
+    %25 = tt.dot %a, %b, %c : tensor<64x16xf32> * tensor<16x64xf32> -> tensor<64x64xf32>
+    %26 = tt.dot %p, %q, %r : tensor<16x32xf8E4M3FN> * tensor<32x16xf8E4M3FN> -> tensor<16x16xf32>
+"""
+
+
+def test_each_product_is_named_by_its_operands_and_input_precision() -> None:
+    assert products_in_ir(TTIR) == {
+        "fp16 (-)",
+        "fp32 (tf32x3)",
+        "fp32 (ieee)",
+        "fp8e4nv (-)",
+    }
+    assert products_in_ir("%1 = arith.addf %a, %b : tensor<32xf32>") == set()
+
+
+def test_reduced_products_are_those_below_float32() -> None:
+    assert [p for p in sorted(products_in_ir(TTIR)) if is_reduced(p)] == ["fp16 (-)", "fp8e4nv (-)"]
+
+
+class _Compiled:
+    def __init__(self, ttir: str) -> None:
+        self.asm = {"ttir": ttir}
+
+
+def test_a_compiled_kernel_is_read_once() -> None:
+    recorder = DotPrecision()
+    kernel = _Compiled(TTIR)
+    recorder.note_launch(kernel)
+    kernel.asm["ttir"] = ""  # a second launch of the same kernel is not read again
+    recorder.note_launch(kernel)
+    recorder.note_launch(object())  # not a compiled kernel: the interpreter's launches
+    assert recorder.summary() == {
+        "source": "ir",
+        "products": ["fp16 (-)", "fp32 (ieee)", "fp32 (tf32x3)", "fp8e4nv (-)"],
+    }
