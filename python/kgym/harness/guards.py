@@ -186,6 +186,7 @@ class LaunchCounter:
         self.ablate: str | None = None
         self.ablated_launches = 0
         self.copying_launches = 0  # ablated launches that only copied another argument
+        self.copy_tolerance: tuple[float, float] | None = None  # the task's (atol, rtol)
         self.depth = 0  # > 0 while a launch is in progress (torch calls inside are Triton's)
         self.precision = DotPrecision()  # what the launched kernels' matrix products used
 
@@ -221,7 +222,9 @@ class LaunchCounter:
                     from kgym.harness.ablation import launch_with_noise
 
                     counter.ablated_launches += 1
-                    result, copied = launch_with_noise(original, fn_self, args, kwargs)
+                    result, copied = launch_with_noise(
+                        original, fn_self, args, kwargs, counter.copy_tolerance
+                    )
                     counter.copying_launches += int(copied)
                 counter.precision.note_launch(result)
                 return result

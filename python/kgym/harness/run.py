@@ -1559,7 +1559,9 @@ class Evaluation:
         self._fill(views, 0, pristine)
         dev.synchronize(self.device)
         stretch = self._stretch("decoy_inputs", stretch)
-        reply = self._call("candidate", [0], "correctness", ablate=name)
+        reply = self._call(
+            "candidate", [0], "correctness", ablate=name, ablate_tolerance=[atol, rtol]
+        )
         stretch = self._stretch("decoy_call", stretch)
         if not reply.get("ok"):
             self.ablated[name] = True  # it failed without the kernel's output: it mattered

@@ -334,6 +334,8 @@ class Runner:
             recorder = TorchOpRecorder(lambda: counter is not None and counter.depth > 0)
         if counter is not None:
             counter.ablate = ablate
+            given = message.get("ablate_tolerance")
+            counter.copy_tolerance = (float(given[0]), float(given[1])) if given else None
         filled = contextlib.ExitStack()
         if graded:
             from kgym.harness.ablation import uninitialised_memory_filled
