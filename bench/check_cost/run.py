@@ -1,0 +1,135 @@
+"""What one evaluation costs, two kgym installs side by side: every built-in solution checked
+by each, alternating (A then B on one task, B then A on the next), in several shards at once
+so that both meet the same load. Reports each install's per-task wall seconds (the Result's
+``durations_ms.total``, measured by the C++ supervisor) and the median's ratio.
+
+Usage (on a GPU machine with both installs; one is a kgym command, the other another):
+    python bench/check_cost/run.py --a "kgym" --b "/tmp/base/bin/kgym" --label-a HEAD \
+        --label-b 7043e88 --shards 4 --out bench/check_cost/results.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import datetime as dt
+import json
+import platform
+import shlex
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench"))
+from record import record  # noqa: E402
+
+
+def check(command: str, task: str, timeout_s: float) -> dict[str, Any]:
+    solution = ROOT / "tasks" / "solutions" / f"{task}.py"
+    argv = [*shlex.split(command), "check", task, str(solution), "--json", "--baseline", "eager"]
+    started = time.perf_counter()
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
+    wall = time.perf_counter() - started
+    try:
+        result = json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        return {"status": "no result", "wall_s": wall, "stderr": proc.stderr[-400:]}
+    durations = result.get("durations_ms") or {}
+    return {
+        "status": result.get("status"),
+        "wall_s": wall,
+        "total_s": (durations.get("total") or 0) / 1000,
+        "correctness_s": (durations.get("correctness") or 0) / 1000,
+        "graded_calls": (result.get("judge") or {}).get("graded_calls"),
+    }
+
+
+def shard(tasks: list[str], first: int, args: argparse.Namespace) -> list[dict[str, Any]]:
+    rows = []
+    for i, task in enumerate(tasks):
+        order = [("a", args.a), ("b", args.b)]
+        if (first + i) % 2:
+            order.reverse()
+        for side, command in order:
+            row = check(command, task, args.timeout)
+            rows.append({"task": task, "side": side, **row})
+            print(f"{task} {side}: {row['status']} {row.get('total_s', 0):.1f} s", flush=True)
+    return rows
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--a", required=True, help="the first install's kgym command")
+    p.add_argument("--b", required=True, help="the second install's kgym command")
+    p.add_argument("--label-a", default="a")
+    p.add_argument("--label-b", default="b")
+    p.add_argument("--shards", type=int, default=4)
+    p.add_argument("--timeout", type=float, default=300.0)
+    p.add_argument("--tasks", nargs="+", help="built-in task ids (default: all)")
+    p.add_argument("--out", type=Path, default=Path(__file__).with_name("results.md"))
+    p.add_argument("--json", action="store_true", help="print the run as JSON too")
+    args = p.parse_args()
+    tasks = args.tasks or sorted(f.stem for f in (ROOT / "tasks" / "solutions").glob("*.py"))
+    parts = [tasks[k :: args.shards] for k in range(args.shards)]
+    started = time.perf_counter()
+    with cf.ThreadPoolExecutor(args.shards) as pool:
+        futures = [pool.submit(shard, part, k, args) for k, part in enumerate(parts)]
+        rows = [row for f in futures for row in f.result()]
+    elapsed = time.perf_counter() - started
+
+    def median(side: str, key: str) -> float:
+        return statistics.median(r[key] for r in rows if r["side"] == side and key in r)
+
+    summary = {
+        side: {
+            "label": label,
+            "median_total_s": median(side, "total_s"),
+            "median_correctness_s": median(side, "correctness_s"),
+            "accepted": sum(1 for r in rows if r["side"] == side and r["status"] == "ok"),
+        }
+        for side, label in (("a", args.label_a), ("b", args.label_b))
+    }
+    ratio = summary["a"]["median_total_s"] / summary["b"]["median_total_s"]
+    gpu = subprocess.run(
+        ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True
+    ).stdout.strip()
+    when = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    command = " ".join(shlex.quote(a) for a in sys.argv)
+    lines = [
+        f"## {args.label_a} against {args.label_b}, {when}",
+        "",
+        f"- command: `python {command}`",
+        f"- machine: {gpu or 'no GPU'}, {platform.node()}; {len(tasks)} tasks, "
+        f"{args.shards} shards side by side, {elapsed:.0f} s in all",
+        f"- median evaluation (durations_ms.total): {args.label_a} "
+        f"{summary['a']['median_total_s']:.2f} s, {args.label_b} "
+        f"{summary['b']['median_total_s']:.2f} s: ratio {ratio:.3f}",
+        f"- median correctness phase: {summary['a']['median_correctness_s']:.2f} s against "
+        f"{summary['b']['median_correctness_s']:.2f} s",
+        f"- accepted: {summary['a']['accepted']} and {summary['b']['accepted']} of {len(tasks)}",
+        "",
+        f"| task | {args.label_a} s | {args.label_b} s | {args.label_a} correctness s | "
+        f"{args.label_b} correctness s | {args.label_a} graded calls |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    by = {(r["task"], r["side"]): r for r in rows}
+    for task in tasks:
+        a, b = by.get((task, "a"), {}), by.get((task, "b"), {})
+        lines.append(
+            f"| {task} | {a.get('total_s', 0):.1f} ({a.get('status')}) | "
+            f"{b.get('total_s', 0):.1f} ({b.get('status')}) | {a.get('correctness_s', 0):.1f} | "
+            f"{b.get('correctness_s', 0):.1f} | {a.get('graded_calls')} |"
+        )
+    lines.append("")
+    data = {"when": when, "command": command, "summary": summary, "ratio": ratio, "rows": rows}
+    record(args.out.with_suffix(".json"), data, args.out, lines, args.json)
+    print("\n".join(lines[:8]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
