@@ -39,7 +39,17 @@ def check(command: str, task: str, timeout_s: float) -> dict[str, Any]:
     except json.JSONDecodeError:
         return {"status": "no result", "wall_s": wall, "stderr": proc.stderr[-400:]}
     durations = result.get("durations_ms") or {}
+    why = {}
+    if result.get("status") != "ok":
+        why = {
+            "error": result.get("error"),
+            "findings": [
+                f"{f.get('rule')}: {f.get('detail')}" for f in result.get("findings") or []
+            ],
+            "stderr": proc.stderr[-400:],
+        }
     return {
+        **why,
         "status": result.get("status"),
         "wall_s": wall,
         "total_s": (durations.get("total") or 0) / 1000,
