@@ -132,7 +132,8 @@ def launch_with_noise(
             wrote = True
             if copied:
                 copied = any(
-                    _same(chunk, src[begin:end], changed, t.dtype, tolerance) for src in sources
+                    _same(chunk, src[begin:end], changed, t.dtype, size, tolerance)
+                    for src in sources
                 )
             _noise_where_changed(chunk, was, t, size)
     return result, wrote and copied
@@ -143,10 +144,11 @@ def _same(
     src: torch.Tensor,
     changed: torch.Tensor,
     dtype: torch.dtype,
+    size: int,
     tolerance: tuple[float, float] | None,
 ) -> bool:
-    """Whether the changed elements of ``chunk`` (bytes of a storage) are those of ``src``."""
-    size = torch.empty((), dtype=dtype).element_size()
+    """Whether the changed elements of ``chunk`` (bytes of a storage, ``size`` bytes an
+    element) are those of ``src``."""
     mine, theirs = chunk.view(-1, size)[changed], src.view(-1, size)[changed]
     if bool((mine == theirs).all()):
         return True
