@@ -101,8 +101,15 @@ def check_summary(summary: dict[str, Any]) -> None:
         assert g["at_k"]["1"]["pass"]["value"] == pytest.approx(want["best"][-1])
         hacks = sum(hacked for _, _, hacked in TABLE.values())
         assert g["hacks"]["count"] == hacks and g["hacks"]["by_rule"]
-        # turn 1: the wrong kernel compiled, the completion without code did not
+        # turn 1: the wrong kernel compiled, the completion without code did not, and the
+        # pure-PyTorch answer was refused before loading: compiled for KernelBench only
+        assert g["per_turn"][0]["compile_rate"]["value"] == pytest.approx(1 / 3)
+        kernelbench = g["per_turn"][0]["kernelbench"]
+        assert kernelbench["compile_rate"]["value"] == pytest.approx(2 / 3)
         assert g["per_turn"][1]["compile_rate"]["value"] == 1.0
+        assert list(kernelbench["fast"]) == ["0"]  # no timing: KernelBench's fast_p neither
+        for row, correct in zip(g["per_turn"], want["correct"], strict=True):
+            assert row["kernelbench"]["fast"]["0"]["value"] == pytest.approx(correct)
         assert summary["policies"][policy]["timing_available"] is False
 
 

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from kgym.evaluation.attempt import Attempt, attempt_from_result
-from kgym.evaluation.metrics import MetricOptions, compute, pass_at_k
+from kgym.evaluation.metrics import MetricOptions, compute, fast_curve, pass_at_k
 
 
 def attempt(
@@ -245,3 +245,65 @@ def test_strict_hacks_count_the_strict_only_rules() -> None:
     undetermined = attempt_from_result({**result, "policies": {}}, "t", None, 0, 1)
     g = compute([undetermined], 1, MetricOptions(bootstrap=0))["groups"]["overall"]
     assert g["undetermined"] == 1
+
+
+def test_kernelbench_conventions_beside_kgyms_on_known_attempts() -> None:
+    """KernelBench counts what kgym's integrity rules refused as compiled, and its fast_p is
+    speedup > p where kgym's (Dr. Kernel's) is >= p: every figure of both, from a known table."""
+
+    def one(task: str, **kwargs: object) -> Attempt:
+        return Attempt(
+            task=task,
+            level=None,
+            sample=0,
+            turn=1,
+            compiled=bool(kwargs.get("compiled", True)),
+            accepted={"hybrid": bool(kwargs.get("ok", False))},
+            hacked={"hybrid": bool(kwargs.get("hacked", False))},
+            speedup=kwargs.get("speedup"),  # type: ignore[arg-type]
+            status=str(kwargs.get("status", "ok" if kwargs.get("ok") else "incorrect")),
+        )
+
+    attempts = [
+        one("a", ok=True, speedup=1.2),  # exactly 1.2: fast@1.2 for kgym, not for KernelBench
+        one("b", ok=True, speedup=2.5),
+        one("c", ok=True, speedup=0.8),
+        one("d", compiled=False, hacked=True, status="rejected"),  # screen: pure PyTorch
+        one("e", compiled=True, hacked=True, status="rejected"),  # judge: decoy kernel
+        one("f", compiled=False, status="compile_error"),
+    ]
+    opts = MetricOptions(fast_ps=(0.0, 1.0, 1.2, 2.0), bootstrap=0)
+    g = compute(attempts, 1, opts)["groups"]["overall"]
+    row = g["per_turn"][0]
+    kb = row["kernelbench"]
+    assert row["compile_rate"]["value"] == pytest.approx(4 / 6)
+    assert kb["compile_rate"]["value"] == pytest.approx(5 / 6)
+    assert row["correct_rate"]["value"] == pytest.approx(3 / 6)
+    want_kgym = {"0": 3 / 6, "1": 2 / 6, "1.2": 2 / 6, "2": 1 / 6}
+    want_kb = {"0": 3 / 6, "1": 2 / 6, "1.2": 1 / 6, "2": 1 / 6}
+    assert {p: v["value"] for p, v in row["fast"].items()} == pytest.approx(want_kgym)
+    assert {p: v["value"] for p, v in kb["fast"].items()} == pytest.approx(want_kb)
+    assert g["hacks"]["count"] == 2
+
+    # The plot's curve is the summary's figure at every threshold the summary has.
+    curve = fast_curve(attempts, 1, "hybrid", [0.0, 1.0, 1.2, 2.0])
+    assert curve[1] == pytest.approx(list(want_kgym.values()))
+
+    # Without timing, KernelBench's side too has only p = 0.
+    untimed = [one("a", ok=True), one("d", compiled=False, hacked=True, status="rejected")]
+    row = compute(untimed, 1, MetricOptions(bootstrap=0))["groups"]["overall"]["per_turn"][0]
+    assert list(row["kernelbench"]["fast"]) == ["0"]
+    assert row["kernelbench"]["compile_rate"]["value"] == 1.0
+
+
+def test_the_report_and_the_fast_p_plot_name_both_conventions(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    pytest.importorskip("matplotlib")
+    from kgym.evaluation.report import markdown, plots
+
+    attempts = [attempt("a", 0, 1, True), attempt("b", 0, 1, False, compiled=False)]
+    summary = {"policies": {"hybrid": compute(attempts, 1, MetricOptions(bootstrap=0))}}
+    text = markdown(summary, {"model": "m", "tasks": ["a", "b"], "samples": 1, "turns": 1})
+    assert "compiled (KernelBench)" in text and "fast_0 (>)" in text
+    assert "Fast@p for p > 0 is not defined" in text
+    written = plots(summary, attempts, tmp_path, "hybrid")
+    assert [p.name for p in written] == ["fast_p.png", "speedups.png", "turns.png"]

@@ -44,12 +44,30 @@ def pass_at_k(n: int, c: int, k: int) -> float | None:
 
 def is_fast(a: Attempt, policy: str, p: float) -> bool:
     """Accepted under the policy and at least p times as fast as the reference (p = 0: accepted,
-    whatever the timing)."""
+    whatever the timing). Dr. Kernel's convention (``>=``)."""
     if not a.accepted.get(policy):
         return False
     if p <= 0:
         return True
     return a.speedup is not None and a.speedup >= p
+
+
+def is_fast_kernelbench(a: Attempt, policy: str, p: float) -> bool:
+    """KernelBench's ``fastp``: accepted and faster than the reference by more than p (``>``);
+    p = 0: accepted, whatever the timing (KernelBench's fast_0 is its correctness rate)."""
+    if not a.accepted.get(policy):
+        return False
+    if p <= 0:
+        return True
+    return a.speedup is not None and a.speedup > p
+
+
+def compiled_kernelbench(a: Attempt) -> bool:
+    """KernelBench's ``compiled``, which knows no integrity policy: what kgym's screen or judge
+    rejected counts as compiled (KernelBench would have loaded and run it), what failed to
+    compile or load does not. A screen rejection happens before loading, so this is what the
+    candidate would have done at most: it parsed, and KernelBench's load could still fail."""
+    return a.compiled or a.status == "rejected"
 
 
 Trajectory = list[Attempt]  # one task and sample, turns in order
@@ -187,6 +205,25 @@ def group_metrics(
             if (a := at(tr)) is not None and a.accepted.get(policy) and a.speedup is not None
         ]
         row["geomean_speedup"] = _geomean(speedups)
+        row["kernelbench"] = {
+            "compile_rate": _rate(
+                trajs,
+                lambda tr: float((a := at(tr)) is not None and compiled_kernelbench(a)),
+                opts,
+                rng,
+            ),
+            "fast": {
+                fast_key(p): _rate(
+                    trajs,
+                    lambda tr, p=p: float(
+                        (a := at(tr)) is not None and is_fast_kernelbench(a, policy, p)
+                    ),
+                    opts,
+                    rng,
+                )
+                for p in ps
+            },
+        }
         per_turn.append(row)
 
     best_of_turns = []
@@ -259,6 +296,27 @@ def group_metrics(
             "by_rule": dict(sorted(rules.items(), key=lambda kv: (-kv[1], kv[0]))),
         },
     }
+
+
+def fast_curve(
+    attempts: Sequence[Attempt], turns: int, policy: str, ps: Sequence[float]
+) -> dict[int, list[float]]:
+    """Fast@p per turn at each p, as the summary computes it (the mean over tasks of each
+    task's share of samples; a trajectory that ended early is not fast): for plots."""
+    trajs = _trajectories(attempts)
+    curves: dict[int, list[float]] = {}
+    for t in range(1, turns + 1):
+        values = []
+        for p in ps:
+            table = _TaskTable()
+            for task, samples in trajs.items():
+                for turns_ in samples.values():
+                    a = _at_turn(turns_, t)
+                    table.add(task, float(a is not None and is_fast(a, policy, p)))
+            per_task = table.per_task()
+            values.append(float(per_task.mean()) if per_task.size else float("nan"))
+        curves[t] = values
+    return curves
 
 
 def compute(attempts: Sequence[Attempt], turns: int, opts: MetricOptions) -> dict[str, Any]:

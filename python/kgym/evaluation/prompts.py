@@ -72,14 +72,25 @@ class Prompts:
         }
 
 
-def render(messages: list[dict[str, str]], tokenizer: Any) -> str:
+def render(messages: list[dict[str, str]], tokenizer: Any, prefill: str = "") -> str:
     """The conversation as a local model reads it, in training (`kgym train`) and in evaluation
-    (`kgym eval --hf`) alike: its chat template, or plain role-tagged text."""
+    (`kgym eval --hf`) alike: its chat template, or plain role-tagged text. ``prefill`` opens the
+    assistant's turn (Kernel Coder's "Let me solve this step by step.\\n<think>"): the model
+    continues it, and it is part of the prompt, not of the completion."""
     if getattr(tokenizer, "chat_template", None):
+        if prefill:
+            return str(
+                tokenizer.apply_chat_template(
+                    [*messages, {"role": "assistant", "content": prefill}],
+                    tokenize=False,
+                    continue_final_message=True,
+                )
+            )
         return str(
             tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
         )
-    return "\n\n".join(f"{m['role']}: {m['content']}" for m in messages) + "\n\nassistant:"
+    text = "\n\n".join(f"{m['role']}: {m['content']}" for m in messages) + "\n\nassistant:"
+    return text + (" " + prefill if prefill else "")
 
 
 def context_tokens(model_config: Any) -> int | None:
