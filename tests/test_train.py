@@ -175,11 +175,12 @@ def test_kernelbook_rows_become_prompts_split_stably(tmp_path: Path) -> None:
     file = kernelbook_file(tmp_path / "kernelbook.jsonl")
     train_rows = kernelbook_prompts(file, "train", 0.25, 0)
     held = kernelbook_prompts(file, "heldout", 0.25, 0)
+    prompt = {r["id"]: r["messages"][-1]["content"] for r in train_rows}
     assert {r["id"] for r in train_rows}.isdisjoint({r["id"] for r in held})
     assert len(train_rows) + len(held) == 12  # the row without programs is skipped
     assert kernelbook_prompts(file, "train", 0.25, 0) == train_rows  # the same split every time
     first = train_rows[0]
-    assert "ModelNew" in first["prompt"] and f"class Mod{first['id']}" in first["prompt"]
+    assert "ModelNew" in prompt[first["id"]] and f"class Mod{first['id']}" in prompt[first["id"]]
     assert first["reference"].startswith("@triton.jit")
     assert len(kernelbook_prompts(file, "train", 0.25, 3)) == 3
 
@@ -228,7 +229,7 @@ def test_the_paper_presets_load_with_a_model_and_data(tmp_path: Path) -> None:
     )
     coder = load_config(config)
     assert (coder.reward.kind, coder.advantage.estimator, coder.rollout.turns) == (
-        "both",
+        "kernel_coder",
         "grpo",
         1,
     )

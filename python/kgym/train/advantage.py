@@ -5,9 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from kgym import rl
+from kgym.train.config import AdvantageConfig
 
 
-def advantages(rewards: np.ndarray, group: np.ndarray, estimator: str) -> np.ndarray:
+def advantages(rewards: np.ndarray, group: np.ndarray, cfg: AdvantageConfig) -> np.ndarray:
     """One advantage per sample: single-turn, so each sample is its own trajectory and TRLOO
     reduces to RLOO within the prompt's group."""
-    return np.asarray(rl.advantages(rewards, group, estimator=estimator).advantages)  # type: ignore[arg-type]
+    return np.asarray(
+        rl.advantages(rewards, group, estimator=cfg.estimator, eps=cfg.eps).advantages  # type: ignore[arg-type]
+    )

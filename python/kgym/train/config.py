@@ -25,6 +25,10 @@ class ModelConfig:
     # A byte-level BPE tokenizer trained on these texts, when path is None.
     tokenizer_corpus: list[str] = field(default_factory=list)
     tokenizer_vocab: int = 300
+    # Strings the tiny tokenizer keeps whole (one token each), as a real model's tokenizer keeps
+    # its chat tags: e.g. Kernel Coder's <think>, </think>, so that a model made from scratch
+    # can write them by chance.
+    tokenizer_tokens: list[str] = field(default_factory=list)
     dtype: str = "float32"  # float32 | bfloat16
     # LoRA adapters through peft instead of full fine-tuning: {r, alpha, dropout,
     # target_modules}; None trains every weight.
@@ -43,6 +47,10 @@ class DataConfig:
     kernelbook_split: str = "train"  # train | heldout
     kernelbook_limit: int = 0  # rows at most; 0: all
     holdout_fraction: float = 0.1
+    # How a KernelBook row is asked: kgym (kgym eval's problem prompt, one user message) or
+    # kernel_coder (Kernel Coder's system message, prompt with <think>/<answer> and the
+    # assistant turn pre-filled with "Let me solve this step by step.\n<think>").
+    prompt_style: str = "kgym"
     # Gym tasks (the dr_kernel reward): a task set as kgym eval takes it, and task globs.
     task_set: str = "builtin"
     tasks: list[str] = field(default_factory=list)
@@ -77,12 +85,15 @@ class EngineConfig:
 
 @dataclass
 class RewardConfig:
-    # similarity: Kernel Coder's difflib ratio against the prompt's reference;
-    # format: Kernel Coder's format reward; both: their sum;
+    # similarity: the difflib ratio of the whole completion against the prompt's reference;
+    # format: Kernel Coder's format reward; kernel_coder: Kernel Coder's reward (the format
+    # reward plus the difflib ratio of the code it extracts; kgym.rewards, with `spec`'s keys);
     # dr_kernel: Dr. Kernel's reward from the gym's Result (kgym.rewards, released weights);
     # staged: the staged reward from the Result; spec: the kgym.rewards spec in `spec`.
     kind: str = "similarity"
-    spec: dict[str, Any] | None = None  # a kgym.rewards spec (docs/rl-maths.md), kind = spec
+    # a kgym.rewards spec (docs/rl-maths.md): with kind = spec, any; with kind = kernel_coder,
+    # a kernel_coder spec (partial_format, require_answer_tag, weights, ...)
+    spec: dict[str, Any] | None = None
 
 
 @dataclass
@@ -132,6 +143,7 @@ class MismatchConfig:
 @dataclass
 class AdvantageConfig:
     estimator: str = "grpo"  # grpo | dr_grpo | rloo | trloo (kgym.rl; docs/rl-maths.md)
+    eps: float = 1e-6  # GRPO's guard in (r - mean) / (std + eps)
 
 
 @dataclass
@@ -139,7 +151,8 @@ class LossConfig:
     clip_low: float = 0.2  # PPO's epsilon (Schulman et al. 2017)
     clip_high: float = 0.2  # DAPO's clip-higher raises this (Yu et al. 2025)
     # dr_grpo: sum over tokens / (samples x max_new_tokens) (Liu et al. 2025, Dr. GRPO);
-    # token_mean: mean over every valid token of the batch; seq_mean: mean of per-sequence means.
+    # token_mean: mean over every valid token of the batch; seq_mean: mean of per-sequence
+    # means; seq_sum: mean of per-sequence sums (verl's seq-mean-token-sum).
     aggregation: str = "dr_grpo"
     epochs: int = 1  # passes over each batch (1: ratio is 1 at the start, on-policy)
     # A KL penalty to the initial policy (k3 estimator per token); 0: no reference model.
@@ -193,23 +206,36 @@ class TrainConfig:
     def uses_gym(self) -> bool:
         return self.reward.kind in ("dr_kernel", "staged", "spec")
 
+    @property
+    def reward_spec(self) -> Any:
+        """The kgym.rewards spec of a kernel_coder reward."""
+        return {"kind": "kernel_coder", **(self.reward.spec or {})}
+
     def gym_reward_spec(self) -> Any:
         return self.reward.spec if self.reward.kind == "spec" else {"kind": self.reward.kind}
 
     def validate(self) -> None:
         choices = {
-            ("reward", "kind"): ("similarity", "format", "both", "dr_kernel", "staged", "spec"),
+            ("reward", "kind"): (
+                "similarity",
+                "format",
+                "kernel_coder",
+                "dr_kernel",
+                "staged",
+                "spec",
+            ),
             ("gym", "device"): ("auto", "cpu", "cuda"),
             ("engine", "kind"): ("hf", "openai"),
             ("engine", "sync"): ("disk", "lora", "none"),
             ("mismatch", "kind"): ("none", "tis", "mis", "geometric"),
             ("advantage", "estimator"): ("grpo", "dr_grpo", "rloo", "trloo"),
-            ("loss", "aggregation"): ("dr_grpo", "token_mean", "seq_mean"),
+            ("loss", "aggregation"): ("dr_grpo", "token_mean", "seq_mean", "seq_sum"),
             ("optim", "schedule"): ("constant", "cosine"),
             ("optim", "name"): ("adamw", "sgd"),
             ("model", "dtype"): ("float32", "bfloat16"),
             ("model", "device"): ("auto", "cpu", "cuda"),
             ("data", "kernelbook_split"): ("train", "heldout"),
+            ("data", "prompt_style"): ("kgym", "kernel_coder"),
             ("run", "tensorboard"): ("auto", "on", "off"),
         }
         for (section, key), allowed in choices.items():
@@ -224,6 +250,14 @@ class TrainConfig:
             if not self.reward.spec:
                 raise ValueError("[reward] spec: a kgym.rewards spec, with kind = spec")
             load_reward_spec(self.reward.spec)  # refused here, with its reason, when invalid
+        if self.reward.kind == "kernel_coder":
+            from kgym.rewards import load_reward_spec
+
+            if (self.reward.spec or {}).get("kind", "kernel_coder") != "kernel_coder":
+                raise ValueError("[reward] spec: with kind = kernel_coder, a kernel_coder spec")
+            load_reward_spec(self.reward_spec)
+        elif self.reward.spec and self.reward.kind != "spec":
+            raise ValueError("[reward] spec is read with kind = spec or kernel_coder only")
         if self.uses_gym:
             if not self.data.tasks:
                 raise ValueError("[data] tasks: the gym's tasks (ids or globs) for dr_kernel")
@@ -233,6 +267,15 @@ class TrainConfig:
             raise ValueError("[data] prompts: at least one {prompt, reference}, or kernelbook")
         elif self.rollout.turns != 1:
             raise ValueError("[rollout] turns > 1 needs the gym (reward.kind = dr_kernel)")
+        elif self.prs.enabled:
+            # PRS decides on a correct sample's profile (PR): a reward without the gym's Result
+            # has neither, and a run that silently skipped it would not be the recipe asked for.
+            raise ValueError(
+                "[prs] enabled needs the gym's Results (a correct sample's PR): reward.kind "
+                "dr_kernel, staged or spec"
+            )
+        if self.advantage.eps < 0:
+            raise ValueError("[advantage] eps must be at least 0")
         for p in self.data.prompts:
             if not isinstance(p, dict) or not {"prompt", "reference"} <= p.keys():
                 raise ValueError("[data] prompts: each is {prompt = ..., reference = ...}")
@@ -251,7 +294,7 @@ class TrainConfig:
                 raise ValueError("[engine] sync = disk sends a full model: use lora with LoRA")
 
 
-def _merge(target: Any, values: dict[str, Any], where: str) -> None:
+def merge_into(target: Any, values: dict[str, Any], where: str) -> None:
     known = {f.name: f for f in fields(target)}
     for key, value in values.items():
         if key not in known:
@@ -260,7 +303,7 @@ def _merge(target: Any, values: dict[str, Any], where: str) -> None:
         if is_dataclass(current):
             if not isinstance(value, dict):
                 raise ValueError(f"{where}.{key}: a table is expected")
-            _merge(current, value, f"{where}.{key}")
+            merge_into(current, value, f"{where}.{key}")
         else:
             setattr(target, key, value)
 
@@ -272,7 +315,7 @@ def preset_path(name: str) -> Path:
     return path
 
 
-def _read(path: Path) -> dict[str, Any]:
+def read_yaml(path: Path) -> dict[str, Any]:
     data = yaml.safe_load(path.read_text()) or {}
     if not isinstance(data, dict):
         raise ValueError(f"{path}: a mapping of sections is expected")
@@ -282,12 +325,12 @@ def _read(path: Path) -> dict[str, Any]:
 def load_config(path: Path | None = None, overrides: dict[str, Any] | None = None) -> TrainConfig:
     """A config file (YAML), on top of its preset if it names one, on top of the defaults."""
     config = TrainConfig()
-    data = _read(path) if path is not None else {}
+    data = read_yaml(path) if path is not None else {}
     preset = data.pop("preset", None)
     if preset:
-        _merge(config, _read(preset_path(str(preset))), f"preset {preset}")
-    _merge(config, data, str(path) if path else "config")
+        merge_into(config, read_yaml(preset_path(str(preset))), f"preset {preset}")
+    merge_into(config, data, str(path) if path else "config")
     if overrides:
-        _merge(config, overrides, "overrides")
+        merge_into(config, overrides, "overrides")
     config.validate()
     return config

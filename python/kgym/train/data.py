@@ -1,7 +1,17 @@
 """Prompts for training: written in the config, or from KernelBook (a `datasets` file of
-PyTorch programs with their Triton translations), split into training and held-out rows. The
-problem prompt is kgym eval's (kgym.evaluation.prompts), so a policy trains on what it is
-evaluated with."""
+PyTorch programs with their Triton translations), split into training and held-out rows.
+
+A KernelBook row is asked as a conversation, in one of two styles (``data.prompt_style``):
+
+- ``kgym``: kgym eval's problem prompt (kgym.evaluation.prompts), so a policy trains on what
+  it is evaluated with;
+- ``kernel_coder``: Kernel Coder's (insop/kernel-coder, ``kernel-coder/nano_r1_script.py``:
+  ``SYSTEM_MESSAGE_KERNELBOOK``, ``PROMPT_TEMPLATE_KERNELBOOK`` with
+  ``PROBLEM_INSTRUCTION_KERNELBOOK``, reproduced in ``kgym/evaluation/templates/kernel_coder_*``)
+  with its assistant turn pre-filled with ``KERNEL_CODER_PREFILL``: the model continues the
+  pre-fill, whose ``<think>`` Kernel Coder's format reward prepends to the completion.
+
+A config's own ``{prompt, reference}`` rows are sent as written (no conversation)."""
 
 from __future__ import annotations
 
@@ -9,12 +19,35 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from kgym.evaluation.prompts import Prompts
+from kgym.evaluation.prompts import Prompts, default_template, render
 
 # KernelBook's columns (GPUMODE/KernelBook): uuid, module_name, entry_point, python_code,
 # triton_code, licenses, synthetic, repo_link.
 PYTORCH_COLUMN = "python_code"
 TRITON_COLUMN = "triton_code"
+# nano_r1_script.py's preprocess_example_kernelbook: the assistant message it continues.
+KERNEL_CODER_PREFILL = "Let me solve this step by step.\n<think>"
+
+
+def style_prompts(style: str) -> tuple[Prompts, str]:
+    """The prompts of a ``data.prompt_style`` and the assistant pre-fill that goes with them."""
+    if style == "kernel_coder":
+        prompts = Prompts.load(
+            problem=default_template("kernel_coder_problem.md"),
+            system=default_template("kernel_coder_system.md"),
+        )
+        return prompts, KERNEL_CODER_PREFILL
+    if style != "kgym":
+        raise ValueError(f"[data] prompt_style {style!r}: one of kgym, kernel_coder")
+    return Prompts.load(), ""
+
+
+def row_text(row: dict[str, Any], tokenizer: Any) -> str:
+    """What the policy reads for a row: a config's prompt as written, or a KernelBook row's
+    conversation rendered (the chat template, or role-tagged text) with its pre-fill."""
+    if "messages" not in row:
+        return str(row["prompt"])
+    return render(row["messages"], tokenizer, row.get("prefill", ""))
 
 
 def _held_out(key: str, fraction: float) -> bool:
@@ -24,11 +57,11 @@ def _held_out(key: str, fraction: float) -> bool:
 
 
 def kernelbook_prompts(
-    path: Path, split: str, holdout_fraction: float, limit: int, prompts: Prompts | None = None
-) -> list[dict[str, str]]:
-    """``{prompt, reference, id}`` rows: the problem prompt made from the PyTorch program, the
-    Triton program as the reference (Kernel Coder's similarity target). ``split``: train or
-    heldout. Rows without both programs are skipped."""
+    path: Path, split: str, holdout_fraction: float, limit: int, style: str = "kgym"
+) -> list[dict[str, Any]]:
+    """``{messages, prefill, reference, id}`` rows: the problem asked about the PyTorch
+    program in the style's prompt, the Triton program as the reference (Kernel Coder's
+    similarity target). ``split``: train or heldout. Rows without both programs are skipped."""
     import datasets
 
     kind = {".parquet": "parquet", ".json": "json", ".jsonl": "json"}.get(path.suffix)
@@ -38,8 +71,9 @@ def kernelbook_prompts(
     missing = {PYTORCH_COLUMN, TRITON_COLUMN} - set(rows.column_names)
     if missing:
         raise ValueError(f"{path}: no column {', '.join(sorted(missing))} (not KernelBook rows)")
-    template = (prompts or Prompts.load()).problem
-    out: list[dict[str, str]] = []
+    prompts, prefill = style_prompts(style)
+    system = [{"role": "system", "content": prompts.system}] if prompts.system else []
+    out: list[dict[str, Any]] = []
     for index, row in enumerate(rows):
         pytorch, triton = row.get(PYTORCH_COLUMN), row.get(TRITON_COLUMN)
         if not pytorch or not triton:
@@ -48,8 +82,9 @@ def kernelbook_prompts(
         if _held_out(key, holdout_fraction) != (split == "heldout"):
             continue
         name = str(row.get("entry_point") or row.get("module_name") or key)
-        text = template.substitute(task_id=name, reference=pytorch, description="")
-        out.append({"prompt": text, "reference": triton, "id": key})
+        text = prompts.problem.substitute(task_id=name, reference=pytorch, description="")
+        messages = [*system, {"role": "user", "content": text}]
+        out.append({"messages": messages, "prefill": prefill, "reference": triton, "id": key})
         if limit and len(out) >= limit:
             break
     if not out:
@@ -57,7 +92,7 @@ def kernelbook_prompts(
     return out
 
 
-def resolve_prompts(data: Any) -> list[dict[str, str]]:
+def resolve_prompts(data: Any) -> list[dict[str, Any]]:
     """The config's prompts, then KernelBook's when a file is named."""
     found = list(data.prompts)
     if data.kernelbook:
@@ -66,5 +101,31 @@ def resolve_prompts(data: Any) -> list[dict[str, str]]:
             data.kernelbook_split,
             data.holdout_fraction,
             data.kernelbook_limit,
+            data.prompt_style,
         )
     return found
+
+
+def kernelbook_from_tasks(tasks: list[Any]) -> list[dict[str, Any]]:
+    """KernelBook-format rows (GPUMODE/KernelBook's columns) from tasks that ship a reference
+    solution: the task's PyTorch program as ``python_code``, its Triton solution as
+    ``triton_code``. KernelBook itself is on a model hub; these rows are kgym's built-in suite
+    in its format, for tests and demonstrations offline."""
+    rows = []
+    for task in tasks:
+        solution = task.solution_path()
+        if solution is None:
+            continue
+        rows.append(
+            {
+                "uuid": task.id,
+                "module_name": "Model",
+                "entry_point": "Model",
+                "python_code": task.source,
+                "triton_code": solution.read_text(),
+                "licenses": [],
+                "synthetic": False,
+                "repo_link": "",
+            }
+        )
+    return rows

@@ -1,24 +1,24 @@
 """One training step with the gym: multi-turn rollouts, Dr. Kernel's reward from each Result,
-TRLOO (or another estimator) over turn returns, profiling-based rejection sampling, mismatch
-correction between the sampler's and the trainer's log-probabilities, then the update."""
+TRLOO (or another estimator) over turn returns, profiling-based rejection sampling, then the
+update with the mismatch correction between the sampler's and the trainer's log-probabilities
+(optimize.py, shared with the single-turn path)."""
 
 from __future__ import annotations
 
 import contextlib
-import time
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import torch
 
 from kgym import rl
 from kgym.evaluation.prompts import Prompts
 from kgym.evaluation.tasksets import EvalTask, load_task_set, select
 from kgym.rewards import compute_rewards
-from kgym.train import gym_rollout, loss, update
+from kgym.train import gym_rollout
 from kgym.train.config import TrainConfig
+from kgym.train.optimize import corrected_update
 from kgym.train.policy import Policy
 
 
@@ -146,47 +146,11 @@ def gym_step(
         turn_ids=turn,
         valid=valid,
         estimator=cfg.advantage.estimator,
+        eps=cfg.advantage.eps,
     ).advantages
 
     batch = gym_rollout.collate(samples, policy.tokenizer.pad_token_id, policy.device)
-    started = time.perf_counter()
-    policy.model.train()
-    with torch.no_grad():
-        logp_train, _ = loss.token_logprobs(policy.model, batch)
-    mask = batch.completion_mask
-    weights = None
-    geo_dropped = 0
-    adv_t = torch.as_tensor(np.asarray(adv), dtype=torch.float32, device=policy.device)
-    if cfg.mismatch.kind == "tis":
-        weights = rl.token_tis_weights(
-            logp_train, batch.old_logprobs, mask, cap=cfg.mismatch.tis_cap
-        )
-    elif cfg.mismatch.kind == "mis":
-        weights = rl.token_mis_mask(
-            logp_train, batch.old_logprobs, mask, lo=cfg.mismatch.mis_lo, hi=cfg.mismatch.mis_hi
-        ).float()
-    elif cfg.mismatch.kind == "geometric":
-        # kgym.rl answers in the inputs' kind: a tensor on the policy's device here.
-        keep = torch.as_tensor(
-            rl.geometric_rejection(
-                logp_train,
-                batch.old_logprobs,
-                mask,
-                lo=cfg.mismatch.geo_lo,
-                hi=cfg.mismatch.geo_hi,
-            ).keep,
-            device=policy.device,
-        )
-        geo_dropped = int((~keep).sum())
-        adv_t = torch.where(keep, adv_t, torch.zeros_like(adv_t))
-    diff = ((logp_train - batch.old_logprobs).abs() * mask).sum() / mask.sum().clamp(min=1)
-
-    ref = policy.reference_logprobs(loss.token_logprobs, batch) if cfg.loss.kl_coef > 0 else None
-    for _ in range(cfg.loss.epochs):
-        logprobs, entropy = loss.token_logprobs(policy.model, batch)
-        parts = loss.policy_loss(logprobs, entropy, batch, adv_t, cfg.loss, weights, ref)
-        grad_norm = update.step(policy.model, opt, sched, parts.loss, cfg.optim.max_grad_norm)
-    update_s = time.perf_counter() - started
+    updated = corrected_update(policy, cfg, opt, sched, batch, np.asarray(adv))
 
     speedup = np.array(
         [
@@ -213,23 +177,18 @@ def gym_step(
             "statuses": _status_counts(results),
             "hack_rate": float(hacked.mean()),
             "prs_kept": float(kept.mean()),
+            # correct samples with a PR: the ones PRS decides on (on a CPU there is no profile,
+            # and PRS keeps every sample: rl.prs's missing = keep)
+            "prs_decided": int((correct & np.isfinite(pr)).sum()),
+            # correct but lazy: a PR under PRS's tau (the kernels PRS is there to drop)
+            "lazy_rate": float((correct & np.isfinite(pr) & (pr < cfg.prs.tau)).mean()),
             "valid_samples": int(valid.sum()),
-            "mismatch/mean_abs_logratio": float(diff),
-            "mismatch/geometric_dropped": geo_dropped,
-            "loss": float(parts.loss.detach()),
-            "clip_fraction": parts.clip_fraction,
-            "entropy": parts.entropy,
-            "approx_kl": parts.approx_kl,
-            "kl_ref": parts.kl_ref,
-            "grad_norm": grad_norm,
-            "lr": float(sched.get_last_lr()[0]),
-            "tokens": float(mask.sum()),
-            "tokens_per_s": float(mask.sum()) / max(stats.rollout_s, 1e-9),
+            **updated,
+            "tokens_per_s": updated["tokens"] / max(stats.rollout_s, 1e-9),
             "gym_evaluations": stats.evaluations,
             "gym_evaluations_per_s": stats.evaluations / max(stats.gym_s, 1e-9),
             "time/rollout_s": stats.rollout_s,
             "time/gym_s": stats.gym_s,
-            "time/update_s": update_s,
         }
     )
     return metrics

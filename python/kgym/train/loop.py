@@ -14,9 +14,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from kgym.train import advantage, loss, reward, rollout, update
+from kgym.train import advantage, reward, rollout, update
 from kgym.train.config import TrainConfig
+from kgym.train.data import row_text
 from kgym.train.engine import open_engine
+from kgym.train.optimize import corrected_update
 from kgym.train.policy import Policy, load_policy, with_reference
 from kgym.train.tensorboard_log import ScalarLog
 
@@ -80,50 +82,27 @@ def train_step(
     cfg: TrainConfig,
     opt: Any,
     sched: Any,
-    rows: list[dict[str, str]],
+    rows: list[dict[str, Any]],
     step: int,
     engine: Any = None,
 ) -> dict[str, Any]:
     started = time.perf_counter()
     chosen = draw(rows, cfg.rollout.prompts_per_step, cfg.run.seed, step)
-    prompts = [p["prompt"] for p in chosen]
+    prompts = [row_text(p, policy.tokenizer) for p in chosen]
     references = [p["reference"] for p in chosen]
     batch = rollout.sample(policy, prompts, cfg.rollout, engine)
     rollout_s = time.perf_counter() - started
 
     group = batch.group.cpu().numpy()
-    parts = reward.rewards(batch.texts, [references[g] for g in group], cfg.reward.kind)
-    adv = advantage.advantages(parts["total"], group, cfg.advantage.estimator)
-    adv_t = torch.as_tensor(adv, dtype=torch.float32, device=policy.device)
-
-    policy.model.train()
-    update_started = time.perf_counter()
-    ref = policy.reference_logprobs(loss.token_logprobs, batch) if cfg.loss.kl_coef > 0 else None
-    for _ in range(cfg.loss.epochs):
-        logprobs, entropy = loss.token_logprobs(policy.model, batch)
-        result = loss.policy_loss(logprobs, entropy, batch, adv_t, cfg.loss, ref_logprobs=ref)
-        grad_norm = update.step(policy.model, opt, sched, result.loss, cfg.optim.max_grad_norm)
-    update_s = time.perf_counter() - update_started
-    tokens = float(batch.completion_mask.sum())
+    parts = reward.rewards(batch.texts, [references[g] for g in group], cfg)
+    adv = advantage.advantages(parts["total"], group, cfg.advantage)
     metrics: dict[str, Any] = {
         f"reward/{name}": float(values.mean()) for name, values in parts.items()
     }
-    metrics.update(
-        {
-            "reward/std": float(parts["total"].std()),
-            "loss": float(result.loss.detach()),
-            "clip_fraction": result.clip_fraction,
-            "entropy": result.entropy,
-            "approx_kl": result.approx_kl,
-            "kl_ref": result.kl_ref,
-            "grad_norm": grad_norm,
-            "lr": float(sched.get_last_lr()[0]),
-            "tokens": tokens,
-            "tokens_per_s": tokens / max(rollout_s, 1e-9),
-            "time/rollout_s": rollout_s,
-            "time/update_s": update_s,
-        }
-    )
+    metrics["reward/std"] = float(parts["total"].std())
+    metrics.update(corrected_update(policy, cfg, opt, sched, batch, adv))
+    metrics["tokens_per_s"] = metrics["tokens"] / max(rollout_s, 1e-9)
+    metrics["time/rollout_s"] = rollout_s
     return metrics
 
 
@@ -141,13 +120,16 @@ def train(cfg: TrainConfig, out: Path, quiet: bool = False) -> list[dict[str, An
     config_file.write_text(json.dumps(cfg.to_dict(), indent=2) + "\n")
     _seed_everything(cfg.run.seed)
     ctx = None
-    rows: list[dict[str, str]] = []
+    rows: list[dict[str, Any]] = []
     if not cfg.uses_gym:
         from kgym.train.data import resolve_prompts
 
         rows = resolve_prompts(cfg.data)
         if cfg.model.path is None and not cfg.model.tokenizer_corpus:
-            cfg.model.tokenizer_corpus = [t for p in rows for t in (p["prompt"], p["reference"])]
+            # The tiny tokenizer learns the texts it will read (role-tagged: no chat template).
+            cfg.model.tokenizer_corpus = [
+                t for p in rows for t in (row_text(p, None), p["reference"])
+            ]
     if cfg.uses_gym:
         from kgym.train.gym_step import open_gym
 
@@ -166,7 +148,7 @@ def train(cfg: TrainConfig, out: Path, quiet: bool = False) -> list[dict[str, An
 
 
 def _train(
-    cfg: TrainConfig, out: Path, quiet: bool, ctx: Any, rows: list[dict[str, str]]
+    cfg: TrainConfig, out: Path, quiet: bool, ctx: Any, rows: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
     metrics_path = out / "metrics.jsonl"
     policy = with_reference(load_policy(cfg.model), cfg.loss.kl_coef)
@@ -208,7 +190,7 @@ def _steps(
     out: Path,
     quiet: bool,
     ctx: Any,
-    rows: list[dict[str, str]],
+    rows: list[dict[str, Any]],
     policy: Policy,
     opt: Any,
     sched: Any,

@@ -1,5 +1,6 @@
 """The policy loss: PPO's clipped surrogate on token log-probabilities, aggregated over tokens
-as Dr. GRPO (a constant normaliser), per-token mean, or mean of per-sequence means."""
+as Dr. GRPO (a constant normaliser), per-token mean, mean of per-sequence means, or mean of
+per-sequence sums."""
 
 from __future__ import annotations
 
@@ -67,6 +68,8 @@ def policy_loss(
         loss = per_token.sum() / (mask.shape[0] * mask.shape[1])
     elif cfg.aggregation == "token_mean":
         loss = per_token.sum() / mask.sum().clamp(min=1)
+    elif cfg.aggregation == "seq_sum":  # verl's seq-mean-token-sum
+        loss = per_token.sum(1).mean()
     else:  # seq_mean
         loss = (per_token.sum(1) / mask.sum(1).clamp(min=1)).mean()
     valid = mask.sum().clamp(min=1)

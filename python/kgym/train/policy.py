@@ -35,9 +35,11 @@ def _device(name: str) -> torch.device:
     return torch.device(name)
 
 
-def tiny_tokenizer(corpus: list[str], vocab: int, min_frequency: int = 1) -> Any:
+def tiny_tokenizer(
+    corpus: list[str], vocab: int, min_frequency: int = 1, whole: list[str] | None = None
+) -> Any:
     """A byte-level BPE tokenizer trained on ``corpus``, with an end-of-text token that also
-    pads: no downloaded vocabulary."""
+    pads, and the strings ``whole`` as one token each: no downloaded vocabulary."""
     import transformers
     from tokenizers import ByteLevelBPETokenizer
 
@@ -48,6 +50,8 @@ def tiny_tokenizer(corpus: list[str], vocab: int, min_frequency: int = 1) -> Any
     # The underlying tokenizers.Tokenizer (the wrapper lacks truncation from the left).
     tok = transformers.PreTrainedTokenizerFast(tokenizer_object=bpe._tokenizer)
     tok.add_special_tokens({"eos_token": "</s>", "pad_token": "</s>"})
+    if whole:
+        tok.add_tokens(list(whole))
     return tok
 
 
@@ -82,7 +86,9 @@ def load_policy(cfg: ModelConfig) -> Policy:
             tokenizer.pad_token = tokenizer.eos_token
         model = transformers.AutoModelForCausalLM.from_pretrained(cfg.path, dtype=dtype)
     else:
-        tokenizer = tiny_tokenizer(cfg.tokenizer_corpus, cfg.tokenizer_vocab)
+        tokenizer = tiny_tokenizer(
+            cfg.tokenizer_corpus, cfg.tokenizer_vocab, whole=cfg.tokenizer_tokens
+        )
         model = tiny_model(tokenizer, cfg.tiny).to(dtype)
     if cfg.gradient_checkpointing:
         model.gradient_checkpointing_enable()

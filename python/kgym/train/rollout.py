@@ -9,6 +9,7 @@ from typing import Any
 
 import torch
 
+from kgym.evaluation.prompts import prompt_budget
 from kgym.train.config import RolloutConfig
 from kgym.train.policy import Policy
 
@@ -90,8 +91,10 @@ def pack(
 def sample_on_server(policy: Policy, prompts: list[str], cfg: RolloutConfig, engine: Any) -> Batch:
     """The group of completions per prompt sampled by an inference server (engine.py)."""
     tok = policy.tokenizer
+    tok.truncation_side = "left"
     n = cfg.samples_per_prompt
-    ids = [list(tok(p).input_ids) for p in prompts]
+    budget = prompt_budget(policy.model.config, cfg.max_new_tokens)
+    ids = [list(tok(p, truncation=budget is not None, max_length=budget).input_ids) for p in prompts]
     rows = [ids[i] for i in range(len(prompts)) for _ in range(n)]
     done = engine.complete(rows, cfg)
     completions = [c for c, _ in done]
@@ -108,7 +111,11 @@ def sample(policy: Policy, prompts: list[str], cfg: RolloutConfig, engine: Any =
         return sample_on_server(policy, prompts, cfg, engine)
     tok = policy.tokenizer
     tok.padding_side = "left"
-    enc = tok(prompts, return_tensors="pt", padding=True).to(policy.device)
+    tok.truncation_side = "left"  # a prompt longer than the context keeps its end, as with the gym
+    budget = prompt_budget(policy.model.config, cfg.max_new_tokens)
+    enc = tok(
+        prompts, return_tensors="pt", padding=True, truncation=budget is not None, max_length=budget
+    ).to(policy.device)
     n = cfg.samples_per_prompt
     ids = enc.input_ids.repeat_interleave(n, dim=0)
     attn = enc.attention_mask.repeat_interleave(n, dim=0)
