@@ -275,6 +275,14 @@ def cmd_data_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _overrides(pairs: list[str], **flags: Any) -> dict[str, Any]:
+    """--set KEY=VALUE pairs, then the command's own flags (``run.steps`` style keys)."""
+    from kgym.train.sft_config import dotted_overrides
+
+    given = [*pairs, *(f"{k}={v}" for k, v in flags.items() if v is not None)]
+    return dotted_overrides(given)
+
+
 def cmd_train(args: argparse.Namespace) -> int:
     from kgym.train.config import load_config, preset_path
     from kgym.train.loop import train
@@ -282,10 +290,38 @@ def cmd_train(args: argparse.Namespace) -> int:
     if (args.config is None) == (args.preset is None):
         raise SystemExit("kgym train: give a config file or --preset, not both")
     path = args.config if args.config is not None else preset_path(args.preset)
-    overrides = {"run": {"steps": args.steps}} if args.steps else None
+    overrides = _overrides(args.set, **{"run.steps": args.steps})
     history = train(load_config(path, overrides), args.out, quiet=args.json)
     if args.json:
         print(json.dumps(history))
+    return 0
+
+
+def cmd_sft(args: argparse.Namespace) -> int:
+    from kgym.train.sft import sft
+    from kgym.train.sft_config import load_sft_config
+
+    overrides = _overrides(args.set, **{"data.file": args.data, "run.epochs": args.epochs})
+    history = sft(load_sft_config(args.config, overrides), args.out, quiet=args.json)
+    if args.json:
+        print(json.dumps(history))
+    return 0
+
+
+def cmd_data_kernelbook(args: argparse.Namespace) -> int:
+    from kgym.evaluation.tasksets import load_task_set, select
+    from kgym.train.data import kernelbook_from_tasks
+
+    tasks = select(load_task_set(args.task_set).tasks, args.tasks or [], None)
+    rows = kernelbook_from_tasks([t.task for t in tasks])
+    if not rows:
+        raise ValueError(f"{args.task_set}: no task with a reference solution")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    if args.json:
+        print(json.dumps({"rows": len(rows), "out": str(args.out)}))
+    else:
+        print(f"kgym data kernelbook: {len(rows)} rows to {args.out}", file=sys.stderr)
     return 0
 
 
@@ -405,6 +441,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_data_export)
 
+    p = data_sub.add_parser(
+        "kernelbook",
+        help="KernelBook-format rows (python_code, triton_code) from tasks with solutions",
+        description="Writes GPUMODE/KernelBook's columns as JSONL from the tasks of a task set "
+        "that ship a reference solution (the built-in suite): for kgym train's data.kernelbook "
+        "and kgym sft without the model hub.",
+    )
+    p.add_argument("--task-set", default="builtin", help="a task set, as kgym eval takes it")
+    p.add_argument("--tasks", nargs="*", help="task globs (default: all)")
+    p.add_argument("--out", type=Path, required=True, help="the JSONL file to write")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_data_kernelbook)
+
     p = sub.add_parser(
         "train",
         help="train a policy with RL (single node; docs/train.md)",
@@ -416,8 +465,39 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--preset", help="a preset config shipped with kgym (e.g. similarity_demo)")
     p.add_argument("--out", type=Path, required=True, help="the run folder")
     p.add_argument("--steps", type=int, help="override run.steps")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override one key, e.g. --set model.path=runs/sft/policy (repeatable; YAML values)",
+    )
     p.add_argument("--json", action="store_true", help="print every step's metrics as JSON")
     p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser(
+        "sft",
+        help="supervised fine-tuning: the cold start before RL (docs/train.md)",
+        description="Fine-tunes on `kgym data export` rows (every assistant message a target, "
+        "the loss on its tokens only) or on KernelBook rows, full or LoRA (model.lora), from a "
+        "YAML config (every key: docs/train.md, 'Supervised fine-tuning'). The run folder holds "
+        "config.json, metrics.jsonl, curves.png, the checkpoint and policy/ after the last "
+        "step, which `kgym train --set model.path=OUT/policy` and `kgym eval --hf` load; the "
+        "same command resumes it.",
+    )
+    p.add_argument("config", type=Path, nargs="?", help="a YAML config (model, data, optim, run)")
+    p.add_argument("--data", help="override data.file: the rows to fine-tune on")
+    p.add_argument("--out", type=Path, required=True, help="the run folder")
+    p.add_argument("--epochs", type=int, help="override run.epochs")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override one key, e.g. --set optim.lr=1e-5 (repeatable; YAML values)",
+    )
+    p.add_argument("--json", action="store_true", help="print every step's metrics as JSON")
+    p.set_defaults(func=cmd_sft)
 
     p = sub.add_parser("extract", help="print the candidate code found in a completion")
     p.add_argument("completion", help="a completion file, or '-' for stdin")

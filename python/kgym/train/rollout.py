@@ -94,7 +94,9 @@ def sample_on_server(policy: Policy, prompts: list[str], cfg: RolloutConfig, eng
     tok.truncation_side = "left"
     n = cfg.samples_per_prompt
     budget = prompt_budget(policy.model.config, cfg.max_new_tokens)
-    ids = [list(tok(p, truncation=budget is not None, max_length=budget).input_ids) for p in prompts]
+    ids = [
+        list(tok(p, truncation=budget is not None, max_length=budget).input_ids) for p in prompts
+    ]
     rows = [ids[i] for i in range(len(prompts)) for _ in range(n)]
     done = engine.complete(rows, cfg)
     completions = [c for c, _ in done]
