@@ -14,8 +14,12 @@ counts those that reproduce one of its examples exactly; it stops once that shar
 ``--stop-at``. So reinforcement learning starts from a policy that writes a working kernel
 part of the time, and has room to improve.
 
+With ``--lazy-per-task N`` the first N of each task's correct but lazy kernels
+(``bench/train_gpu/lazy``: PyTorch does most of the work, a small Triton kernel the rest, PR
+low) join the honest examples: what profiling-based rejection sampling is there to drop.
+
 Usage: python bench/train_gpu/warm_start.py --out DIR [--tasks a,b,c] [--hostile-per-task N]
-       [--json]
+       [--lazy-per-task N] [--json]
 """
 
 from __future__ import annotations
@@ -47,6 +51,14 @@ def hacks_of(task_id: str, count: int) -> list[str]:
     ]
 
 
+def lazy_of(task_id: str, count: int) -> list[str]:
+    """The first `count` correct but lazy kernels of a task (bench/train_gpu/lazy/): PyTorch
+    does most of the work and a small Triton kernel the rest, so the hybrid policy accepts them
+    with a low PR (what Dr. Kernel's PRS drops)."""
+    here = Path(__file__).resolve().parent / "lazy"
+    return [p.read_text() for p in sorted(here.glob(f"{task_id}__*.py"))][:count]
+
+
 def build(args: argparse.Namespace) -> dict[str, Any]:
     from kgym.evaluation.prompts import Prompts, render
     from kgym.evaluation.tasksets import load_task_set, select
@@ -62,6 +74,7 @@ def build(args: argparse.Namespace) -> dict[str, Any]:
         raise SystemExit(f"no built-in task matches {args.tasks}")
     prompts = Prompts.load()
     pairs = [(task, text) for task in tasks for text in solutions_of(task.task.id)]
+    pairs += [(task, text) for task in tasks for text in lazy_of(task.task.id, args.lazy_per_task)]
     honest = len(pairs)
     pairs += [
         (task, text) for task in tasks for text in hacks_of(task.task.id, args.hostile_per_task)
@@ -178,6 +191,12 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         default=0,
         help="add this many of each task's hostile-corpus hacks as examples",
+    )
+    p.add_argument(
+        "--lazy-per-task",
+        type=int,
+        default=0,
+        help="add this many of each task's correct but lazy kernels (lazy/) as examples",
     )
     p.add_argument("--steps", type=int, default=600, help="fine-tuning steps at most")
     p.add_argument("--check-every", type=int, default=20)
