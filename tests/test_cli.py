@@ -20,7 +20,17 @@ def sh(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]
 
 
 def test_help_everywhere() -> None:
-    for sub in ([], ["check"], ["tasks", "list"], ["demo"], ["extract"]):
+    for sub in (
+        [],
+        ["check"],
+        ["tasks", "list"],
+        ["demo"],
+        ["extract"],
+        ["train"],
+        ["sft"],
+        ["data", "export"],
+        ["data", "kernelbook"],
+    ):
         out = sh(*KGYM, *sub, "--help")
         assert out.returncode == 0 and "usage" in out.stdout
     assert GYM is not None
