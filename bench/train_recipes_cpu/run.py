@@ -8,9 +8,11 @@ KernelBook itself is on a model hub these machines cannot reach):
   ``reward/format`` per step, from about 0 to what it reaches.
 - ``dr_kernel``: the dr_kernel preset multi-turn (3 turns) with the real gym on the CPU:
   TRLOO, PRS and geometric mismatch rejection applied and logged every step.
-- ``cold_start``: kgym sft on the built-in KernelBook rows of 14 tasks, then `kgym eval --hf`
-  of the starting policy and of the fine-tuned one on the 4 other (held-out) tasks: compile
-  rate, and the share of answers with code kgym extracts.
+- ``cold_start``: Dr. Kernel's cold start as kgym's command sequence: `kgym eval` collects
+  with the gym from a teacher (here: each of 14 tasks' built-in solution, `--generations`),
+  `kgym data export` keeps the accepted attempts, `kgym sft` fine-tunes a tiny model on them,
+  then `kgym eval --hf` evaluates the starting policy and the fine-tuned one on the 4 other
+  (held-out) tasks: compile rate, and the share of answers with a python block.
 
 Each part writes its run folders under ``--out`` and its figures to ``--out/results.json``;
 ``--parts`` picks some. Progress goes to stderr.
@@ -144,16 +146,38 @@ def _eval(out: Path, policy: Path, samples: int) -> dict[str, Any]:
 
 
 def cold_start(out: Path, samples: int, epochs: int) -> dict[str, Any]:
+    """Dr. Kernel's cold start in kgym's commands: collect with the gym (a teacher that writes
+    each training task's built-in solution, as `kgym eval --generations`), export the accepted
+    attempts, fine-tune, then evaluate the start and the result on held-out tasks."""
+    from kgym.tasks import list_tasks
     from kgym.train.loop import export_policy
     from kgym.train.sft import examples, initial_policy, read_rows
     from kgym.train.sft_config import load_sft_config
 
-    train_tasks = [
-        t.id for t in __import__("kgym.tasks", fromlist=["list_tasks"]).list_tasks()
-        if t.id not in HELD_OUT
-    ]  # fmt: skip
-    data = out / "kernelbook-train.jsonl"
-    kgym("data", "kernelbook", "--tasks", *train_tasks, "--out", str(data))
+    train_tasks = [t for t in list_tasks() if t.id not in HELD_OUT]
+    teacher = out / "teacher.jsonl"
+    teacher.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "task": t.id,
+                    "completion": "```python\n" + t.solution_path().read_text() + "```",
+                }
+            )
+            + "\n"
+            for t in train_tasks
+        )
+    )
+    collect = out / "collect"
+    if collect.exists():
+        shutil.rmtree(collect)
+    kgym(
+        "eval", "builtin", "--tasks", *[t.id for t in train_tasks], "--generations",
+        str(teacher), "--turns", "1", "--device", "cpu", "--trials", "1", "--in-process",
+        "--jobs", "2", "--bootstrap", "0", "--out", str(collect),
+    )  # fmt: skip
+    data = out / "cold.jsonl"
+    kgym("data", "export", str(collect), "--format", "sft", "--out", str(data))
     config = {
         "model": {
             "tiny": {"n_embd": 64, "n_layer": 2, "n_head": 2, "n_positions": 2048},
@@ -170,11 +194,14 @@ def cold_start(out: Path, samples: int, epochs: int) -> dict[str, Any]:
     cfg = load_sft_config(path)
     start = initial_policy(cfg, examples(read_rows(data)))
     export_policy(start, out / "start-policy")
+    if (out / "sft").exists():
+        shutil.rmtree(out / "sft")
     kgym("sft", str(path), "--out", str(out / "sft"))
     history = metrics(out / "sft")
     return {
         "config": config,
-        "train_tasks": train_tasks,
+        "train_tasks": [t.id for t in train_tasks],
+        "collected_rows": len(read_rows(data)),
         "held_out_tasks": HELD_OUT,
         "sft_loss_first_last": [history[0]["loss"], history[-1]["loss"]],
         "sft_steps": len(history),
@@ -189,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--parts", default="kernel_coder,dr_kernel,cold_start")
     p.add_argument("--coder-steps", type=int, default=40)
     p.add_argument("--drk-steps", type=int, default=2)
-    p.add_argument("--sft-epochs", type=int, default=30)
+    p.add_argument("--sft-epochs", type=int, default=40)
     p.add_argument("--eval-samples", type=int, default=4)
     p.add_argument("--json", action="store_true", help="print results.json's content")
     args = p.parse_args(argv)
