@@ -17,7 +17,8 @@ which run asked), then every (arm, seed) run at once, each a `kgym train` proces
 deadline (``--minutes`` from the start, less a reserve for the report) the runs still going are
 stopped; every figure is over the steps all runs completed, so each arm has the same steps.
 
-Writes into ``--out``: ``runs/ARM-sSEED/`` (each run's folder: config, metrics.jsonl, ...),
+Writes into ``--out``: ``runs/ARM-sSEED/`` (each run's metrics.jsonl, config.json, ...; the
+policies, checkpoints and the gym's state stay in ``--work``),
 ``ablation.json`` (per arm and step, the mean and standard error over seeds of each curve, and
 the summary), ``ablation.md`` (the table) and ``ablation.png`` (reward, Fast@1.2 and the share
 of correct-but-lazy kernels, PR < tau, against the step; bands are one standard error over
@@ -34,6 +35,7 @@ import json
 import math
 import os
 import platform
+import shutil
 import signal
 import subprocess
 import sys
@@ -100,10 +102,10 @@ def run_config(args: argparse.Namespace, model: Path, gym_url: str, arm: str, se
     return config
 
 
-def warm_start(args: argparse.Namespace, out: Path) -> Path:
+def warm_start(args: argparse.Namespace, work: Path) -> Path:
     if args.model:
         return Path(args.model)
-    model = out / "model"
+    model = work / "model"
     if (model / "warm_start.json").exists():
         return model
     command = [sys.executable, str(HERE / "warm_start.py"), "--out", str(model)]
@@ -150,16 +152,19 @@ def mean_se(values: list[float]) -> tuple[float, float]:
     return float(a.mean()), se
 
 
-def analyse(out: Path, arms: list[str], seeds: list[int]) -> dict[str, Any]:
-    runs = {
-        (arm, seed): metrics_of(out / "runs" / f"{arm}-s{seed}") for arm in arms for seed in seeds
+def analyse(work: Path, arms: list[str], seeds: list[int]) -> dict[str, Any]:
+    every = {
+        (arm, seed): metrics_of(work / "runs" / f"{arm}-s{seed}") for arm in arms for seed in seeds
     }
+    # A run that failed before its first step (its log says why) leaves its arm a seed short.
+    runs = {key: m for key, m in every.items() if m}
+    if any(sum(1 for a, _ in runs if a == arm) < 2 for arm in arms):
+        raise SystemExit(f"an arm has fewer than 2 runs with a step: {sorted(every)}")
     steps = min(len(m) for m in runs.values())
-    if steps == 0:
-        raise SystemExit("a run completed no step before the deadline: nothing to compare")
     per_arm: dict[str, Any] = {}
     late = max(1, steps // 2)  # the summary: the mean over the second half of the steps
     for arm in arms:
+        seeds = [s for a, s in runs if a == arm]
         series = {
             key: [[curves_of(runs[arm, s][i])[key] for s in seeds] for i in range(steps)]
             for key in CURVES
@@ -210,8 +215,9 @@ def analyse(out: Path, arms: list[str], seeds: list[int]) -> dict[str, Any]:
     return {
         "arms": arms,
         "seeds": seeds,
+        "seeds_with_steps": {arm: [s for a, s in runs if a == arm] for arm in arms},
         "steps_compared": steps,
-        "steps_done": {f"{a}-s{s}": len(m) for (a, s), m in runs.items()},
+        "steps_done": {f"{a}-s{s}": len(m) for (a, s), m in every.items()},
         "late_steps": late,
         "per_arm": per_arm,
         "comparisons": comparisons,
@@ -288,12 +294,12 @@ def markdown(result: dict[str, Any], context: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def start_runs(args: argparse.Namespace, out: Path, model: Path, gym_url: str) -> dict:
+def start_runs(args: argparse.Namespace, work: Path, model: Path, gym_url: str) -> dict:
     procs = {}
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     for seed in range(args.seeds):
         for arm in args.arms.split(","):
-            folder = out / "runs" / f"{arm}-s{seed}"
+            folder = work / "runs" / f"{arm}-s{seed}"
             folder.mkdir(parents=True, exist_ok=True)
             config = folder.parent / f"{arm}-s{seed}.yaml"
             config.write_text(yaml.safe_dump(run_config(args, model, gym_url, arm, seed)))
@@ -310,7 +316,13 @@ def start_runs(args: argparse.Namespace, out: Path, model: Path, gym_url: str) -
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--out", type=Path, required=True, help="the report and each run's metrics")
+    p.add_argument(
+        "--work",
+        type=Path,
+        help="the policy, the gym's state and the run folders (default: OUT/work); only light "
+        "files (metrics, configs, logs, curves) are copied to OUT/runs",
+    )
     p.add_argument("--minutes", type=float, default=8.0, help="the whole run's wall-clock budget")
     p.add_argument("--reserve-s", type=float, default=40.0, help="kept for stopping and the report")
     p.add_argument("--seeds", type=int, default=3)
@@ -324,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--lr", type=float, default=5e-6, help="AdamW, as runs 5 and 6")
     p.add_argument("--model", help="a warm-started policy folder (default: warm-start one)")
     p.add_argument("--device", default="cuda")
-    p.add_argument("--gym-workers", type=int, default=16, help="the gym's concurrent jobs")
+    p.add_argument("--gym-workers", type=int, default=12, help="the gym's concurrent jobs")
     p.add_argument(
         "--cpu-check",
         action="store_true",
@@ -340,19 +352,22 @@ def main(argv: list[str] | None = None) -> int:
     deadline = started + args.minutes * 60 - args.reserve_s
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
+    work = (args.work or out / "work").resolve()
+    work.mkdir(parents=True, exist_ok=True)
     from kgym.local_gym import LocalGym
 
-    model = warm_start(args, out)
+    model = warm_start(args, work)
     gym_args = ["--cpu-workers", str(args.gym_workers)]
     if args.device == "cuda":
         gym_args += ["--workers-per-gpu", str(args.gym_workers)]
     arms = args.arms.split(",")
     seeds = list(range(args.seeds))
     stopped: list[str] = []
-    with LocalGym(out / "gym", gym_args, "none" if args.device == "cpu" else "auto") as gym:
+    with LocalGym(work / "gym", gym_args, "none" if args.device == "cpu" else "auto") as gym:
         log(f"gym at {gym.url}; {len(arms)} arms x {len(seeds)} seeds, all at once")
-        procs = start_runs(args, out, model, gym.url)
+        procs = start_runs(args, work, model, gym.url)
         last = 0.0
+        reported: set[tuple[str, int]] = set()
         while any(proc.poll() is None for proc in procs.values()):
             if time.monotonic() > deadline:
                 for (arm, seed), proc in procs.items():
@@ -366,8 +381,13 @@ def main(argv: list[str] | None = None) -> int:
                         os.killpg(proc.pid, signal.SIGKILL)
                         proc.wait()
                 break
+            for key, proc in procs.items():
+                if proc.poll() not in (None, 0) and key not in reported:
+                    reported.add(key)  # say so at once: the budget is short
+                    tail = (work / "runs" / f"{key[0]}-s{key[1]}.log").read_text()[-1500:]
+                    log(f"run {key[0]}-s{key[1]} failed ({proc.returncode}):\n{tail}")
             if time.monotonic() - last > 30:
-                done = {f"{a}-s{s}": len(metrics_of(out / "runs" / f"{a}-s{s}")) for a, s in procs}
+                done = {f"{a}-s{s}": len(metrics_of(work / "runs" / f"{a}-s{s}")) for a, s in procs}
                 log(f"steps done: {done}")
                 last = time.monotonic()
             time.sleep(2)
@@ -379,7 +399,8 @@ def main(argv: list[str] | None = None) -> int:
         ]
         if failed:
             log(f"runs that failed (their logs: runs/NAME.log): {failed}")
-    result = analyse(out, arms, seeds)
+    copy_light(work / "runs", out / "runs")
+    result = analyse(work, arms, seeds)
     context = {
         "command": "python bench/train_gpu/run.py "
         + " ".join(argv if argv is not None else sys.argv[1:]),
@@ -393,11 +414,25 @@ def main(argv: list[str] | None = None) -> int:
     result["context"] = context
     (out / "ablation.json").write_text(json.dumps(result, indent=1) + "\n")
     (out / "ablation.md").write_text(markdown(result, context))
-    plot(result, out / "ablation.png")
+    try:
+        plot(result, out / "ablation.png")
+    except ImportError as exc:  # the figures are in ablation.md and .json whatever happens here
+        log(f"no plot: {exc}")
     log(f"{result['steps_compared']} steps compared; {out / 'ablation.md'}, {out / 'ablation.png'}")
     if args.json:
         print(json.dumps(result))
     return 0
+
+
+def copy_light(runs: Path, target: Path) -> None:
+    """Each run's metrics, config, curves and log (not its policy or checkpoint)."""
+    for path in runs.rglob("*"):
+        if path.is_file() and path.suffix in (".jsonl", ".json", ".yaml", ".log", ".png"):
+            if "engine_weights" in path.parts or path.parent.name in ("policy", "tokenizer"):
+                continue
+            dest = target / path.relative_to(runs)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, dest)
 
 
 def gpu_name() -> str:

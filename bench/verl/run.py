@@ -203,17 +203,12 @@ def ppo_steps(
         data.batch["token_level_scores"] = scored["reward_tensor"]
         data.batch["token_level_rewards"] = scored["reward_tensor"]
 
-        def logprobs() -> torch.Tensor:
-            logits = model(input_ids=input_ids, attention_mask=attention,
-                           position_ids=position_ids).logits[:, prompt_len - 1 : -1].float()
-            return torch.log_softmax(logits, -1).gather(-1, responses.unsqueeze(-1)).squeeze(-1)
-
         model.train()
         with torch.no_grad():
-            data.batch["old_log_probs"] = logprobs()
+            data.batch["old_log_probs"] = token_logprobs(model, data, prompt_len)
         data = compute_advantage(data, adv_estimator="kgym_trloo", config=None)
         loss, metrics = core_algos.compute_policy_loss_vanilla(
-            old_log_prob=data.batch["old_log_probs"], log_prob=logprobs(),
+            old_log_prob=data.batch["old_log_probs"], log_prob=token_logprobs(model, data, prompt_len),
             advantages=data.batch["advantages"], response_mask=response_mask,
             loss_agg_mode="seq-mean-token-sum", config=actor,
         )  # fmt: skip
@@ -240,6 +235,22 @@ def ppo_steps(
         history.append(row)
         log(f"ppo step {step}: {row}")
     return {"injected_solution_per_group": inject, "steps": history}
+
+
+def token_logprobs(model: Any, data: Any, prompt_len: int) -> torch.Tensor:
+    """The model's log-probability of each response token of verl's batch."""
+    batch = data.batch
+    logits = (
+        model(
+            input_ids=batch["input_ids"],
+            attention_mask=batch["attention_mask"],
+            position_ids=batch["position_ids"],
+        )
+        .logits[:, prompt_len - 1 : -1]
+        .float()
+    )
+    taken = batch["responses"].unsqueeze(-1)
+    return torch.log_softmax(logits, -1).gather(-1, taken).squeeze(-1)
 
 
 def agent_loop(out: Path) -> dict[str, Any]:
