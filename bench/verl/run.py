@@ -110,7 +110,8 @@ def main_ppo(out: Path, model: Path, data: Path, timeout: float) -> dict[str, An
     log("verl.trainer.main_ppo " + " ".join(overrides))
     started = time.perf_counter()
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+        # cwd: hydra writes its outputs/ folder where verl starts
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=out)
         code, text = done.returncode, done.stdout + done.stderr
     except subprocess.TimeoutExpired as exc:
         code = None
