@@ -283,6 +283,7 @@ def main(argv: list[str] | None = None) -> int:
         "is then 0); by default each group's first response is the task's built-in solution, "
         "so the gym's rewards differ within the group and the update is not zero",
     )
+    p.add_argument("--json", action="store_true", help="print results.json's content")
     args = p.parse_args(argv)
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -314,6 +315,8 @@ def main(argv: list[str] | None = None) -> int:
         results[part]["seconds"] = time.perf_counter() - started
         results_path.write_text(json.dumps(results, indent=1) + "\n")
         log(f"{part} done in {results[part]['seconds']:.0f} s")
+    if args.json:
+        print(json.dumps(results))
     return 0
 
 
