@@ -9,7 +9,8 @@ KernelBook itself is on a model hub these machines cannot reach):
 - ``dr_kernel``: the dr_kernel preset multi-turn (3 turns) with the real gym on the CPU:
   TRLOO, PRS and geometric mismatch rejection applied and logged every step.
 - ``cold_start``: Dr. Kernel's cold start as kgym's command sequence: `kgym eval` collects
-  with the gym from a teacher (here: each of 14 tasks' built-in solution, `--generations`),
+  with the gym from a teacher (here: each of 14 tasks' built-in solution and its honest
+  variants from `tests/honest`, `--generations`),
   `kgym data export` keeps the accepted attempts, `kgym sft` fine-tunes a tiny model on them,
   then `kgym eval --hf` evaluates the starting policy and the fine-tuned one on the 4 other
   (held-out) tasks: compile rate, and the share of answers with a python block.
@@ -34,6 +35,7 @@ from typing import Any
 import yaml
 
 HELD_OUT = ["02_gelu", "05_row_max", "07_log_softmax", "17_transpose"]
+ROOT = Path(__file__).resolve().parents[2]
 TAGS = ["<think>", "</think>", "<answer>", "</answer>", "```python", "```"]
 
 
@@ -155,17 +157,23 @@ def cold_start(out: Path, samples: int, epochs: int) -> dict[str, Any]:
     from kgym.train.sft_config import load_sft_config
 
     train_tasks = [t for t in list_tasks() if t.id not in HELD_OUT]
+    # The teacher's answers: each training task's built-in solution and its honest variants
+    # (tests/honest), one sample each.
+    answers = {
+        t.id: [t.solution_path().read_text()]
+        + [p.read_text() for p in sorted((ROOT / "tests" / "honest").glob(f"{t.id}__*.py"))]
+        for t in train_tasks
+    }
+    samples_per_task = max(len(a) for a in answers.values())
     teacher = out / "teacher.jsonl"
-    teacher.write_text(
+    teacher.write_text(  # every (task, sample) answered: a task with fewer variants repeats
         "".join(
             json.dumps(
-                {
-                    "task": t.id,
-                    "completion": "```python\n" + t.solution_path().read_text() + "```",
-                }
+                {"task": task, "sample": i, "completion": f"```python\n{texts[i % len(texts)]}```"}
             )
             + "\n"
-            for t in train_tasks
+            for task, texts in answers.items()
+            for i in range(samples_per_task)
         )
     )
     collect = out / "collect"
@@ -173,7 +181,8 @@ def cold_start(out: Path, samples: int, epochs: int) -> dict[str, Any]:
         shutil.rmtree(collect)
     kgym(
         "eval", "builtin", "--tasks", *[t.id for t in train_tasks], "--generations",
-        str(teacher), "--turns", "1", "--device", "cpu", "--trials", "1", "--in-process",
+        str(teacher), "--turns", "1", "--samples", str(samples_per_task),
+        "--device", "cpu", "--trials", "1", "--in-process",
         "--jobs", "2", "--bootstrap", "0", "--out", str(collect),
     )  # fmt: skip
     data = out / "cold.jsonl"
@@ -216,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--parts", default="kernel_coder,dr_kernel,cold_start")
     p.add_argument("--coder-steps", type=int, default=40)
     p.add_argument("--drk-steps", type=int, default=2)
-    p.add_argument("--sft-epochs", type=int, default=40)
+    p.add_argument("--sft-epochs", type=int, default=20)
     p.add_argument("--eval-samples", type=int, default=4)
     p.add_argument("--json", action="store_true", help="print results.json's content")
     args = p.parse_args(argv)
