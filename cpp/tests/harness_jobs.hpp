@@ -1,4 +1,4 @@
-// What the fork server's and the standby launcher's tests share: a job directory as
+// What the fork server's and the answer-at-report tests share: a job directory as
 // check::run_prepared writes it, and a fork server started once per suite. Tests that need the
 // real server (kgym.harness.forkserver) use the interpreter in $KGYM_FORKSERVER_PYTHON, else the
 // project's .venv, and are skipped when it cannot serve.

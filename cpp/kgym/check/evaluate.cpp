@@ -37,31 +37,8 @@ constexpr double kWarnTritonShare = 0.5;
 constexpr double kImpossibleFraction = 0.8;
 
 // Variables that carry the machine's GPU and toolchain set-up; everything else is scrubbed.
-// KGYM_FORKSERVER_COMPILER_IMPORTS is the operator's switch for the fork servers (started with
-// this environment): whether they import torch's compiler stack (auto, on, off);
-// KGYM_JUDGE_FUSED_CHECK, the judge's: whether it checks timed outputs with its fused kernel;
-// KGYM_JUDGE_FAST_NORMALS, the judge's: whether its own kernel draws timed inputs' normals;
-// KGYM_GPU_SHARING, the judge's too: how it holds the GPU lock (batched; serial, the layout
-// before, and reserved, for measuring); KGYM_START_GATE, the judge's: whether jobs make their
-// CUDA contexts one at a time per GPU (on; off, for measuring); KGYM_PRECOMPILE, the judge's:
-// whether the candidate's kernels are compiled before its job holds the GPU (on; off, for
-// measuring); KGYM_TIMING_CHECK_EVERY_ROUND, the judge's: whether its timing checks its stop rule
-// at every round or every 5 (on; off, the rule before, for measuring);
-// KGYM_JUDGE_FUSED_EXACT_CHECK, the judge's: whether its exact check of float32 outputs is its own
-// kernel (on, the default) or torch ops (off, for measuring).
 bool passes_environment_filter(std::string_view name) {
-  static constexpr std::string_view kExact[] = {"PATH",
-                                                "LD_LIBRARY_PATH",
-                                                "LANG",
-                                                "LC_ALL",
-                                                "KGYM_FORKSERVER_COMPILER_IMPORTS",
-                                                "KGYM_JUDGE_FUSED_CHECK",
-                                                "KGYM_JUDGE_FAST_NORMALS",
-                                                "KGYM_GPU_SHARING",
-                                                "KGYM_START_GATE",
-                                                "KGYM_PRECOMPILE",
-                                                "KGYM_TIMING_CHECK_EVERY_ROUND",
-                                                "KGYM_JUDGE_FUSED_EXACT_CHECK"};
+  static constexpr std::string_view kExact[] = {"PATH", "LD_LIBRARY_PATH", "LANG", "LC_ALL"};
   static constexpr std::string_view kPrefixes[] = {"CUDA_", "NVIDIA_", "TRITON_", "CUBLAS_"};
   for (auto e : kExact) {
     if (name == e) return true;
@@ -321,13 +298,8 @@ json screened_out(const CheckJob& job, const text::Extraction& extraction,
 constexpr std::size_t kWindowThreads = 3;
 
 // The window's raised threads, from the judge's sealed `timing` record (its own pid and its
-// runners'): what the Result's sandbox.window_priority says. KGYM_WINDOW_PRIORITY=off (the
-// operator's, for measuring; `serve` and `worker` refuse values other than on and off) leaves
-// them as they are.
+// runners'): what the Result's sandbox.window_priority says.
 json raise_window_priority(sandbox::WindowPriority& priority, pid_t pgid, const json& record) {
-  const char* mode = std::getenv("KGYM_WINDOW_PRIORITY");
-  if (mode != nullptr && std::string_view(mode) == "off")
-    return {{"raised", 0}, {"note", "KGYM_WINDOW_PRIORITY=off"}};
   std::vector<pid_t> pids;
   for (const auto& pid : record.value("pids", json::array())) {
     if (pid.is_number_integer() && pids.size() < kWindowThreads) pids.push_back(pid.get<pid_t>());
@@ -512,12 +484,6 @@ json assemble_result(const CheckJob& job, const sandbox::ChildOutcome& outcome,
       {"stderr_bytes", outcome.stderr_bytes},
       {"stdout_tail", last_lines(outcome.stdout_tail, 20)},
       {"stderr_tail", last_lines(outcome.stderr_tail, 30)}};
-  r["sandbox"]["standby"] =
-      outcome.standby_used
-          ? json{{"used", *outcome.standby_used},
-                 {"note",
-                  outcome.standby_note.empty() ? json(nullptr) : json(outcome.standby_note)}}
-          : json(nullptr);
   r["durations_ms"] = phase_times_ms;
   r["durations_ms"]["total"] = outcome.wall_ms;
 
