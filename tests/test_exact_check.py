@@ -24,8 +24,9 @@ CASES = textwrap.dedent(
     """
     import json, math
     import torch
-    from kgym.harness import compare, exact_check
-    from kgym.harness.exact_check import BLOCK
+    from kgym.harness import compare
+    from kgym.harness.kernels import exact_check
+    from kgym.harness.kernels.exact_check import BLOCK
 
     def cases():
         gen = torch.Generator().manual_seed(0)
@@ -143,19 +144,6 @@ def test_the_exact_checks_kernel_gives_the_torch_checks_figures_on_the_gpu() -> 
     _check(scope["run"]("cuda"))  # type: ignore[operator]
 
 
-def test_the_exact_checks_kernel_is_on_unless_the_operator_turns_it_off(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    from kgym.harness import exact_check
-
-    monkeypatch.delenv("KGYM_JUDGE_FUSED_EXACT_CHECK", raising=False)
-    assert exact_check.on()
-    monkeypatch.setenv("KGYM_JUDGE_FUSED_EXACT_CHECK", "off")
-    assert not exact_check.on()
-    monkeypatch.setenv("KGYM_JUDGE_FUSED_EXACT_CHECK", "on")
-    assert exact_check.on()
-
-
 def _evaluations(tmp: Path, switch: str, task_id: str, seeds: list[int]) -> list[dict[str, Any]]:
     """The task's solution evaluated once per seed by a one-slot GPU gym with the switch set
     (its fork server compiles the kernel into the judges' cache, as in production)."""
@@ -211,7 +199,7 @@ def test_after_the_compilation_ahead_no_length_compiles_another_variant() -> Non
     a hold after the compilation ahead (its launcher built) and the warm-up."""
     import torch
 
-    from kgym.harness.exact_check import _exact_stats_kernel, compile_ahead, stats, warm
+    from kgym.harness.kernels.exact_check import _exact_stats_kernel, compile_ahead, stats, warm
 
     def compiled() -> int:
         return sum(len(cache[0]) for cache in _exact_stats_kernel.device_caches.values())

@@ -45,9 +45,8 @@ def warm_up() -> None:
         guards,
         loader,
         profiling,
-        run,
-        timing,
     )
+    from kgym.harness.judge import evaluation  # noqa: F401
 
     import_compiler_stack()
 

@@ -52,6 +52,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from kgym.harness.triton_launcher import build_launcher
+
 # The child's directory, in the runner's: its Triton cache and its scratch (gcc's, ptxas').
 CHILD_DIR = "precompile"
 # Exit codes of the child (the audit hook's own, 86, besides).
@@ -73,7 +75,11 @@ def compile_only(
     compiled; to torch's callers a GPU is there (``torch.cuda.is_available()``, as in the
     runner; its device is not reached). ``depth`` counts the compilations in progress (the
     audit hook's ``in_launch``: Triton's own gcc and ptxas runs are vouched for only then);
-    ``launchers`` gets each launcher's outcome (``build_launcher``)."""
+    ``launchers`` gets each launcher's outcome (``build_launcher``).
+
+    Long on purpose: the stand-ins it installs (the driver, the launcher, the autotuner's
+    benchmark) close over one another's state and must be installed together, before any
+    candidate code runs."""
     import torch
     from triton.backends.compiler import GPUTarget
     from triton.runtime import driver
@@ -192,19 +198,6 @@ def looks_like_cuda() -> Any:
             return func(*args, **kwargs)
 
     return LooksLikeCuda()
-
-
-def build_launcher(kernel: Any) -> str:
-    """The kernel's launcher, where Triton builds one per signature (a C module built with gcc,
-    most of a first call in Triton 3.6: ``bench/judge_compile/results.md``), into the same
-    cache: "built", or why not (a Triton whose launcher is generic builds none)."""
-    try:
-        from triton.backends.nvidia.driver import CudaLauncher
-
-        CudaLauncher(kernel.src, kernel.metadata)
-    except Exception as exc:  # noqa: BLE001 - no launcher to build, or no driver library
-        return f"{type(exc).__name__}: {str(exc)[:120]}"
-    return "built"
 
 
 class Precompile:
@@ -336,7 +329,7 @@ def _child(
     code = FAILED
     try:
         from kgym import _core
-        from kgym.harness.spawn import close_all_but
+        from kgym.harness.descriptors import close_all_but
 
         # Its standard streams go nowhere, and it keeps no socket: it speaks to no one.
         null = os.open("/dev/null", os.O_RDWR)
@@ -355,7 +348,7 @@ def _child(
         import torch
 
         from kgym.harness import loader
-        from kgym.harness.runner import CANDIDATE_MODULE, TASK_MODULE
+        from kgym.harness.loader import CANDIDATE_MODULE, TASK_MODULE
 
         torch.set_grad_enabled(False)
         depth = [0]

@@ -32,7 +32,7 @@ from kgym.harness.compare import (
     l2_clearly_within,
     quick_verdict_applies,
 )
-from kgym.harness.precompile import build_launcher
+from kgym.harness.triton_launcher import build_launcher
 
 BLOCK = 8192
 ROW = 4  # float64s per pair's sums (three used)

@@ -1,10 +1,13 @@
-"""The judge's reading of a profile its candidate's runner reported: bounded, typed, and held
-against the time the judge measured itself (pure functions, so they are tested on any machine)."""
+"""The profile phase: the judge's reading of the kernels its candidate's runner recorded in
+the timed calls, bounded, typed, and held against the time the judge measured itself."""
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
 from typing import Any
+
+from kgym.harness.judge.findings import Findings
 
 MAX_KERNELS = 500
 MAX_NAME_CHARS = 200
@@ -60,3 +63,49 @@ def excess_kernel_time(
     if claimed > SLACK_FACTOR * per_call + SLACK_MS:
         return claimed, per_call
     return None
+
+
+def declared_functions(source: str) -> set[str]:
+    """Names of every function the candidate's source defines (read, never run): a profiled
+    kernel counts as the candidate's Triton kernel only under one of these names."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    return {
+        n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+
+
+def profile_of(
+    recorded: dict[str, Any],
+    timing: dict[str, Any],
+    declared: set[str],
+    findings: Findings,
+) -> dict[str, Any]:
+    """The Result's ``profile``: PR from the kernels the candidate's runner recorded through
+    the measured rounds (timing/sampling.py). The judge's own clock bounds their time
+    (``profile-inconsistent``), and the judge decides which are the candidate's Triton
+    kernels."""
+    calls = int(recorded.get("calls") or 0)
+    reported = recorded.get("profile")
+    measured = (timing.get("samples") or {}).get("candidate") or []
+    claim = excess_kernel_time(reported, calls, measured)
+    if claim is not None:
+        findings.add(
+            "profile-inconsistent",
+            f"the runner recorded {claim[0]:.4g} ms of kernels per timed call, the judge "
+            f"measured {claim[1]:.4g} ms per call",
+        )
+    kernels = [
+        {"name": name, "triton": name in declared, "calls": count, "total_ms": ms}
+        for name, ms, count in reported_kernels(reported)
+    ]
+    if not kernels:
+        return {"available": False, "reason": "the profiler recorded no CUDA kernels"}
+    return {
+        "available": True,
+        "kernels": kernels,
+        "calls_profiled": calls,
+        "source": "the timed calls",
+    }

@@ -16,42 +16,13 @@ the ordinary one bit for bit (``SlotDraw.fill``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
 from torch.overrides import TorchFunctionMode
 
-FACTORIES = (torch.randn, torch.rand, torch.randint, torch.zeros, torch.ones)
-# Keyword arguments a redirected call may carry; any other (a generator, a device, grad, a
-# layout, pinned memory, an ``out`` of its own) leaves the call as the task wrote it.
-PLAIN_KWARGS = frozenset({"dtype"})
-
-
-def _size(args: Sequence[Any]) -> tuple[int, ...] | None:
-    """``randn(2, 3)``, ``randn((2, 3))``, ``randn(torch.Size([2, 3]))``: the shape, else None."""
-    if len(args) == 1 and isinstance(args[0], (tuple, list, torch.Size)):
-        args = tuple(args[0])
-    if all(isinstance(d, int) and not isinstance(d, bool) for d in args):
-        return tuple(args)
-    return None
-
-
-def factory_shape(func: Any, args: Sequence[Any]) -> tuple[int, ...] | None:
-    """The shape a plain factory call makes, or None where its form is not a plain one."""
-    if func is torch.randint:
-        # randint(high, size) or randint(low, high, size): the size is a sequence.
-        if len(args) in (2, 3) and isinstance(args[-1], (tuple, list, torch.Size)):
-            return _size(args[-1:])
-        return None
-    return _size(args)
-
-
-def factory_dtype(func: Any, kwargs: dict[str, Any]) -> torch.dtype:
-    dtype = kwargs.get("dtype")
-    if dtype is not None:
-        return dtype
-    return torch.int64 if func is torch.randint else torch.get_default_dtype()
+from kgym.harness.torch_factories import FACTORIES, PLAIN_KWARGS, factory_dtype, factory_shape
 
 
 class IntoSlot(TorchFunctionMode):
@@ -130,33 +101,35 @@ class SlotDraw:
     regenerable from a seed (the judge keeps seeds, not copies, so a slot's inputs need not
     outlive the call). ``redirect``: None until the first set shows whether drawing into the
     slot works for this task and gives the ordinary draw's bytes; then True or False for
-    the rest of the evaluation."""
+    the rest of the evaluation. ``draw(seed, into=, timed=)``: the task's inputs of a seed
+    (judge/task.TaskSide.inputs); ``fill(views, k, inputs, in_place, poison)``: a slot filled
+    (judge/slots.fill)."""
 
-    def __init__(self, ev: Any) -> None:
-        self.ev = ev
+    def __init__(self, draw: Callable[..., list[Any]], fill: Callable[..., None]) -> None:
+        self.draw = draw
+        self.fill_slot = fill
         self.redirect: bool | None = None
 
     def fill(self, views: Any, k: int, seed: int, poison: bool = True) -> None:
         """Slot ``k`` of ``views`` holds the inputs of ``seed`` and, with ``poison``, poisoned
         outputs."""
-        ev = self.ev
         slot = views.inputs[k]
         if self.redirect is not False:
             mode = IntoSlot(slot)
             try:
-                drawn = ev._inputs(seed, into=mode, timed=True)  # the ordinary draw, redirected
+                drawn = self.draw(seed, into=mode, timed=True)  # the ordinary draw, redirected
                 filled = settle(mode, slot, drawn)
             except Exception:  # noqa: BLE001 - what the slot's memory refuses (a resize, say)
                 filled = None  # the ordinary draw decides, and raises what it raises
                 self.redirect = False
             if filled and self.redirect is None:
-                plain = ev._inputs(seed, timed=True)
+                plain = self.draw(seed, timed=True)
                 filled = filled if all(same_bytes(slot[i], plain[i]) for i in filled) else None
                 del plain
             if self.redirect is None:
                 # Drawing into the slot pays where it works; the ordinary way saves the mode.
                 self.redirect = bool(filled)
             if filled is not None:  # empty: nothing was redirected, an ordinary set
-                ev._fill(views, k, drawn, filled, poison)
+                self.fill_slot(views, k, drawn, filled, poison)
                 return
-        ev._fill(views, k, ev._inputs(seed, timed=True), poison=poison)
+        self.fill_slot(views, k, self.draw(seed, timed=True), poison=poison)

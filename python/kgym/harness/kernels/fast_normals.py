@@ -37,8 +37,8 @@ import triton.language as tl
 from torch.overrides import TorchFunctionMode
 from triton.language.extra import libdevice
 
-from kgym.harness.input_slots import factory_shape
-from kgym.harness.precompile import build_launcher
+from kgym.harness.torch_factories import factory_shape
+from kgym.harness.triton_launcher import build_launcher
 
 BLOCK = 1024  # values of one of a program's four Philox outputs
 DTYPES = (torch.float32,)  # what the kernel draws; warm compiles each

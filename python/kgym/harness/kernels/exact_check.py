@@ -5,7 +5,7 @@ the bound, the maxima, the sums); its quick verdict (``clearly_close``) ten more
 each CUDA kernel at its first launch, and every job's judge is a fresh process: loading the
 checks' kernels costs a fresh judge 0.25 s of CPU alone and 0.37 s with 16 judges at once on an
 H200 (bench/first_use), inside the job's shared hold, where the slowest of a group of sharers
-keeps the next timing window waiting (bench/service_gpu/results.md, twenty-fifth session). This
+keeps the next timing window waiting (bench/README.md, the decisions). This
 kernel is one launch, compiled and loaded outside the GPU lock as the timed outputs' fused check
 is (fused_check.py, triton_warm.py), so the checks' warm-up is left with the inputs' bitwise
 check only.
@@ -17,24 +17,23 @@ literal would be float32). Each program writes its block's figures; the host red
 block order, so the sums of squares (only read for the relative L2 test, and only when every
 difference is finite) differ from torch's by the order of their additions, nothing else.
 
-On unless the operator's KGYM_JUDGE_FUSED_EXACT_CHECK=off. It matches the torch check under
-Triton's interpreter and on an H200 (tests/test_exact_check.py), and on an H200 it took the
-checks' warm-up inside a batch's holds from 4.3 s to 0.02 s summed over 25 jobs
-(bench/service_gpu/results.md, twenty-sixth session).
+It matches the torch check under Triton's interpreter and on an H200 (tests/test_exact_check.py),
+and on an H200 it took the checks' warm-up inside a batch's holds from 4.3 s to 0.02 s summed
+over 25 jobs (bench/README.md, the decisions).
 """
 
 # ruff: noqa: ANN001 - a Triton kernel's arguments take no Python annotations (Triton reads them)
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import torch
 import triton
 import triton.language as tl
 
-from kgym.harness.precompile import build_launcher
+from kgym.harness import compare
+from kgym.harness.triton_launcher import build_launcher
 
 BLOCK = 4096
 ROW = 8  # float64s per block's figures (six used): rows as aligned as the first
@@ -95,11 +94,6 @@ class ExactStats:
     max_rel: float
     err_sq: float  # summed squares of the differences, and of the expected values
     ref_sq: float
-
-
-def on() -> bool:
-    """Whether the judge uses the kernel: unless the operator's KGYM_JUDGE_FUSED_EXACT_CHECK=off."""
-    return os.environ.get("KGYM_JUDGE_FUSED_EXACT_CHECK", "on") != "off"
 
 
 def _indexed(device: torch.device) -> torch.device:
@@ -181,7 +175,5 @@ def warm(device: torch.device) -> str | None:
     except Exception as exc:  # noqa: BLE001 - any failure leaves the torch check in charge
         return f"the fused exact check did not compile: {type(exc).__name__}: {exc}"[:400]
     _ready.add(_indexed(device))
-    from kgym.harness import compare
-
     compare.use_fused_exact(applies, stats)
     return None
