@@ -28,7 +28,7 @@ INTERPRETER = {"executable": sys.executable, "options": ["-I", "-X", "faulthandl
 SERVER_PROGRAM = {**INTERPRETER, "module": "kgym.harness.forkserver"}
 HARNESS_PROGRAM = {**INTERPRETER, "module": "kgym.harness", "args": ["job.json"]}
 PASSED_THROUGH = ("PATH", "LD_LIBRARY_PATH", "LANG", "LC_ALL")
-PASSED_PREFIXES = ("CUDA_", "NVIDIA_", "TRITON_", "CUBLAS_")
+PASSED_PREFIXES = ("CUDA_", "NVIDIA_", "TRITON_", "CUBLAS_", "NCCL_", "NVSHMEM_", "TORCH_SYMM_MEM_")
 
 
 def base_environment() -> list[tuple[str, str]]:
@@ -687,7 +687,7 @@ def test_a_seeded_judge_loads_its_timing_kernels_without_compiling_them(tmp_path
         "files = lambda: {p: p.stat().st_ino for p in cache.rglob('*') if p.is_file()}\n"
         "before = files()\n"
         "import torch\n"
-        "from kgym.harness import fast_normals, fused_check\n"
+        "from kgym.harness.kernels import fast_normals, fused_check\n"
         "note = fused_check.warm(torch.device('cuda', 0))\n"
         "note = note or fast_normals.warm(torch.device('cuda', 0))\n"
         "changed = files() != before\n"

@@ -68,6 +68,20 @@ TEST(ForkServer, OnlyRunsTheHarness) {
   EXPECT_EQ(server.server_pid(), -1);  // refused before anything was started
 }
 
+TEST(ForkServer, TheHostsNcclAndNvshmemSettingsReachTheJobs) {
+  const char* names[] = {"NCCL_NVLS_ENABLE", "NVSHMEM_DISABLE_NVLS",
+                         "TORCH_SYMM_MEM_DISABLE_MULTICAST"};
+  for (const char* name : names) ::setenv(name, "0", 1);
+  kgym::check::CheckJob job;
+  const auto env = kgym::check::child_environment(job, "/tmp/home");
+  for (const char* name : names) ::unsetenv(name);
+  for (const char* name : names) {
+    bool found = false;
+    for (const auto& [key, value] : env) found = found || (key == name && value == "0");
+    EXPECT_TRUE(found) << name;
+  }
+}
+
 TEST(ForkServer, NoKgymVariableReachesTheJobs) {
   ::setenv("KGYM_SOMETHING_ELSE", "1", 1);
   ::setenv("KGYM_TOKEN", "secret", 1);

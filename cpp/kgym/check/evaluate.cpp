@@ -36,10 +36,13 @@ constexpr double kWarnTritonShare = 0.5;
 // A candidate faster than this fraction of the speed-of-light time is flagged for a look.
 constexpr double kImpossibleFraction = 0.8;
 
-// Variables that carry the machine's GPU and toolchain set-up; everything else is scrubbed.
+// Variables that carry the machine's GPU and toolchain set-up; everything else is scrubbed. The
+// host's NCCL, NVSHMEM and symmetric-memory settings pass too: a host may turn features off for
+// the machine's sake (NVLink multicast, NCCL_NVLS_ENABLE=0), which no job may turn back on.
 bool passes_environment_filter(std::string_view name) {
   static constexpr std::string_view kExact[] = {"PATH", "LD_LIBRARY_PATH", "LANG", "LC_ALL"};
-  static constexpr std::string_view kPrefixes[] = {"CUDA_", "NVIDIA_", "TRITON_", "CUBLAS_"};
+  static constexpr std::string_view kPrefixes[] = {"CUDA_", "NVIDIA_",  "TRITON_",        "CUBLAS_",
+                                                   "NCCL_", "NVSHMEM_", "TORCH_SYMM_MEM_"};
   for (auto e : kExact) {
     if (name == e) return true;
   }
