@@ -1,6 +1,7 @@
 """How a benchmark leaves its figures beside it: one markdown results file per machine,
 ``results-<machine>.md``, which each run overwrites (git keeps the runs before), headed by the
-command, the machine, the date and the commit; with --json the run is printed too."""
+command, the machine, the date and the commit; with --json the run is printed too. A benchmark
+of several parts replaces only its part's section (``## PART``) and keeps the others'."""
 
 from __future__ import annotations
 
@@ -68,17 +69,19 @@ def describe_machine() -> str:
     return f"{platform.machine()}, {cores} cores, {gpu}"
 
 
-def header(title: str, command: str) -> list[str]:
-    """A results file's first lines: what it holds, and the run that made it."""
+def run_lines(command: str) -> list[str]:
+    """The run that made a file or a part: command, machine, date and commit."""
     date = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     return [
-        f"# {title}",
-        "",
         f"- command: `{command}`",
         f"- machine: {describe_machine()}",
         f"- date: {date}; commit: {commit()}",
-        "",
     ]
+
+
+def header(title: str, command: str) -> list[str]:
+    """A results file's first lines: what it holds, and the run that made it."""
+    return [f"# {title}", "", *run_lines(command), ""]
 
 
 def record(md_path: Path, lines: list[str], data: dict[str, Any], print_json: bool) -> None:
@@ -87,3 +90,28 @@ def record(md_path: Path, lines: list[str], data: dict[str, Any], print_json: bo
     md_path.write_text("\n".join(lines).rstrip("\n") + "\n")
     if print_json:
         print(json.dumps(data))
+
+
+def record_part(
+    md_path: Path,
+    title: str,
+    part: str,
+    lines: list[str],
+    data: dict[str, Any],
+    print_json: bool,
+) -> None:
+    """Replaces the results file's ``## PART`` section by ``lines`` (the section's body, its
+    run's lines included), keeping the title and the other parts' sections; a new part goes
+    last."""
+    text = md_path.read_text() if md_path.exists() else f"# {title}\n"
+    chunks = re.split(r"(?m)^(?=## )", text)
+    preamble, sections = chunks[0], chunks[1:]
+    body = f"## {part}\n\n" + "\n".join(lines).strip("\n") + "\n\n"
+    named = [s.splitlines()[0] == f"## {part}" for s in sections]
+    if any(named):
+        sections[named.index(True)] = body
+    else:
+        sections.append(body)
+    if not preamble.endswith("\n\n"):
+        preamble = preamble.rstrip("\n") + "\n\n"
+    record(md_path, [preamble + "".join(sections)], data, print_json)

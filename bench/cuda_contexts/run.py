@@ -1,5 +1,7 @@
-"""What a process's first CUDA call and its context cost on this GPU, one process or three at once
-(a job's judge and its two runners), with and without another process holding the GPU.
+"""What a job's CUDA contexts cost on this GPU. Two parts:
+
+``start``: a process's first CUDA call and its context, one process or three at once (a job's
+judge and its two runners), with and without another process holding the GPU.
 
 Holders: `none`; `files` (the device files held open, which some set-ups use to keep the driver
 loaded); `keeper` (`kgym-gym gpu-keeper`, the service's own, cpp/kgym/service/gpu_keeper.hpp);
@@ -8,15 +10,19 @@ waits until all are ready, lets them go at once, and reads from each the time of
 `torch.cuda.init()` (cuInit and the device's set-up) and of its first allocation (the context).
 It then kills them one by one and times each end (kill to reaped: the driver's teardown).
 
-    python bench/gpu_keeper/context_start.py [--trials 3] [--json]
+    python bench/cuda_contexts/run.py start [--trials 3] [--json]
 
-Writes results.json and appends a section to results.md beside this file.
+``beside``: three processes making their contexts beside one kind of other jobs' work at a time
+(``beside.py`` says how):
+
+    python bench/cuda_contexts/run.py beside [--trials 5] [--conditions ...] [--json]
+
+Each part replaces its section of results-<machine>.md beside this file.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import os
 import shutil
 import statistics
@@ -29,7 +35,9 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-from record import record  # noqa: E402
+from record import record_part, results_path, run_lines  # noqa: E402
+
+TITLE = "A job's CUDA contexts"
 
 WORKER = r"""
 import os, sys, time
@@ -124,7 +132,16 @@ def median(values: list[float]) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["beside"]:
+        import beside  # noqa: PLC0415 - beside this file; it imports this module
+
+        return beside.main(argv[1:])
+    return start(argv[1:] if argv[:1] == ["start"] else argv)
+
+
+def start(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0], prog="run.py start")
     p.add_argument("--trials", type=int, default=3, help="trials per holder and process count")
     p.add_argument(
         "--holders", default="none,files,keeper,torch", help="which holders, in this order"
@@ -156,11 +173,11 @@ def main(argv: list[str] | None = None) -> int:
                     held.kill()
                     held.wait()
                     time.sleep(1.5)
-    out["command"] = "python bench/gpu_keeper/context_start.py " + " ".join(argv or sys.argv[1:])
-    out["date"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    out["command"] = "python bench/cuda_contexts/run.py start " + " ".join(argv)
     lines = [
-        f"\n## {out['date']} on {gpu}\n",
-        f"`{out['command']}` (medians over {args.trials} trials; ms)\n",
+        *run_lines(out["command"]),
+        f"- {gpu}; medians over {args.trials} trials; ms",
+        "",
         "| holder | processes | torch.cuda.init() | first allocation (context) | all started | end (kill to reaped) |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
@@ -170,7 +187,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"| {kind} | {n} | {row['init_median_ms']} | {row['context_median_ms']} | "
                 f"{row['all_started_median_ms']} | {row['end_median_ms']} |"
             )
-    record(HERE / "results.json", out, HERE / "results.md", lines, args.json)
+    part = "start: with and without a process holding the GPU"
+    record_part(results_path(HERE), TITLE, part, lines, out, args.json)
     return 0
 
 

@@ -4,7 +4,8 @@ kind of background activity at a time, each what a service's other jobs do meanw
 
 In a mixed batch through the service a job's contexts took 0.32-2.5 s (1.2 s median) where the
 same job alone took 0.32 s, and the start gate, which lets one job at a time make them, was busy
-for 30 of the batch's 46 s (bench/service_gpu/results.md, twentieth session). The activities:
+for 30 of the batch's 46 s (bench/service_gpu, with the driver's eight hardware queues a
+context). The activities:
 
 - ``nvml``: K processes reading every process's GPU memory from the driver every 50 ms, as the
   memory watch of each job past its set-up does (harness/gpu_memory.py);
@@ -22,16 +23,15 @@ CUDA_DEVICE_MAX_CONNECTIONS=1``). The window loop keeps each batch's time, and t
 overlapped a trial's contexts are set against the others: what other jobs' contexts cost a
 timing window. The activities' processes and the keeper keep the driver's default queues.
 
-    python bench/gpu_keeper/context_beside.py [--trials 5] [--conditions alone,nvml,cpu,window,churn]
-        [--k nvml=15,cpu=16,churn=2] [--json]
+    python bench/cuda_contexts/run.py beside [--trials 5]
+        [--conditions alone,nvml,cpu,window,churn] [--k nvml=15,cpu=16,churn=2] [--json]
 
-Writes results-beside.json and appends a section to results-beside.md beside this file.
+Replaces the ``beside`` section of results-<machine>.md beside this file.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import statistics
 import subprocess
@@ -44,8 +44,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
-from context_start import gpu_line, holder, median, trial  # noqa: E402
-from record import record  # noqa: E402
+from record import record_part, results_path, run_lines  # noqa: E402
+from run import TITLE, gpu_line, holder, median, trial  # noqa: E402
 
 NVML_POLLER = r"""
 import time, pynvml
@@ -173,7 +173,7 @@ def parse_k(text: str) -> dict[str, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0], prog="run.py beside")
     p.add_argument("--trials", type=int, default=5, help="trials per condition")
     p.add_argument("--conditions", default="alone,nvml,cpu,window,churn")
     p.add_argument("--k", type=parse_k, default=dict(DEFAULT_K), help="processes per activity")
@@ -214,12 +214,12 @@ def main(argv: list[str] | None = None) -> int:
         if keeper is not None:
             keeper.kill()
             keeper.wait()
-    out["command"] = "python bench/gpu_keeper/context_beside.py " + " ".join(argv or sys.argv[1:])
-    out["date"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    out["command"] = "python bench/cuda_contexts/run.py beside " + " ".join(argv or [])
     lines = [
-        f"\n## {out['date']} on {gpu}\n",
-        f"`{out['command']}` (three processes at once, the keeper holding a context; medians over "
-        f"{args.trials} trials; ms)\n",
+        *run_lines(out["command"]),
+        f"- {gpu}; three processes at once, the keeper holding a context; medians over "
+        f"{args.trials} trials; ms",
+        "",
         "| beside | processes | torch.cuda.init() | first allocation (context) | all started "
         "(median) | all started (max) | end (kill to reaped) |",
         "| --- | --- | --- | --- | --- | --- | --- |",
@@ -247,9 +247,6 @@ def main(argv: list[str] | None = None) -> int:
             "| --- | --- | --- | --- | --- | --- |",
             *windows,
         ]
-    record(HERE / "results-beside.json", out, HERE / "results-beside.md", lines, args.json)
+    part = "beside: three contexts beside other jobs' work"
+    record_part(results_path(HERE), TITLE, part, lines, out, args.json)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
