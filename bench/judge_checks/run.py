@@ -1,23 +1,20 @@
 """What the judge's exact check of an output costs alone, and beside a thread of the judge that
 keeps the interpreter busy: the check is many small torch operations, and each gives up the
-interpreter's lock and waits to take it back. The judge had such a thread in its correctness
-phase: the compilation of its fused check (``fused_check.warm``), which the fork server now
-does once (``kgym.harness.triton_warm``).
+interpreter's lock and waits to take it back. A judge thread that compiles (the fused check's
+compilation, which the fork server does once: ``kgym.harness.triton_warm``) is the case that
+matters.
 
-    python bench/judge_checks/contention.py [--repeats 5] [--json]
+    python bench/judge_checks/run.py [--repeats 5] [--json]
 
 Side by side in one process: the check alone; beside a thread running Python without pause
 (at the default switch interval, and at 0.5 ms); on a GPU, beside a thread compiling the fused
 check into an empty Triton cache, as the judge did. Outputs of ``06_softmax``'s size on a GPU
-(4096 x 16384), 256 x 1024 otherwise. Writes ``results-<host>.json`` and ``results.md``
-beside this file (the machine, the date, the command).
+(4096 x 16384), 256 x 1024 otherwise. Writes results-<machine>.md beside this file.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
 import os
 import platform
 import statistics
@@ -34,6 +31,8 @@ import torch
 from kgym.harness import compare
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from record import header, record, results_path  # noqa: E402
 
 
 def _ms(fn: Callable[[], Any], device: torch.device, repeats: int) -> float:
@@ -112,55 +111,34 @@ def main() -> int:
         else:
             os.environ["TRITON_CACHE_DIR"] = previous
     figures["alone_again"] = check()
+    command = "python bench/judge_checks/run.py " + " ".join(sys.argv[1:])
     result = {
-        "command": "python bench/judge_checks/contention.py " + " ".join(sys.argv[1:]),
-        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "machine": platform.node(),
-        "cpus": os.cpu_count(),
-        "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
+        "command": command,
         "torch": torch.__version__,
         "python": platform.python_version(),
         "shape": list(shape),
         "switch_interval_s": default_interval,
         "median_ms": figures,
     }
-    host = "gpu" if device.type == "cuda" else "cpu"
-    (HERE / f"results-{host}.json").write_text(json.dumps(result, indent=1) + "\n")
-    _write_markdown()
-    if args.json:
-        print(json.dumps(result, indent=1))
-    else:
+    compiling = figures.get("compiling_fused_check")
+    lines = [
+        *header("The judge's exact check, alone and beside a busy thread", command),
+        f"- torch {result['torch']}, Python {result['python']}; output "
+        f"{' x '.join(map(str, shape))}; median ms of one `compare.compare_outputs` (errors on, "
+        "the correctness phase's), one measurement after the other in one process",
+        "",
+        "| alone | beside a busy thread | the same, 0.5 ms switch interval | beside the fused "
+        "check's compilation | alone again |",
+        "| --- | --- | --- | --- | --- |",
+        f"| {figures['alone']:.1f} | {figures['busy_thread']:.1f} | "
+        f"{figures['busy_thread_switch_0.5ms']:.1f} | "
+        f"{'-' if compiling is None else f'{compiling:.1f}'} | {figures['alone_again']:.1f} |",
+    ]
+    record(results_path(HERE), lines, result, args.json)
+    if not args.json:
         for name, ms in figures.items():
             print(f"{name}: {ms:.1f} ms")
     return 0
-
-
-def _write_markdown() -> None:
-    lines = [
-        "# The judge's exact check, alone and beside a busy thread",
-        "",
-        "`contention.py`: median milliseconds of one `compare.compare_outputs` (errors on, the",
-        "correctness phase's), in one process, one measurement after the other. Written by the",
-        "script.",
-        "",
-        "| side | device | torch | python | output | alone | beside a busy thread | "
-        "the same, 0.5 ms switch interval | beside the fused check's compilation | "
-        "alone again | date | command |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-    ]
-    for path in sorted(HERE.glob("results-*.json")):
-        r = json.loads(path.read_text())
-        m = r["median_ms"]
-        compiling = m.get("compiling_fused_check")
-        lines.append(
-            f"| {path.stem.removeprefix('results-')} | {r['device']} ({r['cpus']} CPUs) | "
-            f"{r['torch']} | {r['python']} | {' x '.join(map(str, r['shape']))} | "
-            f"{m['alone']:.1f} ms | {m['busy_thread']:.1f} ms | "
-            f"{m['busy_thread_switch_0.5ms']:.1f} ms | "
-            f"{'-' if compiling is None else f'{compiling:.1f} ms'} | {m['alone_again']:.1f} ms | "
-            f"{r['date']} | `{r['command']}` |"
-        )
-    (HERE / "results.md").write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":
