@@ -8,16 +8,15 @@ does once for every job's processes to inherit: the hash of Triton's installatio
 imports, the helpers' build) and copies the helpers into its own cache (``seed_cache``, as the
 judge does for each runner).
 
-    python bench/judge_compile/first_call.py [--repeats 3] [--label COMMIT] [--json]
+    python bench/judge_compile/run.py [--repeats 3] [--json]
 
-Needs a GPU (under the interpreter nothing is compiled). Writes ``results-<gpu>[-<label>].json``
-and ``results.md`` beside this file (the machine, the date, the command).
+Needs a GPU (under the interpreter nothing is compiled). Writes results-<machine>.md beside this
+file.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
 import platform
@@ -30,6 +29,9 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from record import header, record, results_path  # noqa: E402
+
 MODES = ("before", "after")
 
 
@@ -107,9 +109,6 @@ def _measure(mode: str) -> dict[str, Any]:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--repeats", type=int, default=3, help="fresh processes of each mode")
-    p.add_argument(
-        "--label", default="", help="added to the results file's name (the code's commit)"
-    )
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("--child", choices=MODES, help=argparse.SUPPRESS)
     args = p.parse_args()
@@ -121,7 +120,7 @@ def main() -> int:
     import triton
 
     if not torch.cuda.is_available():
-        print("first_call.py needs a GPU: the interpreter compiles nothing", file=sys.stderr)
+        print("judge_compile needs a GPU: the interpreter compiles nothing", file=sys.stderr)
         return 2
     runs: dict[str, list[dict[str, Any]]] = {mode: [] for mode in MODES}
     for i in range(args.repeats):
@@ -134,11 +133,9 @@ def main() -> int:
         for mode, rows in runs.items()
     }
     gpu = torch.cuda.get_device_name(0)
+    command = "python bench/judge_compile/run.py " + " ".join(sys.argv[1:])
     result = {
-        "command": "python bench/judge_compile/first_call.py " + " ".join(sys.argv[1:]),
-        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "machine": platform.node(),
-        "cpus": os.cpu_count(),
+        "command": command,
         "device": gpu,
         "torch": torch.__version__,
         "triton": triton.__version__,
@@ -146,50 +143,33 @@ def main() -> int:
         "runs": runs,
         "median_s": median,
     }
-    name = gpu.replace("NVIDIA ", "").split()[0].lower() + (f"-{args.label}" if args.label else "")
-    (HERE / f"results-{name}.json").write_text(json.dumps(result, indent=1) + "\n")
-    _write_markdown()
-    if args.json:
-        print(json.dumps(result, indent=1))
-    else:
+    lines = [
+        *header("A fresh runner's first Triton kernel", command),
+        f"- torch {result['torch']}, triton {result['triton']}",
+        "",
+        "Medians over fresh processes, each with an empty Triton cache. The driver's helpers are "
+        "built first (the runner's warm request), then a ReLU kernel is called twice. `after`: "
+        "the fork server's `triton_warm.warm_compiler` ran first (paid once per server, not per "
+        "job) and the helpers were copied into the process's cache. gcc builds: the launcher's "
+        "in the first call (the helpers' are in the driver's column).",
+        "",
+        "| mode | fork server's warm | CUDA context | driver helpers | first call | second call "
+        "| gcc builds in the first call |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for mode, m in median.items():
+        built = [sum(s for n, s in run["builds"] if n != "cuda_utils") for run in runs[mode]]
+        warm = f"{m['server_warm_s']:.3f} s" if "server_warm_s" in m else "-"
+        lines.append(
+            f"| {mode} | {warm} | {m['context_s']:.3f} s | {m['driver_s']:.3f} s | "
+            f"{m['first_call_s']:.3f} s | {m['second_call_s'] * 1e3:.2f} ms | "
+            f"{statistics.median(built):.3f} s |"
+        )
+    record(results_path(HERE), lines, result, args.json)
+    if not args.json:
         for mode, m in median.items():
             print(f"{mode}: " + ", ".join(f"{k} {v:.3f}" for k, v in m.items()))
     return 0
-
-
-def _write_markdown() -> None:
-    lines = [
-        "# A fresh runner's first Triton kernel",
-        "",
-        "`first_call.py`: medians over fresh processes, each with an empty Triton cache. The",
-        "driver's helpers are built first (the runner's warm request), then a ReLU kernel is",
-        "called twice. `after`: the fork server's `triton_warm.warm_compiler` ran first (its",
-        "time is paid once per server, not per job) and the helpers were copied into the",
-        "process's cache. gcc builds: the launcher's in the first call (the helpers' are in",
-        "the driver's column). The files of bda47c9 and f3455d0 were run before `--label` and",
-        "named by hand, and `961c0c0` was run with `--label HEAD` at that commit; at bda47c9 the server's warm did not build the helpers yet, so its",
-        "`after` row built them in the process (the driver's column). Neither timed the CUDA",
-        "context (`-`). Written by the script.",
-        "",
-        "| file | device | mode | fork server's warm | CUDA context | driver helpers | first call "
-        "| second call | gcc builds in the first call | date | command |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-    ]
-    for path in sorted(HERE.glob("results-*.json")):
-        r = json.loads(path.read_text())
-        for mode, m in r["median_s"].items():
-            built = [
-                sum(s for n, s in run["builds"] if n != "cuda_utils") for run in r["runs"][mode]
-            ]
-            builds = f"{statistics.median(built):.3f} s"
-            warm = f"{m['server_warm_s']:.3f} s" if "server_warm_s" in m else "-"
-            context = f"{m['context_s']:.3f} s" if "context_s" in m else "-"
-            lines.append(
-                f"| `{path.name}` | {r['device']} ({r['cpus']} CPUs), torch {r['torch']}, triton {r['triton']} "
-                f"| {mode} | {warm} | {context} | {m['driver_s']:.3f} s | {m['first_call_s']:.3f} s | "
-                f"{m['second_call_s'] * 1e3:.2f} ms | {builds} | {r['date']} | `{r['command']}` |"
-            )
-    (HERE / "results.md").write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":
