@@ -1,6 +1,6 @@
 """Plots per-call time against calls per sample from the rows of `run.py` (one PNG).
 
-Usage: python bench/judge_precision/calls/plot.py RESULTS.json [...] --out calls.png
+Usage: python bench/sample_cost/plot.py ROWS.json [...] --out sample_cost-h100.png
 """
 
 from __future__ import annotations
