@@ -2,7 +2,7 @@
 bench/kernelbench_policy: per level-2 task three samples (all-Triton `strict.py`, cuBLAS +
 Triton epilogue `hybrid.py`, pure PyTorch `torch_only.py`), per level-1 task one (`triton.py`).
 
-    python bench/eval_kernelbench/make_generations.py --out gens.jsonl
+    python bench/kernelbench_compare/make_generations.py --out gens.jsonl
 """
 
 from __future__ import annotations
