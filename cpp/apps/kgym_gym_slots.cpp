@@ -239,7 +239,7 @@ MachineSlots make_machine_slots(const SlotOptions& o) {
             kgym::check::child_environment(probe, home));
         // KGYM_STANDBY=on: the slot's next job's child readied after each job
         // (check/standby_launcher.hpp). Off by default: it cut a lone job's round trip on an
-        // H200 and lengthened a batch's timing windows (bench/service_gpu/results.md).
+        // H200 and lengthened a batch's timing windows (bench/service_gpu).
         const char* standby_mode = std::getenv("KGYM_STANDBY");
         std::shared_ptr<kgym::check::StandbyLauncher> standby;
         if (standby_mode != nullptr && std::string_view(standby_mode) == "on")

@@ -5,7 +5,7 @@ the bound, the maxima, the sums); its quick verdict (``clearly_close``) ten more
 each CUDA kernel at its first launch, and every job's judge is a fresh process: loading the
 checks' kernels costs a fresh judge 0.25 s of CPU alone and 0.37 s with 16 judges at once on an
 H200 (bench/first_use), inside the job's shared hold, where the slowest of a group of sharers
-keeps the next timing window waiting (bench/service_gpu/results.md, twenty-fifth session). This
+keeps the next timing window waiting (bench/service_gpu). This
 kernel is one launch, compiled and loaded outside the GPU lock as the timed outputs' fused check
 is (fused_check.py, triton_warm.py), so the checks' warm-up is left with the inputs' bitwise
 check only.
@@ -20,7 +20,7 @@ difference is finite) differ from torch's by the order of their additions, nothi
 On unless the operator's KGYM_JUDGE_FUSED_EXACT_CHECK=off. It matches the torch check under
 Triton's interpreter and on an H200 (tests/test_exact_check.py), and on an H200 it took the
 checks' warm-up inside a batch's holds from 4.3 s to 0.02 s summed over 25 jobs
-(bench/service_gpu/results.md, twenty-sixth session).
+(bench/service_gpu).
 """
 
 # ruff: noqa: ANN001 - a Triton kernel's arguments take no Python annotations (Triton reads them)

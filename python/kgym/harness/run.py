@@ -335,7 +335,7 @@ class Evaluation:
         and its own context made behind the gate). The driver makes a machine's contexts one
         after the other, so jobs that start at once (a service's slots at a batch's start) all
         got theirs at the end: eight jobs 3.5-3.7 s, where one job alone takes 0.35 s
-        (bench/service_gpu/results.md). Behind the gate the first job in is the first one
+        (bench/service_gpu). Behind the gate the first job in is the first one
         ready to use the GPU. The judge asks for its runners' contexts before it makes its own,
         so the gate covers most of theirs; their replies are read later (init), since waiting
         for them here kept the gate longer and made a job alone slower. An exclusive flock on
@@ -919,7 +919,7 @@ class Evaluation:
         cache (the fork server's) loads them in a few milliseconds; one that does not (a lone
         `kgym check`) compiled them from the end of load, and with the candidate's
         compilation out of its hold, timing waited for them inside its window (about 2.5 s on
-        an H200, bench/service_gpu/results.md). Failures are left to the warm-up, which says
+        an H200, bench/service_gpu). Failures are left to the warm-up, which says
         them. Started after the judge confined itself, so the thread is confined as well."""
         fused_on, normals_on = triton_warm.judge_kernels_on()
         exact_on = exact_check.on()
@@ -1299,7 +1299,7 @@ class Evaluation:
         the runners' set-up and the output layout. A process loads each CUDA kernel at its
         first launch: the checks of one dtype took 0.2 s on an H200 alone and 0.6 s in a
         batch's shared hold, waited for in the candidate's first call, which, compiled ahead,
-        no longer covers them (bench/service_gpu/results.md). A shortcut only, as
+        no longer covers them (bench/service_gpu). A shortcut only, as
         ``_warm_checks``; joined before the hold ends (``_join_warm_threads``). Its tensors (a
         few MiB) may fall inside the reference's measured call (``_measured_reference``), as
         the timing kernels' warm-up's may: that widens the candidate's GPU memory allowance by

@@ -64,7 +64,7 @@ class TimingConfig:
     # target: every round, or every 5 with the operator's KGYM_TIMING_CHECK_EVERY_ROUND=off
     # (the rule before, for measuring the two side by side: a replay of 24 evaluations' raw
     # samples stopped them after 11% fewer rounds checked every round, as close to their 60
-    # rounds' speedups; bench/judge_precision/results.md). A window is as long as its rounds.
+    # rounds' speedups; bench/README.md). A window is as long as its rounds.
     check_every: int = 1
 
     @classmethod
