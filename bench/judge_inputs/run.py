@@ -25,6 +25,9 @@ TITLE = "The judge's inputs inside the timing window"
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] in (["-h"], ["--help"]):
+        print(__doc__)
+        return 0
     if not argv or argv[0] not in PARTS:
         print(__doc__, file=sys.stderr)
         return 2
