@@ -16,8 +16,9 @@ is crashed, timeout or runtime_error) the task's built-in solution is evaluated 
 compared with a fresh evaluation made before any attack ran: same status, same correctness,
 nothing flagged.
 
-Writes ``results-<cpu|gpu>[-<k>of<n>].md`` and ``.json`` next to this file (or to --out-dir),
-updating the json after every evaluation so that a run cut short keeps what it measured.
+Writes ``results-<cpu|gpu>[-noscreen][-service][-<k>of<n>].json`` (and a markdown view of it)
+into --out-dir, updating them after every evaluation so that a run cut short keeps what it
+measured; ``merge.py`` turns one machine's runs into its results file beside this script.
 """
 
 from __future__ import annotations
@@ -40,6 +41,9 @@ from kgym.tasks import find_task
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT / "bench"))
+from record import commit  # noqa: E402
+
 FAULT_STATUSES = {"crashed", "timeout", "runtime_error"}
 HANG_TIMEOUT_S = 20.0
 
@@ -259,7 +263,7 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=180.0, help="per evaluation, seconds")
     parser.add_argument("--shard", default="1/1", help="k/n: run the k-th of n slices")
     parser.add_argument("--only", help="comma-separated names (file stems) to run")
-    parser.add_argument("--out-dir", type=Path, default=HERE)
+    parser.add_argument("--out-dir", type=Path, required=True, help="where the run's files go")
     parser.add_argument(
         "--no-screen",
         action="store_true",
@@ -319,6 +323,7 @@ def main() -> int:
         "command": " ".join(["python bench/hostile/run.py", *sys.argv[1:]]),
         "screen": not args.no_screen,
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "commit": commit(),
         "machine": f"{platform.machine()}, {platform.platform()}",
         "cpu": cpu_name(),
         "cores": os.cpu_count(),
@@ -340,14 +345,7 @@ def main() -> int:
     service = start_service(on_gpu) if args.through_service else None
     meta["through"] = "check"
     if service is not None:
-        imports = os.environ.get("KGYM_FORKSERVER_COMPILER_IMPORTS", "auto")
-        standby = os.environ.get("KGYM_STANDBY", "off")
-        at_report = os.environ.get("KGYM_ANSWER_AT_REPORT", "on")
-        meta["through"] = (
-            "kgym-gym serve: one worker, its fork server (KGYM_FORKSERVER_COMPILER_IMPORTS="
-            f"{imports}, KGYM_STANDBY={standby}, KGYM_ANSWER_AT_REPORT={at_report}), "
-            "no result cache"
-        )
+        meta["through"] = "kgym-gym serve: one worker, its fork server, no result cache"
 
     def evaluate(task_id: str, source: str, timeout_s: float) -> tuple[dict[str, Any], float]:
         t0 = time.monotonic()
@@ -405,8 +403,6 @@ def main() -> int:
             "timed_rounds": ((result.get("timing") or {}).get("method") or {}).get("rounds"),
             "calls_profiled": (result.get("profile") or {}).get("calls_profiled"),
             "triton_share": (result.get("profile") or {}).get("triton_share"),
-            # Through the service: whether the slot's child readied ahead took the job.
-            "standby": (result.get("sandbox") or {}).get("standby"),
             # Whether the answer came at the judge's report, before the harness' exit.
             "answered_before_exit": (result.get("sandbox") or {}).get("answered_before_exit"),
         }

@@ -197,7 +197,7 @@ MachineSlots make_machine_slots(const SlotOptions& o) {
     for (int id : gpus) {
       // The harness opens these read-only and flocks them: the lock (shared while a job uses the
       // GPU, exclusive while it times), its gate, and the start gate that jobs make their CUDA
-      // contexts behind, one at a time (see python/kgym/harness/run.py). The user's
+      // contexts behind, one at a time (see python/kgym/harness/judge/gpu_hold.py). The user's
       // lock of this GPU, the one `kgym check` and every other kgym-gym of the user take, so
       // that two services on one GPU (each with its own state directory) do not time at once;
       // one in the state directory only when the user has no lock directory.

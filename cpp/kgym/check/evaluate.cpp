@@ -350,7 +350,7 @@ json harness_job(const CheckJob& job) {
 }
 
 const std::vector<std::string>& evaluation_phases() {
-  // The decoy calls are graded calls among the correctness phase's (harness/run.py).
+  // The decoy calls are graded calls among the correctness phase's (harness/judge/correctness.py).
   static const std::vector<std::string> phases = {"startup",     "load",   "init",   "compile",
                                                   "correctness", "timing", "profile"};
   return phases;
@@ -370,7 +370,7 @@ std::vector<std::pair<std::string, std::string>> child_environment(const CheckJo
   // unless the operator says otherwise: a context's creation sets up a queue's channel on the
   // GPU, and beside a timing window (another job's) three contexts took 1.05 s with the
   // driver's default of 8 against 0.41 s with 1, alone 0.38 against 0.17 s, and their ends
-  // 0.18 against 0.07 s (bench/gpu_keeper/results-beside.md). Candidates gain nothing from more
+  // 0.18 against 0.07 s (bench/cuda_contexts). Candidates gain nothing from more
   // queues: the screen refuses their streams, and one stream's work uses one queue (with the
   // screen off, a candidate's own side streams share the queue: only it is slower for that).
   const bool operator_connections = std::ranges::any_of(

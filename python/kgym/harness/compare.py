@@ -308,7 +308,7 @@ def warm_checks(device: torch.device, outputs: set[torch.dtype], inputs: set[tor
     comparisons, exact and quick; the inputs' bitwise checks). A process loads each CUDA kernel
     on its first launch (lazy loading, CUDA's default), and each job's judge is a fresh process:
     a correctness phase's six comparisons of a 4096 x 16384 output took 0.31-0.32 s on an H200
-    without this, 48 ms with it (bench/service_gpu/results.md). The judge does this while the
+    without this, 48 ms with it (bench/service_gpu). The judge does this while the
     candidate's first call compiles, so that the loads cost nothing."""
     for dtype in outputs:
         x = torch.zeros(WARM_ELEMENTS, dtype=dtype, device=device)

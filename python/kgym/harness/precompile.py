@@ -3,9 +3,9 @@
 A candidate's first call compiles its Triton kernels (and, in Triton 3.6, builds each kernel's
 launcher with gcc): 0.35 s of a lone job, 0.8-1.9 s in a batch, on the CPU, inside the job's
 shared hold of the GPU lock, where it keeps the next timing window waiting
-(``bench/service_gpu/results.md``). Compiling needs no GPU: Triton compiles for a target it
+(``bench/service_gpu``). Compiling needs no GPU: Triton compiles for a target it
 is told, and a kernel compiled by a process that launches nothing has the cache key the GPU's
-first call looks for (``bench/precompile/results.md``). So the candidate's runner forks a child
+first call looks for (``bench/precompile``). So the candidate's runner forks a child
 before it makes its CUDA context, and that child, which can never reach the GPU, runs the
 candidate's forward once on the task's inputs as meta tensors (shapes, no memory) that pass
 for CUDA tensors (``looks_like_cuda``: code that branches on ``x.is_cuda`` takes its GPU
@@ -159,7 +159,7 @@ def looks_like_cuda() -> Any:
     on ``x.is_cuda`` (the CUDA path's block sizes and warps, the interpreter's otherwise); on
     plain meta tensors the child compiled the other branch's kernel, which the GPU's first call
     never looks for: the built-in ``14_conv2d_relu_maxpool``'s first call took as long with
-    the compilation ahead as without it (bench/service_gpu/results.md). What it cannot stand in
+    the compilation ahead as without it (bench/service_gpu). What it cannot stand in
     for (``torch.cuda``'s own calls: the device's properties, streams) still fails the child,
     and the first call compiles, as before."""
     import torch

@@ -149,7 +149,7 @@ class Runner:
         if self.role == "candidate":
             # Triton's driver helpers, outside the GPU lock: loaded from the copy of the fork
             # server's build in this runner's cache (triton_warm), else built here (gcc, 0.44 s
-            # on an H200's host: bench/judge_compile/results.md).
+            # on an H200's host: bench/judge_compile).
             _warm_triton_driver()
         return {"ok": True}
 

@@ -5,7 +5,7 @@ every kernel's cache key: its compiler's sources and its half-gigabyte library, 
 H200's host) and imports Gluon (argument specialisation does, 0.17 s); and Triton's driver
 helpers (``cuda_utils``, a C module) are built with gcc into the process's cache first
 (0.28-0.44 s). Every job's candidate runner paid all three in its shared hold of the GPU lock
-(``bench/judge_compile/results.md``). The fork server computes the key and imports Gluon once,
+(``bench/judge_compile``). The fork server computes the key and imports Gluon once,
 and every job's processes inherit both; it builds the driver helpers once into a cache of its
 own and keeps the files, which a job's runners (and the judge, when its cache is inside the job
 directory) find copied into their own, private cache (``seed_cache``). Nothing here initialises

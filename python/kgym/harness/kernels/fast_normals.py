@@ -4,7 +4,7 @@ Inside the timing window the judge draws a fresh input set for every timed call,
 tasks those sets are ``torch.randn``: 20 of a ``04_mean_dim`` round's 36 ms on an H200. Torch's
 draw is bound by Box-Muller's transform at full precision (1.4-1.6 TB/s written, where a plain
 write reaches 3.2-3.9 TB/s); the same transform with the GPU's fast intrinsics draws 1.8x as
-fast (``bench/judge_inputs/results-normal-draw.md``). Inputs need a distribution, not the last
+fast (``bench/judge_inputs``). Inputs need a distribution, not the last
 bit of ``log``: the fast intrinsics are within a few units in the last place where the angle is
 kept in [-pi, pi), and the values' moments are a normal's.
 
