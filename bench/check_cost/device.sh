@@ -7,9 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:?an output folder}
 base=${BASE:-build-base}
-(cd "$base" && KGYM_WHEEL_DIR="$out/whl-base" bash scripts/device_build.sh | tail -1)
+(cd "$base" && bash scripts/device_build.sh --wheel-dir "$out/whl-base" | tail -1)
 rm -rf /tmp/kgym-build
-KGYM_WHEEL_DIR="$out/whl" bash scripts/device_build.sh | tail -1
+bash scripts/device_build.sh --wheel-dir "$out/whl" | tail -1
 python3 -m venv --system-site-packages /tmp/kgym-base
 /tmp/kgym-base/bin/python -m pip install -q --no-deps --force-reinstall "$out"/whl-base/kgym-*.whl
 PYTHONUNBUFFERED=1 python3 bench/check_cost/run.py --a kgym --b /tmp/kgym-base/bin/kgym "${@:2}"

@@ -25,7 +25,7 @@ if ! command -v redis-server > /dev/null; then
   export PATH="$prefix/bin:$PATH"
 fi
 redis-server --version
-KGYM_WHEEL_DIR=${KGYM_WHEEL_DIR:-/tmp/kgw} bash scripts/device_build.sh > "$out/build.log" 2>&1 || {
+bash scripts/device_build.sh --wheel-dir /tmp/kgw > "$out/build.log" 2>&1 || {
   tail -20 "$out/build.log"; exit 1; }
 kgym-gym worker --help > /dev/null || { echo "kgym-gym was built without the pool"; exit 1; }
 python3 bench/pool/run.py --gpu --jobs 8 --repeats 1 --latency-jobs 4 --out-dir "$out" \

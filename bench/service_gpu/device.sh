@@ -11,7 +11,7 @@ mkdir -p "$out"
 if ls .whl/kgym-*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-deps --force-reinstall .whl/kgym-*.whl 2>&1 | tail -3
 else
-  KGYM_WHEEL_DIR="$out/wheel" bash scripts/device_build.sh
+  bash scripts/device_build.sh --wheel-dir "$out/wheel"
 fi
 python3 -c "import torch, triton; print(torch.__version__, triton.__version__, torch.cuda.get_device_name())"
 set -o pipefail

@@ -14,7 +14,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-bench/train_gpu/run}
 mkdir -p "$out"
-KGYM_WHEEL_DIR=/tmp/kgw bash scripts/device_build.sh > "$out/build.log" 2>&1 || {
+bash scripts/device_build.sh --wheel-dir /tmp/kgw > "$out/build.log" 2>&1 || {
   tail -20 "$out/build.log"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpu.txt"
 model=${MODEL:-bench/train_gpu/model}

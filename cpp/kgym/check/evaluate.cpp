@@ -415,7 +415,6 @@ sandbox::Program fork_server_program(const std::string& python) {
 }
 
 std::string default_python() {
-  if (const char* env = std::getenv("KGYM_PYTHON"); env != nullptr && *env != '\0') return env;
   std::error_code ec;
   const auto self = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {

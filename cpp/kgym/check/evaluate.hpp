@@ -122,7 +122,7 @@ std::string gpu_timing_lock(std::string gpu);
 // The GPU lock a job without one takes: gpu_timing_lock of the first GPU it sees; "" on a CPU.
 std::string default_timing_lock(const CheckJob& job);
 
-// The python interpreter used when the job names none: $KGYM_PYTHON, else python3 next to the
+// The python interpreter used when the job names none: python3 next to the
 // running executable, else python3 on PATH.
 std::string default_python();
 
