@@ -77,6 +77,10 @@ def corpus() -> list[dict[str, Any]]:
                     if rules in ("", "-")
                     else [r.strip() for r in rules.split(",") if r.strip()],
                     "device": header.get("device", "any"),
+                    # A task file beside the corpus (KernelBench-shaped), and the policy the
+                    # attack is aimed at (strict unless its header says hybrid).
+                    "task_file": path.parent / header["task"] if header.get("task") else None,
+                    "policy": header.get("policy", "strict"),
                 }
             )
     return entries
@@ -307,12 +311,13 @@ def main() -> int:
         else {}
     )
 
-    def options(timeout_s: float) -> CheckOptions:
+    def options(timeout_s: float, policy: str = "strict") -> CheckOptions:
         return CheckOptions(
             device=args.device,
             trials=args.trials,
             timeout_s=timeout_s,
             screen=not args.no_screen,
+            torch_compute=policy,
             **timing,
         )
 
@@ -347,13 +352,23 @@ def main() -> int:
     if service is not None:
         meta["through"] = "kgym-gym serve: one worker, its fork server, no result cache"
 
-    def evaluate(task_id: str, source: str, timeout_s: float) -> tuple[dict[str, Any], float]:
+    def evaluate(
+        task_id: str,
+        source: str,
+        timeout_s: float,
+        task_file: Path | None = None,
+        policy: str = "strict",
+    ) -> tuple[dict[str, Any], float]:
         t0 = time.monotonic()
         if service is None:
-            result = check(find_task(task_id), source, options(timeout_s))
+            task = find_task(str(task_file) if task_file else task_id)
+            result = check(task, source, options(timeout_s, policy))
         else:
-            opts = service_options(options(timeout_s))
-            result = service.client.check(task_id, source, options=opts)
+            opts = service_options(options(timeout_s, policy))
+            spec: Any = task_id
+            if task_file is not None:
+                spec = {"id": task_file.stem, "source": task_file.read_text()}
+            result = service.client.check(spec, source, options=opts)
         meta["evaluations"] += 1
         return result, time.monotonic() - t0
 
@@ -364,7 +379,8 @@ def main() -> int:
 
     # Fresh-gym baselines of the built-in solutions that will be re-checked after faults.
     for e in entries:
-        if e["kind"] == "attack" and set(e["expect"]) & FAULT_STATUSES and e["task"] not in fresh:
+        faulty = set(e["expect"]) & FAULT_STATUSES and e["task_file"] is None
+        if e["kind"] == "attack" and faulty and e["task"] not in fresh:
             if e["device"] == "gpu" and not on_gpu:
                 continue
             fresh[e["task"]] = summary(builtin(e["task"]))
@@ -375,7 +391,9 @@ def main() -> int:
             print(f"[{i}/{len(entries)}] {e['name']}: skipped (GPU only)", file=sys.stderr)
             continue
         timeout_s = HANG_TIMEOUT_S if "timeout" in e["expect"] else args.timeout
-        result, wall = evaluate(e["task"], e["path"].read_text(), timeout_s)
+        result, wall = evaluate(
+            e["task"], e["path"].read_text(), timeout_s, e["task_file"], e["policy"]
+        )
         reward = reward_of(result)
         ok, text = verdict(e, result, reward)
         row = {
@@ -413,8 +431,10 @@ def main() -> int:
             file=sys.stderr,
             flush=True,
         )
-        if e["kind"] == "attack" and (
-            set(e["expect"]) & FAULT_STATUSES or result["status"] in FAULT_STATUSES
+        if (
+            e["kind"] == "attack"
+            and e["task_file"] is None  # a task beside the corpus has no built-in solution
+            and (set(e["expect"]) & FAULT_STATUSES or result["status"] in FAULT_STATUSES)
         ):
             if e["task"] not in fresh:
                 fresh[e["task"]] = summary(builtin(e["task"]))
