@@ -332,3 +332,38 @@ def test_a_first_hold_is_taken_early_only_while_the_gpu_is_idle(tmp_path: Path) 
         assert not taken(gate, fcntl.LOCK_EX)
     finally:
         os.close(timing)
+
+
+def test_a_timing_window_holds_its_own_gpu_only(tmp_path: Path) -> None:
+    """Several GPUs of one host (fake ids: one lock file each, as kgym-gym makes them per GPU):
+    timers on different GPUs time at once; two on the same GPU never overlap."""
+    locks = {}
+    for gpu in ("gpu0", "gpu1"):
+        locks[gpu] = tmp_path / f"{gpu}.timing.lock"
+        locks[gpu].touch()
+        Path(str(locks[gpu]) + ".gate").touch()
+    inside: dict[str, int] = {"gpu0": 0, "gpu1": 0}
+    most = {"gpu0": 0, "gpu1": 0, "both": 0}
+    guard = threading.Lock()
+
+    def timer(gpu: str) -> None:
+        hold = holder(locks[gpu])
+        for _ in range(5):
+            with hold.hold(exclusive=True):
+                with guard:
+                    inside[gpu] += 1
+                    most[gpu] = max(most[gpu], inside[gpu])
+                    most["both"] = max(most["both"], int(inside["gpu0"] > 0 and inside["gpu1"] > 0))
+                time.sleep(0.03)
+                with guard:
+                    inside[gpu] -= 1
+
+    threads = [
+        threading.Thread(target=timer, args=(gpu,)) for gpu in ("gpu0", "gpu0", "gpu1", "gpu1")
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(20)
+    assert most["gpu0"] == most["gpu1"] == 1  # exclusive per GPU
+    assert most["both"] == 1  # the two GPUs' windows overlapped
