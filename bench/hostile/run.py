@@ -42,21 +42,13 @@ from kgym.tasks import find_task
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "tests"))
 from record import commit  # noqa: E402
+
+from corpus import parse_header  # noqa: E402
 
 FAULT_STATUSES = {"crashed", "timeout", "runtime_error"}
 HANG_TIMEOUT_S = 20.0
-
-
-def parse_header(path: Path) -> dict[str, str]:
-    header: dict[str, str] = {}
-    for line in path.read_text().splitlines():
-        if not line.startswith("#"):
-            break
-        key, sep, value = line[1:].partition(":")
-        if sep:
-            header[key.strip()] = value.strip()
-    return header
 
 
 def corpus() -> list[dict[str, Any]]:
