@@ -44,8 +44,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
+from common import TITLE, gpu_line, holder, median, trial  # noqa: E402
 from record import record_part, results_path, run_lines  # noqa: E402
-from run import TITLE, gpu_line, holder, median, trial  # noqa: E402
 
 NVML_POLLER = r"""
 import time, pynvml
