@@ -55,6 +55,10 @@ def check(command: str, task: str, timeout_s: float) -> dict[str, Any]:
         "total_s": (durations.get("total") or 0) / 1000,
         "correctness_s": (durations.get("correctness") or 0) / 1000,
         "graded_calls": (result.get("judge") or {}).get("graded_calls"),
+        # Where the evaluation's time went (docs/scale.md's timeline of one evaluation).
+        "durations_ms": durations,
+        "timing_rounds": ((result.get("timing") or {}).get("method") or {}).get("rounds"),
+        "judge_s": ((result.get("timing") or {}).get("method") or {}).get("judge_s"),
     }
 
 
