@@ -28,9 +28,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 from record import header, record, results_path  # noqa: E402
 
 
-def check(command: str, task: str, timeout_s: float) -> dict[str, Any]:
+def check(command: str, task: str, timeout_s: float, device: str) -> dict[str, Any]:
     solution = ROOT / "tasks" / "solutions" / f"{task}.py"
     argv = [*shlex.split(command), "check", task, str(solution), "--json", "--baseline", "eager"]
+    argv += ["--device", device]
     started = time.perf_counter()
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
     wall = time.perf_counter() - started
@@ -69,7 +70,7 @@ def shard(tasks: list[str], first: int, args: argparse.Namespace) -> list[dict[s
         if (first + i) % 2:
             order.reverse()
         for side, command in order:
-            row = check(command, task, args.timeout)
+            row = check(command, task, args.timeout, args.device)
             rows.append({"task": task, "side": side, **row})
             print(f"{task} {side}: {row['status']} {row.get('total_s', 0):.1f} s", flush=True)
     return rows
@@ -83,6 +84,11 @@ def main() -> int:
     p.add_argument("--label-b", default="b")
     p.add_argument("--shards", type=int, default=4)
     p.add_argument("--timeout", type=float, default=300.0)
+    p.add_argument(
+        "--device",
+        default="cuda",
+        help="kgym check's --device (cuda: both installs take the GPU's timing lock)",
+    )
     p.add_argument("--tasks", nargs="+", help="built-in task ids (default: all)")
     p.add_argument("--out", type=Path, help="the results file (default: results-<machine>.md here)")
     p.add_argument("--json", action="store_true", help="print the run as JSON too")

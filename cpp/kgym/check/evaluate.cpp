@@ -636,8 +636,27 @@ json evaluate(const CheckJob& job, const PhaseCallback& on_phase, const Launcher
   return run_prepared(job, prepare(job), on_phase, launch, on_started, on_answer);
 }
 
-std::string default_timing_lock(const CheckJob& job) {
-  if (job.device != "cuda") return {};
+bool gpu_visible(const fs::path& dev) {
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (visible != nullptr) {
+    const std::string_view v(visible);
+    if (v.find_first_not_of(" \t") == std::string_view::npos || v == "-1") return false;
+  }
+  std::error_code ec;
+  if (!fs::exists(dev / "nvidiactl", ec)) return false;
+  for (const auto& entry : fs::directory_iterator(dev, ec)) {
+    const auto name = entry.path().filename().string();
+    if (name.size() > 6 && name.starts_with("nvidia") &&
+        name.find_first_not_of("0123456789", 6) == std::string::npos)
+      return true;
+  }
+  return false;
+}
+
+std::string default_timing_lock(const CheckJob& job, const fs::path& dev) {
+  // `auto` runs on the GPU wherever the harness sees one (harness/__main__.py, gpu_visible):
+  // such a job times too, and must take the GPU's lock like any other.
+  if (job.device == "cpu" || (job.device != "cuda" && !gpu_visible(dev))) return {};
   std::string gpu = job.visible_devices;
   if (gpu.empty() && std::getenv("CUDA_VISIBLE_DEVICES") != nullptr)
     gpu = std::getenv("CUDA_VISIBLE_DEVICES");
