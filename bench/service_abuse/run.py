@@ -4,8 +4,8 @@ Normal clients keep asking (GET /v1/tasks and a POST answered from the cache) an
 is recorded, first alone, then while abusers run side by side: a flood of idle connections (more
 than the connection cap), slow-header clients, a Content-Length longer than the body, deeply
 nested JSON and concurrent 4 MB bodies. The service's peak memory (VmHWM) and whether it kept
-serving are recorded. Writes ``results.md``/``results.json`` and ``latency.png`` beside this
-file (or to --out-dir).
+serving are recorded. Writes ``results-cpu.md`` and ``latency-cpu.png`` beside this file (or
+to --out-dir).
 
     python bench/service_abuse/run.py            # 20 s per phase
     python bench/service_abuse/run.py --seconds 5 --json
@@ -262,13 +262,12 @@ def main() -> int:
     }
     out = args.out_dir
     out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
-    write_markdown(out / "results.md", results)
-    plot(out / "latency.png", alone, beside)
+    write_markdown(out / "results-cpu.md", results)
+    plot(out / "latency-cpu.png", alone, beside)
     if args.json:
         print(json.dumps(results, indent=2))
     else:
-        print((out / "results.md").read_text())
+        print((out / "results-cpu.md").read_text())
     return 0 if alive and beside.latencies else 1
 
 
@@ -303,7 +302,7 @@ def write_markdown(path: Path, r: dict[str, Any]) -> None:
         f"peak {r['service_rss_mib']['peak']:.0f} MiB. Still serving afterwards: "
         f"{r['still_serving']}.",
         "",
-        "![latency of normal clients](latency.png)",
+        "![latency of normal clients](latency-cpu.png)",
         "",
     ]
     path.write_text("\n".join(lines))

@@ -251,8 +251,6 @@ int run_serve(const ServeOptions& o) {
   config.require_sandbox = o.require_sandbox;
   config.max_queue = o.max_queue;
   config.cache = !o.no_cache;
-  const char* at_report = std::getenv("KGYM_ANSWER_AT_REPORT");  // on | off (checked at start)
-  config.answer_at_report = at_report == nullptr || std::string(at_report) != "off";
   // In a pool, the device's name is not the front door's to read: the cache keys name the
   // pool instead (its workers must run one GPU model and the same software, docs/scale.md).
   config.environment = fmt::format("{}|{}|{}", device, software_versions(python),

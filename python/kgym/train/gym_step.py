@@ -15,9 +15,11 @@ import numpy as np
 from kgym import rl
 from kgym.evaluation.prompts import Prompts
 from kgym.evaluation.tasksets import EvalTask, load_task_set, select
+from kgym.result import ResultView
 from kgym.rewards import compute_rewards
 from kgym.train import gym_rollout
 from kgym.train.config import TrainConfig
+from kgym.train.data import draw
 from kgym.train.optimize import corrected_update
 from kgym.train.policy import Policy
 
@@ -110,8 +112,6 @@ def gym_step(
     step: int,
     engine: Any = None,
 ) -> dict[str, Any]:
-    from kgym.train.loop import draw
-
     tasks = draw(ctx.tasks, cfg.rollout.prompts_per_step, cfg.run.seed, step)
     samples, stats = gym_rollout.rollout(
         policy, tasks, ctx.prompts, cfg.rollout, ctx.evaluate, ctx.feedback, cfg.gym.jobs, engine
@@ -152,13 +152,9 @@ def gym_step(
     batch = gym_rollout.collate(samples, policy.tokenizer.pad_token_id, policy.device)
     updated = corrected_update(policy, cfg, opt, sched, batch, np.asarray(adv))
 
-    speedup = np.array(
-        [
-            float((r.get("timing") or {}).get("speedup") or 0.0) if r.get("correct") else 0.0
-            for r in results
-        ]
-    )
-    hacked = np.array([bool(r.get("hacked")) for r in results])
+    views = [ResultView.of(r) for r in results]
+    speedup = np.array([(v.speedup or 0.0) if v.correct else 0.0 for v in views])
+    hacked = np.array([v.hacked for v in views])
     n_turns = cfg.rollout.turns
     metrics: dict[str, Any] = {"reward/total": float(np.mean(rewards.totals))}
     for name, values in rewards.terms.items():
