@@ -107,6 +107,7 @@ def record_part(
     chunks = re.split(r"(?m)^(?=## )", text)
     preamble, sections = chunks[0], chunks[1:]
     body = f"## {part}\n\n" + "\n".join(lines).strip("\n") + "\n\n"
+    sections = [s.rstrip("\n") + "\n\n" for s in sections]  # a blank line between sections
     named = [s.splitlines()[0] == f"## {part}" for s in sections]
     if any(named):
         sections[named.index(True)] = body
