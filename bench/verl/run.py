@@ -1,7 +1,9 @@
 """verl for real: kgym's reward (`kgym.integrations.verl.compute_score`) and estimator
 (`kgym_trloo`) inside verl, installed from PyPI into its own environment (README.md says how).
 
-Three parts, each recorded in ``--out/results.json``:
+Three parts, each recorded in ``--out/results.json`` and as its section of this folder's
+``results-<machine>.md`` (bench/record.py: a part's run replaces its section, the others'
+stay):
 
 - ``main_ppo``: verl's own trainer, ``python -m verl.trainer.main_ppo``, with a tiny model on
   this machine (Hugging Face rollout, the CPU), kgym's reward function and ``kgym_trloo``. Its
@@ -28,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -37,7 +40,12 @@ from typing import Any
 import numpy as np
 import torch
 
-ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from record import record_part, results_path, run_lines  # noqa: E402
+
+TITLE = "kgym inside verl, installed from PyPI"
 
 
 def log(message: str) -> None:
@@ -268,6 +276,40 @@ def agent_loop(out: Path) -> dict[str, Any]:
     }
 
 
+def markdown(part: str, r: dict[str, Any], versions: dict[str, str]) -> list[str]:
+    """A part's section of the results file (below its run lines)."""
+    lines = ["- versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()), ""]
+    if part == "main_ppo":
+        status = f"exit status {r['exit_status']}, {r['seconds']:.0f} s"
+        lines += [f"`{r['command']}`", ""]
+        if not r.get("last_error_lines"):
+            return lines + [status]
+        error = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in r["last_error_lines"]]
+        return lines + [f"{status}; the error's last lines:", "", "```", *error, "```"]
+    if part == "ppo_steps":
+        lines += [
+            f"{len(r['steps'])} steps, {r['seconds']:.0f} s; each group's first response the "
+            f"task's built-in solution: {r['injected_solution_per_group']}",
+            "",
+            "| step | samples | mean score | kgym_correct | infra errors | mean abs advantage "
+            "| loss | grad norm | weights moved (L1) | gym s |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        ]
+        for m in r["steps"]:
+            lines.append(
+                f"| {m['step']} | {m['samples']} | {m['score_mean']:.2f} | "
+                f"{m['kgym_correct']:.2f} | {m['kgym_infra_error']:.2f} | "
+                f"{m['advantage_abs_mean']:.3f} | {m['loss']:.1f} | {m['grad_norm']:.1f} | "
+                f"{m['weights_moved_l1']:.1f} | {m['gym_s']:.1f} |"
+            )
+        return lines
+    if part == "agent_loop":
+        return lines + [
+            f"`python {r['command']}`: exit status {r['exit_status']}, {r['summary']}",
+        ]
+    raise ValueError(part)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", type=Path, required=True)
@@ -297,8 +339,9 @@ def main(argv: list[str] | None = None) -> int:
     model = tiny_policy(out, tasks, Prompts.load())
     data = out / "kgym.parquet"
     datasets.Dataset.from_list(dataset_rows(tasks, Prompts.load())).to_parquet(str(data))
-    results_path = out / "results.json"
-    results = json.loads(results_path.read_text()) if results_path.exists() else {}
+    results_file = out / "results.json"
+    results = json.loads(results_file.read_text()) if results_file.exists() else {}
+    command = "python bench/verl/run.py " + " ".join(argv if argv is not None else sys.argv[1:])
     results["versions"] = versions()
     results["tasks"] = [t.task.id for t in tasks]
     os.environ.setdefault("KGYM_SERVER", "")  # the reward evaluates in its own process
@@ -313,8 +356,10 @@ def main(argv: list[str] | None = None) -> int:
         else:
             raise SystemExit(f"no part {part!r}")
         results[part]["seconds"] = time.perf_counter() - started
-        results_path.write_text(json.dumps(results, indent=1) + "\n")
+        results_file.write_text(json.dumps(results, indent=1) + "\n")
         log(f"{part} done in {results[part]['seconds']:.0f} s")
+        lines = run_lines(command) + markdown(part, results[part], results["versions"])
+        record_part(results_path(HERE), TITLE, part, lines, results[part], False)
     if args.json:
         print(json.dumps(results))
     return 0
