@@ -15,8 +15,9 @@ KernelBook itself is on a model hub these machines cannot reach):
   then `kgym eval --hf` evaluates the starting policy and the fine-tuned one on the 4 other
   (held-out) tasks: compile rate, and the share of answers with a python block.
 
-Each part writes its run folders under ``--out`` and its figures to ``--out/results.json``;
-``--parts`` picks some. Progress goes to stderr.
+Each part writes its run folders under ``--out``, its figures to ``--out/results.json`` and
+its section of this folder's ``results-<machine>.md`` (bench/record.py: a part's run replaces
+its section, the others' stay); ``--parts`` picks some. Progress goes to stderr.
 
     python bench/train_recipes_cpu/run.py --out /tmp/recipes
 """
@@ -34,8 +35,13 @@ from typing import Any
 
 import yaml
 
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from record import record_part, results_path, run_lines  # noqa: E402
+
+TITLE = "The two recipes and the cold start on a CPU"
 HELD_OUT = ["02_gelu", "05_row_max", "07_log_softmax", "17_transpose"]
-ROOT = Path(__file__).resolve().parents[2]
 TAGS = ["<think>", "</think>", "<answer>", "</answer>", "```python", "```"]
 
 
@@ -219,6 +225,69 @@ def cold_start(out: Path, samples: int, epochs: int) -> dict[str, Any]:
     }
 
 
+def markdown(part: str, r: dict[str, Any]) -> list[str]:
+    """A part's section of the results file (below its run lines)."""
+    if part == "kernel_coder":
+        fmt = r["reward/format"]
+        rows = [" ".join(f"{v:.3f}" for v in fmt[i : i + 10]) for i in range(0, len(fmt), 10)]
+        return [
+            f"`reward/format` per step (mean over the step's samples), {len(fmt)} steps, "
+            f"{r['seconds']:.0f} s:",
+            "",
+            "```",
+            *rows,
+            "```",
+            "",
+            f"- first quarter {r['first_quarter_mean']:.3f}, last quarter "
+            f"{r['last_quarter_mean']:.3f}",
+            f"- `reward/similarity`, last quarter: {r['reward/similarity_last_quarter_mean']:.3f}",
+        ]
+    if part == "dr_kernel":
+        keys = [
+            "prs_kept",
+            "prs_decided",
+            "lazy_rate",
+            "valid_samples",
+            "mismatch/mean_abs_logratio",
+            "mismatch/geometric_dropped",
+        ]
+        lines = [
+            f"{len(r['steps'])} steps, {r['seconds']:.0f} s; each step's PRS and mismatch "
+            "figures as `kgym train` logged them:",
+            "",
+            "| step | gym evaluations | statuses | " + " | ".join(keys) + " |",
+            "| --- | --- | --- | " + " | ".join("---" for _ in keys) + " |",
+        ]
+        for i, m in enumerate(r["steps"], 1):
+            statuses = ", ".join(f"{k} {v}" for k, v in sorted(m["statuses"].items()))
+            cells = [f"{m[k]:.2g}" if isinstance(m[k], float) else str(m[k]) for k in keys]
+            lines.append(
+                f"| {i} | {m['gym_evaluations']} | {statuses} | " + " | ".join(cells) + " |"
+            )
+        return lines
+    if part == "cold_start":
+        lines = [
+            f"Collected with the gym on {len(r['train_tasks'])} tasks: {r['collected_rows']} "
+            f"accepted rows; `kgym sft` {r['sft_steps']} steps, loss "
+            f"{r['sft_loss_first_last'][0]:.2f} -> {r['sft_loss_first_last'][1]:.2f}; "
+            f"{r['seconds']:.0f} s in all. On the held-out tasks ({', '.join(r['held_out_tasks'])}), "
+            "`kgym eval --hf`:",
+            "",
+            "| policy | answers | with a python block | compile rate (kgym) | compile rate "
+            "(KernelBench) | correct |",
+            "| --- | --- | --- | --- | --- | --- |",
+        ]
+        for name in ("start", "sft"):
+            e = r[name]
+            lines.append(
+                f"| {name} | {e['answers']} | {e['python_block_share']:.3f} | "
+                f"{e['compile_rate']:.3f} | {e['kernelbench_compile_rate']:.3f} | "
+                f"{e['correct_rate']:.3f} |"
+            )
+        return lines
+    raise ValueError(part)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", type=Path, required=True)
@@ -232,8 +301,11 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     kernelbook = args.out / "kernelbook.jsonl"
     kgym("data", "kernelbook", "--out", str(kernelbook))
-    results_path = args.out / "results.json"
-    results = json.loads(results_path.read_text()) if results_path.exists() else {}
+    results_file = args.out / "results.json"
+    results = json.loads(results_file.read_text()) if results_file.exists() else {}
+    command = "python bench/train_recipes_cpu/run.py " + " ".join(
+        argv if argv is not None else sys.argv[1:]
+    )
     for part in args.parts.split(","):
         started = time.perf_counter()
         if part == "kernel_coder":
@@ -245,8 +317,10 @@ def main(argv: list[str] | None = None) -> int:
         else:
             raise SystemExit(f"no part {part!r}")
         results[part]["seconds"] = time.perf_counter() - started
-        results_path.write_text(json.dumps(results, indent=1) + "\n")
+        results_file.write_text(json.dumps(results, indent=1) + "\n")
         log(f"{part} done in {results[part]['seconds']:.0f} s")
+        lines = run_lines(command) + [""] + markdown(part, results[part])
+        record_part(results_path(HERE), TITLE, part, lines, results[part], False)
     if args.json:
         print(json.dumps(results))
     return 0
