@@ -88,6 +88,7 @@ CLI::App* add_worker_command(CLI::App& app, WorkerOptions& o) {
       ->capture_default_str()
       ->check(CLI::Range(0.05, 60.0));
   cmd->add_flag("--json", o.json, "progress as JSON lines on stdout (else text on stderr)");
+  add_host_option_flags(cmd, o.job_limits);
   return cmd;
 }
 
@@ -221,6 +222,13 @@ int run_worker(const WorkerOptions& o) {
   config.defaults.python = python;
   config.defaults.sandbox_uid = o.sandbox_uid;
   config.defaults.private_view = o.private_view;
+  try {
+    config.defaults.host_options = host_options_json(o.job_limits);
+    config.defaults.scratch_dir = prepare_job_scratch(state_dir, "worker");
+  } catch (const std::exception& e) {
+    std::cerr << "kgym-gym worker: " << e.what() << "\n";
+    return 2;
+  }
   config.software = software_versions(python);
   {
     // A wrong URL or a server that refuses is said now, not retried forever.

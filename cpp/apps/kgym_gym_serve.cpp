@@ -113,6 +113,7 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& o) {
                   "jobs for their age is refused and logged (a clock that jumped)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
+  add_host_option_flags(cmd, o.job_limits);
   return cmd;
 }
 
@@ -268,6 +269,15 @@ int run_serve(const ServeOptions& o) {
   config.defaults.python = python;
   config.defaults.sandbox_uid = o.sandbox_uid;
   config.defaults.private_view = o.private_view;
+  try {
+    config.defaults.host_options = host_options_json(o.job_limits);
+    // The jobs' own scratch directory, emptied of what a crash left (a pool's front door runs
+    // no job).
+    if (!pool) config.defaults.scratch_dir = prepare_job_scratch(state_dir, "serve");
+  } catch (const std::exception& e) {
+    std::cerr << "kgym-gym serve: " << e.what() << "\n";
+    return 2;
+  }
   config.require_sandbox = o.require_sandbox;
   config.max_queue = o.max_queue;
   config.cache = !o.no_cache;

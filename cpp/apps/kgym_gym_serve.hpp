@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "kgym/service/job_pool.hpp"
+#include "kgym_gym_slots.hpp"
 
 struct ServeOptions {
   std::string host = "127.0.0.1";
@@ -40,6 +41,7 @@ struct ServeOptions {
   std::string redis;                   // a pool's Redis URL: jobs run on its workers
   std::string pool = "default";        // the pool's name (several pools can share a Redis)
   std::string pool_device = "cuda";    // what the pool's workers evaluate on
+  HostOptions job_limits;              // every job's limits (the table's host options)
 };
 
 struct BackupOptions {

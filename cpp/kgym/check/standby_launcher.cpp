@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kgym/sandbox/deferred_start.hpp"
+#include "kgym/sandbox/job_directory.hpp"
 
 namespace kgym::check {
 namespace fs = std::filesystem;
@@ -80,13 +81,6 @@ json standby_file(const json& job_file) {
   file["sizes"] = "auto";
   file["standby"] = {{"keys", StandbyLauncher::warm_keys()}};  // what it checks against its job
   return file;
-}
-
-void remove_directory(const fs::path& dir) {
-  std::error_code ec;
-  // The harness made it its job's uid's, without write permission for others.
-  fs::permissions(dir, fs::perms::owner_all, fs::perm_options::add, ec);
-  fs::remove_all(dir, ec);
 }
 
 // Copies the job's files (every regular file at the top of `from`) into the standby's directory.
@@ -162,6 +156,7 @@ class StartedRelay {
 }  // namespace detail
 
 struct StandbyLauncher::Standby {
+  std::unique_ptr<sandbox::JobDirectory> directory;  // as a job's: its own size-limited tmpfs
   fs::path dir;
   ChildSpec spec;  // as run from dir, without a token: it comes with the job
   json warm;       // warm_values of the job file it was made from
@@ -174,7 +169,7 @@ struct StandbyLauncher::Standby {
   Standby& operator=(const Standby&) = delete;
   ~Standby() {
     if (outcome.valid()) outcome.wait();  // the run is over before its directory goes
-    if (!dir.empty()) remove_directory(dir);
+    directory.reset();
   }
 };
 
@@ -335,9 +330,13 @@ void StandbyLauncher::ready_next(const ChildSpec& like, const json& job_file) {
   }
   if (!job_file.is_object() || like.token.empty()) return;  // not a job run_prepared made
   auto standby = std::make_unique<Standby>();
-  std::string pattern = (fs::path(like.workdir).parent_path() / "kgym-job-XXXXXX").string();
-  if (::mkdtemp(pattern.data()) == nullptr) return;
-  standby->dir = pattern;
+  try {
+    standby->directory = std::make_unique<sandbox::JobDirectory>(
+        fs::path(like.workdir).parent_path().string(), like.limits.resources.disk_bytes);
+  } catch (const std::exception&) {
+    return;
+  }
+  standby->dir = standby->directory->path();
   {
     std::ofstream file(standby->dir / kStandbyFile, std::ios::binary);
     file << standby_file(job_file).dump();
