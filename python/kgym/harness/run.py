@@ -417,8 +417,15 @@ class Evaluation:
             runner.pause()
 
     def _ends_here(self) -> bool:
-        """No further phase runs: the candidate failed a correctness trial or was rejected."""
-        return self.correctness is None or not self.correct_on_all_sets() or self._rejected()
+        """No further phase runs: the candidate failed a correctness trial or was rejected, or
+        the job went over its share of the GPU's memory."""
+        over_share = self.memory_watch is not None and self.memory_watch.share_breach is not None
+        return (
+            over_share
+            or self.correctness is None
+            or not self.correct_on_all_sets()
+            or self._rejected()
+        )
 
     # -- helpers -------------------------------------------------------------------------------
     def _phase(self, name: str, **fields: Any) -> float:
@@ -887,6 +894,7 @@ class Evaluation:
             candidate_pid=candidate.pid,
             by_uid=self.own_uid,
             slack_bytes=int(self.job["gpu_memory_slack_mib"]) * MIB,
+            share_bytes=self._gpu_share_bytes(),
             on_breach=killer(candidate.pid),
             candidate_gone=lambda: candidate.status is not None,
             reference_setup_bytes=self.lent.get("weights", 0),  # what the set-up loads
@@ -894,6 +902,15 @@ class Evaluation:
             phase=lambda: self.current_phase,
         )
         self.memory_watch.start()
+
+    def _gpu_share_bytes(self) -> int:
+        """The job's share of the GPU's memory: the operator's gpu_memory_share_mib, else the
+        GPU's memory divided by the jobs that share it (the slots on its GPU)."""
+        share = int(self.job.get("gpu_memory_share_mib") or 0) * MIB
+        if share:
+            return share
+        total = int(torch.cuda.get_device_properties(self.device).total_memory)
+        return total // max(1, int(self.job.get("gpu_jobs") or 1))
 
     def _lent_bytes(self, role: str) -> int:
         """What the judge lent ``role``'s runner (its arena, and the weights' while set up), in
@@ -1747,10 +1764,28 @@ class Evaluation:
                 self._end_in_hold()  # the watch stops, the runners pause; close() ends them
             else:
                 self.close()
+        resource_limit = None
         if self._memory_breach():
             # Whatever else ended the run (the kill of its runner, a reference side starved of
             # memory), the candidate's memory did.
             status, error = "rejected", None
+        elif self.memory_watch is not None and self.memory_watch.share_breach is not None:
+            # The job over its share of the GPU's memory: a limit, charged to the job.
+            watch = self.memory_watch
+            phase = watch.share_breach_phase or self.current_phase
+            status = "runtime_error"
+            error = {
+                "phase": phase,
+                "type": "ResourceLimit",
+                "message": watch.share_breach,
+                "traceback": "",
+            }
+            resource_limit = {
+                "kind": "gpu_memory",
+                "limit_mib": round(watch.share_bytes / MIB),
+                "message": watch.share_breach,
+                "phase": phase,
+            }
         if status == "ok" and self._rejected():
             status = "rejected"
         watch = self.memory_watch
@@ -1772,6 +1807,7 @@ class Evaluation:
             "device": dev.device_info(self.device),
             "durations_ms": self.durations,
             "judge": self.judge,
+            "resource_limit": resource_limit,
         }
 
     def close(self) -> None:
