@@ -325,8 +325,8 @@ int run_serve(const ServeOptions& o) {
     service.stop();
     return 2;
   }
-  const auto url = fmt::format("{}://{}:{}", o.tls_cert.empty() ? "http" : "https", o.host,
-                               server.bound_port());
+  const auto url =
+      fmt::format("{}://{}:{}", o.tls_cert.empty() ? "http" : "https", o.host, server.bound_port());
   if (!o.port_file.empty()) {
     const auto tmp = o.port_file + ".tmp";
     std::ofstream(tmp) << server.bound_port() << "\n";

@@ -588,7 +588,11 @@ json assemble_verdict(const CheckJob& job, const sandbox::ChildOutcome& outcome,
       {"disk_limit_mib", job.disk_limit_mib},
       {"memory_peak_mib", outcome.memory_peak_bytes > 0
                               ? json(static_cast<double>(outcome.memory_peak_bytes) / (1 << 20))
-                              : json(nullptr)}};
+                              : json(nullptr)},
+      {"pids_peak", outcome.pids_peak > 0 ? json(outcome.pids_peak) : json(nullptr)},
+      {"disk_peak_mib", outcome.disk_peak_bytes > 0
+                            ? json(static_cast<double>(outcome.disk_peak_bytes) / (1 << 20))
+                            : json(nullptr)}};
   r["durations_ms"] = phase_times_ms;
   r["durations_ms"]["total"] = outcome.wall_ms;
 
@@ -685,6 +689,16 @@ json assemble_verdict(const CheckJob& job, const sandbox::ChildOutcome& outcome,
   }
   r["timing"] = timing_from_report(report.value("timing", json(nullptr)));
   r["profile"] = profile_from_report(report.value("profile", json(nullptr)));
+  // The judge's own limit: the job over its share of the GPU's memory (harness/gpu_memory.py).
+  if (const auto it = report.find("resource_limit"); status == Status::kRuntimeError &&
+                                                     it != report.end() && it->is_object() &&
+                                                     it->value("kind", "") == "gpu_memory") {
+    const auto limit = it->value("limit_mib", json(nullptr));
+    r["resource_limit"] = {{"kind", "gpu_memory"},
+                           {"limit_mib", limit.is_number() ? limit : json(nullptr)},
+                           {"message", it->value("message", "").substr(0, 1000)},
+                           {"phase", it->value("phase", "").substr(0, 40)}};
+  }
 
   if (report.contains("judge") && report["judge"].is_object()) r["judge"] = report["judge"];
   // The job's write fence is the judge's own (see evaluate): its record says whether it holds.

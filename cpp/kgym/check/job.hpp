@@ -57,7 +57,7 @@ struct CheckJob {
   int cpu_weight = 100;
   int disk_limit_mib = 2048;
   int gpu_memory_share_mib = 0;
-  int gpu_jobs = 1;  // set by the slot: the jobs that run at once on this job's GPU
+  int gpu_jobs = 1;              // set by the slot: the jobs that run at once on this job's GPU
   std::string python;            // the interpreter that has kgym, torch and triton installed
   std::string scratch_dir;       // where the job directory is made; empty = $TMPDIR or /tmp
   std::string triton_cache_dir;  // empty = a private cache inside the job directory

@@ -203,10 +203,10 @@ std::vector<OptionSpec> make_table() {
                                 "start (its cgroup; the job directory's tmpfs counts too)",
                                 false, "memory-limit-mib"),
                          &CheckJob::memory_limit_mib)));
-  t.push_back(host(bound(number("pids_limit", kInt, 2048, 32, 4194304,
-                                "processes and threads of the job together (its cgroup)", false,
-                                "pids-limit"),
-                         &CheckJob::pids_limit)));
+  t.push_back(host(
+      bound(number("pids_limit", kInt, 2048, 32, 4194304,
+                   "processes and threads of the job together (its cgroup)", false, "pids-limit"),
+            &CheckJob::pids_limit)));
   t.push_back(host(bound(number("cpu_weight", kInt, 100, 1, 10000,
                                 "the job's CPU weight against other jobs (100: an equal share; "
                                 "its cgroup)",

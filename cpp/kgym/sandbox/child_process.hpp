@@ -97,7 +97,9 @@ struct ChildOutcome {
   // Which limit the job ran into: "memory", "pids", "disk" (its directory filled up), or "".
   std::string resource_limit;
   std::uint64_t memory_peak_bytes = 0;  // the cgroup's high-water mark (0: not known)
-  std::string report;         // everything written to the report channel
+  std::uint64_t pids_peak = 0;          // its most processes and threads at once (0: not known)
+  std::uint64_t disk_peak_bytes = 0;    // the most its directory held, as sampled (0: not known)
+  std::string report;                   // everything written to the report channel
   bool report_truncated = false;
   std::string stdout_tail;
   std::string stderr_tail;

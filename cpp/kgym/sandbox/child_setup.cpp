@@ -1,10 +1,10 @@
 #include "kgym/sandbox/child_setup.hpp"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
-#include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -370,9 +370,9 @@ void read_setup(const std::string& setup_bytes, const Limits& limits, const View
     const char code = setup_bytes[0];
     out.resources_limited = code == kCgroupJoined;
     if (code == kCgroupFailed) {
-      out.resources_note = fmt::format(
-          "the job could not join its cgroup ({}): its limits did not bind it",
-          std::strerror(static_cast<unsigned char>(setup_bytes[1])));
+      out.resources_note =
+          fmt::format("the job could not join its cgroup ({}): its limits did not bind it",
+                      std::strerror(static_cast<unsigned char>(setup_bytes[1])));
     }
   }
   at = kCgroupRecord;
@@ -513,12 +513,14 @@ void ChildStreams::finish() {
 namespace {
 
 // Whether `dir` is a tmpfs of at most `size` bytes (the one its supervisor mounted for the job)
-// that has no block or no inode left.
-bool full_tmpfs(const std::string& dir, std::uint64_t size) {
+// that has no block or no inode left; `used` gets what it holds.
+bool full_tmpfs(const std::string& dir, std::uint64_t size, std::uint64_t* used = nullptr) {
   struct statfs fs {};
   if (::statfs(dir.c_str(), &fs) != 0 || fs.f_type != TMPFS_MAGIC) return false;
-  const auto total = static_cast<std::uint64_t>(fs.f_blocks) * static_cast<std::uint64_t>(fs.f_bsize);
+  const auto block = static_cast<std::uint64_t>(fs.f_bsize);
+  const auto total = static_cast<std::uint64_t>(fs.f_blocks) * block;
   if (total > size + (1u << 20)) return false;  // not the job's (the host's own /tmp)
+  if (used != nullptr) *used = (static_cast<std::uint64_t>(fs.f_blocks) - fs.f_bfree) * block;
   return fs.f_bavail == 0 || fs.f_ffree == 0;
 }
 
@@ -533,8 +535,10 @@ JobResources::JobResources(const Limits& limits, const std::string& workdir)
     : limits_(limits), workdir_(workdir), cgroup_(leaf_name(workdir), limits.resources) {}
 
 void JobResources::sample() {
-  if (!disk_full_ && limits_.resources.disk_bytes > 0) {
-    disk_full_ = full_tmpfs(workdir_, limits_.resources.disk_bytes);
+  if (limits_.resources.disk_bytes > 0) {
+    std::uint64_t used = 0;
+    disk_full_ = full_tmpfs(workdir_, limits_.resources.disk_bytes, &used) || disk_full_;
+    disk_peak_ = std::max<std::uint64_t>(disk_peak_, used);
   }
 }
 
@@ -546,11 +550,13 @@ void JobResources::fill(ChildOutcome& out) const {
   if (out.resources_note.empty()) out.resources_note = cgroup_.note();
   std::string breach = cgroup_.breach();
   if (breach.empty() && (disk_full_ || (limits_.resources.disk_bytes > 0 &&
-                                         full_tmpfs(workdir_, limits_.resources.disk_bytes)))) {
+                                        full_tmpfs(workdir_, limits_.resources.disk_bytes)))) {
     breach = "disk";
   }
   if (!breach.empty()) out.resource_limit = breach;
   out.memory_peak_bytes = cgroup_.memory_peak();
+  out.pids_peak = cgroup_.pids_peak();
+  out.disk_peak_bytes = disk_peak_;
 }
 
 }  // namespace kgym::sandbox::detail

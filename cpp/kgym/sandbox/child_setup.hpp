@@ -187,6 +187,7 @@ class JobResources {
   std::string workdir_;
   JobCgroup cgroup_;
   bool disk_full_ = false;
+  std::uint64_t disk_peak_ = 0;
 };
 
 }  // namespace kgym::sandbox::detail

@@ -387,9 +387,8 @@ ChildOutcome ForkServer::run_locked(const ChildSpec& spec, const LineCallback& o
   // Made before the child exists (it joins it first thing); removed, whatever is left in it
   // killed, when this returns.
   detail::JobResources resources(spec.limits, spec.workdir);
-  const std::string message = job_message(spec, spec.program.args,
-                                          detail::nproc_limit_for(spec.limits),
-                                          resources.cgroup_procs());
+  const std::string message = job_message(
+      spec, spec.program.args, detail::nproc_limit_for(spec.limits), resources.cgroup_procs());
   if (message.size() > kMaxMessage) {
     out.start_error = "the job's environment is too large for the fork server";
     return out;

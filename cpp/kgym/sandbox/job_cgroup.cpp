@@ -37,8 +37,8 @@ std::string unescape(const std::string& s) {
   for (std::size_t i = 0; i < s.size(); ++i) {
     if (s[i] == '\\' && i + 3 < s.size()) {
       const std::string digits = s.substr(i + 1, 3);
-      if (digits.size() == 3 && std::all_of(digits.begin(), digits.end(),
-                                             [](char c) { return c >= '0' && c <= '7'; })) {
+      if (digits.size() == 3 &&
+          std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '7'; })) {
         out += static_cast<char>(std::stoi(digits, nullptr, 8));
         i += 3;
         continue;
@@ -219,7 +219,8 @@ CgroupSupport detect() {
     s.kind = CgroupSupport::Kind::kV1;
     s.v1_swap = fs::exists(s.v1_memory + "/memory.memsw.limit_in_bytes");
     std::vector<std::string> missing;
-    if (s.v1_cpu.empty()) missing.push_back("no cpu controller: jobs share the CPU without weights");
+    if (s.v1_cpu.empty())
+      missing.push_back("no cpu controller: jobs share the CPU without weights");
     if (!s.v1_swap) missing.push_back("no swap accounting: swap is not limited");
     for (const auto& m : missing) s.note += (s.note.empty() ? "" : "; ") + m;
     return s;
@@ -227,8 +228,9 @@ CgroupSupport detect() {
   s.v1_memory.clear();
   s.v1_pids.clear();
   s.v1_cpu.clear();
-  s.note = v2_note.empty() ? std::string("no cgroup hierarchy with memory and pids controllers is "
-                                         "mounted and writable here")
+  s.note = v2_note.empty() ? std::string(
+                                 "no cgroup hierarchy with memory and pids controllers is "
+                                 "mounted and writable here")
                            : v2_note + "; and no writable cgroup v1 memory and pids hierarchies";
   return s;
 }
@@ -335,8 +337,8 @@ JobCgroup::JobCgroup(const std::string& name, const ResourceLimits& limits) {
       // v1's shares: 1024 is the default, as v2's weight 100.
       const auto leaf = make_leaf(s.v1_cpu);
       if (!leaf.empty()) {
-        set(leaf + "/cpu.shares", std::to_string(std::max<std::uint64_t>(
-                                      2, limits.cpu_weight * 1024 / 100)));
+        set(leaf + "/cpu.shares",
+            std::to_string(std::max<std::uint64_t>(2, limits.cpu_weight * 1024 / 100)));
       }
     }
   }
@@ -359,10 +361,9 @@ JobCgroup::~JobCgroup() {
 
 std::string JobCgroup::breach() const {
   if (!memory_dir_.empty()) {
-    const std::uint64_t killed =
-        v2_ ? counter(memory_dir_ + "/memory.events", "oom_kill") +
-                  counter(memory_dir_ + "/memory.events", "oom_group_kill")
-            : counter(memory_dir_ + "/memory.oom_control", "oom_kill");
+    const std::uint64_t killed = v2_ ? counter(memory_dir_ + "/memory.events", "oom_kill") +
+                                           counter(memory_dir_ + "/memory.events", "oom_group_kill")
+                                     : counter(memory_dir_ + "/memory.oom_control", "oom_kill");
     if (killed > 0) return "memory";
   }
   if (!pids_dir_.empty() && counter(pids_dir_ + "/pids.events", "max") > 0) return "pids";
@@ -373,6 +374,14 @@ std::uint64_t JobCgroup::memory_peak() const {
   if (memory_dir_.empty()) return 0;
   const std::string file = memory_dir_ + (v2_ ? "/memory.peak" : "/memory.max_usage_in_bytes");
   std::istringstream in(read_text(file));
+  std::uint64_t v = 0;
+  in >> v;
+  return v;
+}
+
+std::uint64_t JobCgroup::pids_peak() const {
+  if (pids_dir_.empty()) return 0;
+  std::istringstream in(read_text(pids_dir_ + "/pids.peak"));
   std::uint64_t v = 0;
   in >> v;
   return v;

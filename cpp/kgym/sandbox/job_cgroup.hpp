@@ -61,8 +61,10 @@ class JobCgroup {
   // Which limit the job ran into so far: "memory" (the OOM killer killed in the group), "pids"
   // (a fork was refused), or "". Reads the kernel's event counters.
   std::string breach() const;
-  // The highest memory the group used (bytes; 0 where the kernel does not say).
+  // The highest memory the group used (bytes) and its most processes and threads at once (0
+  // where the kernel does not say).
   std::uint64_t memory_peak() const;
+  std::uint64_t pids_peak() const;
   // Kills every process left in the group (repeated until none is).
   void kill_all() const;
 

@@ -41,7 +41,8 @@ std::vector<std::string> mounts_under(const std::string& dir) {
     }
     if (decoded == dir || decoded.starts_with(dir + "/")) out.push_back(decoded);
   }
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.size() > b.size(); });
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.size() > b.size(); });
   return out;
 }
 

@@ -92,8 +92,8 @@ ClientRegistry ClientRegistry::from_json_text(const std::string& text, const std
   for (const auto& c : doc["clients"]) {
     const std::string at = fmt::format("clients[{}]", index++);
     if (!c.is_object()) bad(at + ": must be an object");
-    static const std::set<std::string> known = {"name",          "token_sha256", "token",
-                                                "scopes",        "max_in_flight", "max_priority",
+    static const std::set<std::string> known = {"name",         "token_sha256",  "token",
+                                                "scopes",       "max_in_flight", "max_priority",
                                                 "max_timeout_s"};
     for (const auto& [key, _] : c.items()) {
       if (!known.contains(key)) bad(fmt::format("{}.{}: unknown field", at, key));

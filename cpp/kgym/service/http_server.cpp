@@ -176,8 +176,8 @@ Response route(const HttpConfig& config, JobService& service, const Request& req
     const Client* client = nullptr;
     if (path != "/healthz") {
       const auto authorization = req[http::field::authorization];
-      client = config.clients.authenticate(
-          std::string_view(authorization.data(), authorization.size()));
+      client =
+          config.clients.authenticate(std::string_view(authorization.data(), authorization.size()));
       if (client == nullptr) {
         throw ApiError(401, "unauthorized", "a valid 'Authorization: Bearer <token>' is required");
       }
@@ -193,11 +193,11 @@ Response route(const HttpConfig& config, JobService& service, const Request& req
     if (path == "/healthz") {
       only(http::verb::get);
       const auto health = service.health();
-      // Degraded (a full disk, a database that cannot be written) is a 503, so that a probe that
-      // reads only the status code sees it too.
+      // Degraded (a full disk, a database that cannot be written) or stopping is a 503, so
+      // that a probe that reads only the status code sees it too.
       res = json_response(
-          req, health.value("status", "") == "degraded" ? http::status::service_unavailable
-                                                        : http::status::ok,
+          req,
+          health.value("status", "") == "ok" ? http::status::ok : http::status::service_unavailable,
           health);
     } else if (path == "/metrics") {
       only(http::verb::get);
@@ -219,9 +219,9 @@ Response route(const HttpConfig& config, JobService& service, const Request& req
       res = json_response(req, http::status::ok, service.tasks());
     } else if (path == "/v1/evaluate") {
       only(http::verb::post);
-      const auto job =
-          service.submit(*client, parse_body(req, config.max_json_elements),
-                         wait_seconds(query, config.max_wait_s), std::string(req["Idempotency-Key"]));
+      const auto job = service.submit(*client, parse_body(req, config.max_json_elements),
+                                      wait_seconds(query, config.max_wait_s),
+                                      std::string(req["Idempotency-Key"]));
       const bool finished = job["finished_at"].is_number();
       res = json_response(req, finished ? http::status::ok : http::status::accepted, job);
     } else if (path == "/v1/evaluate:batch") {

@@ -19,7 +19,7 @@ namespace kgym::service {
 
 struct HttpConfig {
   std::string host = "127.0.0.1";
-  std::uint16_t port = 8177;  // 0: any free port (see bound_port)
+  std::uint16_t port = 8177;                        // 0: any free port (see bound_port)
   ClientRegistry clients = ClientRegistry::open();  // who may call, and what each may do
   std::size_t max_body_bytes = 4u << 20;
   std::size_t max_header_bytes = 16u << 10;  // more: 431

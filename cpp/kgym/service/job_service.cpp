@@ -202,8 +202,8 @@ void JobService::check_in_flight_locked(const Client& client, std::size_t adding
   const auto it = in_flight_by_client_.find(client.name);
   const std::size_t now = it == in_flight_by_client_.end() ? 0 : it->second;
   if (now + adding > client.max_in_flight) {
-    const_cast<Metrics&>(metrics_).count(
-        "kgym_client_refused_total", client_label(client.name) + ",reason=\"in_flight\"");
+    const_cast<Metrics&>(metrics_).count("kgym_client_refused_total",
+                                         client_label(client.name) + ",reason=\"in_flight\"");
     throw ApiError(429, "client_limit",
                    fmt::format("client '{}' has {} jobs queued or running and asks for {} more; "
                                "its limit is {} (retry when some have finished)",
@@ -219,20 +219,35 @@ std::shared_ptr<JobService::Live> JobService::accept(const Client& client, const
                                ClientRegistry::scope_names(client.scopes)));
   }
   auto live = std::make_shared<Live>();
-  live->request = parse_eval_request(body, suite_, config_.defaults, config_.limits);
-  if (live->request.priority > client.max_priority) {
-    metrics_.count("kgym_client_refused_total",
-                   client_label(client.name) + ",reason=\"priority\"");
-    throw ApiError(403, "forbidden",
-                   fmt::format("options.priority: client '{}' may ask for at most {}",
-                               client.name, client.max_priority));
+  auto& request = live->request;
+  request = parse_eval_request(body, suite_, config_.defaults, config_.limits);
+  // The client's ceilings: what it asks for above one is refused; a default above one is
+  // brought down to it (the request did not ask for more).
+  const json& options = body.value("options", json::object());
+  auto asked = [&](const char* key) {
+    return options.is_object() && options.contains(key) && !options[key].is_null();
+  };
+  if (request.priority > client.max_priority) {
+    if (asked("priority")) {
+      metrics_.count("kgym_client_refused_total",
+                     client_label(client.name) + ",reason=\"priority\"");
+      throw ApiError(403, "forbidden",
+                     fmt::format("options.priority: client '{}' may ask for at most {}",
+                                 client.name, client.max_priority));
+    }
+    request.priority = client.max_priority;
+    request.normalized["options"]["priority"] = request.priority;
   }
-  if (live->request.job.timeout_seconds > client.max_timeout_s) {
-    metrics_.count("kgym_client_refused_total",
-                   client_label(client.name) + ",reason=\"timeout\"");
-    throw ApiError(403, "forbidden",
-                   fmt::format("options.timeout_s: client '{}' may ask for at most {} s",
-                               client.name, client.max_timeout_s));
+  if (request.job.timeout_seconds > client.max_timeout_s) {
+    if (asked("timeout_s")) {
+      metrics_.count("kgym_client_refused_total",
+                     client_label(client.name) + ",reason=\"timeout\"");
+      throw ApiError(403, "forbidden",
+                     fmt::format("options.timeout_s: client '{}' may ask for at most {} s",
+                                 client.name, client.max_timeout_s));
+    }
+    request.job.timeout_seconds = client.max_timeout_s;
+    request.normalized["options"]["timeout_s"] = client.max_timeout_s;
   }
   auto& s = live->stored;
   s.id = new_id();
@@ -326,9 +341,9 @@ json JobService::submit(const Client& client, const json& body, double wait_s,
       throw;
     } catch (const std::exception& e) {
       store_failed("insert", e);
-      throw ApiError(503, "unavailable",
-                     fmt::format("the job store cannot record the job ({}); retry later",
-                                 e.what()));
+      throw ApiError(
+          503, "unavailable",
+          fmt::format("the job store cannot record the job ({}); retry later", e.what()));
     }
     if (!earlier) {
       live->stored.seq = rows[0].seq;
@@ -391,9 +406,9 @@ json JobService::submit_batch(const Client& client, const json& body, double wai
       store_.insert_many(rows);  // all or none
     } catch (const std::exception& e) {
       store_failed("insert", e);
-      throw ApiError(503, "unavailable",
-                     fmt::format("the job store cannot record the jobs ({}); retry later",
-                                 e.what()));
+      throw ApiError(
+          503, "unavailable",
+          fmt::format("the job store cannot record the jobs ({}); retry later", e.what()));
     }
     for (std::size_t i = 0; i < lives.size(); ++i) {
       lives[i]->stored.seq = rows[i].seq;
@@ -531,7 +546,8 @@ json JobService::cancel(const Client& client, const std::string& id) {
       return answer_by_id(id, 30.0);  // a running job ends within moments of the kill
     }
   }
-  // Not live: finished, or not there; it may be cancelled only by whom may cancel it.
+  // Not live: finished, or not there. The same rights as for a live one, though there is
+  // nothing left to cancel (the answer is the job as it ended).
   std::optional<StoredJob> stored;
   try {
     stored = store_.get(id);
@@ -541,6 +557,12 @@ json JobService::cancel(const Client& client, const std::string& id) {
   }
   if (!stored || !client.may_read(stored->client)) {
     throw ApiError(404, "not_found", fmt::format("no job with id '{}'", id));
+  }
+  if (!client.has(Scope::kAdmin) &&
+      !(stored->client == client.name && client.has(Scope::kSubmit))) {
+    throw ApiError(403, "forbidden",
+                   fmt::format("client '{}' may not cancel this job (its scopes: {})", client.name,
+                               ClientRegistry::scope_names(client.scopes)));
   }
   return answer_by_id(id, 0.0);
 }
@@ -874,11 +896,13 @@ json JobService::problems() const {
     }
     std::lock_guard lock(health_mu_);
     probe_failure_ = failure;
+    if (failure.empty()) probe_ok_at_ = now.boot;
   }
   std::lock_guard lock(health_mu_);
   if (!probe_failure_.empty()) {
     problems.push_back(fmt::format("database: cannot be written ({})", probe_failure_));
-  } else if (store_failed_at_ >= 0 && now.boot - store_failed_at_ < kStoreFailureMemory) {
+  } else if (store_failed_at_ > probe_ok_at_ && now.boot - store_failed_at_ < kStoreFailureMemory) {
+    // A failure no write has succeeded since (a probe that succeeds clears it).
     problems.push_back(fmt::format("database: an operation failed {:.0f} s ago ({})",
                                    now.boot - store_failed_at_, store_failure_));
   }
@@ -895,7 +919,9 @@ json JobService::health() const {
     devices.push_back(w.label);
     if (w.gpu_keeper) keepers[w.gpu_keeper->label()] = w.gpu_keeper->state();
   }
-  json health = {{"status", stopping_ ? "stopping" : found.empty() ? "ok" : "degraded"},
+  json health = {{"status", stopping_       ? "stopping"
+                            : found.empty() ? "ok"
+                                            : "degraded"},
                  {"problems", found},
                  {"workers", config_.workers.size()},
                  {"queue_depth", queue_.size()},
@@ -919,12 +945,11 @@ std::string JobService::metrics_text() const {
     for (const auto& client : clients) {
       const auto in_flight = in_flight_by_client_.find(client);
       const auto running = running_by_client_.find(client);
-      m.set_gauge("kgym_client_jobs_in_flight", client_label(client),
-                  in_flight == in_flight_by_client_.end() ? 0.0
-                                                          : static_cast<double>(in_flight->second));
+      m.set_gauge(
+          "kgym_client_jobs_in_flight", client_label(client),
+          in_flight == in_flight_by_client_.end() ? 0.0 : static_cast<double>(in_flight->second));
       m.set_gauge("kgym_client_jobs_running", client_label(client),
-                  running == running_by_client_.end() ? 0.0
-                                                      : static_cast<double>(running->second));
+                  running == running_by_client_.end() ? 0.0 : static_cast<double>(running->second));
     }
   }
   try {
@@ -956,7 +981,8 @@ json JobService::retain(bool force) {
     if (pass.by_count > 0) {
       metrics_.count("kgym_retention_deleted_total", "rule=\"count\"", pass.by_count);
     }
-    if (pass.by_age > 0) metrics_.count("kgym_retention_deleted_total", "rule=\"age\"", pass.by_age);
+    if (pass.by_age > 0)
+      metrics_.count("kgym_retention_deleted_total", "rule=\"age\"", pass.by_age);
     if (pass.refused) {
       metrics_.count("kgym_retention_refused_total");
       report["reason"] = fmt::format(

@@ -179,7 +179,7 @@ class JobService {
   std::condition_variable queue_cv_;
   std::condition_variable done_cv_;
   FairQueue queue_;
-  std::map<std::string, std::shared_ptr<Live>> live_;  // queued and running jobs
+  std::map<std::string, std::shared_ptr<Live>> live_;       // queued and running jobs
   std::map<std::string, std::size_t> in_flight_by_client_;  // its jobs in live_
   std::map<std::string, std::size_t> running_by_client_;    // its jobs counted in running_
   std::size_t running_ = 0;  // jobs started and not answered (a slot may still be ending one)
@@ -201,6 +201,7 @@ class JobService {
   std::string store_failure_;
   // The last health probe of the store's writes (rate-limited), and what it found.
   mutable double probed_at_ = -1;
+  mutable double probe_ok_at_ = -1;  // the last probe that could write
   mutable std::string probe_failure_;
   std::atomic<std::uint64_t> id_counter_{0};
 };

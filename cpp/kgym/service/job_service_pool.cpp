@@ -192,7 +192,9 @@ json JobService::pool_health() const {
   }
   const json found = problems();
   std::lock_guard lock(mu_);
-  return {{"status", stopping_ ? "stopping" : found.empty() ? "ok" : "degraded"},
+  return {{"status", stopping_       ? "stopping"
+                     : found.empty() ? "ok"
+                                     : "degraded"},
           {"problems", found},
           {"retention", last_retention_},
           {"workers", slots},

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 #include <iterator>
 #include <limits>
-#include <fstream>
 #include <mutex>
 #include <new>
 #include <random>
@@ -134,8 +134,9 @@ int user_version(sqlite3* db) {
 }
 
 // Version 1 (later versions: kMigrations). AUTOINCREMENT so that a seq is never handed out
-// twice, even after prune() deleted the newest rows: arrival order stays unique over the file's whole life. The CHECK keeps
-// a misspelt status out of the file, where recovery and counts would silently miss it.
+// twice, even after prune() deleted the newest rows: arrival order stays unique over the file's
+// whole life. The CHECK keeps a misspelt status out of the file, where recovery and counts would
+// silently miss it.
 constexpr const char* kSchema = R"sql(
 CREATE TABLE jobs (
   seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -609,7 +610,7 @@ std::map<std::string, std::uint64_t> JobStore::counts_by_status() const {
 }
 
 RetentionPass JobStore::prune(const RetentionRule& rule, double wall_now, double boot_now,
-                             bool force) {
+                              bool force) {
   std::lock_guard lock(impl_->mutex);
   RetentionPass pass;
   auto count = [&](Statement& statement, const char* op, bool aged) {
@@ -628,11 +629,11 @@ RetentionPass JobStore::prune(const RetentionRule& rule, double wall_now, double
       pass.by_count = static_cast<std::uint64_t>(sqlite3_changes64(impl_->db.get()));
     }
     pass.aged = count(impl_->count_aged, "prune", true);
-    const double share = pass.finished > 0 ? static_cast<double>(pass.aged) /
-                                                 static_cast<double>(pass.finished)
-                                           : 0.0;
-    pass.refused = !force && pass.aged > RetentionRule::kAgeRefusalFloor &&
-                   share > rule.max_age_share;
+    const double share = pass.finished > 0
+                             ? static_cast<double>(pass.aged) / static_cast<double>(pass.finished)
+                             : 0.0;
+    pass.refused =
+        !force && pass.aged > RetentionRule::kAgeRefusalFloor && share > rule.max_age_share;
     if (!pass.refused && pass.aged > 0) {
       Use use(impl_->prune_aged, "prune");
       use.real(1, wall_now).real(2, boot_now).real(3, rule.max_age_s);

@@ -26,8 +26,8 @@ struct StoredJob {
   // The boot clock when it finished (clock.hpp), -1 when not known (not finished, or finished
   // during an earlier boot): the age retention goes by.
   double finished_boot = -1;
-  std::string client;       // the client that submitted it ("" in single-token mode)
-  std::uint64_t seq = 0;    // arrival order, assigned by insert(); never reused
+  std::string client;     // the client that submitted it ("" in single-token mode)
+  std::uint64_t seq = 0;  // arrival order, assigned by insert(); never reused
 };
 
 // What retention keeps (JobStore::prune): the `keep_jobs` most recent finished jobs by arrival

@@ -16,9 +16,9 @@ inline constexpr int kMaxJsonDepth = 64;
 int json_nesting_depth(std::string_view text, int stop_above = kMaxJsonDepth);
 
 struct JsonShape {
-  int depth = 0;              // as json_nesting_depth
-  std::size_t elements = 0;   // objects, arrays and the separators between members: at least
-                              // the number of values that parsing would make, less one
+  int depth = 0;             // as json_nesting_depth
+  std::size_t elements = 0;  // objects, arrays and the separators between members: at least
+                             // the number of values that parsing would make, less one
 };
 
 // Both figures in one pass; stops once either passes its bound (the figures are then above it).

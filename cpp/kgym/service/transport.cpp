@@ -160,8 +160,8 @@ TlsContext::TlsContext(const std::string& cert_file, const std::string& key_file
     throw std::runtime_error(fmt::format("TLS: {}: {}", what, why));
   };
   SSL_CTX_set_min_proto_version(ctx_, TLS1_2_VERSION);
-  SSL_CTX_set_options(ctx_, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |
-                                SSL_OP_CIPHER_SERVER_PREFERENCE);
+  SSL_CTX_set_options(
+      ctx_, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
   SSL_CTX_set_mode(ctx_, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_ENABLE_PARTIAL_WRITE);
   if (SSL_CTX_use_certificate_chain_file(ctx_, cert_file.c_str()) != 1) {
     fail(fmt::format("--tls-cert {} cannot be used", cert_file));
