@@ -173,8 +173,7 @@ def test_health_says_degraded_on_a_full_disk_and_counts_database_errors(tmp_path
             assert 503 in statuses  # the submission that could not be stored, not a 500
             metrics = call(g.url + "/metrics")[1]
             errors = [
-                line for line in metrics.splitlines()
-                if line.startswith("kgym_db_errors_total{op=")
+                line for line in metrics.splitlines() if line.startswith("kgym_db_errors_total{op=")
             ]
             assert errors and any(float(line.split()[-1]) > 0 for line in errors), metrics
             filler.unlink()

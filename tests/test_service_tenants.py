@@ -146,9 +146,7 @@ def test_one_clients_queue_does_not_hold_another_back(tmp_path: Path) -> None:
             {"task": task, "candidate": {"source": RELU}, "options": {"trials": 1, "seed": s}}
             for s in range(1, 201)
         ]
-        status, _, _ = call(
-            g.url + "/v1/evaluate:batch", "POST", {"requests": queued}, token=alice
-        )
+        status, _, _ = call(g.url + "/v1/evaluate:batch", "POST", {"requests": queued}, token=alice)
         assert status == 202
         status, mine, _ = call(g.url + "/v1/evaluate", "POST", first, token=bob)
         assert status == 202

@@ -57,7 +57,9 @@ def test_https_round_trip(gym: Gym, certificate: tuple[Path, Path]) -> None:
     assert answer.status == 200 and json.loads(answer.read())["status"] == "ok"
     # A second request on the same connection (keep-alive over TLS), with a body.
     connection.request(
-        "POST", "/v1/evaluate", body=json.dumps(SETTLED),
+        "POST",
+        "/v1/evaluate",
+        body=json.dumps(SETTLED),
         headers={"Content-Type": "application/json"},
     )
     answer = connection.getresponse()
@@ -97,3 +99,14 @@ def test_bad_certificate_files_are_refused_at_start(tmp_path: Path) -> None:
         timeout=60,
     )
     assert out.returncode == 2 and "--tls-cert" in out.stderr, out.stderr
+
+
+def test_the_kgym_client_over_https(
+    gym: Gym, certificate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kgym.client import Client
+
+    monkeypatch.setenv("SSL_CERT_FILE", str(certificate[0]))  # httpx trusts the environment's CA
+    with Client(f"https://127.0.0.1:{gym.port}") as client:
+        assert client.health()["status"] == "ok"
+        assert any(t["id"] == "01_relu" for t in client.tasks())

@@ -1,14 +1,19 @@
-"""Hostile clients beside normal ones, against one `kgym-gym serve` (CPU mode).
+"""Hostile clients and tenants against `kgym-gym serve` (CPU mode unless --gpus).
 
-Normal clients keep asking (GET /v1/tasks and a POST answered from the cache) and their latency
-is recorded, first alone, then while abusers run side by side: a flood of idle connections (more
-than the connection cap), slow-header clients, a Content-Length longer than the body, deeply
-nested JSON and concurrent 4 MB bodies. The service's peak memory (VmHWM) and whether it kept
-serving are recorded. Writes ``results.md``/``results.json`` and ``latency.png`` beside this
-file (or to --out-dir).
+Part `http`: normal clients keep asking (GET /v1/tasks and a POST answered from the cache) and
+their latency is recorded, first alone, then while abusers run side by side: a flood of idle
+connections (more than the connection cap), slow-header clients, a Content-Length longer than
+the body, deeply nested JSON and concurrent 4 MB bodies. The service's peak memory (VmHWM) and
+whether it kept serving are recorded. Writes ``results.md``/``results.json`` and ``latency.png``.
 
-    python bench/service_abuse/run.py            # 20 s per phase
-    python bench/service_abuse/run.py --seconds 5 --json
+Part `tenants` (tenants.py): one row per attack of a hostile tenant on the host and the other
+tenants (jobs over their memory, disk and process limits beside honest ones, clock jumps, crash
+leftovers, another client's jobs, fair share, ceilings, a full disk, a body of many values,
+TLS). Writes ``results-tenants.md``/``results-tenants.json`` (``-<device>`` with --gpus).
+
+    python bench/service_abuse/run.py                  # both parts, 20 s per http phase
+    python bench/service_abuse/run.py --part tenants   # the tenants' rows only
+    python bench/service_abuse/run.py --part tenants --gpus all   # on a GPU host
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from service_util import Gym, call  # noqa: E402
 
@@ -195,12 +201,84 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=8, help="normal clients")
     parser.add_argument("--out-dir", type=Path, default=Path(__file__).resolve().parent)
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--part", choices=["http", "tenants", "all"], default="all")
+    parser.add_argument(
+        "--gpus", default="none", help="the service's --gpus for the tenants' jobs (none: CPU)"
+    )
+    parser.add_argument(
+        "--honest-jobs", type=int, default=8, help="honest jobs beside the hostile ones"
+    )
     args = parser.parse_args()
     log: list[str] = []
 
     def say(line: str) -> None:
         log.append(line)
         print(line, file=sys.stderr, flush=True)
+
+    ok = True
+    if args.part in ("tenants", "all"):
+        ok = run_tenants(args, say) and ok
+    if args.part in ("http", "all"):
+        ok = run_http(args, say) and ok
+    return 0 if ok else 1
+
+
+def machine(gpus: str) -> str:
+    device = "CPU mode" if gpus == "none" else f"--gpus {gpus}"
+    name = platform.node()
+    if gpus != "none":
+        name = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+            text=True,
+            capture_output=True,
+        ).stdout.strip().splitlines()[0:1] or [name]
+        name = name[0]
+    return f"{name} ({platform.machine()}, {device})"
+
+
+def git_commit() -> str:
+    return subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], text=True, capture_output=True
+    ).stdout.strip()
+
+
+def run_tenants(args: argparse.Namespace, say: Any) -> bool:
+    from tenants import run_all
+
+    rows = run_all(args.gpus, args.honest_jobs, say)
+    suffix = "" if args.gpus == "none" else "-gpu"
+    results = {
+        "command": "python bench/service_abuse/run.py " + " ".join(sys.argv[1:]),
+        "machine": machine(args.gpus),
+        "date": dt.date.today().isoformat(),
+        "commit": git_commit(),
+        "rows": rows,
+    }
+    out = args.out_dir
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"results-tenants{suffix}.json").write_text(json.dumps(results, indent=2) + "\n")
+    lines = [
+        "# The host and its tenants",
+        "",
+        f"Command: `{results['command']}`; machine: {results['machine']}; date: "
+        f"{results['date']}; commit {results['commit']}. Before: the issue's figures (CPU mode, "
+        "7043e88).",
+        "",
+        "| attack | what | before | after | held |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['name']} | {r['attack']} | {r['before']} | {r['after']} | "
+            f"{'yes' if r['ok'] else '**no**'} |"
+        )
+    (out / f"results-tenants{suffix}.md").write_text("\n".join(lines) + "\n")
+    print((out / f"results-tenants{suffix}.md").read_text())
+    return all(r["ok"] for r in rows)
+
+
+def run_http(args: argparse.Namespace, say: Any) -> bool:
+    log: list[str] = []
 
     solution = (ROOT / "tasks" / "solutions" / "01_relu.py").read_text()
     body = {
@@ -240,9 +318,7 @@ def main() -> int:
             "max_ms": max(ms) if ms else None,
         }
 
-    git = subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], text=True, capture_output=True
-    ).stdout.strip()
+    git = git_commit()
     results = {
         "command": "python bench/service_abuse/run.py " + " ".join(sys.argv[1:]),
         "machine": f"{platform.node()} ({platform.machine()}, CPU mode)",
@@ -269,7 +345,7 @@ def main() -> int:
         print(json.dumps(results, indent=2))
     else:
         print((out / "results.md").read_text())
-    return 0 if alive and beside.latencies else 1
+    return bool(alive and beside.latencies)
 
 
 def write_markdown(path: Path, r: dict[str, Any]) -> None:

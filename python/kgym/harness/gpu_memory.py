@@ -154,6 +154,7 @@ class MemoryWatch:
     share_breach: str | None = None  # the job over its share (a resource limit, not a hack)
     share_breach_phase: str = ""
     job_peak: int = 0  # the job's own bytes at most (judge, reference and candidate)
+    job_now: int = 0  # the same at the last reading
     killed: bool | None = None  # whether the kill on a breach was delivered
     unavailable: str | None = None
     failed_reads: int = 0
@@ -227,6 +228,7 @@ class MemoryWatch:
                 self.candidate_peak, self.candidate_peak_phase = candidate, self.phase()
             judge_held = held.get(self.judge_pid) or 0
             job = judge_held + reference + candidate
+            self.job_now = job
             self.job_peak = max(self.job_peak, job)
             if self.share_bytes and job > self.share_bytes:
                 self.share_breach = (

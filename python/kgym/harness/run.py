@@ -912,6 +912,17 @@ class Evaluation:
         total = int(torch.cuda.get_device_properties(self.device).total_memory)
         return total // max(1, int(self.job.get("gpu_jobs") or 1))
 
+    def within_share(self, free: int, total: int) -> tuple[int, int]:
+        """The GPU memory the judge may plan its arenas with: the device's free memory, and no
+        more than what the job's share leaves (a quarter of that kept for the runners' own
+        growth), so that the judge's own arenas never take the job over its share."""
+        watch = self.memory_watch
+        if watch is None or not watch.share_bytes:
+            return free, total
+        watch.sample()
+        room = max(0, watch.share_bytes - watch.job_now) * 3 // 4
+        return min(free, room), min(total, watch.share_bytes)
+
     def _lent_bytes(self, role: str) -> int:
         """What the judge lent ``role``'s runner (its arena, and the weights' while set up), in
         the driver's pages of 2 MiB. Read by the watch's thread: plain numbers the main thread

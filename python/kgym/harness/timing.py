@@ -384,7 +384,7 @@ def time_runners(
     torch.cuda.empty_cache()  # the judge's cached blocks are free memory for the arenas
     regenerate = inputs_regenerable(ev)
     torch.cuda.empty_cache()
-    free, total = torch.cuda.mem_get_info(device)
+    free, total = ev.within_share(*torch.cuda.mem_get_info(device))
     copies = COPIES_PER_SLOT_REGENERATED if regenerate else COPIES_PER_SLOT
     plan = plan_slots(base.slot_bytes, free, config.max_batch, total, copies)
     max_slots = plan.slots
