@@ -73,6 +73,33 @@ def test_a_hog_is_killed_and_named_with_its_figures() -> None:
     assert w.record()["breach"] == breach
 
 
+def test_the_job_over_its_share_is_a_resource_limit_not_a_hack() -> None:
+    # Each within its own bound (the candidate's slack), together over the job's share.
+    w, killed = watch(
+        [
+            {JUDGE: 2000 * MIB, REFERENCE: 600 * MIB, RUNNER: 600 * MIB},
+            {JUDGE: 9000 * MIB, REFERENCE: 3000 * MIB, RUNNER: 3000 * MIB},
+        ],
+        share_bytes=12000 * MIB,
+        phase=lambda: "correctness",
+    )
+    assert w.sample() is None and w.job_now == 3200 * MIB
+    breach = w.sample()
+    assert breach is not None and "15000 MiB" in breach and "12000 MiB" in breach
+    assert w.share_breach == breach and w.breach is None  # not the candidate's hack
+    assert w.share_breach_phase == "correctness"
+    assert killed == [MIDDLE]
+    record = w.record()
+    assert record["job_peak_mib"] == 15000.0 and record["share_mib"] == 12000.0
+    assert record["share_breach"] == breach
+
+
+def test_without_a_share_the_job_is_not_bounded_as_a_whole() -> None:
+    w, killed = watch([{JUDGE: 90000 * MIB, REFERENCE: 600 * MIB, RUNNER: 600 * MIB}])
+    assert w.sample() is None and w.share_breach is None and killed == []
+    assert w.record()["share_mib"] is None
+
+
 def test_by_uid_a_process_outside_the_tree_still_counts() -> None:
     # A double-forked helper (or one /proc hides): not in the tree, but of the job's uid.
     orphan = 555
