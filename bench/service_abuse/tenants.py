@@ -180,7 +180,9 @@ def clock_jumps(tmp: Path) -> list[dict]:
             row(
                 f"clock {jump}",
                 f"200 finished jobs, then the clock {jump} while running and at the next start",
-                "+8 d at start deleted all 200; a job run then kept a future created_at",
+                "+8 d at start deleted all 200; a job run then kept a future created_at"
+                if jump == "+8d"
+                else "not measured; count retention went by finished_at, which it reorders",
                 f"{deleted} deleted by retention, {kept}/200 still answered",
                 deleted == 0 and kept == 200,
             )
