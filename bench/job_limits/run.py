@@ -3,9 +3,9 @@ pids_limit, disk_limit_mib, gpu_memory_share_mib).
 
 Every task of the chosen KernelBench levels is evaluated at its own (native) sizes through one
 `kgym-gym serve` with its slots as in production (--workers-per-gpu jobs beside each other on a
-GPU), its candidate the task's own Model under the name ModelNew (screen off, hybrid policy, the
-task's inputs): a job that goes through load, compile and correctness, and stops there, since
-its candidate launches no Triton kernel. With --candidates, the Triton candidates of
+GPU), its candidate the task's own Model under the name ModelNew with its output passed twice
+through a Triton negation (screen off, hybrid policy, the task's inputs): a job that goes through
+every phase, timing and profile included. With --candidates, the Triton candidates of
 bench/kernelbench_policy (which pass, and so are timed and profiled) run too. Each job's Result
 says what it took: sandbox.resources (the cgroup's memory and pids peaks, the directory's peak)
 and judge.gpu_memory.job_peak_mib (the job's processes on the GPU, from the driver). The job
@@ -13,11 +13,11 @@ limits of the service are the defaults unless given: a job over one is reported,
 whether the defaults let every task through.
 
     python bench/job_limits/run.py --kernelbench .kernelbench/KernelBench --levels 1 2 3 \\
-        --out bench/job_limits/results-h200.md --json bench/job_limits/results-h200.json
+        --machine h200          # results-h200-level123.md and .json beside this file
     python bench/job_limits/run.py --kernelbench ... --gpus none --limit 4   # CPU: a smoke run
 
 Writes the table (one row per level: the largest and the 99th percentile of each figure, and
-the tasks over a limit) and the JSON (every job's figures).
+the tasks over a limit) and the JSON (every job's figures) as results-<machine>-level<levels>.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import datetime as dt
 import json
 import math
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -44,9 +45,41 @@ POLICY_CANDIDATES = ROOT / "bench" / "kernelbench_policy" / "candidates"
 FIGURES = ("memory_peak_mib", "pids_peak", "disk_peak_mib", "gpu_job_peak_mib", "wall_s")
 
 
+# The task's own Model, its floating-point output passed twice through a Triton negation: every
+# call launches kernels that matter (neither copies its input nor can be left out), so the job
+# goes through every phase, timing and profile included, at the task's own sizes.
+OWN_MODEL_WRAPPER = """
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _kgym_negate(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(y_ptr + offsets, -tl.load(x_ptr + offsets, mask=mask), mask=mask)
+
+
+def _kgym_negated(t):
+    t = t.contiguous()
+    y = torch.empty_like(t)
+    _kgym_negate[(triton.cdiv(t.numel(), 1024),)](t, y, t.numel(), BLOCK=1024)
+    return y
+
+
+class ModelNew(Model):
+    def forward(self, *args):
+        out = super().forward(*args)
+        if isinstance(out, torch.Tensor) and out.is_floating_point():
+            return _kgym_negated(_kgym_negated(out))
+        return out
+"""
+
+
 def own_model_candidate(task_source: str) -> str:
-    """The task's own Model as the candidate (its forward is the reference's)."""
-    return task_source + "\n\nclass ModelNew(Model):\n    pass\n"
+    """The task's own Model as the candidate, with Triton kernels that matter around it."""
+    return task_source + OWN_MODEL_WRAPPER
 
 
 def jobs_of(kernelbench: Path, levels: list[int], limit: int, candidates: bool) -> list[dict]:
@@ -116,6 +149,9 @@ def figures(answer: dict) -> dict[str, Any]:
         "cgroup": resources.get("cgroup"),
         "wall_s": round((durations.get("total") or 0) / 1e3, 2),
         "error": ((result.get("error") or {}).get("message") or "")[:200],
+        "rejected_by": sorted(
+            {f["rule"] for f in result.get("findings") or [] if f.get("severity") == "reject"}
+        ),
     }
 
 
@@ -161,9 +197,16 @@ def main() -> int:
         help="a job-limit flag for the service, e.g. --limit-flag=--memory-limit-mib=24576",
     )
     parser.add_argument("--deadline-s", type=float, default=0, help="submit nothing after this")
-    parser.add_argument("--out", type=Path, default=HERE / "results.md")
-    parser.add_argument("--json", type=Path, default=HERE / "results.json")
+    parser.add_argument("--out-dir", type=Path, default=HERE)
+    parser.add_argument(
+        "--machine", default="", help="names the results files (default: gpu, or cpu)"
+    )
     args = parser.parse_args()
+    machine = args.machine or ("cpu" if args.gpus == "none" else "gpu")
+    stem = f"results-{machine}-level{''.join(str(level) for level in args.levels)}"
+    args.out = args.out_dir / f"{stem}.md"
+    args.json = args.out_dir / f"{stem}.json"
+    args.out_dir.mkdir(parents=True, exist_ok=True)
 
     jobs = jobs_of(args.kernelbench, args.levels, args.limit, args.candidates)
     device = "cpu" if args.gpus == "none" else "cuda"
@@ -173,31 +216,45 @@ def main() -> int:
     service_args = ["--workers-per-gpu", str(args.workers_per_gpu), "--no-cache"]
     service_args += [flag for given in args.limit_flag for flag in given.split("=", 1)]
     with tempfile.TemporaryDirectory() as tmp, Gym(Path(tmp), service_args, gpus=args.gpus) as g:
+        # A window of jobs in flight (the slots, and as many waiting), so that a deadline stops
+        # the submissions while what was submitted still finishes within the command's time.
+        window = 2 * args.workers_per_gpu * max(1, gpu_count()) if device == "cuda" else 4
         pending: list[tuple[dict, str]] = []
+        done = 0
+
+        def finish_oldest() -> None:
+            nonlocal done
+            job, job_id = pending.pop(0)
+            answer = call(f"{g.url}/v1/jobs/{job_id}?wait=600", timeout=700)[1]
+            while answer.get("status") in ("queued", "running"):
+                answer = call(f"{g.url}/v1/jobs/{job_id}?wait=600", timeout=700)[1]
+            rows.append({**strip(job), **figures(answer)})
+            done += 1
+            r = rows[-1]
+            print(
+                f"  {done}/{len(jobs)} level{job['level']} {job['task']} ({job['candidate']}): "
+                f"{r['status']}, {r['memory_peak_mib']} MiB, {r['pids_peak']} processes, "
+                f"GPU {r['gpu_job_peak_mib']} MiB",
+                file=sys.stderr,
+                flush=True,
+            )
+
         for job in jobs:
             if args.deadline_s and time.monotonic() - started > args.deadline_s:
-                break
-            status, answer, _ = call(
-                g.url + "/v1/evaluate", "POST", request(job, device, args.timeout)
-            )
+                rows.append({**strip(job), "status": "not run (deadline)"})
+                continue
+            while len(pending) >= window:
+                finish_oldest()
+            body = request(job, device, args.timeout)
+            status, answer, _ = call(g.url + "/v1/evaluate", "POST", body)
             if status not in (200, 202):
                 rows.append(
                     {**strip(job), "status": f"refused {status}", "error": str(answer)[:200]}
                 )
                 continue
             pending.append((job, answer["id"]))
-        for i, (job, job_id) in enumerate(pending):
-            answer = call(f"{g.url}/v1/jobs/{job_id}?wait=600", timeout=700)[1]
-            while answer.get("status") in ("queued", "running"):
-                answer = call(f"{g.url}/v1/jobs/{job_id}?wait=600", timeout=700)[1]
-            rows.append({**strip(job), **figures(answer)})
-            print(
-                f"  {i + 1}/{len(pending)} level{job['level']} {job['task']}: "
-                f"{rows[-1]['status']} {rows[-1]['memory_peak_mib']} MiB, "
-                f"GPU {rows[-1]['gpu_job_peak_mib']} MiB",
-                file=sys.stderr,
-                flush=True,
-            )
+        while pending:
+            finish_oldest()
     levels = summary(rows)
     commit = subprocess.run(
         ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
@@ -207,9 +264,9 @@ def main() -> int:
             ["nvidia-smi", "--query-gpu=name,memory.total", "--format=csv,noheader"],
             capture_output=True,
             text=True,
-        )
-        .stdout.strip()
-        .splitlines()
+        ).stdout.splitlines()
+        if shutil.which("nvidia-smi")
+        else []
     )
     results = {
         "command": "python bench/job_limits/run.py " + " ".join(sys.argv[1:]),
@@ -223,6 +280,11 @@ def main() -> int:
     args.out.write_text(markdown(results))
     print(args.out.read_text())
     return 0
+
+
+def gpu_count() -> int:
+    out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout
+    return len([line for line in out.splitlines() if line.startswith("GPU ")])
 
 
 def strip(job: dict) -> dict:
