@@ -8,14 +8,23 @@
 # libhiredis-dev (`apt-get download libhiredis-dev`) when the machine has no hiredis headers;
 # without either, kgym-gym is built without the pool, as CMake says.
 #
-#   KGYM_WHEEL_DIR=DIR   also leave the built wheel in DIR (to install it again elsewhere
-#                        with `pip install --no-deps DIR/kgym-*.whl`, without rebuilding).
-#   KGYM_INSTALL_WHEEL=F install the wheel F (built by an earlier call from the same commit)
-#                        instead of building: seconds instead of minutes of device time.
+#   --wheel-dir DIR   also leave the built wheel in DIR (to install it again elsewhere with
+#                     `pip install --no-deps DIR/kgym-*.whl`, without rebuilding).
+#   --install F       install the wheel F (built by an earlier call, or on another machine for
+#                     this Python: `pip wheel` with python3.12) instead of building: seconds
+#                     instead of minutes of device time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [[ -n "${KGYM_INSTALL_WHEEL:-}" ]]; then
-  python3 -m pip install -q --no-deps --force-reinstall "$KGYM_INSTALL_WHEEL" 2>&1 | tail -5
+wheel_dir="" install=""
+while (($#)); do
+  case "$1" in
+    --wheel-dir) wheel_dir=$2; shift 2 ;;
+    --install) install=$2; shift 2 ;;
+    *) echo "device_build.sh: unknown argument $1 (known: --wheel-dir DIR, --install F)" >&2; exit 2 ;;
+  esac
+done
+if [[ -n "$install" ]]; then
+  python3 -m pip install -q --no-deps --force-reinstall "$install" 2>&1 | tail -5
   python3 -c "import kgym._core, torch, triton; print('kgym installed;', torch.__version__, triton.__version__)"
   exit 0
 fi
@@ -49,11 +58,11 @@ if ! [[ -e /usr/include/hiredis/hiredis.h ]] && compgen -G ".debs/libhiredis-dev
   defines+=(-C "cmake.define.HIREDIS_INCLUDE_DIR=$prefix/usr/include"
             -C "cmake.define.HIREDIS_LIBRARY=$prefix/usr/lib/x86_64-linux-gnu/libhiredis.a")
 fi
-if [[ -n "${KGYM_WHEEL_DIR:-}" ]]; then
-  mkdir -p "$KGYM_WHEEL_DIR"
+if [[ -n "$wheel_dir" ]]; then
+  mkdir -p "$wheel_dir"
   python3 -m pip wheel -q --no-build-isolation --no-deps -C build-dir=/tmp/kgym-build \
-    "${defines[@]}" -w "$KGYM_WHEEL_DIR" . 2>&1 | tail -60
-  python3 -m pip install -q --no-deps --force-reinstall "$KGYM_WHEEL_DIR"/kgym-*.whl 2>&1 | tail -5
+    "${defines[@]}" -w "$wheel_dir" . 2>&1 | tail -60
+  python3 -m pip install -q --no-deps --force-reinstall "$wheel_dir"/kgym-*.whl 2>&1 | tail -5
 else
   python3 -m pip install -q --no-build-isolation --no-deps -C build-dir=/tmp/kgym-build \
     "${defines[@]}" . 2>&1 | tail -60

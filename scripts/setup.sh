@@ -4,16 +4,23 @@
 #
 #   KGYM_TORCH_SPEC   the torch requirement used when no torch is importable (default below:
 #                     a CPU build where one is provided locally; set e.g. "torch" for CUDA).
-#   KGYM_SKIP_APT=1   skip the apt step (packages installed by other means).
+#   --no-apt          skip the apt step (packages installed by other means).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+apt=1
+for arg in "$@"; do
+  case "$arg" in
+    --no-apt) apt=0 ;;
+    *) echo "setup.sh: unknown argument $arg (known: --no-apt)" >&2; exit 2 ;;
+  esac
+done
 
 APT_PACKAGES=(cmake ninja-build g++ python3-venv python3-dev nlohmann-json3-dev libcli11-dev
               libfmt-dev libgtest-dev libgmock-dev clang-format
               libboost-dev libsqlite3-dev libssl-dev libseccomp-dev
               redis-server libhiredis-dev
               libfaketime openssl)  # tests: clock jumps without moving the clock; TLS certificates
-if [[ "${KGYM_SKIP_APT:-0}" != 1 ]]; then
+if [[ "$apt" == 1 ]]; then
   missing=()
   for pkg in "${APT_PACKAGES[@]}"; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")

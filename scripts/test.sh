@@ -10,6 +10,8 @@ echo "== lint" >&2
 "$VPY" -m ruff check python tests bench
 "$VPY" -m ruff format --check python tests bench
 git ls-files -- 'cpp/*.cpp' 'cpp/*.hpp' | xargs clang-format --dry-run --Werror
+# The import structure (pyproject.toml, [tool.importlinter]), read from the source tree.
+PYTHONPATH=python .venv/bin/lint-imports
 
 echo "== C++ tests (ASan + UBSan)" >&2
 # A unity build with line tables only (-g1: sanitizer reports keep file and line) compiles in

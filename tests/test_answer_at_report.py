@@ -1,6 +1,6 @@
 """The service answers at the harness' report (check::ResultCallback): the judge sends its report,
 closes its channel, and only then ends its runners and exits; the answer does not wait for that.
-Through `kgym-gym serve`, with a fresh child per job and with standbys."""
+Through `kgym-gym serve`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
 from service_util import Gym, call
 
 from conftest import DEVICE, solution_source
@@ -17,11 +16,10 @@ RELU = solution_source("01_relu")
 WRONG = RELU.replace("tl.where(x > 0.0, x, 0.0)", "tl.where(x > 0.0, x, 1.0)")
 
 
-def one_slot(tmp: Path, standby: str, at_report: str = "on") -> Gym:
-    env = {"KGYM_STANDBY": standby, "KGYM_ANSWER_AT_REPORT": at_report}
+def one_slot(tmp: Path) -> Gym:
     if DEVICE == "cuda":
-        return Gym(tmp, ["--workers-per-gpu", "1", "--no-cache"], gpus="0", env=env)
-    return Gym(tmp, ["--cpu-workers", "1", "--no-cache"], env=env)
+        return Gym(tmp, ["--workers-per-gpu", "1", "--no-cache"], gpus="0")
+    return Gym(tmp, ["--cpu-workers", "1", "--no-cache"])
 
 
 def evaluate(gym: Gym, source: str, seed: int) -> dict[str, Any]:
@@ -38,9 +36,8 @@ def evaluate(gym: Gym, source: str, seed: int) -> dict[str, Any]:
     return job["result"]
 
 
-@pytest.mark.parametrize("standby", ["off", "on"])
-def test_verdicts_are_answered_at_the_report(tmp_path: Path, standby: str) -> None:
-    with one_slot(tmp_path, standby) as gym:
+def test_verdicts_are_answered_at_the_report(tmp_path: Path) -> None:
+    with one_slot(tmp_path) as gym:
         results = [evaluate(gym, source, seed) for seed, source in enumerate([RELU, WRONG, RELU])]
         status, health, _ = call(gym.url + "/healthz")
         # The slot's last job, answered, is ending or has ended; it ends soon either way.
@@ -59,16 +56,5 @@ def test_verdicts_are_answered_at_the_report(tmp_path: Path, standby: str) -> No
         assert sandbox["exit_code"] is None and sandbox["signal"] is None
         assert sandbox["timed_out"] is False
         assert r["durations_ms"]["total"] > 0
-    if standby == "on":
-        assert [r["sandbox"]["standby"]["used"] for r in results] == [False, True, True]
     # Running counts jobs not answered; `ending`, answered jobs whose slot is still ending them.
     assert status == 200 and health["running"] == 0 and health["ending"] in (0, 1)
-
-
-def test_the_operator_can_have_the_exit_awaited(tmp_path: Path) -> None:
-    """KGYM_ANSWER_AT_REPORT=off (for measuring the two): the answer after the exit, as before."""
-    with one_slot(tmp_path, "off", at_report="off") as gym:
-        result = evaluate(gym, RELU, 0)
-    assert result["status"] == "ok", result
-    assert result["sandbox"]["answered_before_exit"] is False
-    assert result["sandbox"]["exit_code"] == 0

@@ -1,5 +1,5 @@
-"""The exact check's kernel (exact_check.py; the operator's KGYM_JUDGE_FUSED_EXACT_CHECK=off
-turns it off) gives the torch check's figures on every case: the verdict, whether every
+"""The exact check's kernel (harness/kernels/exact_check.py) gives the torch check's figures on
+every case: the verdict, whether every
 difference is finite, the maximum absolute and relative errors bit for bit, and the sums of
 squares to their last few bits (the order of the additions differs). Through ``compare_outputs``, once the kernel is registered,
 the Comparison is the torch check's. In CI it runs under Triton's interpreter, in a child
@@ -24,8 +24,9 @@ CASES = textwrap.dedent(
     """
     import json, math
     import torch
-    from kgym.harness import compare, exact_check
-    from kgym.harness.exact_check import BLOCK
+    from kgym.harness import compare
+    from kgym.harness.kernels import exact_check
+    from kgym.harness.kernels.exact_check import BLOCK
 
     def cases():
         gen = torch.Generator().manual_seed(0)
@@ -143,25 +144,11 @@ def test_the_exact_checks_kernel_gives_the_torch_checks_figures_on_the_gpu() -> 
     _check(scope["run"]("cuda"))  # type: ignore[operator]
 
 
-def test_the_exact_checks_kernel_is_on_unless_the_operator_turns_it_off(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    from kgym.harness import exact_check
-
-    monkeypatch.delenv("KGYM_JUDGE_FUSED_EXACT_CHECK", raising=False)
-    assert exact_check.on()
-    monkeypatch.setenv("KGYM_JUDGE_FUSED_EXACT_CHECK", "off")
-    assert not exact_check.on()
-    monkeypatch.setenv("KGYM_JUDGE_FUSED_EXACT_CHECK", "on")
-    assert exact_check.on()
-
-
-def _evaluations(tmp: Path, switch: str, task_id: str, seeds: list[int]) -> list[dict[str, Any]]:
-    """The task's solution evaluated once per seed by a one-slot GPU gym with the switch set
-    (its fork server compiles the kernel into the judges' cache, as in production)."""
-    env = {"KGYM_JUDGE_FUSED_EXACT_CHECK": switch}
+def _evaluations(tmp: Path, task_id: str, seeds: list[int]) -> list[dict[str, Any]]:
+    """The task's solution evaluated once per seed by a one-slot GPU gym (its fork server
+    compiles the kernel into the judges' cache, as in production)."""
     results = []
-    with Gym(tmp, ["--workers-per-gpu", "1", "--no-cache"], gpus="0", env=env) as gym:
+    with Gym(tmp, ["--workers-per-gpu", "1", "--no-cache"], gpus="0") as gym:
         for seed in seeds:
             body = {
                 "task": {"id": task_id},
@@ -176,33 +163,22 @@ def _evaluations(tmp: Path, switch: str, task_id: str, seeds: list[int]) -> list
 
 @pytest.mark.skipif(DEVICE != "cuda", reason="needs a GPU (KGYM_TEST_DEVICE=cuda)")
 @pytest.mark.parametrize("task_id", ["06_softmax", "09_rms_norm"])
-def test_a_gym_with_the_kernel_gives_the_torch_checks_figures(task_id: str, tmp_path: Path) -> None:
-    """Whole evaluations through the service, the kernel on and off, on the same seeds: the
-    same status and correctness record; with it on, the judge says its kernel made the exact
-    checks (the first job may find its compilation not yet over). The maximum errors are not
-    compared: the judge draws every call's inputs from the OS, so they differ from one
-    evaluation to the next either way (the case table above compares them bit for bit)."""
-    seeds = [11, 12]
-    on = _evaluations(tmp_path / "on", "on", task_id, seeds)
-    off = _evaluations(tmp_path / "off", "off", task_id, seeds)
-    errors = ("max_abs_error", "max_rel_error")
-    for with_kernel, without in zip(on, off, strict=True):
-        assert with_kernel["status"] == without["status"] == "ok", without["error"]
-        record, other = with_kernel["correctness"], without["correctness"]
-        assert {k: v for k, v in record.items() if k not in errors} == {
-            k: v for k, v in other.items() if k not in errors
-        }
-        assert all(isinstance(record[k], float) for k in errors), record  # values compared
-        assert without["judge"]["fused_exact_check"] == {
-            "used": False,
-            "note": "turned off by the operator (KGYM_JUDGE_FUSED_EXACT_CHECK=off)",
-        }
-    first, second = (r["judge"]["fused_exact_check"] for r in on)
-    assert first in (
+def test_a_gyms_judges_make_their_exact_checks_with_the_kernel(
+    task_id: str, tmp_path: Path
+) -> None:
+    """Whole evaluations through the service: correct, with values compared, and the judge
+    says its kernel made the exact checks (the first job may find its compilation not yet
+    over, and the torch check then decides that job)."""
+    first, second = _evaluations(tmp_path, task_id, [11, 12])
+    for result in (first, second):
+        assert result["status"] == "ok", result["error"]
+        record = result["correctness"]
+        assert all(isinstance(record[k], float) for k in ("max_abs_error", "max_rel_error"))
+    assert first["judge"]["fused_exact_check"] in (
         {"used": True, "note": None},
         {"used": False, "note": "still compiling when the job's checks were wanted"},
     )
-    assert second == {"used": True, "note": None}
+    assert second["judge"]["fused_exact_check"] == {"used": True, "note": None}
 
 
 @pytest.mark.skipif(DEVICE != "cuda", reason="needs a GPU (KGYM_TEST_DEVICE=cuda)")
@@ -211,7 +187,7 @@ def test_after_the_compilation_ahead_no_length_compiles_another_variant() -> Non
     a hold after the compilation ahead (its launcher built) and the warm-up."""
     import torch
 
-    from kgym.harness.exact_check import _exact_stats_kernel, compile_ahead, stats, warm
+    from kgym.harness.kernels.exact_check import _exact_stats_kernel, compile_ahead, stats, warm
 
     def compiled() -> int:
         return sum(len(cache[0]) for cache in _exact_stats_kernel.device_caches.values())

@@ -28,7 +28,7 @@ INTERPRETER = {"executable": sys.executable, "options": ["-I", "-X", "faulthandl
 SERVER_PROGRAM = {**INTERPRETER, "module": "kgym.harness.forkserver"}
 HARNESS_PROGRAM = {**INTERPRETER, "module": "kgym.harness", "args": ["job.json"]}
 PASSED_THROUGH = ("PATH", "LD_LIBRARY_PATH", "LANG", "LC_ALL")
-PASSED_PREFIXES = ("CUDA_", "NVIDIA_", "TRITON_", "CUBLAS_")
+PASSED_PREFIXES = ("CUDA_", "NVIDIA_", "TRITON_", "CUBLAS_", "NCCL_", "NVSHMEM_", "TORCH_SYMM_MEM_")
 
 
 def base_environment() -> list[tuple[str, str]]:
@@ -45,13 +45,13 @@ def base_environment() -> list[tuple[str, str]]:
     return env
 
 
-def started_server(*extra_env: tuple[str, str]) -> Iterator[Any]:
+def started_server(*args: str) -> Iterator[Any]:
     with tempfile.TemporaryDirectory(prefix="kgym-fs-home-") as home:
-        env = [*base_environment(), ("HOME", home), ("TMPDIR", home), *extra_env]
+        env = [*base_environment(), ("HOME", home), ("TMPDIR", home)]
         env.append(("PYTHONDONTWRITEBYTECODE", "1"))
         if DEVICE == "cpu":
             env.append(("TRITON_INTERPRET", "1"))  # fixed when the server imports triton
-        fs = _core.ForkServer(SERVER_PROGRAM, env)
+        fs = _core.ForkServer({**SERVER_PROGRAM, "args": list(args)}, env)
         error = fs.start()
         assert error == "", error
         yield fs
@@ -65,8 +65,8 @@ def server() -> Iterator[Any]:
 
 @pytest.fixture(scope="module")
 def server_with_compiler_stack() -> Iterator[Any]:
-    # What a GPU server imports, on any device (a CPU server skips it by default).
-    yield from started_server(("KGYM_FORKSERVER_COMPILER_IMPORTS", "on"))
+    # What a GPU server imports, on any device (a CPU server skips it otherwise).
+    yield from started_server("--compiler-stack")
 
 
 def make_job(tmp: Path, candidate: str, timeout_s: float = 120.0) -> tuple[str, dict[str, Any]]:
@@ -385,18 +385,19 @@ def test_warm_up_imports_the_compiler_stack_without_touching_cuda() -> None:
 
 
 @pytest.mark.parametrize(
-    ("env", "imported"),
+    ("env", "args", "imported"),
     [
-        ({"TRITON_INTERPRET": "1"}, False),  # a CPU server, by default
-        ({"TRITON_INTERPRET": "1", "KGYM_FORKSERVER_COMPILER_IMPORTS": "on"}, True),
-        ({"KGYM_FORKSERVER_COMPILER_IMPORTS": "off"}, False),
+        ({"TRITON_INTERPRET": "1"}, [], False),  # a CPU server
+        ({"TRITON_INTERPRET": "1"}, ["--compiler-stack"], True),
+        ({}, ["--without-compiler-stack"], False),  # started again without it
     ],
 )
-def test_the_switch_and_cpu_servers_decide_the_compiler_import(
-    env: dict[str, str], imported: bool
+def test_cpu_servers_and_a_server_started_again_skip_the_compiler_import(
+    env: dict[str, str], args: list[str], imported: bool
 ) -> None:
     code = (
         "import sys\n"
+        f"sys.argv += {args!r}\n"
         "from kgym.harness import forkserver\n"
         "forkserver.import_compiler_stack()\n"
         "print('torch._dynamo' in sys.modules)\n"
@@ -406,41 +407,8 @@ def test_the_switch_and_cpu_servers_decide_the_compiler_import(
     assert done.stdout == f"{imported}\n"
 
 
-@pytest.mark.parametrize(
-    ("switch", "expected"),
-    [
-        ("KGYM_FORKSERVER_COMPILER_IMPORTS", "expected auto, on or off"),
-        ("KGYM_JUDGE_FUSED_CHECK", "expected on or off"),
-        ("KGYM_JUDGE_FAST_NORMALS", "expected on or off"),
-        ("KGYM_GPU_SHARING", "expected batched, serial or reserved"),
-        ("KGYM_GPU_KEEPER", "expected on or off"),
-        ("KGYM_START_GATE", "expected on or off"),
-        ("KGYM_PRECOMPILE", "expected on or off"),
-        ("KGYM_TIMING_CHECK_EVERY_ROUND", "expected on or off"),
-        ("KGYM_JUDGE_FUSED_EXACT_CHECK", "expected on or off"),
-        ("KGYM_WINDOW_PRIORITY", "expected on or off"),
-        ("KGYM_STANDBY", "expected on or off"),
-        ("KGYM_ANSWER_AT_REPORT", "expected on or off"),
-    ],
-)
-@pytest.mark.parametrize("command", ["serve", "worker"])
-def test_kgym_gym_refuses_a_switch_value_it_does_not_know(
-    command: str, switch: str, expected: str, tmp_path: Path
-) -> None:
-    """A misspelt value would act as the default in every fork server or judge: the service
-    and a pool worker refuse it before they start anything."""
-    from kgym.local_gym import gym_exe
-
-    args = [gym_exe(), command, "--state-dir", str(tmp_path), "--gpus", "none"]
-    args += ["--port", "0"] if command == "serve" else ["--redis", "redis://127.0.0.1:1"]
-    env = {**os.environ, switch: "of"}
-    done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 2, done.stderr
-    assert f"{switch}='of': {expected}" in done.stderr
-
-
 # The same command again, by exec, in the same process; the second run skips the imports.
-STARTED_AGAIN = "start -\nstart off\nno dynamo\n"
+STARTED_AGAIN = "start first\nstart again\nno dynamo\n"
 
 
 @pytest.mark.parametrize(
@@ -457,7 +425,7 @@ STARTED_AGAIN = "start -\nstart off\nno dynamo\n"
         # gone is no hazard, and the server keeps the stack.
         (
             "ids = iter([{'1', '2', '3'}, {'1'}])\nforkserver._thread_ids = lambda: next(ids)",
-            "start -\ndynamo\n",
+            "start first\ndynamo\n",
             "",
         ),
     ],
@@ -468,7 +436,8 @@ def test_a_server_starts_again_without_the_stack_only_if_its_imports_are_unsafe_
     code = (
         "import os, sys\n"
         "from kgym.harness import forkserver\n"
-        "print('start', os.environ.get(forkserver.COMPILER_IMPORTS, '-'), flush=True)\n"
+        "again = forkserver.WITHOUT_COMPILER_STACK in sys.argv\n"
+        "print('start', 'again' if again else 'first', flush=True)\n"
         f"{hazard}\n"
         "forkserver.import_compiler_stack()\n"
         "print('dynamo' if 'torch._dynamo' in sys.modules else 'no dynamo', flush=True)\n"
@@ -718,7 +687,7 @@ def test_a_seeded_judge_loads_its_timing_kernels_without_compiling_them(tmp_path
         "files = lambda: {p: p.stat().st_ino for p in cache.rglob('*') if p.is_file()}\n"
         "before = files()\n"
         "import torch\n"
-        "from kgym.harness import fast_normals, fused_check\n"
+        "from kgym.harness.kernels import fast_normals, fused_check\n"
         "note = fused_check.warm(torch.device('cuda', 0))\n"
         "note = note or fast_normals.warm(torch.device('cuda', 0))\n"
         "changed = files() != before\n"

@@ -19,7 +19,7 @@ CASES = textwrap.dedent(
     import json
     import torch
     from kgym.harness.compare import clearly_close, compare_outputs
-    from kgym.harness.fused_check import BLOCK, FusedChecks
+    from kgym.harness.kernels.fused_check import BLOCK, FusedChecks
 
     def cases(device):
         gen = torch.Generator().manual_seed(0)
@@ -120,7 +120,7 @@ def test_the_fused_check_agrees_with_the_quick_verdict_on_the_gpu() -> None:
 def test_the_fused_check_compiles_where_the_judge_warms_it() -> None:
     import torch
 
-    from kgym.harness.fused_check import eligible, warm
+    from kgym.harness.kernels.fused_check import eligible, warm
 
     assert warm(torch.device("cuda")) is None
     x = torch.ones(4, device="cuda")
@@ -136,7 +136,7 @@ def test_after_the_warm_up_a_batch_of_checks_compiles_nothing() -> None:
     makes Triton compile another variant inside the timing window."""
     import torch
 
-    from kgym.harness.fused_check import FusedChecks, _quick_close_kernel, warm
+    from kgym.harness.kernels.fused_check import FusedChecks, _quick_close_kernel, warm
 
     def compiled() -> int:
         return sum(len(cache[0]) for cache in _quick_close_kernel.device_caches.values())
@@ -156,22 +156,24 @@ FLOW = textwrap.dedent(
     import json
     from types import SimpleNamespace
     import torch
-    from kgym.harness import timing
-    from kgym.harness.fused_check import FusedChecks
+    from kgym.harness.judge.timing import timed_checks
+    from kgym.harness.kernels.fused_check import FusedChecks
 
-    timing.eligible = lambda a, e, atol: a.dtype == e.dtype  # CPU tensors, for the interpreter
+    # CPU tensors, for the interpreter; a slot's outputs are the reply's (a stand-in arena).
+    timed_checks.eligible = lambda a, e, atol: a.dtype == e.dtype
+    timed_checks.slots = SimpleNamespace(answer=lambda view, k, reply: [reply[k]])
 
-    class Judge:
+    class Task:  # the judge's TaskSide, as the checks use it
         tolerance = SimpleNamespace(atol=1e-3, rtol=1e-3)
         def __init__(self):
             self.references = 0
-        def _inputs(self, seed, timed=False):
+        def inputs(self, seed, timed=False):
             return [torch.randn(5000, generator=torch.Generator().manual_seed(seed))]
-        def _reference(self, inputs, phase, keep_inputs=True, sync=True):
+        def run_reference(self, inputs, phase, keep_inputs=True, sync=True):
             self.references += 1
             return inputs[0] * 2
-        def _answer(self, view, k, reply):
-            return [reply[k]]
+
+    Judge = Task
 
     def batch(judge, fused, change, given=0):
         # given: how many slots have the reference runner's answer already (its timed outputs
@@ -179,13 +181,13 @@ FLOW = textwrap.dedent(
         seeds = [11, 12, 13, 14]
         answers = {}
         for k, seed in enumerate(seeds):
-            out = judge._inputs(seed)[0] * 2
+            out = judge.inputs(seed)[0] * 2
             answers[k] = change(k, out)
 
         def expected_of(i):
-            return [judge._inputs(seeds[i])[0] * 2] if i < given else None
+            return [judge.inputs(seeds[i])[0] * 2] if i < given else None
 
-        return timing.check_timed_outputs(
+        return timed_checks.check_timed_outputs(
             judge, None, [0, 1, 2, 3], seeds, answers, True, fused, expected_of
         )
 

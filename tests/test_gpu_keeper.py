@@ -50,25 +50,20 @@ def test_a_keeper_whose_parent_is_not_the_one_named_holds_nothing() -> None:
 
 
 @pytest.mark.skipif(not ON_GPU, reason="a keeper holds a context on a GPU only")
-@pytest.mark.parametrize("switch", ["on", "off"])
-def test_a_gpu_service_runs_one_keeper_per_gpu_and_reports_it(tmp_path: Path, switch: str) -> None:
-    gym = Gym(tmp_path, ["--workers-per-gpu", "2"], gpus="0", env={"KGYM_GPU_KEEPER": switch})
+def test_a_gpu_service_runs_one_keeper_per_gpu_and_reports_it(tmp_path: Path) -> None:
+    gym = Gym(tmp_path, ["--workers-per-gpu", "2"], gpus="0")
     gym.start()
     assert gym.proc is not None
     try:
         deadline = time.monotonic() + 30
         health = call(gym.url + "/healthz")[1]
-        while switch == "on" and health.get("gpu_keepers", {}).get("gpu0") == "starting":
+        while health.get("gpu_keepers", {}).get("gpu0") == "starting":
             assert time.monotonic() < deadline
             time.sleep(0.1)
             health = call(gym.url + "/healthz")[1]
         keepers = [pid for pid, cmd in descendants(gym.proc.pid) if " gpu-keeper " in f"{cmd} "]
-        if switch == "on":
-            assert health["gpu_keepers"] == {"gpu0": "holding"}
-            assert len(keepers) == 1  # one per GPU, shared by its two slots
-        else:
-            assert "gpu_keepers" not in health
-            assert keepers == []
+        assert health["gpu_keepers"] == {"gpu0": "holding"}
+        assert len(keepers) == 1  # one per GPU, shared by its two slots
     finally:
         gym.stop()
     for pid in keepers:

@@ -1,5 +1,6 @@
 """The harness' per-GPU readers-writer lock: sharers overlap, a timer is never starved and never
-overlaps a sharer (python/kgym/harness/run.py, Evaluation._gpu_lock)."""
+overlaps a sharer (python/kgym/harness/judge/gpu_hold.py), and the holds an evaluation takes
+around its phases (judge/evaluation.py, Evaluation._gpu_phase)."""
 
 from __future__ import annotations
 
@@ -9,28 +10,36 @@ import threading
 import time
 from pathlib import Path
 
-from kgym.harness.run import Evaluation
+import torch
+
+from kgym.harness.judge.evaluation import Evaluation
+from kgym.harness.judge.findings import Findings
+from kgym.harness.judge.gpu_hold import GpuHold
+from kgym.harness.judge.runners import Runners
+from kgym.harness.judge.slots import Lender
+from kgym.harness.judge.warmups import JudgeKernels
 
 
-def holder(lock: Path) -> Evaluation:
-    """An Evaluation reduced to what the lock needs: its own open descriptions of both files."""
+def holder(lock: Path, before_release=lambda: None) -> GpuHold:  # noqa: ANN001
+    """One job's side of the lock: its own open descriptions of the files."""
+    return GpuHold(str(lock), {}, before_release)
+
+
+def evaluation(lock: Path) -> Evaluation:
+    """An Evaluation reduced to what its holds need, on a GPU (only the device's type is read),
+    its correctness passed."""
     e = Evaluation.__new__(Evaluation)
-    e.timing_lock_fd = os.open(lock, os.O_RDONLY)
-    e.gate_fd = os.open(str(lock) + ".gate", os.O_RDONLY)
     e.durations = {}
-    e.gpu_sharing = "batched"
-    e.gate_reserved = False
-    e.runners = {}
-    e.memory_watch = None  # a hold's end reads the GPU memory watch, when the job has one
+    e.judge = {}
+    e.kernels = JudgeKernels()
+    e.hold = GpuHold(str(lock), e.durations, lambda: e.kernels.join_all(e.judge))
+    e.findings = Findings()
+    e.runners = Runners(e.findings)
+    e.lender = Lender(e.runners)
+    e.memory_watch = None
     e.report_first = False
-    e.lock_held = False
-    e.hold_open = False
-    e.judge = {}  # where a joined thread's time is recorded
-    e.checks_warm_ahead_ms = None
-    e.checks_warming = None  # the judge's threads that launch its own kernels
-    e.checks_wake = threading.Event()  # what the checks' thread waits on, set at its join
-    e.fused_exact_note = None
-    e.timing_kernels_warming = None
+    e.device = torch.device("cuda")
+    e.correctness = {"passed": 2, "trials": 2}
     return e
 
 
@@ -50,39 +59,30 @@ def test_report_first_keeps_the_hold_the_job_ended_in_until_close(tmp_path: Path
     """With the report first (the harness' entry), the last hold outlives the phase: the
     report goes out while the job still holds the GPU, and ``close`` (the runners' teardown)
     lets it go after. A hold the job does not end in goes at its end, as before."""
-    import torch
-
     lock = tmp_path / "gpu0.timing.lock"
     lock.touch()
     Path(str(lock) + ".gate").touch()
-    e = holder(lock)
-    e.device = torch.device("cuda")  # only its type is read: the lock is taken for a GPU
-    e.correctness = {"passed": 2, "trials": 2}
-    e.findings = []
-    e.control = False
-    e.warming = False
-    e.views = {}
-    e.arenas = {}
+    e = evaluation(lock)
     e.report_first = True
     with e._gpu_phase(exclusive=False):  # the job goes on after it
         assert taken(lock, fcntl.LOCK_EX)
-    assert not e.hold_open and not taken(lock, fcntl.LOCK_EX)
+    assert not e.hold.kept_open and not taken(lock, fcntl.LOCK_EX)
     with e._gpu_phase(exclusive=True, last=True):
         pass
-    assert e.hold_open
+    assert e.hold.kept_open
     assert taken(lock, fcntl.LOCK_SH)  # the window's hold, past its phase
     e.close()
-    assert not e.hold_open and not taken(lock, fcntl.LOCK_SH)
+    assert not e.hold.kept_open and not taken(lock, fcntl.LOCK_SH)
     e.close()  # a second call does nothing
 
     e.report_first = True  # a job that ends between holds leaves none open
     e._end_in_hold()
-    assert not e.hold_open and not taken(lock, fcntl.LOCK_SH)
+    assert not e.hold.kept_open and not taken(lock, fcntl.LOCK_SH)
 
     e.report_first = False  # the harness run in-process (tests): the phase's end closes
     with e._gpu_phase(exclusive=True, last=True):
         pass
-    assert not e.hold_open and not taken(lock, fcntl.LOCK_SH)
+    assert not e.hold.kept_open and not taken(lock, fcntl.LOCK_SH)
 
 
 def test_timer_gets_in_between_busy_sharers_and_is_alone(tmp_path: Path) -> None:
@@ -107,7 +107,7 @@ def test_timer_gets_in_between_busy_sharers_and_is_alone(tmp_path: Path) -> None
     def sharer() -> None:
         e = holder(lock)
         while not stop.is_set():  # back to back, overlapping: plain flock would starve a timer
-            with e._gpu_lock(exclusive=False):
+            with e.hold(exclusive=False):
                 enter("shared")
                 time.sleep(0.02)
                 leave("shared")
@@ -120,7 +120,7 @@ def test_timer_gets_in_between_busy_sharers_and_is_alone(tmp_path: Path) -> None
     waits = []
     for _ in range(5):
         started = time.perf_counter()
-        with timer._gpu_lock(exclusive=True):
+        with timer.hold(exclusive=True):
             waits.append(time.perf_counter() - started)
             enter("exclusive")
             time.sleep(0.03)
@@ -146,7 +146,7 @@ def test_sharers_that_wait_for_a_window_all_go_in_before_the_next_timer(tmp_path
 
     def hold(name: str, exclusive: bool) -> None:
         e = holder(lock)
-        with e._gpu_lock(exclusive=exclusive):
+        with e.hold(exclusive=exclusive):
             with guard:
                 entered.append(name)
             if name == "A":
@@ -208,12 +208,9 @@ def test_a_job_between_two_holds_has_its_runners_stopped(tmp_path: Path) -> None
         def resume(self) -> None:
             self.events.append(("resume", lock_held()))
 
-    e = holder(lock)
+    e = evaluation(lock)
     runner = Runner()
-    e.runners = {"candidate": runner}  # type: ignore[dict-item]
-    e.correctness = {"passed": 5, "trials": 5}
-    e.findings = []
-    e.control = False
+    e.runners.handles = {"candidate": runner}  # type: ignore[dict-item]
     with e._gpu_phase(exclusive=False):
         pass
     assert not lock_held()
@@ -222,96 +219,11 @@ def test_a_job_between_two_holds_has_its_runners_stopped(tmp_path: Path) -> None
     assert runner.events == [("resume", True), ("pause", True), ("resume", True), ("pause", True)]
 
 
-def _entered_order(lock: Path, sharing: str) -> list[str]:
-    """R, a job in its shared hold beside S, passes its correctness trials (where ``reserved``
-    takes the gate), then N comes to share; R's shared hold ends, then S's. The order in which
-    R's window and N's hold begin."""
-    entered: list[str] = []
-    guard = threading.Lock()
-    events = {name: threading.Event() for name in ("S", "R-shared", "R-window", "reserved")}
-
-    def note(name: str) -> None:
-        with guard:
-            entered.append(name)
-
-    def sharer(name: str) -> None:
-        e = holder(lock)
-        with e._gpu_lock(exclusive=False):
-            note(name)
-            if name == "S":
-                events["S"].wait(10)
-
-    def job_r() -> None:
-        e = holder(lock)
-        e.gpu_sharing = sharing
-        with e._gpu_lock(exclusive=False):
-            note("R-shared")
-            e._reserve_gate()
-            events["reserved"].set()
-            events["R-shared"].wait(10)
-        with e._gpu_lock(exclusive=True):
-            note("R-window")
-            events["R-window"].wait(10)
-
-    threads = [threading.Thread(target=sharer, args=("S",))]
-    threads[0].start()
-    time.sleep(0.15)
-    threads.append(threading.Thread(target=job_r))
-    threads[-1].start()
-    assert events["reserved"].wait(5)
-    threads.append(threading.Thread(target=sharer, args=("N",)))
-    threads[-1].start()
-    time.sleep(0.15)
-    events["R-shared"].set()
-    time.sleep(0.15)
-    events["S"].set()
-    time.sleep(0.15)
-    events["R-window"].set()
-    for t in threads:
-        t.join(10)
-    return entered
-
-
-def test_a_reserved_gate_keeps_newcomers_out_until_the_window(tmp_path: Path) -> None:
-    """`reserved`: a sharer that comes after a job passed its trials waits for that job's
-    window, which waits only for the sharers already inside; `batched` lets it in first, and
-    the window waits for it too."""
-    lock = tmp_path / "gpu0.timing.lock"
-    lock.touch()
-    Path(str(lock) + ".gate").touch()
-    assert _entered_order(lock, "reserved") == ["S", "R-shared", "R-window", "N"]
-    assert _entered_order(lock, "batched") == ["S", "R-shared", "N", "R-window"]
-
-
-def test_a_gate_reserved_for_a_window_that_does_not_come_is_let_go(tmp_path: Path) -> None:
-    import torch
-
-    lock = tmp_path / "gpu0.timing.lock"
-    lock.touch()
-    Path(str(lock) + ".gate").touch()
-    e = holder(lock)
-    e.gpu_sharing = "reserved"
-    e.warming, e.views, e.arenas, e.device = False, {}, {}, torch.device("cpu")
-    with e._gpu_lock(exclusive=False):
-        e._reserve_gate()
-        assert e.gate_reserved
-    other = os.open(str(lock) + ".gate", os.O_RDONLY)
-    try:
-        try:
-            fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            raise AssertionError("the reserved gate was free")
-        except BlockingIOError:
-            pass
-        e.close()  # the job ends without timing (a rejection in its decoy check, say)
-        fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free now
-    finally:
-        os.close(other)
-
-
 def test_the_start_gate_lets_one_job_at_a_time_make_its_contexts(tmp_path: Path) -> None:
-    """Jobs that start at once go through ``_start_gate`` one after the other, a job that fails
+    """Jobs that start at once go through ``start_gate`` one after the other, a job that fails
     inside lets it go, and no descriptor of it outlives the hold (a runner forked later could
     otherwise keep it)."""
+    (tmp_path / "gpu0.timing.lock").touch()
     start = tmp_path / "gpu0.timing.lock.start"
     start.touch()
     inside: list[int] = []
@@ -319,9 +231,8 @@ def test_the_start_gate_lets_one_job_at_a_time_make_its_contexts(tmp_path: Path)
     guard = threading.Lock()
 
     def job(index: int) -> None:
-        e = Evaluation.__new__(Evaluation)
-        e.start_gate = str(start)
-        with e._start_gate():
+        e = holder(tmp_path / "gpu0.timing.lock")
+        with e.start_gate():
             with guard:
                 inside.append(index)
                 most[0] = max(most[0], len(inside))
@@ -338,11 +249,10 @@ def test_the_start_gate_lets_one_job_at_a_time_make_its_contexts(tmp_path: Path)
     assert most[0] == 1
     assert time.perf_counter() - began >= 0.2  # four holds of 50 ms, one after the other
 
-    failing = Evaluation.__new__(Evaluation)
-    failing.start_gate = str(start)
+    failing = holder(tmp_path / "gpu0.timing.lock")
     fds_before = set(os.listdir("/proc/self/fd"))
     try:
-        with failing._start_gate():
+        with failing.start_gate():
             raise RuntimeError("a runner could not start")
     except RuntimeError:
         pass
@@ -353,9 +263,8 @@ def test_the_start_gate_lets_one_job_at_a_time_make_its_contexts(tmp_path: Path)
     finally:
         os.close(free)
 
-    ungated = Evaluation.__new__(Evaluation)
-    ungated.start_gate = ""  # no lock (a CPU job), or the operator's KGYM_START_GATE=off
-    with ungated._start_gate():
+    ungated = GpuHold("", {}, lambda: None)  # no lock: a CPU job
+    with ungated.start_gate():
         pass
 
 
@@ -366,7 +275,8 @@ def test_no_thread_of_the_judge_that_launches_kernels_outlives_a_hold(tmp_path: 
     lock = tmp_path / "gpu.lock"
     lock.touch()
     Path(str(lock) + ".gate").touch()
-    e = holder(lock)
+    kernels, judge = JudgeKernels(), {}
+    e = holder(lock, lambda: kernels.join_all(judge))
     ended: list[str] = []
 
     def slow(name: str) -> threading.Thread:
@@ -378,38 +288,30 @@ def test_no_thread_of_the_judge_that_launches_kernels_outlives_a_hold(tmp_path: 
         thread.start()
         return thread
 
-    with e._gpu_lock(exclusive=False):
-        e.checks_warming = slow("checks")
-        e.timing_kernels_warming = slow("timing kernels")
+    with e.hold(exclusive=False):
+        kernels.checks_warming = slow("checks")
+        kernels.timing_warming = slow("timing kernels")
     assert sorted(ended) == ["checks", "timing kernels"]
     assert not taken(lock, fcntl.LOCK_EX)  # and the hold is let go
-    assert e.checks_warming is None and e.timing_kernels_warming is not None
+    assert kernels.checks_warming is None and kernels.timing_warming is not None
 
 
 def test_a_first_hold_is_taken_early_only_while_the_gpu_is_idle(tmp_path: Path) -> None:
     """A job whose candidate still compiles ahead takes its first hold at once only where no
     job holds the lock and no timer waits at the gate; it never waits for either, and leaves
-    nothing held where it does not take it (Evaluation._take_hold_if_idle)."""
+    nothing held where it does not take it (GpuHold.take_if_idle)."""
     lock = tmp_path / "gpu.lock"
     lock.touch()
     gate = Path(str(lock) + ".gate")
     gate.touch()
 
-    def job(precompiling: bool = True) -> Evaluation:
-        e = holder(lock)
-        e.precompiling = precompiling
-        return e
-
-    assert not job(precompiling=False)._take_hold_if_idle()  # nothing to overlap
-    assert not taken(lock, fcntl.LOCK_EX)
-
-    early = job()
-    assert early._take_hold_if_idle()
-    assert early.lock_held
+    early = holder(lock)
+    assert early.take_if_idle()
+    assert early.held
     assert taken(lock, fcntl.LOCK_EX) and not taken(lock, fcntl.LOCK_SH)  # shared
     assert not taken(gate, fcntl.LOCK_EX)  # the gate let go
-    assert not job()._take_hold_if_idle()  # a sharer inside: the next one waits as before
-    with early._gpu_lock(exclusive=False, held=True):
+    assert not holder(lock).take_if_idle()  # a sharer inside: the next one waits as before
+    with early.hold(exclusive=False, taken=True):
         assert early.durations.get("gpu_lock_wait", 0.0) < 100  # nothing waited for
     assert not taken(lock, fcntl.LOCK_EX)  # let go at the hold's end
 
@@ -417,7 +319,7 @@ def test_a_first_hold_is_taken_early_only_while_the_gpu_is_idle(tmp_path: Path) 
     fcntl.flock(timer_waiting, fcntl.LOCK_EX)
     try:
         began = time.perf_counter()
-        assert not job()._take_hold_if_idle()
+        assert not holder(lock).take_if_idle()
         assert time.perf_counter() - began < 1.0
         assert not taken(lock, fcntl.LOCK_EX)
     finally:
@@ -426,7 +328,42 @@ def test_a_first_hold_is_taken_early_only_while_the_gpu_is_idle(tmp_path: Path) 
     timing = os.open(lock, os.O_RDONLY)
     fcntl.flock(timing, fcntl.LOCK_EX)
     try:
-        assert not job()._take_hold_if_idle()
+        assert not holder(lock).take_if_idle()
         assert not taken(gate, fcntl.LOCK_EX)
     finally:
         os.close(timing)
+
+
+def test_a_timing_window_holds_its_own_gpu_only(tmp_path: Path) -> None:
+    """Several GPUs of one host (fake ids: one lock file each, as kgym-gym makes them per GPU):
+    timers on different GPUs time at once; two on the same GPU never overlap."""
+    locks = {}
+    for gpu in ("gpu0", "gpu1"):
+        locks[gpu] = tmp_path / f"{gpu}.timing.lock"
+        locks[gpu].touch()
+        Path(str(locks[gpu]) + ".gate").touch()
+    inside: dict[str, int] = {"gpu0": 0, "gpu1": 0}
+    most = {"gpu0": 0, "gpu1": 0, "both": 0}
+    guard = threading.Lock()
+
+    def timer(gpu: str) -> None:
+        hold = holder(locks[gpu])
+        for _ in range(5):
+            with hold.hold(exclusive=True):
+                with guard:
+                    inside[gpu] += 1
+                    most[gpu] = max(most[gpu], inside[gpu])
+                    most["both"] = max(most["both"], int(inside["gpu0"] > 0 and inside["gpu1"] > 0))
+                time.sleep(0.03)
+                with guard:
+                    inside[gpu] -= 1
+
+    threads = [
+        threading.Thread(target=timer, args=(gpu,)) for gpu in ("gpu0", "gpu0", "gpu1", "gpu1")
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(20)
+    assert most["gpu0"] == most["gpu1"] == 1  # exclusive per GPU
+    assert most["both"] == 1  # the two GPUs' windows overlapped

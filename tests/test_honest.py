@@ -7,20 +7,9 @@ from pathlib import Path
 import pytest
 
 from conftest import DEVICE, run
+from corpus import parse_header
 
 HONEST_DIR = Path(__file__).resolve().parent / "honest"
-
-
-def parse_header(path: Path) -> dict[str, str]:
-    """The leading ``# key: value`` comment lines of a corpus file."""
-    header: dict[str, str] = {}
-    for line in path.read_text().splitlines():
-        if not line.startswith("#"):
-            break
-        key, sep, value = line[1:].partition(":")
-        if sep:
-            header[key.strip()] = value.strip()
-    return header
 
 
 def honest_files() -> list[Path]:

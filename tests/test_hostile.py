@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from conftest import DEVICE, run, solution_source
+from corpus import parse_header
 from kgym.rewards import compute_reward
 
 HOSTILE_DIR = Path(__file__).resolve().parent / "hostile"
@@ -56,17 +57,6 @@ class Attack:
     @property
     def is_fault(self) -> bool:
         return bool(set(self.expect) & FAULT_STATUSES)
-
-
-def parse_header(path: Path) -> dict[str, str]:
-    header: dict[str, str] = {}
-    for line in path.read_text().splitlines():
-        if not line.startswith("#"):
-            break
-        key, sep, value = line[1:].partition(":")
-        if sep:
-            header[key.strip()] = value.strip()
-    return header
 
 
 def load_attack(path: Path) -> Attack:

@@ -1,4 +1,4 @@
-"""Inputs drawn straight into a timed slot (harness/input_slots.py): the same bytes as the
+"""Inputs drawn straight into a timed slot (harness/judge/timing/input_slots.py): the same bytes as the
 ordinary draw and copy, and the ordinary way wherever the task's code does not hand the
 redirected tensor back as it is."""
 
@@ -14,24 +14,28 @@ import torch
 from conftest import DEVICE
 from kgym.harness import device as dev
 from kgym.harness.arena import Arena
-from kgym.harness.input_slots import IntoSlot, SlotDraw, factory_shape, same_bytes, settle
+from kgym.harness.judge import slots
+from kgym.harness.judge.task import TaskSide
+from kgym.harness.judge.timing.input_slots import IntoSlot, SlotDraw, same_bytes, settle
 from kgym.harness.layout import SlotLayout, SlotViews
-from kgym.harness.run import Evaluation
+from kgym.harness.torch_factories import factory_shape
 
 # On the test device: the GPU with KGYM_TEST_DEVICE=cuda, where the draws are CUDA kernels.
 DEV = torch.device(DEVICE)
 
 
-class _Judge:
-    """The parts of the judge's Evaluation that SlotDraw uses, on the test device."""
+def _task(get_inputs: Callable[[], list[Any]]) -> TaskSide:
+    """A task whose inputs are ``get_inputs``', on the test device, drawn by torch (the judge's
+    own normals are tests/test_fast_normals.py's)."""
+    task = TaskSide.__new__(TaskSide)
+    task.module = types.SimpleNamespace(get_inputs=get_inputs)
+    task.device = DEV
+    task.judge_normals = False
+    return task
 
-    _inputs = Evaluation._inputs
-    _fill = Evaluation._fill
 
-    def __init__(self, get_inputs: Callable[[], list[Any]]) -> None:
-        self.device = DEV
-        self.task = types.SimpleNamespace(get_inputs=get_inputs)
-        self.fast_normals_ready = False  # torch's draw: the judge's is tests/test_fast_normals.py
+def _draw(get_inputs: Callable[[], list[Any]]) -> SlotDraw:
+    return SlotDraw(_task(get_inputs).inputs, slots.fill)
 
 
 def _views(example: list[Any], outputs: list[torch.Tensor], slots: int = 2) -> SlotViews:
@@ -40,7 +44,7 @@ def _views(example: list[Any], outputs: list[torch.Tensor], slots: int = 2) -> S
 
 
 def _ordinary(get_inputs: Callable[[], list[Any]], seed: int) -> list[Any]:
-    return _Judge(get_inputs)._inputs(seed)
+    return _task(get_inputs).inputs(seed)
 
 
 def _mixed() -> list[Any]:
@@ -56,8 +60,7 @@ def _mixed() -> list[Any]:
 def test_plain_factories_write_into_the_slot_with_the_ordinary_bytes() -> None:
     example = _ordinary(_mixed, 1)
     views = _views(example, [torch.zeros(6, 5)])
-    judge = _Judge(_mixed)
-    draw = SlotDraw(judge)
+    draw = _draw(_mixed)
     for seed in (11, 12, 13):
         draw.fill(views, 1, seed)
         expected = _ordinary(_mixed, seed)
@@ -88,7 +91,7 @@ def test_without_poison_the_outputs_are_left_as_they_are(
     example = _ordinary(get_inputs, 1)
     views = _views(example, [torch.zeros(3)])
     views.outputs[0][0].fill_(1.5)
-    draw = SlotDraw(_Judge(get_inputs))
+    draw = _draw(get_inputs)
     for seed in (21, 22):
         draw.fill(views, 0, seed, poison=False)
         assert all(same_bytes(a, b) for a, b in zip(views.inputs[0], _ordinary(get_inputs, seed)))
@@ -125,7 +128,7 @@ def test_a_set_not_handed_back_as_drawn_is_drawn_the_ordinary_way(
     assert mode.given, name  # something was redirected
     assert settle(mode, slot, drawn) is None
 
-    draw = SlotDraw(_Judge(get_inputs))
+    draw = _draw(get_inputs)
     draw.fill(views, 0, 3)
     assert draw.redirect is False
     assert all(same_bytes(a, b) for a, b in zip(views.inputs[0], _ordinary(get_inputs, 3)))
@@ -138,7 +141,7 @@ def test_in_place_work_on_a_drawn_tensor_stays_in_the_slot() -> None:
         return [x, x.clone()]
 
     views = _views(_ordinary(get_inputs, 1), [])
-    draw = SlotDraw(_Judge(get_inputs))
+    draw = _draw(get_inputs)
     draw.fill(views, 1, 21)
     expected = _ordinary(get_inputs, 21)
     assert draw.redirect is True
@@ -174,7 +177,7 @@ def test_a_draw_whose_bytes_differ_from_the_ordinary_one_is_not_used() -> None:
             x.add_(1.0)
         return [x]
 
-    draw = SlotDraw(_Judge(get_inputs))
+    draw = _draw(get_inputs)
     draw.fill(views, 0, 1)
     assert draw.redirect is False
     assert not views.inputs[0][0].any()
@@ -187,7 +190,7 @@ def test_a_task_whose_factories_match_no_slot_keeps_the_ordinary_draw() -> None:
         return [torch.randn(8).half()]  # drawn in float32, handed over in float16
 
     views = _views(_ordinary(get_inputs, 1), [])
-    draw = SlotDraw(_Judge(get_inputs))
+    draw = _draw(get_inputs)
     draw.fill(views, 1, 4)
     assert draw.redirect is False
     assert same_bytes(views.inputs[1][0], _ordinary(get_inputs, 4)[0])
@@ -207,7 +210,7 @@ def test_a_task_that_marks_its_inputs_for_grad_or_resizes_them_gets_the_right_by
 
     for get_inputs in (graded, grown):
         views = _views([t.detach() for t in _ordinary(get_inputs, 1)], [])
-        draw = SlotDraw(_Judge(get_inputs))
+        draw = _draw(get_inputs)
         for seed in (5, 6, 7):
             draw.fill(views, 0, seed)
             expected = _ordinary(get_inputs, seed)[0].detach()

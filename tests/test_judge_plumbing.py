@@ -129,7 +129,7 @@ def test_cpu_arena_is_shared_through_its_descriptor() -> None:
 
 
 def test_timing_holds_as_many_input_sets_as_memory_allows() -> None:
-    from kgym.harness.timing import plan_slots
+    from kgym.harness.judge.timing.plan import plan_slots
 
     gpu = 80 << 30
     small = plan_slots(4 << 20, 70 << 30, 256, gpu)
@@ -144,7 +144,7 @@ def test_timing_holds_as_many_input_sets_as_memory_allows() -> None:
 
 
 def test_what_other_jobs_hold_does_not_change_the_calls_per_sample_until_memory_is_short() -> None:
-    from kgym.harness.timing import plan_slots
+    from kgym.harness.judge.timing.plan import plan_slots
 
     gpu = 80 << 30
     slot = 128 << 20  # a 06_softmax-sized call: many input sets wanted
@@ -162,14 +162,15 @@ def test_seeded_inputs_are_generated_again_for_checks_only_when_they_come_out_th
     import random
     from types import SimpleNamespace
 
-    from kgym.harness.timing import COPIES_PER_SLOT_REGENERATED, inputs_regenerable, plan_slots
+    from kgym.harness.judge.timing.plan import COPIES_PER_SLOT_REGENERATED, plan_slots
+    from kgym.harness.judge.timing.sampling import inputs_regenerable
 
-    def judge(get_inputs):  # an Evaluation's _inputs: the task's inputs under torch's seed
+    def judge(get_inputs):  # a TaskSide's inputs: the task's inputs under torch's seed
         def inputs(seed: int, timed: bool = False) -> list:
             torch.manual_seed(seed)
             return list(get_inputs())
 
-        return SimpleNamespace(_inputs=inputs, _fresh_seed=lambda: random.getrandbits(62))
+        return SimpleNamespace(inputs=inputs)
 
     torch_drawn = judge(lambda: [torch.randn(64, 32), torch.rand(8) > 0.5, 3])
     assert inputs_regenerable(torch_drawn)
@@ -209,7 +210,7 @@ def test_a_layout_can_be_repeated_for_more_slots() -> None:
 
 
 def test_each_side_gets_enough_calls_for_a_sample() -> None:
-    from kgym.harness.timing import calls_per_sample
+    from kgym.harness.judge.timing.plan import calls_per_sample
 
     # A 3 ms reference and a 0.5 ms candidate: 4 and 20 calls for a 10 ms sample.
     calls = calls_per_sample({"reference": 3.0, "candidate": 0.5}, 10.0, 256)
@@ -222,7 +223,7 @@ def test_each_side_gets_enough_calls_for_a_sample() -> None:
 
 
 def test_a_sample_loses_its_fixed_cost_and_the_output_copy_but_not_everything() -> None:
-    from kgym.harness.timing import MIN_SHARE_AFTER_SUBTRACTION, per_call_ms
+    from kgym.harness.judge.timing.plan import MIN_SHARE_AFTER_SUBTRACTION, per_call_ms
 
     # 20 calls in 11 ms, of which 0.8 ms is the sample's fixed cost and 0.02 ms a call's copy.
     assert abs(per_call_ms(11.0, 20, 0.8, 0.02) - (10.2 / 20 - 0.02)) < 1e-12
@@ -231,7 +232,7 @@ def test_a_sample_loses_its_fixed_cost_and_the_output_copy_but_not_everything() 
 
 
 def _timing_config(**changes: Any) -> Any:
-    from kgym.harness.timing import TimingConfig
+    from kgym.harness.judge.timing.stop_rule import TimingConfig
 
     job = {
         "warmup_ms": 50,
@@ -250,9 +251,8 @@ def _timing_config(**changes: Any) -> Any:
 
 def test_sampling_stops_where_the_medians_are_within_the_target_and_not_before() -> None:
     """The stop rule (timing.stop_reason): each series' median within the target once
-    min_samples are in, checked every round by default (every 5 with the operator's switch off);
-    the budget once min_samples are in; max_samples always."""
-    from kgym.harness.timing import stop_reason
+    min_samples are in, checked at every round; the budget once min_samples are in; max_samples always."""
+    from kgym.harness.judge.timing.stop_rule import stop_reason
 
     steady = {"reference": [1.0 + 0.001 * (i % 3) for i in range(40)]}
     steady["candidate"] = [2.0 + 0.002 * (i % 3) for i in range(40)]
@@ -266,32 +266,19 @@ def test_sampling_stops_where_the_medians_are_within_the_target_and_not_before()
                 return rounds, reason
         return None, None
 
-    every_5 = _timing_config(check_every=5)
-    assert every_5.check_every == 5
-    assert first(steady, every_5) == (20, "converged")  # not before min_samples
-    assert first(noisy, every_5) == (None, None)  # a median 50% wide never converges
-    assert first(noisy, every_5, elapsed_ms=5000.0) == (20, "budget")
+    config = _timing_config()
+    assert first(steady, config) == (20, "converged")  # not before min_samples
+    assert first(noisy, config) == (None, None)  # a median 50% wide never converges
+    assert first(noisy, config, elapsed_ms=5000.0) == (20, "budget")
     assert first(noisy, _timing_config(max_samples=30)) == (30, "max_samples")
     # Half the first 12 candidate samples 10% slower: its median's interval is within 1% only
-    # from round 24 on, so checked every 5 rounds it stops at 25, every round at 24.
+    # from round 24 on, and the rule, checked at every round, stops there.
     late = {**steady, "candidate": [2.0 + 0.2 * (i % 2) for i in range(12)] + [2.0] * 28}
-    assert first(late, every_5) == (25, "converged")
-    assert first(late, _timing_config(check_every=1)) == (24, "converged")
-
-
-def test_the_stop_rule_is_checked_at_every_round_unless_the_operator_switch_is_off(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.delenv("KGYM_TIMING_CHECK_EVERY_ROUND", raising=False)
-    assert _timing_config().check_every == 1
-    monkeypatch.setenv("KGYM_TIMING_CHECK_EVERY_ROUND", "on")
-    assert _timing_config().check_every == 1
-    monkeypatch.setenv("KGYM_TIMING_CHECK_EVERY_ROUND", "off")
-    assert _timing_config().check_every == 5
+    assert first(late, config) == (24, "converged")
 
 
 def test_a_profile_is_read_bounded_and_typed() -> None:
-    from kgym.harness.profile_check import MAX_KERNELS, OTHER_KERNELS, reported_kernels
+    from kgym.harness.judge.profile import MAX_KERNELS, OTHER_KERNELS, reported_kernels
 
     reported = {
         "kernels": [
@@ -324,7 +311,7 @@ def test_a_profile_is_read_bounded_and_typed() -> None:
 
 
 def test_a_profile_must_fit_in_the_time_the_judge_measured() -> None:
-    from kgym.harness.profile_check import excess_kernel_time
+    from kgym.harness.judge.profile import excess_kernel_time
 
     measured = [0.9, 1.0, 1.1, 5.0]  # median (upper) 1.1 ms per call
     fits = {"kernels": [{"name": "a", "total_ms": 3 * 1.0, "calls": 3}]}
@@ -345,7 +332,9 @@ def _profile_of(recorded: dict | None, measured_ms: list[float], profile: bool =
     ``recorded`` (the candidate's runner's kernels and the calls they cover)."""
     from types import SimpleNamespace
 
-    from kgym.harness.run import Evaluation
+    from kgym.harness.judge.evaluation import Evaluation
+    from kgym.harness.judge.findings import Findings
+    from kgym.harness.judge.timeline import Timeline
 
     ev = Evaluation.__new__(Evaluation)
     ev.job = {"profile": profile}
@@ -353,9 +342,8 @@ def _profile_of(recorded: dict | None, measured_ms: list[float], profile: bool =
     ev.timing = {"available": True, "samples": {"candidate": measured_ms}}
     ev.recorded_kernels = recorded
     ev.declared = {"triton_kernel"}
-    ev.findings = []
-    ev.durations = {}
-    ev.channel = SimpleNamespace(phase=lambda name: None)
+    ev.findings = Findings()
+    ev.timeline = Timeline(SimpleNamespace(phase=lambda name: None))  # type: ignore[arg-type]
     ev.profile_phase()
     return ev
 
@@ -375,7 +363,7 @@ def _recorded(ms_per_call: float, calls: int = 400) -> dict:
 def test_pr_comes_from_the_kernels_recorded_in_the_timed_calls() -> None:
     measured = [1.0] * 9
     ev = _profile_of(_recorded(1.0), measured)
-    assert ev.findings == []
+    assert ev.findings.items == []
     assert ev.profile["available"] and ev.profile["calls_profiled"] == 400
     assert ev.profile["source"] == "the timed calls"
     # Triton is the judge's decision, by the names the candidate's source declares.
@@ -386,7 +374,7 @@ def test_pr_comes_from_the_kernels_recorded_in_the_timed_calls() -> None:
 def test_a_record_that_does_not_fit_the_judges_clock_is_a_finding() -> None:
     # 4 ms of kernels per call claimed against 1 ms measured per call.
     ev = _profile_of(_recorded(4.0), [1.0] * 9)
-    assert [f["rule"] for f in ev.findings] == ["profile-inconsistent"]
+    assert [f["rule"] for f in ev.findings.items] == ["profile-inconsistent"]
 
 
 def test_no_profile_without_timed_calls_or_when_the_job_does_not_profile() -> None:
@@ -396,7 +384,7 @@ def test_no_profile_without_timed_calls_or_when_the_job_does_not_profile() -> No
     off = _profile_of(_recorded(1.0), [1.0] * 9, profile=False)
     assert off.profile == {"available": False, "reason": "profiling disabled by the job"}
     empty = _profile_of({"profile": {"kernels": []}, "calls": 10}, [1.0] * 9)
-    assert not empty.profile["available"] and empty.findings == []
+    assert not empty.profile["available"] and empty.findings.items == []
 
 
 def test_the_quick_verdict_of_timed_checks_never_disagrees_with_the_exact_check() -> None:
@@ -495,74 +483,83 @@ def test_replacing_the_kernel_recorders_methods_is_a_patched_function() -> None:
 def test_both_runners_are_asked_to_record_before_either_reply_is_read() -> None:
     """They start and stop recording at once; both replies are read before a failure is
     raised (none is left in a channel), the candidate's failure first."""
-    from kgym.harness.timing import _record
+    from kgym.harness.errors import EvaluationFailure
+    from kgym.harness.judge.timing.sampling import record_kernels
 
-    class Judge:
+    class Runners:
         def __init__(self, replies: dict[str, dict[str, Any]]) -> None:
             self.replies = replies
             self.events: list[tuple[str, str]] = []
 
-        def _send(self, role: str, message: dict[str, Any], phase: str) -> None:
+        def send(self, role: str, message: dict[str, Any], phase: str) -> None:
             self.events.append(("send", role))
 
-        def _receive(self, role: str, phase: str) -> dict[str, Any]:
+        def receive(self, role: str, phase: str) -> dict[str, Any]:
             self.events.append(("receive", role))
             return self.replies[role]
 
-        def _failed_reply(self, reply: dict[str, Any], phase: str) -> Exception:
-            return ValueError("the candidate's runner failed")
-
     good = {"ok": True, "profile": {"kernels": []}}
-    judge = Judge({"reference": {"ok": True, "profile": {}}, "candidate": good})
-    assert _record(judge, on=False) == {"kernels": []}
-    assert [kind for kind, _ in judge.events] == ["send", "send", "receive", "receive"]
-    assert _record(Judge({"reference": {"ok": True}, "candidate": {"ok": True}}), on=True) == {}
-    both_bad = Judge({"reference": {"ok": False}, "candidate": {"ok": False}})
-    with pytest.raises(ValueError):
-        _record(both_bad, on=False)
+    runners = Runners({"reference": {"ok": True, "profile": {}}, "candidate": good})
+    assert record_kernels(runners, on=False) == {"kernels": []}  # type: ignore[arg-type]
+    assert [kind for kind, _ in runners.events] == ["send", "send", "receive", "receive"]
+    both_ok = Runners({"reference": {"ok": True}, "candidate": {"ok": True}})
+    assert record_kernels(both_ok, on=True) == {}  # type: ignore[arg-type]
+    both_bad = Runners({"reference": {"ok": False}, "candidate": {"ok": False}})
+    with pytest.raises(EvaluationFailure):
+        record_kernels(both_bad, on=False)  # type: ignore[arg-type]
     assert len(both_bad.events) == 4
     with pytest.raises(RuntimeError, match="reference's runner could not record"):
-        _record(Judge({"reference": {"ok": False}, "candidate": good}), on=False)
+        record_kernels(Runners({"reference": {"ok": False}, "candidate": good}), on=False)  # type: ignore[arg-type]
 
 
-def test_the_judge_warms_its_checks_while_the_candidates_first_call_runs() -> None:
+def test_the_judge_warms_its_checks_while_the_candidates_first_call_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The warm-up goes between the call's request and its reply: the runner compiles while
     the judge loads its checks' kernels, and the reply is read (findings taken, a rejection
     stopping the job) as for any call."""
-    from kgym.harness.run import Evaluation
+    from types import SimpleNamespace
+
+    from kgym.harness.judge import correctness
+    from kgym.harness.judge.correctness import GradedCalls
+    from kgym.harness.judge.runners import Runners
 
     events: list[str] = []
 
-    class Judge:
-        device = torch.device("cpu")
-        _call = Evaluation._call
-        _ask = Evaluation._ask
+    class Findings:
+        def take_from_reply(self, reply: dict[str, Any]) -> None:
+            events.append("findings")
 
-        def _fill(self, views: Any, k: int, inputs: list[Any]) -> None:
-            events.append("fill")
+        def stop_if_rejected(self, phase: str) -> None:
+            events.append("stop if rejected")
 
-        def _send(self, role: str, message: dict[str, Any], phase: str) -> None:
-            events.append(f"send {message['op']} {message.get('record')}")
+    class Policy:
+        def observe(self, reply: dict[str, Any]) -> None:
+            events.append("observe")
 
-        def _receive(self, role: str, phase: str) -> dict[str, Any]:
+    class Handle:
+        def send(self, message: dict[str, Any], **kw: Any) -> None:
+            events.append(f"send {message['op']}")
+
+        def receive(self) -> dict[str, Any]:
             events.append("receive")
             return {"ok": True, "values": {}}
 
-        def _take_findings(self, reply: dict[str, Any]) -> None:
-            events.append("findings")
-
-        def _observe(self, reply: dict[str, Any]) -> None:
-            events.append("observe")
-
-        def _stop_if_rejected(self, phase: str) -> None:
-            events.append("stop if rejected")
-
-        def _answer(self, views: Any, k: int, reply: dict[str, Any]) -> list[Any]:
-            return ["answer"]
-
-    judge = Judge()
-    reply, answer = Evaluation._candidate_call(
-        judge,  # type: ignore[arg-type]
+    runners = Runners(Findings())  # type: ignore[arg-type]
+    runners.handles["candidate"] = Handle()  # type: ignore[assignment]
+    task = SimpleNamespace(device=torch.device("cpu"))
+    graded = GradedCalls(
+        task,
+        runners,
+        None,
+        Findings(),
+        Policy(),
+        None,
+        lambda: None,  # type: ignore[arg-type]
+    )
+    monkeypatch.setattr(correctness.slots, "fill", lambda views, k, inputs: events.append("fill"))
+    monkeypatch.setattr(correctness.slots, "answer", lambda views, k, reply: ["answer"])
+    reply, answer = graded._candidate_call(
         None,  # type: ignore[arg-type]
         [],
         "compile",
@@ -572,7 +569,7 @@ def test_the_judge_warms_its_checks_while_the_candidates_first_call_runs() -> No
     # Every graded call's reply is observed (the policy holds on each call).
     assert events == [
         "fill",
-        "send call None",
+        "send call",
         "warm",
         "receive",
         "findings",

@@ -18,10 +18,12 @@ def test_load_scaled_down(tmp_path: Path) -> None:
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     argv = ["--clients", "40", "--requests", "400", "--fresh", "4", "--out-dir", str(tmp_path)]
+    argv += ["--save", str(tmp_path / "results.json")]
     assert bench.main(argv) == 0
     report = json.loads((tmp_path / "results.json").read_text())
     assert report["problems"] == []
     assert sum(report["verdicts"].values()) == 400
     assert all(verdict.endswith("as expected") for verdict in report["verdicts"])
     assert report["rss_mib"]["max"] < 512
-    assert (tmp_path / "latency.png").stat().st_size > 0
+    assert (tmp_path / "latency-cpu.png").stat().st_size > 0
+    assert (tmp_path / "results-cpu.md").is_file()

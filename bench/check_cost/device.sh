@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# On a GPU machine (see scripts/device_build.sh): builds this tree and a baseline's tree
-# (BASE, default build-base/: `git archive COMMIT | tar x -C build-base`, its .debs/ beside),
-# installs the baseline into a venv of its own, then runs run.py with both. Wheels go to
-# $1/whl and $1/whl-base, to install again elsewhere without rebuilding.
+# On a GPU machine: installs this tree's wheel and a baseline's into venvs of their own, then
+# runs run.py with both. The wheels are built on a CPU machine for the GPU machine's Python
+# (bench/README.md): CUR (default .whl/cur/kgym-*.whl) and BASE (default .whl/base/kgym-*.whl).
+# The baseline's venv sees the machine's torch and triton through a .pth file: a venv made by
+# the machine's python3, itself a venv, would otherwise see the base interpreter's packages only.
+#   bash bench/check_cost/device.sh --label-a HEAD --label-b COMMIT --shards 4
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-out=${1:?an output folder}
-base=${BASE:-build-base}
-(cd "$base" && KGYM_WHEEL_DIR="$out/whl-base" bash scripts/device_build.sh | tail -1)
-rm -rf /tmp/kgym-build
-KGYM_WHEEL_DIR="$out/whl" bash scripts/device_build.sh | tail -1
-python3 -m venv --system-site-packages /tmp/kgym-base
-/tmp/kgym-base/bin/python -m pip install -q --no-deps --force-reinstall "$out"/whl-base/kgym-*.whl
-PYTHONUNBUFFERED=1 python3 bench/check_cost/run.py --a kgym --b /tmp/kgym-base/bin/kgym "${@:2}"
+cur=${CUR:-$(ls .whl/cur/kgym-*.whl)}
+base=${BASE:-$(ls .whl/base/kgym-*.whl)}
+bash scripts/device_build.sh --install "$cur"
+venv=/tmp/kgym-base
+rm -rf "$venv"
+python3 -m venv "$venv"
+python3 -c "import sysconfig; print(sysconfig.get_paths()['purelib'])" \
+  > "$venv/lib/python3.12/site-packages/machine_site.pth"
+"$venv/bin/python" -m pip install -q --no-deps --ignore-installed "$base"
+PYTHONUNBUFFERED=1 python3 bench/check_cost/run.py --a kgym --b "$venv/bin/kgym" "$@"

@@ -5,16 +5,16 @@ so that both meet the same load. Reports each install's per-task wall seconds (t
 
 Usage (on a GPU machine with both installs; one is a kgym command, the other another):
     python bench/check_cost/run.py --a "kgym" --b "/tmp/base/bin/kgym" --label-a HEAD \
-        --label-b 7043e88 --shards 4 --out bench/check_cost/results.md
+        --label-b 7043e88 --shards 4
+
+Writes results-<machine>.md beside this file (or --out).
 """
 
 from __future__ import annotations
 
 import argparse
 import concurrent.futures as cf
-import datetime as dt
 import json
-import platform
 import shlex
 import statistics
 import subprocess
@@ -25,12 +25,13 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
-from record import record  # noqa: E402
+from record import header, record, results_path  # noqa: E402
 
 
-def check(command: str, task: str, timeout_s: float) -> dict[str, Any]:
+def check(command: str, task: str, timeout_s: float, device: str) -> dict[str, Any]:
     solution = ROOT / "tasks" / "solutions" / f"{task}.py"
     argv = [*shlex.split(command), "check", task, str(solution), "--json", "--baseline", "eager"]
+    argv += ["--device", device]
     started = time.perf_counter()
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
     wall = time.perf_counter() - started
@@ -55,6 +56,10 @@ def check(command: str, task: str, timeout_s: float) -> dict[str, Any]:
         "total_s": (durations.get("total") or 0) / 1000,
         "correctness_s": (durations.get("correctness") or 0) / 1000,
         "graded_calls": (result.get("judge") or {}).get("graded_calls"),
+        # Where the evaluation's time went (docs/scale.md's timeline of one evaluation).
+        "durations_ms": durations,
+        "timing_rounds": ((result.get("timing") or {}).get("method") or {}).get("rounds"),
+        "judge_s": ((result.get("timing") or {}).get("method") or {}).get("judge_s"),
     }
 
 
@@ -65,7 +70,7 @@ def shard(tasks: list[str], first: int, args: argparse.Namespace) -> list[dict[s
         if (first + i) % 2:
             order.reverse()
         for side, command in order:
-            row = check(command, task, args.timeout)
+            row = check(command, task, args.timeout, args.device)
             rows.append({"task": task, "side": side, **row})
             print(f"{task} {side}: {row['status']} {row.get('total_s', 0):.1f} s", flush=True)
     return rows
@@ -79,8 +84,13 @@ def main() -> int:
     p.add_argument("--label-b", default="b")
     p.add_argument("--shards", type=int, default=4)
     p.add_argument("--timeout", type=float, default=300.0)
+    p.add_argument(
+        "--device",
+        default="cuda",
+        help="kgym check's --device (cuda: both installs take the GPU's timing lock)",
+    )
     p.add_argument("--tasks", nargs="+", help="built-in task ids (default: all)")
-    p.add_argument("--out", type=Path, default=Path(__file__).with_name("results.md"))
+    p.add_argument("--out", type=Path, help="the results file (default: results-<machine>.md here)")
     p.add_argument("--json", action="store_true", help="print the run as JSON too")
     args = p.parse_args()
     tasks = args.tasks or sorted(f.stem for f in (ROOT / "tasks" / "solutions").glob("*.py"))
@@ -104,17 +114,10 @@ def main() -> int:
         for side, label in (("a", args.label_a), ("b", args.label_b))
     }
     ratio = summary["a"]["median_total_s"] / summary["b"]["median_total_s"]
-    gpu = subprocess.run(
-        ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True
-    ).stdout.strip()
-    when = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    command = " ".join(shlex.quote(a) for a in sys.argv)
+    command = "python " + " ".join(shlex.quote(a) for a in sys.argv)
     lines = [
-        f"## {args.label_a} against {args.label_b}, {when}",
-        "",
-        f"- command: `python {command}`",
-        f"- machine: {gpu or 'no GPU'}, {platform.node()}; {len(tasks)} tasks, "
-        f"{args.shards} shards side by side, {elapsed:.0f} s in all",
+        *header(f"One evaluation's cost: {args.label_a} against {args.label_b}", command),
+        f"- {len(tasks)} tasks, {args.shards} shards side by side, {elapsed:.0f} s in all",
         f"- median evaluation (durations_ms.total): {args.label_a} "
         f"{summary['a']['median_total_s']:.2f} s, {args.label_b} "
         f"{summary['b']['median_total_s']:.2f} s: ratio {ratio:.3f}",
@@ -135,9 +138,9 @@ def main() -> int:
             f"{b.get('correctness_s', 0):.1f} | {a.get('graded_calls')} |"
         )
     lines.append("")
-    data = {"when": when, "command": command, "summary": summary, "ratio": ratio, "rows": rows}
-    record(args.out.with_suffix(".json"), data, args.out, lines, args.json)
-    print("\n".join(lines[:8]))
+    data = {"command": command, "summary": summary, "ratio": ratio, "rows": rows}
+    record(args.out or results_path(Path(__file__).parent), lines, data, args.json)
+    print("\n".join(lines[:10]))
     return 0
 
 

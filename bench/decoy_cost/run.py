@@ -1,26 +1,29 @@
 """What the decoy phase costs an evaluation on this machine, and what the deterministic-mode
 switch it uses would cost through torch's public setter (which imports Inductor's config).
 
-Usage: python bench/decoy_cost/run.py [--repeats 3] [--out bench/decoy_cost/results.md]
+Usage: python bench/decoy_cost/run.py [--repeats 3] [--out FILE]
+
+Writes results-<machine>.md beside this file (or --out).
 
 Each figure comes from a fresh interpreter (imports are once per process, as in a runner):
 - the time of ``torch.use_deterministic_algorithms(True, warn_only=True)`` after ``import
-  torch`` (the public setter, which the decoy phase used before 2026-11-26), against
-  ``torch._C._set_deterministic_algorithms`` (the flag alone, which it uses now);
+  torch`` (the public setter, which imports Inductor's config and Dynamo with it), against
+  ``torch._C._set_deterministic_algorithms`` (the flag alone, which the decoy phase uses);
 - the phases of a CPU ``kgym check`` of ``01_relu``'s built-in solution (`durations_ms`).
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
-import os
-import platform
 import statistics
 import subprocess
 import sys
 from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from record import header, record, results_path  # noqa: E402
 
 SETTER = """
 import time, warnings, torch
@@ -50,7 +53,7 @@ def fresh(code: str) -> object:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--out", type=Path, default=Path(__file__).with_name("results.md"))
+    parser.add_argument("--out", type=Path, help="default: results-<machine>.md beside this file")
     args = parser.parse_args()
     public = [
         float(fresh(SETTER.format(call="torch.use_deterministic_algorithms(True, warn_only=True)")))
@@ -77,18 +80,20 @@ def main() -> None:
     ]
     import torch
 
+    command = f"python bench/decoy_cost/run.py --repeats {args.repeats}"
+    title = "Cost of the decoy phase's deterministic mode"
     text = (
-        "# Cost of the decoy phase's deterministic-mode switch (CPU)\n\n"
-        f"Command: `python bench/decoy_cost/run.py --repeats {args.repeats}`\n\n"
-        f"Machine: {platform.machine()}, {os.cpu_count()} cores, no GPU; torch "
-        f"{torch.__version__}; date {dt.datetime.now(dt.UTC).isoformat(timespec='seconds')}.\n\n"
-        "Medians of fresh interpreters, after `import torch`:\n\n"
-        "| switch | time |\n|---|---|\n" + "\n".join(rows) + "\n\n"
-        "A CPU `kgym check` of `01_relu`'s built-in solution with the code as it is "
-        f"(statuses: {sorted({str(c['status']) for c in checks})}), phases (`durations_ms`):\n\n"  # type: ignore[index]
-        "| phase | median |\n|---|---|\n" + "\n".join(check_rows) + "\n"
+        "\n".join(header(title, command))
+        + (
+            f"- torch {torch.__version__}\n\n"
+            "Medians of fresh interpreters, after `import torch`:\n\n"
+            "| switch | time |\n|---|---|\n" + "\n".join(rows) + "\n\n"
+            "A CPU `kgym check` of `01_relu`'s built-in solution with the code as it is "
+            f"(statuses: {sorted({str(c['status']) for c in checks})}), phases (`durations_ms`):\n\n"  # type: ignore[index]
+            "| phase | median |\n|---|---|\n" + "\n".join(check_rows) + "\n"
+        )
     )
-    args.out.write_text(text)
+    record(args.out or results_path(HERE), [text], {"text": text}, False)
     print(text)
 
 

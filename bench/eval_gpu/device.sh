@@ -11,4 +11,6 @@ for run in a b; do
   python3 -m kgym.cli eval builtin --generations "$out/gens.jsonl" --turns 3 --jobs 8 \
     --out "$out/run-$run" "${@:2}"
 done
-python3 bench/eval_gpu/flips.py "$out/run-a" "$out/run-b" --p 1.2
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | sed "s/NVIDIA //; s/ .*//" | tr "A-Z" "a-z")
+python3 bench/eval_gpu/flips.py "$out/run-a" "$out/run-b" --p 1.2 --results "$out/results-$gpu.md"
+cp -r "$out/run-a/plots" "$out/plots-$gpu"

@@ -2,7 +2,9 @@
 generations (one verdict per attempt: accepted with speedup >= p, under the run's policy), the
 statuses that differ, and how far the speedups of attempts timed in both runs moved.
 
-    python bench/eval_gpu/flips.py RUN_A RUN_B [--p 1.2] [--json]
+    python bench/eval_gpu/flips.py RUN_A RUN_B [--p 1.2] [--json] [--results FILE]
+
+--results writes the benchmark's results file: these figures, then RUN_A's report.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +38,7 @@ def main() -> int:
     parser.add_argument("--p", type=float, default=1.2)
     parser.add_argument("--policy", default="hybrid")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--results", type=Path, help="write the results file here")
     args = parser.parse_args()
     a, b = (attempts(r) for r in args.runs)
     common = sorted(a.keys() & b.keys())
@@ -62,6 +66,8 @@ def main() -> int:
             {"attempt": list(k), "speedups": [x, y]} for d, k, x, y in moves if d > 0.02
         ],
     }
+    if args.results:
+        write_results(args.results, args.runs[0], report)
     if args.json:
         print(json.dumps(report, indent=2))
     else:
@@ -74,6 +80,37 @@ def main() -> int:
                 f"{len(report['speedup_moves_over_2pct'])}"
             )
     return 0
+
+
+def write_results(path: Path, run_a: Path, report: dict[str, Any]) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from record import header, record  # noqa: PLC0415 - bench/record.py
+
+    moves = report["speedup_moves_over_2pct"]
+    largest = max((abs(m["speedups"][0] / m["speedups"][1] - 1.0) for m in moves), default=0.0)
+    lines = [
+        *header(
+            "kgym eval of the built-in generations, twice", "bash bench/eval_gpu/device.sh OUT"
+        ),
+        "## The two runs against each other",
+        "",
+        f"| attempts | Fast@{report['p']} verdicts that differ | statuses that differ | timed in "
+        "both | speedup move (median) | moves over 2% | largest move |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+        f"| {report['attempts']} | {report['flipped']} ({report['share']:.1%}) | "
+        f"{len(report['status_differs'])} | {report['timed_in_both']} | "
+        f"{report['speedup_move_median']:.1%} | {len(moves)} | {largest:.1%} |",
+        "",
+        "## The first run's report",
+        "",
+    ]
+    report_md = run_a / "report.md"
+    if report_md.is_file():
+        text = report_md.read_text()
+        lines += [
+            ln.replace("# ", "### ", 1) if ln.startswith("#") else ln for ln in text.splitlines()
+        ]
+    record(path, lines, report, False)
 
 
 if __name__ == "__main__":

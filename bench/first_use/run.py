@@ -11,16 +11,13 @@ Each figure is a fresh Python (`--child WHAT`) that imports torch and kgym, make
 context, then times WHAT twice (first and second call). `--concurrency N` starts N children at
 once for each warm-up, as a batch's group of sharers does: their first calls then share the
 host's cores.
-Figures go to results.json and a section of results.md beside this file.
+Figures go to results-<machine>.md beside this file.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
-import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -30,7 +27,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-from record import record  # noqa: E402
+from record import header, record, results_path  # noqa: E402
 
 KINDS = ("warm_checks", "warm_checks_fused_exact", "matmul", "matmul_after_handle")
 
@@ -51,9 +48,9 @@ def child(what: str) -> dict[str, Any]:
     row: dict[str, Any] = {"what": what}
     row["context_s"] = _timed(lambda: (torch.empty(1, device=device), torch.cuda.synchronize()))
     if what == "warm_checks_fused_exact":
-        # As a judge by default (KGYM_JUDGE_FUSED_EXACT_CHECK on): the exact check's kernel compiled
+        # As a judge does: the exact check's kernel compiled
         # ahead and warmed first (``kernel_s``), so the float32 checks launch it instead.
-        from kgym.harness import exact_check
+        from kgym.harness.kernels import exact_check
 
         def kernel() -> None:
             exact_check.compile_ahead()
@@ -150,19 +147,16 @@ def main(argv: list[str] | None = None) -> None:
             entry["first_cpu_s"] = summary(rows, "first_cpu_s")
             together.append(entry)
             print(f"{what}, {n} at once: first call {entry['first_s']}", file=sys.stderr)
-    gpu = torch.cuda.get_device_name()
     data = {
         "alone": alone,
         "warm_checks_together": together,
         "command": "python bench/first_use/run.py " + " ".join(argv or sys.argv[1:]),
-        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores, {gpu}",
         "torch": torch.__version__,
     }
     lines = [
-        f"\n## {data['date']} on {data['machine']}\n",
-        f"`{data['command']}` (torch {data['torch']}); seconds, median [min, max] of fresh "
-        "processes\n",
+        *header("First use of the judge's kernels in a fresh process", data["command"]),
+        f"- torch {data['torch']}; seconds, median [min, max] of fresh processes",
+        "",
         "| what | first call | second call |",
         "| --- | --- | --- |",
     ]
@@ -183,7 +177,7 @@ def main(argv: list[str] | None = None) -> None:
         lines.append(
             f"| `{entry['what']}` | {entry['processes']} | {cell(first)} | {cpu['median']} |"
         )
-    record(HERE / "results.json", data, HERE / "results.md", lines, args.json)
+    record(results_path(HERE), lines, data, args.json)
 
 
 if __name__ == "__main__":

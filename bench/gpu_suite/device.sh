@@ -6,4 +6,4 @@ cd "$(dirname "$0")/../.."
 out=${1:-bench/gpu_suite}
 bash scripts/device_build.sh
 python3 -c "import torch, triton; print(torch.__version__, triton.__version__, torch.cuda.get_device_name())"
-PYTHONUNBUFFERED=1 python3 bench/gpu_suite/run.py --out "$out/results.md" --json "$out/results.json" "${@:2}"
+PYTHONUNBUFFERED=1 python3 bench/gpu_suite/run.py --out-dir "$out" --json "$out/suite.json" "${@:2}"

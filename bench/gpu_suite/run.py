@@ -1,7 +1,9 @@
 """Runs every built-in solution at GPU sizes and records a table per task.
 
 Usage (on a machine with a GPU, after `pip install .`):
-    python bench/gpu_suite/run.py --out bench/gpu_suite/results.md [--json results.json]
+    python bench/gpu_suite/run.py [--baseline eager] [--json suite.json]
+
+Writes results-<machine>.md beside this file (or into --out-dir).
 
 Per task: reference (PyTorch eager) median ms, solution median ms, speedup with its 95% CI,
 torch.compile median and speedup over it (with --baseline both), PR (Triton share of CUDA kernel
@@ -22,6 +24,10 @@ from typing import Any
 
 from kgym.check import CheckOptions, check, read_source
 from kgym.tasks import list_tasks
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from record import commit, results_path  # noqa: E402
 
 PHASES = ("startup", "load", "init", "compile", "correctness", "timing", "profile")
 
@@ -55,7 +61,7 @@ def row(task_id: str, r: dict[str, Any]) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, required=True, help="markdown results file")
+    parser.add_argument("--out-dir", type=Path, default=HERE, help="where the results file goes")
     parser.add_argument("--json", type=Path, help="also write every Result here")
     parser.add_argument("--baseline", choices=["eager", "compile", "both"], default="both")
     parser.add_argument("--tasks", help="comma-separated task ids (default: all)")
@@ -63,7 +69,7 @@ def main() -> int:
         "--from-json",
         type=Path,
         nargs="+",
-        help="evaluate nothing: write --out from these --json files of earlier runs (shards of "
+        help="evaluate nothing: write the results from these --json files of earlier runs (shards of "
         "the suite run side by side; their wall times are added in --note)",
     )
     parser.add_argument("--note", default="", help="a line added under the header")
@@ -109,8 +115,9 @@ def main() -> int:
     lines = [
         "# Built-in suite at GPU sizes",
         "",
-        f"- command: `python bench/gpu_suite/run.py --out {args.out} --baseline {args.baseline}`",
-        f"- date: {dt.datetime.now(dt.timezone.utc).isoformat(timespec='seconds')}"
+        f"- command: `python bench/gpu_suite/run.py --baseline {args.baseline}`",
+        f"- date: {dt.datetime.now(dt.timezone.utc).isoformat(timespec='seconds')}; "
+        f"commit: {commit()}"
         if tasks
         else "- date and host: see below",
         f"- GPU: {device.get('name')} (nvidia-smi: {gpu}); CUDA {device.get('cuda')}, "
@@ -137,7 +144,9 @@ def main() -> int:
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     lines += [row(task_id, r) for task_id, r in results.items()]
-    args.out.write_text("\n".join(lines) + "\n")
+    name = (device.get("name") or "").replace("NVIDIA", "").split()
+    out = results_path(args.out_dir, name[0].lower() if name else None)
+    out.write_text("\n".join(lines) + "\n")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
     print("\n".join(lines))

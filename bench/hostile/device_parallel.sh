@@ -2,10 +2,10 @@
 # The hostile corpus and the honest set on a GPU machine in N concurrent shards (device time is
 # short): builds kgym, runs `run.py --shard k/N` for k = 1..N side by side, and leaves the
 # shards' json in $1. Verdicts do not depend on the other shards' GPU work; timings do, and are
-# not what this run is for. Merge with `python bench/hostile/merge.py --dir DIR`.
+# not what this run is for. Merge with `python bench/hostile/merge.py OUT/*.json --machine h200`.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-out=${1:-bench/hostile}
+out=${1:?an output folder}
 shards=${2:-4}
 bash scripts/device_build.sh
 work=$(mktemp -d)
@@ -21,5 +21,5 @@ done
 wait $(jobs -p | grep -vx "$monitor") || true
 kill "$monitor" 2>/dev/null || true
 echo "device memory used, peak: $(sort -n "$out/gpu-memory.log" | tail -1)"
-cp "$work"/results-gpu-*of*.json "$out"/
+cp "$work"/results-gpu*-*of*.json "$out"/
 tail -n 3 "$work"/shard-*.log

@@ -16,8 +16,9 @@ is crashed, timeout or runtime_error) the task's built-in solution is evaluated 
 compared with a fresh evaluation made before any attack ran: same status, same correctness,
 nothing flagged.
 
-Writes ``results-<cpu|gpu>[-<k>of<n>].md`` and ``.json`` next to this file (or to --out-dir),
-updating the json after every evaluation so that a run cut short keeps what it measured.
+Writes ``results-<cpu|gpu>[-noscreen][-service][-<k>of<n>].json`` (and a markdown view of it)
+into --out-dir, updating them after every evaluation so that a run cut short keeps what it
+measured; ``merge.py`` turns one machine's runs into its results file beside this script.
 """
 
 from __future__ import annotations
@@ -40,19 +41,14 @@ from kgym.tasks import find_task
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "tests"))
+from record import commit  # noqa: E402
+
+from corpus import parse_header  # noqa: E402
+
 FAULT_STATUSES = {"crashed", "timeout", "runtime_error"}
 HANG_TIMEOUT_S = 20.0
-
-
-def parse_header(path: Path) -> dict[str, str]:
-    header: dict[str, str] = {}
-    for line in path.read_text().splitlines():
-        if not line.startswith("#"):
-            break
-        key, sep, value = line[1:].partition(":")
-        if sep:
-            header[key.strip()] = value.strip()
-    return header
 
 
 def corpus() -> list[dict[str, Any]]:
@@ -73,6 +69,10 @@ def corpus() -> list[dict[str, Any]]:
                     if rules in ("", "-")
                     else [r.strip() for r in rules.split(",") if r.strip()],
                     "device": header.get("device", "any"),
+                    # A task file beside the corpus (KernelBench-shaped), and the policy the
+                    # attack is aimed at (strict unless its header says hybrid).
+                    "task_file": path.parent / header["task"] if header.get("task") else None,
+                    "policy": header.get("policy", "strict"),
                 }
             )
     return entries
@@ -259,7 +259,7 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=180.0, help="per evaluation, seconds")
     parser.add_argument("--shard", default="1/1", help="k/n: run the k-th of n slices")
     parser.add_argument("--only", help="comma-separated names (file stems) to run")
-    parser.add_argument("--out-dir", type=Path, default=HERE)
+    parser.add_argument("--out-dir", type=Path, required=True, help="where the run's files go")
     parser.add_argument(
         "--no-screen",
         action="store_true",
@@ -303,12 +303,13 @@ def main() -> int:
         else {}
     )
 
-    def options(timeout_s: float) -> CheckOptions:
+    def options(timeout_s: float, policy: str = "strict") -> CheckOptions:
         return CheckOptions(
             device=args.device,
             trials=args.trials,
             timeout_s=timeout_s,
             screen=not args.no_screen,
+            torch_compute=policy,
             **timing,
         )
 
@@ -319,6 +320,7 @@ def main() -> int:
         "command": " ".join(["python bench/hostile/run.py", *sys.argv[1:]]),
         "screen": not args.no_screen,
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "commit": commit(),
         "machine": f"{platform.machine()}, {platform.platform()}",
         "cpu": cpu_name(),
         "cores": os.cpu_count(),
@@ -340,22 +342,25 @@ def main() -> int:
     service = start_service(on_gpu) if args.through_service else None
     meta["through"] = "check"
     if service is not None:
-        imports = os.environ.get("KGYM_FORKSERVER_COMPILER_IMPORTS", "auto")
-        standby = os.environ.get("KGYM_STANDBY", "off")
-        at_report = os.environ.get("KGYM_ANSWER_AT_REPORT", "on")
-        meta["through"] = (
-            "kgym-gym serve: one worker, its fork server (KGYM_FORKSERVER_COMPILER_IMPORTS="
-            f"{imports}, KGYM_STANDBY={standby}, KGYM_ANSWER_AT_REPORT={at_report}), "
-            "no result cache"
-        )
+        meta["through"] = "kgym-gym serve: one worker, its fork server, no result cache"
 
-    def evaluate(task_id: str, source: str, timeout_s: float) -> tuple[dict[str, Any], float]:
+    def evaluate(
+        task_id: str,
+        source: str,
+        timeout_s: float,
+        task_file: Path | None = None,
+        policy: str = "strict",
+    ) -> tuple[dict[str, Any], float]:
         t0 = time.monotonic()
         if service is None:
-            result = check(find_task(task_id), source, options(timeout_s))
+            task = find_task(str(task_file) if task_file else task_id)
+            result = check(task, source, options(timeout_s, policy))
         else:
-            opts = service_options(options(timeout_s))
-            result = service.client.check(task_id, source, options=opts)
+            opts = service_options(options(timeout_s, policy))
+            spec: Any = task_id
+            if task_file is not None:
+                spec = {"id": task_file.stem, "source": task_file.read_text()}
+            result = service.client.check(spec, source, options=opts)
         meta["evaluations"] += 1
         return result, time.monotonic() - t0
 
@@ -366,7 +371,8 @@ def main() -> int:
 
     # Fresh-gym baselines of the built-in solutions that will be re-checked after faults.
     for e in entries:
-        if e["kind"] == "attack" and set(e["expect"]) & FAULT_STATUSES and e["task"] not in fresh:
+        faulty = set(e["expect"]) & FAULT_STATUSES and e["task_file"] is None
+        if e["kind"] == "attack" and faulty and e["task"] not in fresh:
             if e["device"] == "gpu" and not on_gpu:
                 continue
             fresh[e["task"]] = summary(builtin(e["task"]))
@@ -377,7 +383,9 @@ def main() -> int:
             print(f"[{i}/{len(entries)}] {e['name']}: skipped (GPU only)", file=sys.stderr)
             continue
         timeout_s = HANG_TIMEOUT_S if "timeout" in e["expect"] else args.timeout
-        result, wall = evaluate(e["task"], e["path"].read_text(), timeout_s)
+        result, wall = evaluate(
+            e["task"], e["path"].read_text(), timeout_s, e["task_file"], e["policy"]
+        )
         reward = reward_of(result)
         ok, text = verdict(e, result, reward)
         row = {
@@ -405,8 +413,6 @@ def main() -> int:
             "timed_rounds": ((result.get("timing") or {}).get("method") or {}).get("rounds"),
             "calls_profiled": (result.get("profile") or {}).get("calls_profiled"),
             "triton_share": (result.get("profile") or {}).get("triton_share"),
-            # Through the service: whether the slot's child readied ahead took the job.
-            "standby": (result.get("sandbox") or {}).get("standby"),
             # Whether the answer came at the judge's report, before the harness' exit.
             "answered_before_exit": (result.get("sandbox") or {}).get("answered_before_exit"),
         }
@@ -417,8 +423,10 @@ def main() -> int:
             file=sys.stderr,
             flush=True,
         )
-        if e["kind"] == "attack" and (
-            set(e["expect"]) & FAULT_STATUSES or result["status"] in FAULT_STATUSES
+        if (
+            e["kind"] == "attack"
+            and e["task_file"] is None  # a task beside the corpus has no built-in solution
+            and (set(e["expect"]) & FAULT_STATUSES or result["status"] in FAULT_STATUSES)
         ):
             if e["task"] not in fresh:
                 fresh[e["task"]] = summary(builtin(e["task"]))

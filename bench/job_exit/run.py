@@ -2,21 +2,17 @@
 the supervisor's return, in which the judge exits and the sandbox kills whatever is left of the
 job's uid (`sandbox::detail::kill_job_uid`). Every evaluation pays it, inside its round trip.
 
-    python bench/job_exit/run.py [--runs 5] [--task 01_relu] [--label NAME] [--json]
+    python bench/job_exit/run.py [--runs 5] [--task 01_relu] [--json]
 
 Runs `kgym check TASK SOLUTION` (the CLI's in-process evaluation) `--runs` times and reads each
-result's `durations_ms`: `total` less the phases the supervisor timed. Appends a row (the
-label, the commit, the machine, the date, the command) to `results.json` beside this file and
-writes `results.md` from all rows.
+result's `durations_ms`: `total` less the phases the supervisor timed. Writes
+results-<machine>.md beside this file.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
-import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -25,6 +21,8 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from record import header, record, results_path  # noqa: E402
 
 
 def after_last_phase(durations: dict[str, float]) -> float:
@@ -55,43 +53,23 @@ def one_run(task: str) -> dict[str, Any]:
     }
 
 
-def commit() -> str:
-    done = subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    return done.stdout.strip() or "unknown"
-
-
-def markdown(rows: list[dict[str, Any]]) -> str:
-    lines = [
-        "# The time after a job's last phase",
+def markdown(row: dict[str, Any]) -> list[str]:
+    return [
+        *header("The time after a job's last phase", row["command"]),
+        "`total` less the supervisor's phases, for `kgym check` of a task's solution.",
         "",
-        "`run.py`: `total` less the supervisor's phases, for `kgym check` of a task's solution",
-        "(medians over the runs). Written by the script.",
-        "",
-        "| label | commit | machine | task | runs | after the last phase | total | statuses "
-        "| date | command |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| task | runs | after the last phase (median; each run) | total (median) | statuses |",
+        "| --- | --- | --- | --- | --- |",
+        f"| {row['task']} | {row['runs']} | {row['after_last_phase_median_ms']:.0f} ms "
+        f"({', '.join(f'{v:.0f}' for v in row['after_last_phase_ms'])}) "
+        f"| {row['total_median_ms']:.0f} ms | {', '.join(sorted(set(row['statuses'])))} |",
     ]
-    for row in rows:
-        lines.append(
-            f"| {row['label']} | {row['commit']} | {row['machine']} | {row['task']} "
-            f"| {row['runs']} | {row['after_last_phase_median_ms']:.0f} ms "
-            f"({', '.join(f'{v:.0f}' for v in row['after_last_phase_ms'])}) "
-            f"| {row['total_median_ms']:.0f} ms | {', '.join(sorted(set(row['statuses'])))} "
-            f"| {row['date']} | `{row['command']}` |"
-        )
-    return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5, help="evaluations (default 5)")
     parser.add_argument("--task", default="01_relu", help="a built-in task (default 01_relu)")
-    parser.add_argument("--label", default="", help="what this row measures (default: commit)")
     parser.add_argument("--json", action="store_true", help="print the row as JSON")
     args = parser.parse_args(argv)
 
@@ -105,25 +83,15 @@ def main(argv: list[str]) -> int:
         )
     after = [r["after_last_phase_ms"] for r in runs]
     row = {
-        "label": args.label or commit(),
-        "commit": commit(),
-        "machine": f"{platform.node()} ({os.cpu_count()} CPUs)",
         "task": args.task,
         "runs": args.runs,
         "statuses": [r["status"] for r in runs],
         "after_last_phase_ms": [round(v, 1) for v in after],
         "after_last_phase_median_ms": statistics.median(after),
         "total_median_ms": statistics.median(r["total_ms"] for r in runs),
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "command": "python bench/job_exit/run.py " + " ".join(argv),
     }
-    path = HERE / "results.json"
-    rows = json.loads(path.read_text()) if path.exists() else []
-    rows.append(row)
-    path.write_text(json.dumps(rows, indent=1) + "\n")
-    (HERE / "results.md").write_text(markdown(rows))
-    if args.json:
-        print(json.dumps(row))
+    record(results_path(HERE), markdown(row), row, args.json)
     return 0
 
 

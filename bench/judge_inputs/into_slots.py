@@ -1,21 +1,17 @@
 """What one timed input set costs the judge inside the timing window: drawn, then copied into
 its slot (the way before), against drawn straight into the slot
-(``kgym.harness.input_slots.SlotDraw``), side by side in one process, alternating, on the
+(``kgym.harness.judge.timing.input_slots.SlotDraw``), side by side in one process, alternating, on the
 tasks' own sizes (``gpu`` on a GPU, ``cpu`` otherwise). Each set also poisons the slot's
 outputs, as the judge does. Checks that both leave the same bytes in the slot.
 
-    python bench/judge_inputs/into_slots.py [--tasks 01_relu 06_softmax ...] [--sets 64] [--json]
+    python bench/judge_inputs/run.py into_slots [--tasks 01_relu 06_softmax ...] [--sets 64]
 
-Writes ``results-into-slots-<host>.json`` and ``results-into-slots.md`` beside this file (the
-machine, the date, the command).
+Replaces the ``into_slots`` section of results-<machine>.md beside this file.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
-import platform
 import statistics
 import sys
 import time
@@ -28,24 +24,25 @@ import torch
 from kgym.harness import loader
 from kgym.harness.arena import Arena
 from kgym.harness.device import synchronize
-from kgym.harness.input_slots import SlotDraw, same_bytes
+from kgym.harness.judge import slots
+from kgym.harness.judge.task import TaskSide
+from kgym.harness.judge.timing.input_slots import SlotDraw, same_bytes
 from kgym.harness.layout import SlotLayout, SlotViews
-from kgym.harness.run import Evaluation
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from record import record_part, results_path, run_lines  # noqa: E402
+from run import TITLE  # noqa: E402
+
 TASKS = HERE.parents[1] / "tasks"
 DEFAULT_TASKS = ["01_relu", "06_softmax", "08_layer_norm", "10_matmul"]
 
 
-class _Judge:
-    """The judge's own draw and fill (Evaluation's methods) on one task."""
-
-    _inputs = Evaluation._inputs
-    _fill = Evaluation._fill
-
-    def __init__(self, task: types.ModuleType, device: torch.device) -> None:
-        self.task = task
-        self.device = device
+def _task(module: types.ModuleType, device: torch.device) -> TaskSide:
+    """The judge's own draw (TaskSide.inputs) of one task's inputs, drawn by torch."""
+    task = TaskSide.__new__(TaskSide)
+    task.module, task.device, task.judge_normals = module, device, False
+    return task
 
 
 def _ms_per_set(fill: Any, views: SlotViews, sets: int, device: torch.device) -> float:
@@ -60,17 +57,17 @@ def _ms_per_set(fill: Any, views: SlotViews, sets: int, device: torch.device) ->
 def measure(name: str, device: torch.device, sets: int, repeats: int) -> dict[str, Any]:
     task = loader.load_module(TASKS / f"{name}.py", f"kgym_bench_task_{name}")
     loader.apply_sizes(task, "gpu" if device.type == "cuda" else "cpu")
-    judge = _Judge(task, device)
-    example = judge._inputs(0)
+    judge = _task(task, device)
+    example = judge.inputs(0)
     with torch.no_grad():
         out = task.Model(*task.get_init_inputs()).to(device)(*example)
     outputs = list(out) if isinstance(out, (tuple, list)) else [out]
     layout = SlotLayout.build(example, outputs, 4)
     views = SlotViews(Arena.create(layout.slot_bytes * layout.slots, device), layout)
-    draw = SlotDraw(judge)
+    draw = SlotDraw(judge.inputs, slots.fill)
 
     def ordinary(v: SlotViews, k: int, seed: int) -> None:
-        judge._fill(v, k, judge._inputs(seed))
+        slots.fill(v, k, judge.inputs(seed))
 
     # The same bytes either way, and the redirection taken.
     draw.fill(views, 0, 7)
@@ -93,33 +90,39 @@ def measure(name: str, device: torch.device, sets: int, repeats: int) -> dict[st
     }
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--tasks", nargs="+", default=DEFAULT_TASKS, help="tasks/ names")
     p.add_argument("--sets", type=int, default=64, help="input sets per measurement")
     p.add_argument("--repeats", type=int, default=5, help="alternating measurements of each")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
-    args = p.parse_args()
+    args = p.parse_args(argv)
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     rows = []
     for name in args.tasks:
         print(f"{name} ...", file=sys.stderr, flush=True)
         rows.append(measure(name, device, args.sets, args.repeats))
-    result = {
-        "command": "python bench/judge_inputs/into_slots.py " + " ".join(sys.argv[1:]),
-        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "machine": platform.node(),
-        "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
-        "torch": torch.__version__,
-        "sets": args.sets,
-        "rows": rows,
-    }
-    host = "gpu" if device.type == "cuda" else "cpu"
-    (HERE / f"results-into-slots-{host}.json").write_text(json.dumps(result, indent=1) + "\n")
-    _write_markdown()
-    if args.json:
-        print(json.dumps(result, indent=1))
-    else:
+    command = "python bench/judge_inputs/run.py into_slots " + " ".join(argv)
+    result = {"command": command, "torch": torch.__version__, "sets": args.sets, "rows": rows}
+    lines = [
+        *run_lines(command),
+        f"- torch {result['torch']}; milliseconds per input set (outputs poisoned too), medians "
+        "of alternating measurements in one process. `drawn in place`: whether the task's "
+        "factories could write the slot (a set computed from a draw, `08_layer_norm`'s "
+        "`randn(...) * 2.0 + 0.5`, is drawn and copied)",
+        "",
+        "| task | inputs | drawn in place | drawn and copied | into the slot | ratio | same bytes |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for row in rows:
+        m = row["median_ms"]
+        lines.append(
+            f"| {row['task']} | {row['input_mib']:.1f} MiB | {row['redirected']} | "
+            f"{m['draw_and_copy']:.3f} ms | {m['into_slot']:.3f} ms | {row['ratio']:.2f}x | "
+            f"{row['same_bytes']} |"
+        )
+    record_part(results_path(HERE), TITLE, "into_slots", lines, result, args.json)
+    if not args.json:
         for r in rows:
             m = r["median_ms"]
             print(
@@ -128,34 +131,3 @@ def main() -> int:
                 f"same bytes {r['same_bytes']}"
             )
     return 0 if all(r["same_bytes"] for r in rows) else 1
-
-
-def _write_markdown() -> None:
-    lines = [
-        "# One timed input set: drawn and copied, or drawn into its slot",
-        "",
-        "`into_slots.py`: milliseconds per input set (outputs poisoned too), medians of",
-        "alternating measurements in one process. Written by the script.",
-        "",
-        "`drawn in place`: whether the task's factories could write the slot (a set computed",
-        "from a draw, `08_layer_norm`'s `randn(...) * 2.0 + 0.5`, is drawn and copied).",
-        "",
-        "| side | device | torch | task | inputs | drawn in place | drawn and copied | "
-        "into the slot | ratio | same bytes | date | command |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-    ]
-    for path in sorted(HERE.glob("results-into-slots-*.json")):
-        r = json.loads(path.read_text())
-        for row in r["rows"]:
-            m = row["median_ms"]
-            lines.append(
-                f"| {path.stem.removeprefix('results-into-slots-')} | {r['device']} | "
-                f"{r['torch']} | {row['task']} | {row['input_mib']:.1f} MiB | {row['redirected']} | "
-                f"{m['draw_and_copy']:.3f} ms | {m['into_slot']:.3f} ms | {row['ratio']:.2f}x | "
-                f"{row['same_bytes']} | {r['date']} | `{r['command']}` |"
-            )
-    (HERE / "results-into-slots.md").write_text("\n".join(lines) + "\n")
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -2,7 +2,7 @@
 Triton, and the GPU's write bandwidth (the poison fill) as the bound.
 
 Inside a timing window the judge draws every call's inputs fresh: for `04_mean_dim` 20 of a
-round's 36 ms on an H200, for `01_relu` about a third (bench/window_interference/results.md).
+round's 36 ms on an H200, for `01_relu` about a third (bench/window_interference).
 Each set is a `torch.randn` of 256 MiB for the tasks measured. This script times, on tensors of
 that size, `torch.randn(..., out=)` with torch's generator (what the judge does now), a Triton
 kernel that writes four normals per Philox draw (`tl.randn4x`), one that writes one per draw
@@ -10,21 +10,20 @@ kernel that writes four normals per Philox draw (`tl.randn4x`), one that writes 
 (`tl.rand4x`: Philox without the normal transform), and `fill_` (a write of the same bytes, no
 random numbers), and uniforms turned into normals by Box-Muller with the GPU's fast
 intrinsics (`fast_logf`, `fast_sinf`, `fast_cosf`), and the judge's own draw of the timed inputs'
-normals (`kgym.harness.fast_normals.draw`, the same transform; skipped where kgym is not
+normals (`kgym.harness.kernels.fast_normals.draw`, the same transform; skipped where kgym is not
 installed): the medians of
 alternating runs, in GB/s of output, and the Triton draw's mean and standard deviation as a
 sanity check of its distribution.
 
-    python bench/judge_inputs/normal_draw.py [--mib 256] [--repeats 20] [--json]
+    python bench/judge_inputs/run.py normal_draw [--mib 256] [--repeats 20] [--json]
 
-Writes results-normal-draw.json and appends a section to results-normal-draw.md beside this file.
+Replaces the ``normal_draw`` section of results-<machine>.md beside this file (or in --out-dir).
 """
 
 # ruff: noqa: ANN001 - a Triton kernel's arguments take no Python annotations (Triton reads them)
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import statistics
 import sys
 from collections.abc import Callable
@@ -38,7 +37,8 @@ from triton.language.extra import libdevice
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-from record import record  # noqa: E402
+from record import record_part, results_path, run_lines  # noqa: E402
+from run import TITLE  # noqa: E402
 
 # What a kernel of `_draw4x` writes: normals by Triton's `randn4x` (Box-Muller at full
 # precision), uniforms (`rand4x`, no transform), or normals by Box-Muller with fast intrinsics.
@@ -95,7 +95,7 @@ JUDGE = "the judge's draw (kgym fast_normals)"
 def _judge_draw() -> Callable[[torch.Tensor, int], None] | None:
     """The judge's own draw of the timed inputs' normals, where kgym is installed."""
     try:
-        from kgym.harness import fast_normals
+        from kgym.harness.kernels import fast_normals
     except ImportError:
         return None
     return lambda out, s: fast_normals.draw(out, fast_normals.call_seed(s, 0))
@@ -122,7 +122,7 @@ def time_ms(fn: Callable[[], None]) -> float:
     return float(start.elapsed_time(end))
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--mib", type=int, default=256, help="one input set's size")
     p.add_argument("--repeats", type=int, default=20, help="alternating runs of each method")
@@ -205,14 +205,13 @@ def main(argv: list[str] | None = None) -> int:
             if JUDGE in rows
             else None
         ),
-        "command": "python bench/judge_inputs/normal_draw.py "
-        + " ".join(argv if argv is not None else sys.argv[1:]),
-        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "command": "python bench/judge_inputs/run.py normal_draw " + " ".join(argv),
     }
     lines = [
-        f"\n## {result['date']} on {gpu} (torch {torch.__version__}, triton {triton.__version__})\n",
-        f"`{result['command']}`: one set of {args.mib} MiB of float32, medians of "
-        f"{args.repeats} alternating runs\n",
+        *run_lines(result["command"]),
+        f"- torch {torch.__version__}, triton {triton.__version__}; one set of {args.mib} MiB of "
+        f"float32, medians of {args.repeats} alternating runs",
+        "",
         "| method | ms a set | GB/s written |",
         "| --- | --- | --- |",
         *(f"| {name} | {row['median_ms']} | {row['gb_per_s']} |" for name, row in rows.items()),
@@ -229,12 +228,5 @@ def main(argv: list[str] | None = None) -> int:
             f"The judge's draw against torch's: {result['judge_draw_vs_torch']}x; its first "
             f"16 M values: {judge_moments}."
         )
-    out = args.out_dir
-    record(
-        out / "results-normal-draw.json", result, out / "results-normal-draw.md", lines, args.json
-    )
+    record_part(results_path(args.out_dir), TITLE, "normal_draw", lines, result, args.json)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -4,17 +4,15 @@ rounds (about 15 frames), side by side in one process. ``torch.manual_seed`` als
 backend that is not initialised (XPU and MTIA; CUDA on a CPU) by keeping its seeding for later
 with a formatted stack trace: the deeper the stack, the dearer the call.
 
-    python bench/judge_inputs/seeding.py [--calls 2000] [--depth 15] [--json]
+    python bench/judge_inputs/run.py seeding [--calls 2000] [--depth 15] [--json]
 
-Writes ``results-<host>.json`` and ``results.md`` beside this file (the machine, the date, the
-command). Also checks that both leave the same generator states (the same inputs follow).
+Replaces the ``seeding`` section of results-<machine>.md beside this file. Also checks that both
+leave the same generator states (the same inputs follow).
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
 import platform
 import statistics
 import sys
@@ -27,6 +25,9 @@ import torch
 from kgym.harness.device import seed_generators
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from record import record_part, results_path, run_lines  # noqa: E402
+from run import TITLE  # noqa: E402
 
 
 def _at_depth(depth: int, fn: Any) -> Any:
@@ -43,13 +44,13 @@ def _per_call_us(seed_fn: Any, calls: int, depth: int) -> float:
     return float(_at_depth(depth, loop))
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--calls", type=int, default=2000, help="seedings per measurement")
     p.add_argument("--depth", type=int, default=15, help="extra stack frames above the calls")
     p.add_argument("--repeats", type=int, default=5, help="alternating measurements of each")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
-    args = p.parse_args()
+    args = p.parse_args(argv)
 
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if device.type == "cuda":
@@ -72,11 +73,9 @@ def main() -> int:
         runs["torch.manual_seed"].append(_per_call_us(torch.manual_seed, args.calls, args.depth))
         runs["seed_generators"].append(_per_call_us(ours, args.calls, args.depth))
     median = {name: statistics.median(v) for name, v in runs.items()}
+    command = "python bench/judge_inputs/run.py seeding " + " ".join(argv)
     result = {
-        "command": "python bench/judge_inputs/seeding.py " + " ".join(sys.argv[1:]),
-        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "machine": platform.node(),
-        "cpu": platform.processor() or platform.machine(),
+        "command": command,
         "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
         "torch": torch.__version__,
         "python": platform.python_version(),
@@ -87,41 +86,21 @@ def main() -> int:
         "ratio": median["torch.manual_seed"] / median["seed_generators"],
         "same_states": True,
     }
-    host = "gpu" if device.type == "cuda" else "cpu"
-    (HERE / f"results-{host}.json").write_text(json.dumps(result, indent=1) + "\n")
-    _write_markdown()
-    if args.json:
-        print(json.dumps(result, indent=1))
-    else:
+    lines = [
+        *run_lines(command),
+        f"- torch {result['torch']}; one seeding called from {args.depth} frames deep (the "
+        "judge's timing rounds), medians of alternating measurements in one process; both left "
+        "the generators in the same states",
+        "",
+        "| torch.manual_seed | seed_generators | ratio |",
+        "| --- | --- | --- |",
+        f"| {median['torch.manual_seed']:.1f} us | {median['seed_generators']:.1f} us | "
+        f"{result['ratio']:.0f}x |",
+    ]
+    record_part(results_path(HERE), TITLE, "seeding", lines, result, args.json)
+    if not args.json:
         print(
             f"torch.manual_seed {median['torch.manual_seed']:.1f} us, seed_generators "
             f"{median['seed_generators']:.1f} us a call ({result['ratio']:.0f}x)"
         )
     return 0
-
-
-def _write_markdown() -> None:
-    lines = [
-        "# Seeding before each input set",
-        "",
-        "`seeding.py`: the cost of one seeding called from 15 frames deep (the judge's timing",
-        "rounds), medians of alternating measurements in one process. Written by the script.",
-        "",
-        "| side | machine | device | torch | torch.manual_seed | seed_generators | ratio | "
-        "date | command |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-    ]
-    for path in sorted(HERE.glob("results-*.json")):
-        r = json.loads(path.read_text())
-        m = r["median_us"]
-        lines.append(
-            f"| {path.stem.removeprefix('results-')} | {r['machine']} ({r['cpu']}) | "
-            f"{r['device']} | {r['torch']} | {m['torch.manual_seed']:.1f} us | "
-            f"{m['seed_generators']:.1f} us | {r['ratio']:.0f}x | "
-            f"{r['date']} | `{r['command']}` |"
-        )
-    (HERE / "results.md").write_text("\n".join(lines) + "\n")
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

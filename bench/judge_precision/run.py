@@ -2,13 +2,10 @@
 
 Usage (on a GPU, after `pip install .`):
     python bench/judge_precision/run.py --tasks 06_softmax 10_matmul --evaluations 10 \
-        --profile both \
-        --out bench/judge_precision/results.md --json bench/judge_precision/results.json
-    python bench/judge_precision/run.py --tasks 01_relu 06_softmax --evaluations 4 \
-        --profile on --compare-env KGYM_TIMING_CHECK_EVERY_ROUND=off --out OUT.md
+        --profile both
 
-``--compare-env NAME=VALUE`` alternates each evaluation with one whose judge has NAME=VALUE in
-its environment (an operator switch), so that the two are measured side by side in one run.
+Writes results-<machine>.md beside this file (or --out) after every task, so that a run cut
+short keeps the tasks it finished.
 
 Per task: the speedup of every evaluation (each a fresh judge process, so across evaluations is
 across restarts), their mean and coefficient of variation (CV), the mean relative half-width of
@@ -20,23 +17,19 @@ the same reference and solution, for agreement.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import importlib.util
-import json
-import os
-import platform
 import statistics
 import sys
 import time
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 from kgym.check import CheckOptions, check
 from kgym.tasks import find_task
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from switches import env_switch  # noqa: E402
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from record import header, record, results_path  # noqa: E402
 
 
 def do_bench_speedup(task_id: str) -> float | None:
@@ -75,8 +68,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", nargs="+", default=["06_softmax", "10_matmul"])
     parser.add_argument("--evaluations", type=int, default=10)
-    parser.add_argument("--out", type=Path, default=Path(__file__).with_name("results.md"))
-    parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--out", type=Path, help="default: results-<machine>.md beside this file")
+    parser.add_argument("--json", action="store_true", help="print the rows as JSON at the end")
     parser.add_argument(
         "--profile",
         choices=["on", "off", "both"],
@@ -84,41 +77,24 @@ def main() -> None:
         help="evaluate with the kernel record (PR) on, off, or both, alternating evaluations "
         "so that the record's effect on timing is measured side by side (default both)",
     )
-    parser.add_argument(
-        "--compare-env",
-        type=env_switch,
-        default=None,
-        metavar="NAME=VALUE",
-        help="alternate each evaluation with one whose judge has NAME=VALUE set (an "
-        "operator switch such as KGYM_TIMING_CHECK_EVERY_ROUND=off)",
-    )
     args = parser.parse_args()
-    profiles = {"on": [True], "off": [False], "both": [True, False]}[args.profile]
-    envs: list[str | None] = [None]
-    if args.compare_env:
-        envs.append(f"{args.compare_env[0]}={args.compare_env[1]}")
-    # A mode is (kernel record on, operator switch or None for the environment as it is).
-    modes = [(profile, env) for profile in profiles for env in envs]
+    modes = {"on": [True], "off": [False], "both": [True, False]}[args.profile]
     rows: list[dict[str, Any]] = []
     for task_id in args.tasks:
         task = find_task(task_id)
         solution = task.solution_path()
         assert solution is not None
         source = solution.read_text()
-        seen: dict[tuple[bool, str | None], dict[str, list[Any]]] = {
+        seen: dict[bool, dict[str, list[Any]]] = {
             m: {"speedups": [], "halfwidths": [], "methods": [], "statuses": [], "pr": []}
             for m in modes
         }
         for i in range(args.evaluations):
-            for mode in modes:
-                profile, env = mode
-                got = seen[mode]
+            for profile in modes:
+                got = seen[profile]
                 started = time.time()
                 options = CheckOptions(device="cuda", trials=2, profile=profile)
-                # The judge started by check() inherits this process' environment.
-                switch = dict([env.split("=", 1)]) if env else {}
-                with mock.patch.dict(os.environ, switch):
-                    r = check(task, source, options)
+                r = check(task, source, options)
                 got["statuses"].append(r["status"])
                 t = r["timing"]
                 if t.get("available"):
@@ -130,16 +106,14 @@ def main() -> None:
                 if pr is not None:
                     got["pr"].append(pr)
                 print(
-                    f"{task_id} {i + 1}/{args.evaluations} profile={'on' if profile else 'off'}"
-                    f"{' ' + env if env else ''}: "
+                    f"{task_id} {i + 1}/{args.evaluations} profile={'on' if profile else 'off'}: "
                     f"{r['status']} speedup {t.get('speedup')} PR {pr} "
                     f"({time.time() - started:.1f} s)",
                     flush=True,
                 )
         reference = do_bench_speedup(task_id)
-        for mode in modes:
-            profile, env = mode
-            got = seen[mode]
+        for profile in modes:
+            got = seen[profile]
             speedups = got["speedups"]
             halfwidths = got["halfwidths"]
             mean = statistics.fmean(speedups) if speedups else float("nan")
@@ -148,7 +122,6 @@ def main() -> None:
                 {
                     "task": task_id,
                     "profile": profile,
-                    "env": env,
                     "statuses": got["statuses"],
                     "speedups": speedups,
                     "mean_speedup": mean,
@@ -165,29 +138,27 @@ def main() -> None:
             )
         # Written after every task, so that a run cut short (a device call's time limit)
         # keeps the tasks it finished.
-        write(args, envs, rows, final=task_id == args.tasks[-1])
+        write(args, rows, final=task_id == args.tasks[-1])
 
 
-def write(
-    args: argparse.Namespace, envs: list[str | None], rows: list[dict[str, Any]], final: bool
-) -> None:
-    """The table (--out) and the rows (--json) of the tasks done so far; printed when final."""
+def write(args: argparse.Namespace, rows: list[dict[str, Any]], final: bool) -> None:
+    """The results file of the tasks done so far; printed when final."""
     import torch
 
-    header = (
-        f"# Judge timing precision\n\nCommand: `python bench/judge_precision/run.py --tasks "
-        f"{' '.join(args.tasks)} --evaluations {args.evaluations} --profile {args.profile}"
-        f"{' --compare-env ' + envs[1] if len(envs) > 1 else ''}`"
-        f"\n\nMachine: "
-        f"{torch.cuda.get_device_name()} ({platform.node()}), torch {torch.__version__}; date "
-        f"{dt.date.today().isoformat()}.\n\n"
-        "| task | kernel record (PR) | switch | evaluations ok | mean speedup | "
-        "CV across evaluations | mean CI half-width within one | rounds | PR | "
-        "do_bench speedup (same run) |\n"
-        "|---|---|---|---|---|---|---|---|---|---|\n"
+    command = (
+        f"python bench/judge_precision/run.py --tasks {' '.join(args.tasks)} "
+        f"--evaluations {args.evaluations} --profile {args.profile}"
     )
     lines = [
-        f"| {r['task']} | {'on' if r['profile'] else 'off'} | {r['env'] or 'as set'} | "
+        *header("Judge timing precision", command),
+        f"- torch {torch.__version__}",
+        "",
+        "| task | kernel record (PR) | evaluations ok | mean speedup | CV across evaluations | "
+        "mean CI half-width within one | rounds | PR | do_bench speedup (same run) |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    lines += [
+        f"| {r['task']} | {'on' if r['profile'] else 'off'} | "
         f"{r['statuses'].count('ok')}/{len(r['statuses'])} | "
         f"{r['mean_speedup']:.3f} | {100 * r['cv_across_evaluations']:.2f}% | "
         f"{100 * (r['mean_ci_halfwidth_within'] or float('nan')):.2f}% | "
@@ -196,11 +167,9 @@ def write(
         f"{r['do_bench_speedup'] or float('nan'):.3f} |"
         for r in rows
     ]
-    args.out.write_text(header + "\n".join(lines) + "\n")
+    record(args.out or results_path(HERE), lines, {"rows": rows}, final and args.json)
     if final:
-        print(header + "\n".join(lines))
-    if args.json:
-        args.json.write_text(json.dumps(rows, indent=1))
+        print("\n".join(lines))
 
 
 if __name__ == "__main__":

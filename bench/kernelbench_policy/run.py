@@ -6,12 +6,14 @@ kgym.check.check; the report puts the policies' correctness, Fast@p and PR (Trit
 kernel time) side by side.
 
 On a GPU (the tasks at KernelBench's own sizes):
-    python3 bench/kernelbench_policy/run.py --kernelbench .kernelbench/KernelBench \\
-        --out results.md --json results.json --plot pr.png
+    python3 bench/kernelbench_policy/run.py --kernelbench .kernelbench/KernelBench
 
 On a CPU (Triton's interpreter; verdicts only, no timing or profile), with scaled task copies:
     python bench/kernelbench_policy/run.py --kernelbench .kernelbench/KernelBench \\
-        --device cpu --scale-dir /tmp/scaled --out results-cpu.md --json results-cpu.json
+        --device cpu --scale-dir /tmp/scaled
+
+The report goes to results-<machine>.md beside this file and the PR plot to pr-<machine>.png
+(or --out and --plot); --json keeps every evaluation, for --resume.
 
 --scale-dir writes a copy of every task file there with the manifest's CPU sizes appended as
 module-level assignments (get_inputs and get_init_inputs read them when called), and evaluates
@@ -38,6 +40,9 @@ from typing import Any
 from kgym.check import CheckOptions, check, read_source
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from record import results_path  # noqa: E402
+
 REPO = HERE.parents[1]
 CANDIDATES = HERE / "candidates"
 
@@ -819,9 +824,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="start no evaluation that would end past this many seconds (each one's timeout is "
         "cut to what is left); what is left undone is listed in the report",
     )
-    parser.add_argument("--out", type=Path, default=Path("results.md"), help="markdown report")
-    parser.add_argument("--json", type=Path, default=Path("results.json"), help="JSON results")
-    parser.add_argument("--plot", type=Path, default=Path("pr.png"), help="PR plot (PNG)")
+    parser.add_argument("--out", type=Path, help="markdown report (default: results-<machine>.md)")
+    parser.add_argument("--json", type=Path, help="JSON results (needed by --resume)")
+    parser.add_argument("--plot", type=Path, help="PR plot (PNG; default: pr-<machine>.png)")
     parser.add_argument(
         "--resume",
         action="store_true",
@@ -853,6 +858,12 @@ def main(argv: list[str] | None = None) -> int:
         import torch
 
         cpu = not torch.cuda.is_available()
+    if args.out is None:
+        args.out = results_path(HERE, "cpu" if cpu else None)
+    if args.plot is None:
+        args.plot = args.out.with_name(args.out.stem.replace("results", "pr", 1) + ".png")
+    if args.resume and args.json is None:
+        raise SystemExit("--resume needs --json, the file of the run to resume")
 
     task_paths: dict[tuple[int, str], Path] = {}
     for level, names, manifest in ((2, tasks, KNOWN_LEVEL2), (1, level1, LEVEL1)):
@@ -882,7 +893,7 @@ def main(argv: list[str] | None = None) -> int:
     plan = [k for k in canonical if not confirming(k)] + [k for k in canonical if confirming(k)]
 
     records: list[dict[str, Any]] = []
-    if args.resume and args.json.is_file():
+    if args.resume and args.json is not None and args.json.is_file():
         done = {key(r): r for r in json.loads(args.json.read_text()).get("evaluations", [])}
         records = [done[k] for k in plan if k in done]
         print(f"resuming: {len(records)} of {len(plan)} evaluations kept", file=sys.stderr)
@@ -917,12 +928,13 @@ def main(argv: list[str] | None = None) -> int:
         )
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text)
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(data, indent=1, default=str) + "\n")
+        if args.json is not None:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            args.json.write_text(json.dumps(data, indent=1, default=str) + "\n")
 
     print(
         f"{len(todo)} evaluations to run ({'CPU interpreter' if cpu else 'GPU'}), "
-        f"results to {args.out} and {args.json}",
+        f"results to {args.out}",
         file=sys.stderr,
         flush=True,
     )

@@ -4,7 +4,7 @@
 #   cd .debs && apt-get download redis-server redis-tools libjemalloc2 liblzf1 libhiredis-dev
 # redis-server and redis-cli are unpacked into a private prefix and reached through wrappers
 # that add the prefix's libraries (jemalloc, lzf) for them alone; scripts/device_build.sh links
-# hiredis statically. Results: results-gpu.md, results-gpu.json, throughput-gpu.png in $1.
+# hiredis statically. Results: results-<gpu>.md, results.json, throughput-<gpu>.png in $1.
 #   bash bench/pool/device.sh OUT_DIR
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -25,7 +25,8 @@ if ! command -v redis-server > /dev/null; then
   export PATH="$prefix/bin:$PATH"
 fi
 redis-server --version
-KGYM_WHEEL_DIR=${KGYM_WHEEL_DIR:-/tmp/kgw} bash scripts/device_build.sh > "$out/build.log" 2>&1 || {
+bash scripts/device_build.sh --wheel-dir /tmp/kgw > "$out/build.log" 2>&1 || {
   tail -20 "$out/build.log"; exit 1; }
 kgym-gym worker --help > /dev/null || { echo "kgym-gym was built without the pool"; exit 1; }
-python3 bench/pool/run.py --gpu --jobs 8 --repeats 1 --latency-jobs 4 --out-dir "$out"
+python3 bench/pool/run.py --gpu --jobs 8 --repeats 1 --latency-jobs 4 --out-dir "$out" \
+  --save "$out/results.json"

@@ -7,12 +7,12 @@ the embedded service with W workers on the GPU and (b) one worker process with W
 a GPU host of a pool runs (its slots share the GPU's timing lock). Overhead: the same
 jobs one at a time (submit, wait, next) through a one-slot embedded service and a one-slot pool;
 the difference of the mean latencies is what the pool adds per job (publish, take, heartbeat,
-answer, collect). Writes ``results.md``, ``results.json`` and ``throughput.png`` beside this file
-(or to --out-dir).
+answer, collect). Writes ``results-<machine>.md`` and ``throughput-<machine>.png`` beside this
+file (or to --out-dir): ``cpu`` in CPU mode, the GPU's model with --gpu.
 
     python bench/pool/run.py                      # workers 1,2,4; 24 jobs a batch
     python bench/pool/run.py --workers 1,2 --jobs 8 --json
-    python bench/pool/run.py --gpu --jobs 8 --repeats 1 --latency-jobs 4   # results-gpu.*
+    python bench/pool/run.py --gpu --jobs 8 --repeats 1 --latency-jobs 4
 """
 
 from __future__ import annotations
@@ -248,8 +248,11 @@ def write_markdown(results: dict[str, Any], path: Path) -> None:
 
 
 def suffix(results: dict[str, Any]) -> str:
-    """The GPU run's files are results-gpu.* and throughput-gpu.png, beside the CPU run's."""
-    return "-gpu" if results.get("device") == "cuda" else ""
+    """``-cpu`` for a CPU-mode run, ``-<model>`` (``-h100``) for a GPU run."""
+    if results.get("device") != "cuda":
+        return "-cpu"
+    words = str(results.get("gpu", "gpu")).replace("NVIDIA", "").split()
+    return "-" + (words[0].lower().rstrip(",") if words else "gpu")
 
 
 def write_reports(results: dict[str, Any], out_dir: Path) -> None:
@@ -310,14 +313,15 @@ def main() -> int:
     ap.add_argument(
         "--gpu",
         action="store_true",
-        help="jobs on this machine's GPU (W slots on it); writes results-gpu.* instead",
+        help="jobs on this machine's GPU (W slots on it); writes results-<model>.* instead",
     )
     ap.add_argument(
         "--render",
         type=Path,
         metavar="RESULTS_JSON",
-        help="only write results.md and the plot again from a results.json (no measurement)",
+        help="only write the results file and the plot again from --save's JSON (no measurement)",
     )
+    ap.add_argument("--save", type=Path, help="also write the results as JSON here (for --render)")
     args = ap.parse_args()
     if args.render:
         results = json.loads(args.render.read_text())
@@ -397,9 +401,8 @@ def main() -> int:
             text=True,
         ).stdout.strip()
     args.out_dir.mkdir(parents=True, exist_ok=True)
-    (args.out_dir / f"results{suffix(results)}.json").write_text(
-        json.dumps(results, indent=2) + "\n"
-    )
+    if args.save:
+        args.save.write_text(json.dumps(results, indent=2) + "\n")
     write_reports(results, args.out_dir)
     if args.json:
         print(json.dumps(results, indent=2))

@@ -1,12 +1,12 @@
 """Does a Triton cache made on a machine without a GPU serve a GPU's first call? A step towards
-compiling a candidate's kernels before its job holds the GPU (docs/scale.md, twentieth session):
-the candidate's compilation is its first call, inside the shared hold, and in a mixed batch
-those holds are the gaps between timing windows.
+compiling a candidate's kernels before its job holds the GPU (``harness/precompile.py``): the
+candidate's compilation is its first call, inside the shared hold, and in a mixed batch those
+holds are the gaps between timing windows.
 
 ``make`` (any machine, no GPU needed): for each built-in solution, runs its forward on the
 task's inputs as meta tensors that pass for CUDA tensors (``looks_like_cuda``, as the service's
-child does; until the twenty-third session CPU tensors, on which the solutions that choose
-their block sizes by ``x.is_cuda`` compiled their CPU branch) with Triton's launches made
+child does, so that solutions that choose their block sizes by ``x.is_cuda`` compile their
+CUDA branch) with Triton's launches made
 compile-only (a stand-in driver with the CUDA target ``--arch``, no device), into
 ``DIR/<task>``; each kernel's launcher is built
 too where Triton builds one per signature (a C module; it needs the CUDA driver's library, not
@@ -19,16 +19,14 @@ all of it came from the cache).
     python bench/precompile/run.py make DIR [--arch 90] [--json]
     python bench/precompile/run.py use DIR [--limit N] [--only TASK,...] [--json]
 
-Each writes results-MODE.json and appends a section to results.md beside this file.
+Each replaces its own section of results-<machine>.md beside this file.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -41,7 +39,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 TASKS = ROOT / "tasks"
 sys.path.insert(0, str(HERE.parent))
-from record import record  # noqa: E402
+from record import record_part, results_path, run_lines  # noqa: E402
 
 # Per kernel compiled by ``make``: "built", or why its launcher was not.
 LAUNCHERS: list[str] = []
@@ -209,17 +207,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.mode == "make"
         else use(args.dir, sys.stderr, args.limit, args.only)
     )
-    gpu = torch.cuda.get_device_name() if torch.cuda.is_available() else "no GPU"
     data |= {
         "command": "python bench/precompile/run.py " + " ".join(argv or sys.argv[1:]),
-        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores, {gpu}",
         "torch": torch.__version__,
         "triton": triton.__version__,
     }
     lines = [
-        f"\n## {data['date']}: `{args.mode}` on {data['machine']}\n",
-        f"`{data['command']}` (torch {data['torch']}, triton {data['triton']})\n",
+        *run_lines(data["command"]),
+        f"- torch {data['torch']}, triton {data['triton']}",
+        "",
     ]
     if args.mode == "make":
         lines += [
@@ -245,7 +241,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"{built(warm)} | {cold.get('first_call_s', cold.get('error'))} | "
                 f"{built(cold)} |"
             )
-    record(HERE / f"results-{args.mode}.json", data, HERE / "results.md", lines, args.json)
+    title = "A Triton cache made without a GPU, used on one"
+    record_part(results_path(HERE), title, args.mode, lines, data, args.json)
     return 0
 
 

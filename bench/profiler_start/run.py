@@ -2,7 +2,9 @@
 parallel when several processes start it at once (the judge's two runners, several jobs).
 
 Usage (on a GPU): python bench/profiler_start/run.py [--sessions 3] [--concurrency 1,2,8]
-[--json] [--out FILE.json]
+[--json]
+
+Writes results-<machine>.md beside this file.
 
 Each measurement is a fresh Python (`--child ORDER`) that imports torch, then either creates
 the CUDA context and starts the profiler (order `context-first`, what a runner does), or starts
@@ -23,6 +25,10 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from record import header, record, results_path  # noqa: E402
 
 
 def _timed(fn: Any) -> tuple[float, float]:
@@ -84,7 +90,6 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=3, help="profiler sessions per process")
     parser.add_argument("--concurrency", default="1,2,8", help="processes at once, comma-separated")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
-    parser.add_argument("--out", type=Path, help="also write the results to this JSON file")
     parser.add_argument(
         "--child", choices=["context-first", "profiler-first"], help=argparse.SUPPRESS
     )
@@ -121,10 +126,33 @@ def main() -> None:
             file=sys.stderr,
             flush=True,
         )
-    if args.out:
-        args.out.write_text(json.dumps(results, indent=1))
-    if args.json:
-        print(json.dumps(results))
+    command = "python bench/profiler_start/run.py " + " ".join(sys.argv[1:])
+    lines = [
+        *header("Starting torch.profiler in a fresh process", command),
+        "Each row is a fresh Python.",
+        "",
+        "| order | CUDA context | profiler's first start (CPU time) | later starts |",
+        "| --- | --- | --- | --- |",
+    ]
+    for order, row in results["orders"].items():
+        cpu = row.get("first_start_cpu_s", row["sessions"][0]["start_cpu_s"])
+        later = max((s["start_s"] for s in row["sessions"][1:]), default=0.0)
+        lines.append(
+            f"| {order} | {row['context_s']:.3f} s | {first_start(row):.3f} s ({cpu:.3f} s) | "
+            f"{later:.3f} s |"
+        )
+    lines += [
+        "",
+        "| processes starting at once | first start, median | slowest | all done |",
+        "| --- | --- | --- | --- |",
+    ]
+    for entry in results["concurrency"]:
+        first = entry["first_start_s"]
+        lines.append(
+            f"| {entry['processes']} | {first['median']:.2f} s | {first['max']:.2f} s | "
+            f"{entry['wall_s']:.1f} s |"
+        )
+    record(results_path(HERE), lines, results, args.json)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
 Usage (from the repository root, with kgym installed):
 
-    python bench/rl_core/run.py            # writes bench/rl_core/RESULTS.md and results.json
+    python bench/rl_core/run.py            # writes bench/rl_core/results-cpu.md
 
 Similarity: KernelBook-sized pairs (2-8 KB of Triton/PyTorch code built from the task suite),
 candidate versus reference, timed side by side in one run: difflib.SequenceMatcher(None, a, b,
@@ -14,6 +14,7 @@ estimator, through the Python API (kgym.rl.advantages) and the raw binding (kgym
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import difflib
 import json
@@ -262,6 +263,9 @@ def fmt(x: float | None, digits: int = 1) -> str:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print the run as JSON too")
+    args = parser.parse_args()
     started = dt.datetime.now(dt.timezone.utc)
     sim = bench_similarity(random.Random(0))
     adv = bench_advantages(np.random.default_rng(0))
@@ -274,7 +278,6 @@ def main() -> None:
         "similarity": sim,
         "advantages": adv,
     }
-    (HERE / "results.json").write_text(json.dumps(data, indent=2) + "\n")
     lines = [
         "# RL core benchmark",
         "",
@@ -307,8 +310,10 @@ def main() -> None:
     for r in adv:
         lines.append(f"| {r['what']} | {fmt(r['python_api_us'])} | {fmt(r['binding_us'])} |")
     lines.append("")
-    (HERE / "RESULTS.md").write_text("\n".join(lines))
+    (HERE / "results-cpu.md").write_text("\n".join(lines))
     print("\n".join(lines))
+    if args.json:
+        print(json.dumps(data))
 
 
 if __name__ == "__main__":

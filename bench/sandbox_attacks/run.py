@@ -6,8 +6,8 @@ signal the supervisor, open host devices, overwrite a file in the host's /dev/sh
 the job, reach a socket on the host's loopback, list other jobs' directories, read the shipped
 reference solutions and leave a process behind. Each attempt is recorded as got / refused, once
 with the job's namespaces, view and unprivileged uid (the default) and once without them
-(`private_view: false`, `sandbox_uid: -1`: the layers before this work). Writes
-``results.md`` and ``results.json`` beside this file (or to --out-dir).
+(`private_view: false`, `sandbox_uid: -1`). Writes ``results-<machine>.md`` beside this file (or
+to --out-dir).
 
     python bench/sandbox_attacks/run.py [--device cpu|cuda] [--json]
 """
@@ -27,8 +27,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "bench"))
 
 import test_sandbox_escape as probe  # noqa: E402
+from record import results_path  # noqa: E402
 
 from kgym import _core  # noqa: E402
 from kgym.check import CheckOptions  # noqa: E402
@@ -129,8 +131,6 @@ def main() -> None:
         "runs": runs,
     }
     args.out_dir.mkdir(parents=True, exist_ok=True)
-    suffix = "" if args.device == "cpu" else "_cuda"
-    (args.out_dir / f"results{suffix}.json").write_text(json.dumps(report, indent=2) + "\n")
     on, off = runs
     lines = [
         f"# Sandbox attack probe ({args.device})",
@@ -160,7 +160,8 @@ def main() -> None:
         f"private_view on: {on['private_view']}, judge unprivileged: {on['unprivileged']}.",
         "",
     ]
-    (args.out_dir / f"results{suffix}.md").write_text("\n".join(lines))
+    name = "cpu" if args.device == "cpu" else None
+    results_path(args.out_dir, name).write_text("\n".join(lines))
     print(json.dumps(report, indent=2) if args.json else "\n".join(lines))
 
 

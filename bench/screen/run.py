@@ -1,6 +1,7 @@
-"""Builds and runs the screen benchmark (single-threaded, Release) and records bench/screen/results.md.
+"""Builds and runs the screen benchmark (single-threaded, Release) and records
+bench/screen/results-cpu.md.
 
-python bench/screen/run.py [--seconds 5]
+python bench/screen/run.py [--seconds 5] [--build-dir DIR]
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-BUILD = Path(os.environ.get("KGYM_BENCH_BUILD", "/tmp/build-bench-screen"))
 
 
 def cpu_model() -> str:
@@ -31,19 +31,23 @@ def cpu_model() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument(
+        "--build-dir", type=Path, default=Path("/tmp/build-bench-screen"), help="CMake's build"
+    )
     args = parser.parse_args()
+    build = args.build_dir
     subprocess.run(
-        ["cmake", "-S", str(HERE), "-B", str(BUILD), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release"],
+        ["cmake", "-S", str(HERE), "-B", str(build), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release"],
         check=True,
         stdout=subprocess.DEVNULL,
     )
-    subprocess.run(["cmake", "--build", str(BUILD), "--target", "bench_screen"], check=True)
+    subprocess.run(["cmake", "--build", str(build), "--target", "bench_screen"], check=True)
     out = subprocess.run(
         [
             "taskset",
             "-c",
             "0",
-            str(BUILD / "bench_screen"),
+            str(build / "bench_screen"),
             str(ROOT / "tasks" / "solutions"),
             str(args.seconds),
         ],
@@ -84,7 +88,7 @@ Raw output:
 {json.dumps(r, indent=2)}
 ```
 """
-    (HERE / "results.md").write_text(md)
+    (HERE / "results-cpu.md").write_text(md)
     print(md)
 
 

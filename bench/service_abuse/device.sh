@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # GPU side of the tenants' rows: builds kgym only when it does not import, then runs
 # `run.py --part tenants --gpus all` (each hostile job beside 8 honest ones on the GPU's slots,
-# the other rows as on a CPU) and writes results-tenants-gpu.md and .json to $1 (default:
-# bench/service_abuse). Runs as root (cgroups, tmpfs) with libfaketime where installed.
+# the other rows as on a CPU) and writes the tenants section of results-<gpu>.md in $1
+# (default: bench/service_abuse). Runs as root (cgroups, tmpfs) with libfaketime where installed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-bench/service_abuse}

@@ -4,12 +4,13 @@ Part `http`: normal clients keep asking (GET /v1/tasks and a POST answered from 
 their latency is recorded, first alone, then while abusers run side by side: a flood of idle
 connections (more than the connection cap), slow-header clients, a Content-Length longer than
 the body, deeply nested JSON and concurrent 4 MB bodies. The service's peak memory (VmHWM) and
-whether it kept serving are recorded. Writes ``results.md``/``results.json`` and ``latency.png``.
+whether it kept serving are recorded, with ``latency-<machine>.png``.
 
 Part `tenants` (tenants.py): one row per attack of a hostile tenant on the host and the other
 tenants (jobs over their memory, disk and process limits beside honest ones, clock jumps, crash
 leftovers, another client's jobs, fair share, ceilings, a full disk, a body of many values,
-TLS). Writes ``results-tenants.md``/``results-tenants.json`` (``-<device>`` with --gpus).
+TLS). Each part replaces its own section (``## http``, ``## tenants``) of
+``results-<machine>.md`` beside this file (or in --out-dir); --json prints the run.
 
     python bench/service_abuse/run.py                  # both parts, 20 s per http phase
     python bench/service_abuse/run.py --part tenants   # the tenants' rows only
@@ -19,12 +20,9 @@ TLS). Writes ``results-tenants.md``/``results-tenants.json`` (``-<device>`` with
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
-import platform
 import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -32,11 +30,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
 
+from record import machine, record_part, results_path, run_lines  # noqa: E402
 from service_util import Gym, call  # noqa: E402
+
+TITLE = "Service under abuse"
 
 MAX_CONNECTIONS = 1024
 
@@ -223,46 +226,19 @@ def main() -> int:
     return 0 if ok else 1
 
 
-def machine(gpus: str) -> str:
-    device = "CPU mode" if gpus == "none" else f"--gpus {gpus}"
-    name = platform.node()
-    if gpus != "none":
-        name = subprocess.run(
-            ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
-            text=True,
-            capture_output=True,
-        ).stdout.strip().splitlines()[0:1] or [name]
-        name = name[0]
-    return f"{name} ({platform.machine()}, {device})"
-
-
-def git_commit() -> str:
-    return subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], text=True, capture_output=True
-    ).stdout.strip()
+def command() -> str:
+    return "python bench/service_abuse/run.py " + " ".join(sys.argv[1:])
 
 
 def run_tenants(args: argparse.Namespace, say: Any) -> bool:
     from tenants import run_all
 
     rows = run_all(args.gpus, args.honest_jobs, say)
-    suffix = "" if args.gpus == "none" else "-gpu"
-    results = {
-        "command": "python bench/service_abuse/run.py " + " ".join(sys.argv[1:]),
-        "machine": machine(args.gpus),
-        "date": dt.date.today().isoformat(),
-        "commit": git_commit(),
-        "rows": rows,
-    }
-    out = args.out_dir
-    out.mkdir(parents=True, exist_ok=True)
-    (out / f"results-tenants{suffix}.json").write_text(json.dumps(results, indent=2) + "\n")
+    device = "CPU mode" if args.gpus == "none" else f"--gpus {args.gpus}"
     lines = [
-        "# The host and its tenants",
+        *run_lines(command()),
         "",
-        f"Command: `{results['command']}`; machine: {results['machine']}; date: "
-        f"{results['date']}; commit {results['commit']}. Before: the issue's figures (CPU mode, "
-        "7043e88).",
+        f"The service in {device}. Before: the issue's figures (CPU mode, 7043e88).",
         "",
         "| attack | what | before | after | held |",
         "| --- | --- | --- | --- | --- |",
@@ -272,8 +248,10 @@ def run_tenants(args: argparse.Namespace, say: Any) -> bool:
             f"| {r['name']} | {r['attack']} | {r['before']} | {r['after']} | "
             f"{'yes' if r['ok'] else '**no**'} |"
         )
-    (out / f"results-tenants{suffix}.md").write_text("\n".join(lines) + "\n")
-    print((out / f"results-tenants{suffix}.md").read_text())
+    path = results_path(args.out_dir)
+    record_part(path, TITLE, "tenants", lines, {"tenants": rows}, args.json)
+    if not args.json:
+        print(path.read_text())
     return all(r["ok"] for r in rows)
 
 
@@ -318,12 +296,7 @@ def run_http(args: argparse.Namespace, say: Any) -> bool:
             "max_ms": max(ms) if ms else None,
         }
 
-    git = git_commit()
     results = {
-        "command": "python bench/service_abuse/run.py " + " ".join(sys.argv[1:]),
-        "machine": f"{platform.node()} ({platform.machine()}, CPU mode)",
-        "date": dt.date.today().isoformat(),
-        "commit": git,
         "normal_alone": lat(alone),
         "normal_beside_abuse": lat(beside),
         "abuse": {
@@ -336,25 +309,21 @@ def run_http(args: argparse.Namespace, say: Any) -> bool:
         "service_rss_mib": {"after_warmup": base_rss / 1024, "peak": peak_rss / 1024},
         "still_serving": alive,
     }
-    out = args.out_dir
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
-    write_markdown(out / "results.md", results)
-    plot(out / "latency.png", alone, beside)
-    if args.json:
-        print(json.dumps(results, indent=2))
-    else:
-        print((out / "results.md").read_text())
+    path = results_path(args.out_dir)
+    png = f"latency-{machine()}.png"
+    record_part(path, TITLE, "http", http_lines(results, png), {"http": results}, args.json)
+    plot(args.out_dir / png, alone, beside)
+    if not args.json:
+        print(path.read_text())
     return bool(alive and beside.latencies)
 
 
-def write_markdown(path: Path, r: dict[str, Any]) -> None:
+def http_lines(r: dict[str, Any], png: str) -> list[str]:
     a, b = r["normal_alone"], r["normal_beside_abuse"]
     lines = [
-        "# Service under abuse (CPU mode)",
+        *run_lines(command()),
         "",
-        f"Command: `{r['command']}`; machine: {r['machine']}; date: {r['date']}; "
-        f"commit {r['commit']}.",
+        "The service in CPU mode.",
         "",
         "| normal clients | requests | failures | p50 ms | p99 ms | max ms |",
         "| --- | --- | --- | --- | --- | --- |",
@@ -379,10 +348,9 @@ def write_markdown(path: Path, r: dict[str, Any]) -> None:
         f"peak {r['service_rss_mib']['peak']:.0f} MiB. Still serving afterwards: "
         f"{r['still_serving']}.",
         "",
-        "![latency of normal clients](latency.png)",
-        "",
+        f"![latency of normal clients]({png})",
     ]
-    path.write_text("\n".join(lines))
+    return lines
 
 
 def plot(path: Path, alone: NormalClients, beside: NormalClients) -> None:

@@ -5,8 +5,7 @@ when it entered and left the hold and its phases in it. A gap ends when the last
 Read, as ``timeline_plot.py`` does, from each job's end (``finished_at``) and the phase
 durations and stretches of its Result.
 
-    python bench/service_gpu/gap_members.py bench/service_gpu/throughput-idle-hold-repeat.json \
-        [--min-gap 1.0] [--json]
+    python bench/service_gpu/gap_members.py OUT/throughput.json [--min-gap 1.0] [--json]
 """
 
 from __future__ import annotations

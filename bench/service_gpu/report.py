@@ -1,4 +1,5 @@
-"""Turns the parts written by run.py (PART.json) into results.md, results.json and plots."""
+"""Turns the parts written by run.py (PART.json in its --out-dir) into the benchmark's results
+file for the machine they ran on, results-<machine>.md, and its plots, beside this file."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ def load(out_dir: Path) -> dict[str, Any]:
 
 def meta_line(m: dict[str, Any]) -> str:
     return (
-        f"`{m['command']}` on {m['gpu']} ({m['cpus']} CPUs), {m['date']}, Python {m['python']}, "
+        f"`{m['command']}` on {m['gpu']} ({m['cpus']} CPUs), {m['date']}, commit "
+        f"{m.get('commit', 'unknown')}, Python {m['python']}, "
         f"torch {m['torch']}, triton {m['triton']}; {m['seconds']:.0f} s"
     )
 
@@ -42,9 +44,10 @@ def throughput_md(t: dict[str, Any]) -> list[str]:
         f"| process per evaluation | {t['baseline']['wall_s']:.1f} | "
         f"{t['baseline']['per_min']:.1f} |",
         "",
-        f"**{t['ratio']:.1f}x** the evaluations per minute, measured side by side in one run. "
+        f"**{t['ratio']:.2f}x** the evaluations per minute, measured side by side in one run. "
         f"Verdicts agree on {t['verdicts_agree']} of {t['candidates']} candidates.",
         "",
+        *timeline_md(t),
         "| # | kind | task | service | baseline |",
         "| --- | --- | --- | --- | --- |",
     ]
@@ -52,8 +55,38 @@ def throughput_md(t: dict[str, Any]) -> list[str]:
         s, b = r["service"]["status"], r["baseline"]["status"]
         mark = "" if s == b else " (differs)"
         lines.append(f"| {i} | {r['kind']} | {r['task']} | {s} | {b}{mark} |")
-    lines += ["", "![throughput](throughput.png)", ""]
     return lines
+
+
+def timeline_md(t: dict[str, Any]) -> list[str]:
+    """The service's runs against the one baseline: wall, ratio, where the GPU's time went."""
+    runs = {f"{t['workers_per_gpu']} workers per GPU": {**t, **t["service"]}}
+    runs |= {f"{w} workers per GPU": o for w, o in t.get("other_workers_per_gpu", {}).items()}
+    lines = [
+        "| service | wall s | ratio | summed timing windows s (bound) | first window opened s | "
+        "idle between windows s (longest gaps) | speedups' gap to the baseline's (median, max) |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for name, run in runs.items():
+        tl, sp = run.get("timeline") or {}, run.get("speedups") or {}
+        windows = tl.get("windows_s")
+        bound = f" ({t['baseline']['wall_s'] / windows:.2f}x)" if windows else ""
+        gaps = ", ".join(f"{g:.2f}" for g in sorted(tl.get("gaps_s", []), reverse=True)[:2])
+        gap = f"{sp['median_gap_pct']:.2f}%, {sp['max_gap_pct']:.1f}%" if sp.get("pairs") else "-"
+        lines.append(
+            f"| {name} | {run['wall_s']:.1f} | {t['baseline']['wall_s'] / run['wall_s']:.2f}x | "
+            f"{windows}{bound} | {tl.get('first_window_opened_s')} | "
+            f"{tl.get('idle_between_windows_s')} ({gaps}) | {gap} |"
+        )
+    repeats = t.get("repeats") or {}
+    if len(repeats.get("wall_s", [])) > 1:
+        lines += [
+            "",
+            f"The service again, {len(repeats['wall_s'])} runs: wall "
+            f"{', '.join(f'{w:.1f}' for w in repeats['wall_s'])} s, median ratio "
+            f"{repeats['ratio_of_median']:.2f}x.",
+        ]
+    return [*lines, ""]
 
 
 def latency_md(lat: dict[str, Any]) -> list[str]:
@@ -77,13 +110,12 @@ def latency_md(lat: dict[str, Any]) -> list[str]:
     ]
     for phase, ms in lat["median_ms"].items():
         lines.append(f"| {phase} | {ms:.1f} |")
-    other = lat.get("without_compiler_imports")
-    if other:
+    for task, other in (lat.get("other_tasks") or {}).items():
         lines += [
             "",
-            "The same run, fork servers that leave torch's compiler stack to each runner "
-            "(`KGYM_FORKSERVER_COMPILER_IMPORTS=off`, the layout before): client round trip "
-            f"{other['round_trip_median_s'] * 1e3:.0f} ms; medians by phase: "
+            f"`{task}`'s solution the same way: client round trip "
+            f"{other['round_trip_median_s'] * 1e3:.0f} ms, after the last phase "
+            f"{other['after_last_phase_median_ms']:.0f} ms; medians by phase: "
             + ", ".join(f"{p} {ms:.0f}" for p, ms in other["median_ms"].items())
             + " ms.",
         ]
@@ -121,7 +153,7 @@ def precision_md(p: dict[str, Any]) -> list[str]:
                 f"| {label} | {method} | {sum(flat) / len(flat):.3f} | "
                 f"{max(x['cv_within_run']) * 100:.2f}% | {x['cv_across_restarts'] * 100:.2f}% |"
             )
-    lines += ["", "![precision](precision.png)", ""]
+    lines += ["", f"![precision](precision-{MACHINE}.png)", ""]
     return lines
 
 
@@ -161,7 +193,7 @@ def plot(parts: dict[str, Any], out_dir: Path) -> None:
         ax.set_ylabel("evaluations / min")
         ax.set_title(f"{t['candidates']} mixed candidates, {t['meta']['gpu'].split(',')[0]}")
         fig.tight_layout()
-        fig.savefig(out_dir / "throughput.png", dpi=110)
+        fig.savefig(out_dir / f"throughput-{MACHINE}.png", dpi=110)
         plt.close(fig)
     if "precision" in parts:
         p = {k: v for k, v in parts["precision"].items() if k != "meta"}
@@ -176,21 +208,37 @@ def plot(parts: dict[str, Any], out_dir: Path) -> None:
             ax.set_title(task)
             ax.legend()
         fig.tight_layout()
-        fig.savefig(out_dir / "precision.png", dpi=110)
+        fig.savefig(out_dir / f"precision-{MACHINE}.png", dpi=110)
         plt.close(fig)
 
 
-def write_report(out_dir: Path) -> None:
+MACHINE = "gpu"  # set by write_report from the parts' own record of their GPU
+
+
+def machine_of(parts: dict[str, Any]) -> str:
+    """ "h200" for "NVIDIA H200, 580.159.04": the GPU the parts ran on, as their meta says."""
+    for part in parts.values():
+        gpu = str((part.get("meta") or {}).get("gpu", ""))
+        words = gpu.replace("NVIDIA", "").replace(",", " ").split()
+        if words and not gpu.startswith("no GPU"):
+            return words[0].lower()
+    return "cpu"
+
+
+def write_report(out_dir: Path, bench_dir: Path) -> None:
+    """Writes results-<machine>.md and its plots into ``bench_dir`` from ``out_dir``'s parts."""
+    global MACHINE
     parts = load(out_dir)
+    MACHINE = machine_of(parts)
     lines = ["# The gym service on a GPU", ""]
     if "throughput" in parts:
         lines += throughput_md(parts["throughput"])
+        lines += ["", f"![throughput](throughput-{MACHINE}.png)", ""]
     if "latency" in parts:
         lines += latency_md(parts["latency"])
     if "precision" in parts:
         lines += precision_md(parts["precision"])
     if "faults" in parts:
         lines += faults_md(parts["faults"])
-    (out_dir / "results.md").write_text("\n".join(lines))
-    (out_dir / "results.json").write_text(json.dumps(parts, indent=1))
-    plot(parts, out_dir)
+    (bench_dir / f"results-{MACHINE}.md").write_text("\n".join(lines))
+    plot(parts, bench_dir)

@@ -1,12 +1,13 @@
 """The gym service on a GPU: throughput against process-per-evaluation, latency by phase,
 timing precision across runs and restarts, and faults during a batch.
 
-Each part writes ``PART.json`` into --out-dir; ``report`` turns them into ``results.md``,
-``results.json`` and ``throughput.png``/``precision.png`` there.
+Each part writes ``PART.json`` into --out-dir; ``report`` turns the parts there into
+``results-<machine>.md`` and its plots beside this file.
 
-    python bench/service_gpu/run.py throughput --out-dir bench/service_gpu
-    python bench/service_gpu/run.py latency precision faults --out-dir bench/service_gpu
-    python bench/service_gpu/run.py report --out-dir bench/service_gpu
+    python bench/service_gpu/run.py throughput --profile --limit 30 --workers 16 --out-dir OUT
+    python bench/service_gpu/run.py latency --latency-also 01_relu --latency-gap 3 --out-dir OUT
+    python bench/service_gpu/run.py precision faults --out-dir OUT
+    python bench/service_gpu/run.py report --out-dir OUT
 
 throughput: one mixed set of candidates (correct, incorrect, compile errors, crashes, hangs,
 screen rejections) over the built-in suite, evaluated twice side by side in one run: by the
@@ -39,7 +40,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from service_util import Gym, call, descendants, gym_exe  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
-from switches import env_switch  # noqa: E402
+from record import commit  # noqa: E402
 
 SOLUTIONS = ROOT / "tasks" / "solutions"
 HONEST = [
@@ -144,7 +145,7 @@ def build_mix(folder: Path) -> list[dict[str, Any]]:
 
 PROFILE = False  # --profile: both sides record the kernels of the timed calls (PR)
 # --warm-first: the service runs one evaluation before the batch, as a trainer's gym has after
-# its first step (each slot then holds a standby, docs/architecture.md).
+# its first step.
 WARM_FIRST = False
 
 
@@ -187,8 +188,6 @@ def slim(result: dict[str, Any]) -> dict[str, Any]:
         "findings": [f.get("rule") for f in result.get("findings") or []],
         # How many of the timing window's threads the supervisor raised (null: nothing timed).
         "window_priority": (result.get("sandbox") or {}).get("window_priority"),
-        # Whether the slot's child readied ahead took the job (null: no standbys).
-        "standby": (result.get("sandbox") or {}).get("standby"),
         # The candidate's compilation ahead of its first hold (absent: none ran).
         "precompile": (result.get("judge") or {}).get("precompile"),
         # Whether the judge's own kernel made the exact check of float32 outputs, or why not.
@@ -202,9 +201,8 @@ def run_service(
     workers: int,
     state: Path,
     log: Any,
-    env: dict[str, str] | None = None,
 ) -> tuple[list[dict[str, Any]], float, str]:
-    gym = start_gym(state, workers, "--no-cache", env=env)
+    gym = start_gym(state, workers, "--no-cache")
     try:
         # Ready means the fork servers have imported torch and triton: what a running gym is.
         wait_ready(gym)
@@ -216,7 +214,7 @@ def run_service(
             }
             status, job, _ = call(gym.url + "/v1/evaluate?wait=300", "POST", body, timeout=400)
             assert status == 200, job
-            wait_ready(gym)  # the standbys' set-up done
+            wait_ready(gym)
         started = time.perf_counter()
         body = {
             "requests": [
@@ -250,9 +248,9 @@ def run_service(
 GPUS = "all"  # --gpus; "none" smoke-tests the script on a CPU machine
 
 
-def start_gym(state: Path, workers: int, *extra: str, env: dict[str, str] | None = None) -> Gym:
+def start_gym(state: Path, workers: int, *extra: str) -> Gym:
     args = ["--workers-per-gpu", str(workers), "--cpu-workers", str(workers), *extra]
-    return Gym(state, args, gpus=GPUS, env=env or {}).start()
+    return Gym(state, args, gpus=GPUS).start()
 
 
 def wait_ready(gym: Gym, timeout: float = 180.0) -> None:
@@ -291,43 +289,22 @@ def part_throughput(args: argparse.Namespace, log: Any) -> dict[str, Any]:
             print(f"throughput: the service with {workers} workers per GPU", file=log)
             rows, wall, _ = run_service(mix, args.seed, workers, Path(tmp) / f"w{workers}", log)
             others[str(workers)] = {"wall_s": wall, "per_min": 60 * len(mix) / wall, "rows": rows}
-        # The same service with the GPU lock held otherwise (SHARING_MODES), same baseline.
-        sharing = {}
-        for mode in [m for m in args.compare_sharing.split(",") if m]:
-            print(f"throughput: the service with {SHARING}={mode}", file=log)
-            rows, wall, _ = run_service(
-                mix, args.seed, args.workers, Path(tmp) / mode, log, {SHARING: mode}
-            )
-            sharing[mode] = {"wall_s": wall, "per_min": 60 * len(mix) / wall, "rows": rows}
-        # The same service with operator switches set otherwise (--compare-env), same baseline.
-        other_env = {}
-        for name, value in args.compare_env:
-            print(f"throughput: the service with {name}={value}", file=log)
-            state = Path(tmp) / f"env-{name}-{value}"
-            rows, wall, _ = run_service(mix, args.seed, args.workers, state, log, {name: value})
-            other_env[f"{name}={value}"] = {
-                "wall_s": wall,
-                "per_min": 60 * len(mix) / wall,
-                "rows": rows,
-            }
-        # More rounds of every layout, in turn (the default first), so that a layout's figure
-        # is a median over runs spread across the call: one service run of a layout moved by
-        # 10% between calls, as much as the layouts differ (results.md, eighth session).
-        repeats: dict[str, list[float]] = {"batched": [service_wall]}
-        repeats |= {mode: [sharing[mode]["wall_s"]] for mode in sharing}
+        # The same service again (--repeat), for a median over runs spread across the call:
+        # one run's wall time moves by 10% or more between calls.
+        walls = [service_wall]
         for round_index in range(1, args.repeat):
-            for mode in repeats:
-                print(f"throughput: round {round_index + 1}, {SHARING}={mode}", file=log)
-                state = Path(tmp) / f"r{round_index}-{mode}"
-                _, wall, _ = run_service(mix, args.seed, args.workers, state, log, {SHARING: mode})
-                repeats[mode].append(wall)
+            print(f"throughput: the service again, round {round_index + 1}", file=log)
+            _, wall, _ = run_service(
+                mix, args.seed, args.workers, Path(tmp) / f"r{round_index}", log
+            )
+            walls.append(wall)
         baseline_started = time.perf_counter()
         baseline_rows = run_baseline(mix, args.seed, log)
         baseline_wall = time.perf_counter() - baseline_started
     agree = sum(
         s["status"] == b["status"] for s, b in zip(service_rows, baseline_rows, strict=True)
     )
-    for other in [*others.values(), *sharing.values(), *other_env.values()]:
+    for other in others.values():
         other["ratio"] = baseline_wall / other["wall_s"]
         other["verdicts_agree"] = sum(
             s["status"] == b["status"] for s, b in zip(other["rows"], baseline_rows, strict=True)
@@ -351,15 +328,10 @@ def part_throughput(args: argparse.Namespace, log: Any) -> dict[str, Any]:
         "locks": lock_summary(service_rows),
         "timeline": window_timeline(service_rows),
         "other_workers_per_gpu": others,
-        "other_sharing": sharing,
-        "other_env": other_env,
         "repeats": {
-            mode: {
-                "wall_s": walls,
-                "median_wall_s": statistics.median(walls),
-                "ratio_of_median": baseline_wall / statistics.median(walls),
-            }
-            for mode, walls in repeats.items()
+            "wall_s": walls,
+            "median_wall_s": statistics.median(walls),
+            "ratio_of_median": baseline_wall / statistics.median(walls),
         },
         "rows": [
             {**e, "service": s, "baseline": b}
@@ -438,34 +410,9 @@ def lock_summary(rows: list[dict[str, Any]]) -> dict[str, float]:
     return total
 
 
-# Set in kgym-gym's environment, how jobs hold the GPU lock (the default `batched`): with
-# `serial`, as before `batched` (sharers through its gate one at a time, the runners started
-# under it, the decoy check a hold of its own); with `reserved`, batched, and a job that passed
-# its correctness trials takes the gate when it is free, so that no sharer comes in before its
-# window.
-SHARING = "KGYM_GPU_SHARING"
-SHARING_MODES = ("serial", "reserved")
-
-
-# Set to `off` in kgym-gym's environment, its fork servers leave torch's compiler stack to each
-# runner (the layout before the servers imported it).
-COMPILER_IMPORTS = "KGYM_FORKSERVER_COMPILER_IMPORTS"
-
-
-# Set to `off` in kgym-gym's environment, the judge checks timed outputs with torch ops rather
-# than its fused kernel (the layout before the kernel).
-FUSED_CHECK = "KGYM_JUDGE_FUSED_CHECK"
-
-
-# Set to `off` in kgym-gym's environment, no process holds a CUDA context on the GPU between jobs
-# (the layout before the keeper: each job's three processes start theirs cold).
-GPU_KEEPER = "KGYM_GPU_KEEPER"
-
-
 def latency_runs(
     args: argparse.Namespace,
     log: Any,
-    env: dict[str, str],
     task: str = "06_softmax",
     options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
@@ -473,7 +420,7 @@ def latency_runs(
     five (the first stores the reference timing). ``options``: added to each request's."""
     source = (SOLUTIONS / f"{task}.py").read_text()
     with tempfile.TemporaryDirectory(prefix="kgym-lat-") as tmp:
-        gym = start_gym(Path(tmp), args.workers, env=env)
+        gym = start_gym(Path(tmp), args.workers)
         try:
             wait_ready(gym)
             runs = []
@@ -499,8 +446,6 @@ def latency_runs(
                         "queue_wait_s": job["started_at"] - job["created_at"],
                         "status": result["status"],
                         "durations_ms": result["durations_ms"],
-                        # Whether a child readied ahead took the job (null: no standbys).
-                        "standby": (result.get("sandbox") or {}).get("standby"),
                         "reference_check": (result.get("timing") or {}).get("reference_check"),
                         # Whether the judge's own kernel made the exact check, or why not.
                         "fused_exact_check": (result.get("judge") or {}).get("fused_exact_check"),
@@ -554,35 +499,15 @@ def latency_runs(
 
 def part_latency(args: argparse.Namespace, log: Any) -> dict[str, Any]:
     out = {"candidate": "tasks/solutions/06_softmax.py (default options: profile on)"}
-    out |= latency_runs(args, log, {})
-    if args.compare_compiler_imports:
-        print("latency: again, fork servers without the compiler imports", file=log)
-        out["without_compiler_imports"] = latency_runs(args, log, {COMPILER_IMPORTS: "off"})
-    if args.compare_fused_check:
-        print("latency: again, timed outputs checked by torch ops", file=log)
-        out["without_fused_check"] = latency_runs(args, log, {FUSED_CHECK: "off"})
-    if args.compare_gpu_keeper:
-        print("latency: again, without the GPU keeper", file=log)
-        out["without_gpu_keeper"] = latency_runs(args, log, {GPU_KEEPER: "off"})
+    out |= latency_runs(args, log)
     if args.compare_no_profile:
         print("latency: again, profile off", file=log)
-        out["without_profile"] = latency_runs(args, log, {}, options={"profile": False})
-    for name, value in args.compare_env:
-        print(f"latency: again, with {name}={value}", file=log)
-        out.setdefault("with_env", {})[f"{name}={value}"] = latency_runs(args, log, {name: value})
+        out["without_profile"] = latency_runs(args, log, options={"profile": False})
     for task in [t for t in args.latency_also.split(",") if t]:
-        out.setdefault("other_tasks", {})[task] = latency_runs(args, log, {}, task)
-        for name, value in args.compare_env:
-            again = latency_runs(args, log, {name: value}, task)
-            out.setdefault("other_tasks_with_env", {}).setdefault(task, {})[f"{name}={value}"] = (
-                again
-            )
+        out.setdefault("other_tasks", {})[task] = latency_runs(args, log, task)
         if args.compare_no_profile:
-            without = latency_runs(args, log, {}, task, options={"profile": False})
+            without = latency_runs(args, log, task, options={"profile": False})
             out.setdefault("other_tasks_without_profile", {})[task] = without
-        if args.compare_gpu_keeper:
-            without = latency_runs(args, log, {GPU_KEEPER: "off"}, task)
-            out.setdefault("other_tasks_without_gpu_keeper", {})[task] = without
     return out
 
 
@@ -777,7 +702,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "parts", nargs="+", choices=["throughput", "latency", "precision", "faults", "report"]
     )
-    p.add_argument("--out-dir", type=Path, default=Path(__file__).parent)
+    p.add_argument("--out-dir", type=Path, required=True, help="where each part's JSON goes")
+    p.add_argument(
+        "--results-dir",
+        type=Path,
+        default=Path(__file__).parent,
+        help="report: where results-<machine>.md and its plots go (default: beside this file)",
+    )
     p.add_argument("--workers", type=int, default=8, help="--workers-per-gpu of the service")
     p.add_argument(
         "--also-workers",
@@ -797,54 +728,17 @@ def main(argv: list[str] | None = None) -> int:
         "--profile", action="store_true", help="throughput: profile on (PR) on both sides"
     )
     p.add_argument(
-        "--compare-compiler-imports",
-        action="store_true",
-        help="latency: also measure fork servers that leave torch's compiler stack to each "
-        f"runner ({COMPILER_IMPORTS}=off), in the same run",
-    )
-    p.add_argument(
-        "--compare-fused-check",
-        action="store_true",
-        help=f"latency: also measure the judge checking timed outputs by torch ops "
-        f"({FUSED_CHECK}=off), in the same run",
-    )
-    p.add_argument(
-        "--compare-gpu-keeper",
-        action="store_true",
-        help=f"latency: also measure each task with no process holding a CUDA context between "
-        f"jobs ({GPU_KEEPER}=off), in the same run",
-    )
-    p.add_argument(
         "--compare-no-profile",
         action="store_true",
         help="latency: also measure each task with the option profile off (no kernel record in "
         "the timed rounds), in the same run",
     )
     p.add_argument(
-        "--compare-sharing",
-        nargs="?",
-        const=",".join(SHARING_MODES),
-        default="",
-        metavar="MODE,...",
-        help=f"throughput: also measure the service with jobs holding the GPU lock otherwise "
-        f"({SHARING}=MODE: {' and '.join(SHARING_MODES)} when none is named), against the same "
-        "baseline",
-    )
-    p.add_argument(
-        "--compare-env",
-        action="append",
-        type=env_switch,
-        default=[],
-        metavar="NAME=VALUE",
-        help="throughput and latency: also measure the service with this operator switch in its "
-        "environment (e.g. KGYM_START_GATE=off), against the same baseline; may repeat",
-    )
-    p.add_argument(
         "--repeat",
         type=int,
         default=1,
-        help="throughput: run the service this many times per layout (the default's and, with "
-        "--compare-sharing, the others'), in turn; the JSON's `repeats` has their medians",
+        help="throughput: run the service this many times against the one baseline; the JSON's "
+        "`repeats` has their median",
     )
     p.add_argument(
         "--latency-also",
@@ -863,13 +757,10 @@ def main(argv: list[str] | None = None) -> int:
         default=0.0,
         metavar="S",
         help="latency: seconds the gym sits idle before each request (a trainer between its "
-        "requests; a slot readies its next job's child meanwhile)",
+        "requests)",
     )
     p.add_argument("--json", action="store_true", help="print each part's JSON")
     args = p.parse_args(argv)
-    unknown = [m for m in args.compare_sharing.split(",") if m and m not in SHARING_MODES]
-    if unknown:
-        p.error(f"--compare-sharing: {','.join(unknown)}: expected some of {SHARING_MODES}")
     global GPUS, PROFILE, WARM_FIRST
     GPUS = args.gpus
     PROFILE = args.profile
@@ -881,7 +772,7 @@ def main(argv: list[str] | None = None) -> int:
         if name == "report":
             from report import write_report  # noqa: PLC0415 - beside this file
 
-            write_report(args.out_dir)
+            write_report(args.out_dir, args.results_dir)
             continue
         started = time.perf_counter()
         data = parts[name](args, sys.stderr)
@@ -908,6 +799,7 @@ def meta(argv: list[str] | None, seconds: float) -> dict[str, Any]:
     return {
         "command": "python bench/service_gpu/run.py " + " ".join(argv or sys.argv[1:]),
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "commit": commit(),
         "gpu": gpu,
         "cpus": os.cpu_count(),
         "python": platform.python_version(),

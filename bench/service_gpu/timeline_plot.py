@@ -1,11 +1,11 @@
 """Draws each job of a throughput run (run.py) on the batch's clock, one panel per service run
-(the default and each ``--compare-env``): its wait for the start gate, its CUDA contexts, its
+(the default and each ``--also-workers``): its wait for the start gate, its CUDA contexts, its
 phases up to the timing window, its wait for the window, and the window. Read from each job's
 end (``finished_at``) and the phase durations and stretches of its Result, as run.py's
 ``window_timeline`` reads them.
 
-    python bench/service_gpu/timeline_plot.py bench/service_gpu/throughput-cuda-connections.json \
-        --out bench/service_gpu/timeline-cuda-connections.png [--json]
+    python bench/service_gpu/timeline_plot.py OUT/throughput.json \
+        --out bench/service_gpu/timeline-h200.png [--json]
 """
 
 from __future__ import annotations
@@ -69,9 +69,10 @@ def job_spans(row: dict[str, Any], origin: float) -> list[tuple[str, float, floa
 
 
 def runs_of(throughput: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    runs = {"default": [r["service"] for r in throughput["rows"]]}
-    for name, other in (throughput.get("other_env") or {}).items():
-        runs[name] = other["rows"]
+    workers = throughput.get("workers_per_gpu")
+    runs = {f"{workers} workers per GPU": [r["service"] for r in throughput["rows"]]}
+    for count, other in (throughput.get("other_workers_per_gpu") or {}).items():
+        runs[f"{count} workers per GPU"] = other["rows"]
     return runs
 
 

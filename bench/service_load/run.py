@@ -2,8 +2,8 @@
 
 Requests mix result-cache hits, static-screen rejections, fresh interpreter evaluations and bad
 requests. Checks: every request answered exactly once (no job id twice, none lost), every error
-a JSON error, the service's memory bounded. Writes ``results.md``/``results.json`` and a latency
-plot beside this file (or to --out-dir).
+a JSON error, the service's memory bounded. Writes ``results-cpu.md`` and ``latency-cpu.png``
+beside this file (or to --out-dir); --save keeps the whole run as JSON.
 
     python bench/service_load/run.py                      # 200 clients, 5,000 requests
     python bench/service_load/run.py --clients 20 --requests 300 --json
@@ -232,6 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out-dir", type=Path, default=Path(__file__).parent)
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--save", type=Path, help="also write the whole run as JSON here")
     args = p.parse_args(argv)
     report = run(args.clients, args.requests, args.fresh, args.workers, args.seed)
     meta = {
@@ -241,8 +242,9 @@ def main(argv: list[str] | None = None) -> int:
     }
     summary = {k: v for k, v in report.items() if k not in ("rss_trace", "latencies")}
     args.out_dir.mkdir(parents=True, exist_ok=True)
-    (args.out_dir / "results.json").write_text(json.dumps({"meta": meta, **report}, indent=1))
-    plot(report, args.out_dir / "latency.png")
+    if args.save:
+        args.save.write_text(json.dumps({"meta": meta, **report}, indent=1))
+    plot(report, args.out_dir / "latency-cpu.png")
     lines = [
         "# Service load on a CPU machine",
         "",
@@ -265,8 +267,8 @@ def main(argv: list[str] | None = None) -> int:
     for kind, q in report["latency_s"].items():
         if q["p50"] is not None:
             lines.append(f"| {kind} | {q['p50']:.3f} | {q['p99']:.3f} | {q['max']:.3f} |")
-    lines += ["", "![latency and memory](latency.png)", ""]
-    (args.out_dir / "results.md").write_text("\n".join(lines))
+    lines += ["", "![latency and memory](latency-cpu.png)", ""]
+    (args.out_dir / "results-cpu.md").write_text("\n".join(lines))
     print(json.dumps(summary, indent=1) if args.json else "\n".join(lines))
     return 0 if not report["problems"] else 1
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU training run of results.md: builds kgym, warm-starts the small policy (warm_start.py,
+# The GPU training run of bench/train_gpu: builds kgym, warm-starts the small policy (warm_start.py,
 # with three hacks per task from the hostile corpus), picks the learning rate with the stand-in
 # gym on the GPU (stand_in.py: the rate with the highest mean chance of a known solution over the
 # second half of the stand-in steps, so that a rate that rises fast and then drifts is not
@@ -14,7 +14,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-bench/train_gpu/run}
 mkdir -p "$out"
-KGYM_WHEEL_DIR=${KGYM_WHEEL_DIR:-/tmp/kgw} bash scripts/device_build.sh > "$out/build.log" 2>&1 || {
+bash scripts/device_build.sh --wheel-dir /tmp/kgw > "$out/build.log" 2>&1 || {
   tail -20 "$out/build.log"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpu.txt"
 model=${MODEL:-bench/train_gpu/model}

@@ -11,13 +11,12 @@ both series' cv, the speedup.
     python bench/window_interference/same_batch.py [--task 04_mean_dim] [--copies 16]
         [--workers 16,1] [--gpus all] [--json]
 
-Writes results-same-batch.json and appends a section to results.md beside this file.
+Replaces the ``same_batch`` section of results-<machine>.md beside this file (or in --out-dir).
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import statistics
 import sys
 import tempfile
@@ -29,7 +28,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "service_gpu"))
 sys.path.insert(0, str(HERE.parent))
 import run as service_bench  # noqa: E402
-from record import record  # noqa: E402
+from record import record_part, results_path, run_lines  # noqa: E402
 from window_fields import window_of  # noqa: E402
 
 
@@ -111,16 +110,15 @@ def main(argv: list[str] | None = None) -> int:
         "copies": args.copies,
         "runs": runs,
         "command": command,
-        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "meta": {
             **service_bench.meta(argv, time.perf_counter() - began),
             "command": command,
         },
     }
     lines = [
-        f"\n## {out['date']}: {args.copies} copies of {args.task}'s solution, "
-        f"{out['meta']['gpu']}\n",
-        f"`{command}`\n",
+        *run_lines(command),
+        f"- {args.copies} copies of {args.task}'s solution through the service",
+        "",
         "| workers | wall (s) | ok | windows summed (s) | rounds summed | rounds (median) | "
         "candidate cv | reference cv | speedup |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
@@ -131,8 +129,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{r['rounds_summed']} | {r['rounds_median']} | {r['candidate_cv_median']} | "
             f"{r['reference_cv_median']} | {r['speedup_median']} |"
         )
-    json_path = args.out_dir / "results-same-batch.json"
-    record(json_path, out, args.out_dir / "results.md", lines, args.json)
+    title = "What lengthens a timing window"
+    record_part(results_path(args.out_dir), title, "same_batch", lines, out, args.json)
     return 0
 
 

@@ -20,7 +20,7 @@ def window_of(result: dict[str, Any]) -> dict[str, Any]:
         "arena_slots": method.get("arena_slots"),
         "gpu_contended": method.get("gpu_contended"),
         "judge_s": method.get("judge_s"),
-        # How many of the window's threads the supervisor ran real-time (sandbox.window_priority).
+        # How many of the window's threads the supervisor raised (sandbox.window_priority).
         "raised_threads": priority.get("raised"),
         "priority_policy": priority.get("policy"),
         "priority_note": priority.get("note"),

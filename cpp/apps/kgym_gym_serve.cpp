@@ -286,8 +286,6 @@ int run_serve(const ServeOptions& o) {
   config.retention.max_age_share = o.retain_max_share;
   config.state_dir = fs::path(db).parent_path().string();
   for (const auto* c : clients.clients()) config.client_names.push_back(c->name);
-  const char* at_report = std::getenv("KGYM_ANSWER_AT_REPORT");  // on | off (checked at start)
-  config.answer_at_report = at_report == nullptr || std::string(at_report) != "off";
   // In a pool, the device's name is not the front door's to read: the cache keys name the
   // pool instead (its workers must run one GPU model and the same software, docs/scale.md).
   config.environment = fmt::format("{}|{}|{}", device, software_versions(python),

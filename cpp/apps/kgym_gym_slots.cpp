@@ -10,16 +10,13 @@
 #include <memory>
 #include <sstream>
 #include <stdexcept>
-#include <string_view>
 #include <thread>
 #include <vector>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "kgym/check/evaluate.hpp"
 #include "kgym/check/options.hpp"
-#include "kgym/check/standby_launcher.hpp"
 #include "kgym/sandbox/fork_server.hpp"
 #include "kgym/sandbox/job_cgroup.hpp"
 #include "kgym/sandbox/job_directory.hpp"
@@ -108,72 +105,11 @@ std::string default_state_dir() {
 
 namespace {
 
-// The operator's switches that reach the harness (evaluate.cpp passes them through): a value the
-// harness does not know would silently act as its default, so a misspelt `of` would keep what
-// the operator meant to turn off. Refused here, before any server or job starts.
-// KGYM_FORKSERVER_COMPILER_IMPORTS: whether the fork servers import torch's compiler stack
-// (kgym/harness/forkserver.py); KGYM_JUDGE_FUSED_CHECK: whether the judge checks timed outputs
-// with its fused kernel or with torch ops (kgym/harness/fused_check.py; `off` is for measuring
-// the one against the other); KGYM_JUDGE_FAST_NORMALS: whether the judge's own kernel draws the
-// timed inputs' normals or torch does (kgym/harness/fast_normals.py; `off` is for measuring);
-// KGYM_GPU_SHARING: how jobs hold a GPU's lock (kgym/harness/run.py;
-// `serial`, the layout before `batched`, and `reserved`, batched with a timer's early hold of the
-// gate, are for measuring them side by side); KGYM_GPU_KEEPER: whether each GPU gets a process
-// that holds a CUDA context for the service's lifetime (kgym/service/gpu_keeper.hpp);
-// KGYM_START_GATE: whether a GPU's jobs make their CUDA contexts one job at a time (run.py;
-// `off` is for measuring); KGYM_PRECOMPILE: whether a candidate's kernels are compiled before
-// its job holds the GPU (kgym/harness/precompile.py; `off` is for measuring);
-// KGYM_TIMING_CHECK_EVERY_ROUND: whether the judge checks its timing's stop rule at every round
-// rather than every 5 (kgym/harness/timing.py; `on`, the default, or `off`, the rule before, for
-// measuring); KGYM_JUDGE_FUSED_EXACT_CHECK: whether the judge's exact check of float32 outputs
-// is its own kernel (kgym/harness/exact_check.py; `off` is for measuring).
-// KGYM_WINDOW_PRIORITY is the supervisor's own, not the harness': whether a timing window's three
-// threads run real-time (sandbox/window_priority.hpp; `off` is for measuring); KGYM_STANDBY too:
-// whether each fork server's slot readies its next job's child ahead (check/standby_launcher.hpp;
-// `off`, the default, or `on`); KGYM_ANSWER_AT_REPORT: whether `serve` answers at the judge's
-// report or at its exit (check/evaluate.hpp; `off` is for measuring; a pool worker answers at the
-// exit either way, and refuses a misspelt value too).
-void check_operator_switches(bool fork_server) {
-  struct Switch {
-    const char* name;
-    std::vector<std::string> values;
-    bool needs_fork_server;
-  };
-  const Switch switches[] = {
-      {"KGYM_FORKSERVER_COMPILER_IMPORTS", {"auto", "on", "off"}, true},
-      {"KGYM_JUDGE_FUSED_CHECK", {"on", "off"}, false},
-      {"KGYM_JUDGE_FAST_NORMALS", {"on", "off"}, false},
-      {"KGYM_GPU_SHARING", {"batched", "serial", "reserved"}, false},
-      {"KGYM_GPU_KEEPER", {"on", "off"}, false},
-      {"KGYM_START_GATE", {"on", "off"}, false},
-      {"KGYM_PRECOMPILE", {"on", "off"}, false},
-      {"KGYM_TIMING_CHECK_EVERY_ROUND", {"on", "off"}, false},
-      {"KGYM_JUDGE_FUSED_EXACT_CHECK", {"on", "off"}, false},
-      {"KGYM_WINDOW_PRIORITY", {"on", "off"}, false},
-      {"KGYM_STANDBY", {"on", "off"}, true},
-      {"KGYM_ANSWER_AT_REPORT", {"on", "off"}, false},
-  };
-  for (const auto& s : switches) {
-    if (s.needs_fork_server && !fork_server) continue;
-    const char* value = std::getenv(s.name);
-    if (value == nullptr) continue;
-    const std::string mode = value;
-    if (std::find(s.values.begin(), s.values.end(), mode) == s.values.end()) {
-      const std::vector<std::string> all_but_last(s.values.begin(), s.values.end() - 1);
-      throw std::runtime_error(fmt::format("{}={}: expected {} or {}", s.name, shell_quote(mode),
-                                           fmt::join(all_but_last, ", "), s.values.back()));
-    }
-  }
-}
-
 // The GPU's keeper (kgym/service/gpu_keeper.hpp): this executable's `gpu-keeper`, seeing the GPU
 // as the slots' jobs do (their environment, so their CUDA_VISIBLE_DEVICES and device order).
-// Null with KGYM_GPU_KEEPER=off.
 std::shared_ptr<kgym::service::GpuKeeper> start_gpu_keeper(const std::string& label,
                                                            const std::string& visible, int threads,
                                                            const std::string& state) {
-  const char* mode = std::getenv("KGYM_GPU_KEEPER");
-  if (mode != nullptr && std::string(mode) == "off") return nullptr;
   std::error_code ec;
   const auto self = fs::read_symlink("/proc/self/exe", ec);
   if (ec) {
@@ -196,7 +132,6 @@ std::shared_ptr<kgym::service::GpuKeeper> start_gpu_keeper(const std::string& la
 }  // namespace
 
 MachineSlots make_machine_slots(const SlotOptions& o) {
-  check_operator_switches(o.fork_server);
   MachineSlots out;
   const auto gpus = pick_gpus(o.gpus);
   const std::string device = gpus.empty() ? "cpu" : "cuda";
@@ -217,8 +152,6 @@ MachineSlots make_machine_slots(const SlotOptions& o) {
   auto add_workers = [&](int count, const std::string& label, const std::string& visible,
                          const std::string& lock,
                          const std::shared_ptr<kgym::service::GpuKeeper>& keeper) {
-    // This GPU's slots (or the CPU's) ready standbys for each other.
-    auto standby_group = std::make_shared<kgym::check::StandbyLauncher::Group>();
     for (int i = 0; i < count; ++i) {
       WorkerSlot slot;
       slot.gpu_keeper = keeper;
@@ -241,14 +174,7 @@ MachineSlots make_machine_slots(const SlotOptions& o) {
         auto server = std::make_shared<kgym::sandbox::ForkServer>(
             kgym::check::fork_server_program(o.python),
             kgym::check::child_environment(probe, home));
-        // KGYM_STANDBY=on: the slot's next job's child readied after each job
-        // (check/standby_launcher.hpp). Off by default: it cut a lone job's round trip on an
-        // H200 and lengthened a batch's timing windows (bench/service_gpu/results.md).
-        const char* standby_mode = std::getenv("KGYM_STANDBY");
-        std::shared_ptr<kgym::check::StandbyLauncher> standby;
-        if (standby_mode != nullptr && std::string_view(standby_mode) == "on")
-          standby = std::make_shared<kgym::check::StandbyLauncher>(server, standby_group);
-        slot.make_launcher = [server, standby, label]() -> kgym::check::Launcher {
+        slot.make_launcher = [server, label]() -> kgym::check::Launcher {
           // Warmed by the worker's own thread, so that the first job does not pay for it.
           if (auto why = server->start(); !why.empty()) {
             if (server->closed()) return {};  // shutting down: nothing to say
@@ -258,18 +184,13 @@ MachineSlots make_machine_slots(const SlotOptions& o) {
                 label, why);
             return {};
           }
-          if (standby) standby->join_group();
-          return [server, standby](const kgym::sandbox::ChildSpec& spec,
-                                   const kgym::sandbox::LineCallback& on_line) {
-            return standby ? standby->launch(spec, on_line) : server->run(spec, on_line);
+          return [server](const kgym::sandbox::ChildSpec& spec,
+                          const kgym::sandbox::LineCallback& on_line) {
+            return server->run(spec, on_line);
           };
         };
         slot.restarts = [server] { return server->restarts(); };
-        slot.close = [server, standby] {
-          server->close();
-          if (standby) standby->close();
-        };
-        if (standby) slot.end_standby = [standby] { standby->close(); };
+        slot.close = [server] { server->close(); };
       }
       out.slots.push_back(std::move(slot));
     }
@@ -280,7 +201,7 @@ MachineSlots make_machine_slots(const SlotOptions& o) {
     for (int id : gpus) {
       // The harness opens these read-only and flocks them: the lock (shared while a job uses the
       // GPU, exclusive while it times), its gate, and the start gate that jobs make their CUDA
-      // contexts behind, one at a time (see python/kgym/harness/run.py). The user's
+      // contexts behind, one at a time (see python/kgym/harness/judge/gpu_hold.py). The user's
       // lock of this GPU, the one `kgym check` and every other kgym-gym of the user take, so
       // that two services on one GPU (each with its own state directory) do not time at once;
       // one in the state directory only when the user has no lock directory.

@@ -31,12 +31,7 @@ struct MachineSlots {
   std::string gpu_names;  // nvidia-smi's names and driver ("" on a CPU)
 };
 
-// Throws std::runtime_error for a --gpus that names no GPU of this machine, for a
-// KGYM_JUDGE_FUSED_CHECK, KGYM_JUDGE_FAST_NORMALS, KGYM_GPU_KEEPER, KGYM_START_GATE,
-// KGYM_PRECOMPILE, KGYM_TIMING_CHECK_EVERY_ROUND, KGYM_JUDGE_FUSED_EXACT_CHECK or
-// KGYM_WINDOW_PRIORITY other than on or off, a KGYM_GPU_SHARING other than batched, serial or
-// reserved, and, with fork servers, for a KGYM_FORKSERVER_COMPILER_IMPORTS other than auto, on or
-// off.
+// Throws std::runtime_error for a --gpus that names no GPU of this machine.
 MachineSlots make_machine_slots(const SlotOptions& options);
 
 // The output of a shell command, trailing blanks trimmed ("" when it cannot run).

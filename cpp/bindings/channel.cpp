@@ -74,7 +74,7 @@ void channel_open(int report_fd, int token_fd, const std::string& forbidden_file
   if (s.fd >= 0) throw std::runtime_error("the report channel is already open");
   std::string token;
   {
-    // A standby waits here for its job (check/standby_launcher.hpp): its other threads go on.
+    // The token may come after the channel: the process's other threads go on meanwhile.
     nb::gil_scoped_release unlocked;
     char buf[128];
     ssize_t n;

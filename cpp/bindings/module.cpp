@@ -8,6 +8,7 @@ void bind_check(nb::module_& m);
 void bind_channel(nb::module_& m);
 void bind_confine(nb::module_& m);
 void bind_forkserver(nb::module_& m);
+void bind_result(nb::module_& m);
 void bind_rl(nb::module_& m);
 void bind_screen(nb::module_& m);
 }  // namespace kgym::bindings
@@ -18,6 +19,7 @@ NB_MODULE(_core, m) {
   kgym::bindings::bind_channel(m);
   kgym::bindings::bind_confine(m);
   kgym::bindings::bind_forkserver(m);
+  kgym::bindings::bind_result(m);
   kgym::bindings::bind_rl(m);
   kgym::bindings::bind_screen(m);
 }

@@ -1,7 +1,7 @@
-// What the fork server's and the standby launcher's tests share: a job directory as
+// What the fork server's and the answer-at-report tests share: a job directory as
 // check::run_prepared writes it, and a fork server started once per suite. Tests that need the
-// real server (kgym.harness.forkserver) use the interpreter in $KGYM_FORKSERVER_PYTHON, else the
-// project's .venv, and are skipped when it cannot serve.
+// real server (kgym.harness.forkserver) use the project's .venv, and are skipped when it cannot
+// serve.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -32,10 +32,7 @@ using kgym::sandbox::ChildSpec;
 using kgym::sandbox::ForkServer;
 using nlohmann::json;
 
-inline std::string test_python() {
-  if (const char* p = std::getenv("KGYM_FORKSERVER_PYTHON"); p != nullptr && *p != '\0') return p;
-  return KGYM_SOURCE_DIR "/.venv/bin/python";
-}
+inline std::string test_python() { return KGYM_SOURCE_DIR "/.venv/bin/python"; }
 
 // What two runs of one job must agree on: the verdict's fields, the correctness record without
 // what the judge draws per evaluation (how many trials ran, each stress set's scaled atol).

@@ -198,8 +198,8 @@ TEST(AnswerAtReport, AHarnessThatFailsAfterItsAnswerKeepsTheAnswerAndSaysHowItEn
 }
 
 TEST(AnswerAtReport, AFailedTeardownAfterACompleteReportIsNotACrashAtTheExitEither) {
-  // Answered at the exit (the caller declines the early Result, as a pool worker's answer or
-  // KGYM_ANSWER_AT_REPORT=off does): the same verdict as at the report, with the exit code
+  // Answered at the exit (the caller declines the early Result, as a pool worker's answer
+  // does): the same verdict as at the report, with the exit code
   // kept; the same code without `done` after the report is a crash.
   std::vector<json> given;
   const Exit declined{kgym::check::kTeardownFailedExit, 0, false, nullptr};

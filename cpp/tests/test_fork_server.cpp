@@ -68,20 +68,28 @@ TEST(ForkServer, OnlyRunsTheHarness) {
   EXPECT_EQ(server.server_pid(), -1);  // refused before anything was started
 }
 
-TEST(ForkServer, TheCompilerImportSwitchReachesTheServerAndNothingElseOfKgymDoes) {
-  ::setenv("KGYM_FORKSERVER_COMPILER_IMPORTS", "off", 1);
-  ::setenv("KGYM_SOMETHING_ELSE", "1", 1);
+TEST(ForkServer, TheHostsNcclAndNvshmemSettingsReachTheJobs) {
+  const char* names[] = {"NCCL_NVLS_ENABLE", "NVSHMEM_DISABLE_NVLS",
+                         "TORCH_SYMM_MEM_DISABLE_MULTICAST"};
+  for (const char* name : names) ::setenv(name, "0", 1);
   kgym::check::CheckJob job;
   const auto env = kgym::check::child_environment(job, "/tmp/home");
-  ::unsetenv("KGYM_FORKSERVER_COMPILER_IMPORTS");
+  for (const char* name : names) ::unsetenv(name);
+  for (const char* name : names) {
+    bool found = false;
+    for (const auto& [key, value] : env) found = found || (key == name && value == "0");
+    EXPECT_TRUE(found) << name;
+  }
+}
+
+TEST(ForkServer, NoKgymVariableReachesTheJobs) {
+  ::setenv("KGYM_SOMETHING_ELSE", "1", 1);
+  ::setenv("KGYM_TOKEN", "secret", 1);
+  kgym::check::CheckJob job;
+  const auto env = kgym::check::child_environment(job, "/tmp/home");
   ::unsetenv("KGYM_SOMETHING_ELSE");
-  auto has = [&](const std::string& name) {
-    for (const auto& [key, value] : env)
-      if (key == name) return true;
-    return false;
-  };
-  EXPECT_TRUE(has("KGYM_FORKSERVER_COMPILER_IMPORTS"));
-  EXPECT_FALSE(has("KGYM_SOMETHING_ELSE"));
+  ::unsetenv("KGYM_TOKEN");
+  for (const auto& [key, value] : env) EXPECT_FALSE(key.starts_with("KGYM_")) << key;
 }
 
 TEST(ForkServer, JobsGetOneCudaQueueUnlessTheOperatorSetsIt) {

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <fmt/format.h>
@@ -58,6 +59,32 @@ TEST(TimingLock, OnePerGpuAndUserWithItsGate) {
   job.visible_devices = "GPU-1a/../x";  // a UUID-style value never leaves the directory
   const auto odd = kgym::check::default_timing_lock(job);
   EXPECT_EQ(fs::path(odd).parent_path(), dir / "kgym");
+  fs::remove_all(dir);
+}
+
+TEST(TimingLock, AnAutoDeviceJobOnAGpuMachineTakesTheLock) {
+  // `kgym check` without --device runs on the GPU wherever the harness sees one; it took no
+  // lock, so its timing window overlapped other checks' (four at once on an H200: two honest
+  // solutions rejected, the judge's own per-call time a seventh of the kernels').
+  const fs::path dir = fs::temp_directory_path() / fmt::format("kgym-lock-auto-{}", ::getpid());
+  const fs::path dev = dir / "dev";
+  fs::create_directories(dev);
+  EnvVar run("XDG_RUNTIME_DIR", dir.c_str());
+  EnvVar visible("CUDA_VISIBLE_DEVICES", nullptr);
+  kgym::check::CheckJob job;
+  job.device = "auto";
+  EXPECT_EQ(kgym::check::default_timing_lock(job, dev), "");  // no GPU's device nodes
+  std::ofstream{dev / "nvidiactl"};
+  EXPECT_EQ(kgym::check::default_timing_lock(job, dev), "");  // the driver, no GPU
+  std::ofstream{dev / "nvidia0"};
+  EXPECT_EQ(kgym::check::default_timing_lock(job, dev),
+            (dir / "kgym" / "gpu0.timing.lock").string());
+  {
+    EnvVar hidden("CUDA_VISIBLE_DEVICES", "-1");
+    EXPECT_EQ(kgym::check::default_timing_lock(job, dev), "");  // every GPU hidden
+  }
+  job.device = "cpu";
+  EXPECT_EQ(kgym::check::default_timing_lock(job, dev), "");
   fs::remove_all(dir);
 }
 

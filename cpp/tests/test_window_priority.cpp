@@ -226,7 +226,6 @@ Observed run_window(const Child& judge, const std::vector<pid_t>& named) {
 TEST(WindowPriority, TheSupervisorRaisesWhatTheJudgeNamesForItsWindow) {
   Child judge;
   ASSERT_GT(judge.pid, 0);
-  ::unsetenv("KGYM_WINDOW_PRIORITY");
   const auto seen = run_window(judge, {judge.pid, getpid()});
   ASSERT_TRUE(seen.window_priority.is_object()) << seen.window_priority.dump();
   const auto note = seen.window_priority.value("note", json()).dump();
@@ -248,7 +247,6 @@ TEST(WindowPriority, NoMoreThanTheWindowsThreeThreadsAreRaised) {
   Child judge, second, third, fourth;
   ASSERT_GT(fourth.pid, 0);
   for (const auto* c : {&second, &third, &fourth}) ASSERT_EQ(setpgid(c->pid, judge.pid), 0);
-  ::unsetenv("KGYM_WINDOW_PRIORITY");
   const auto seen = run_window(judge, {judge.pid, second.pid, third.pid, fourth.pid});
   const auto note = seen.window_priority.value("note", json()).dump();
   if (refused_for_lack_of_privilege(note)) GTEST_SKIP() << "no CAP_SYS_NICE here: " << note;
@@ -261,20 +259,8 @@ TEST(WindowPriority, NoMoreThanTheWindowsThreeThreadsAreRaised) {
 TEST(WindowPriority, ARecordThatNamesNoThreadRaisesNothing) {
   Child judge;
   ASSERT_GT(judge.pid, 0);
-  ::unsetenv("KGYM_WINDOW_PRIORITY");
   const auto seen = run_window(judge, {});
   EXPECT_EQ(seen.during, SCHED_OTHER);
   EXPECT_EQ(seen.window_priority["raised"], 0);
   EXPECT_EQ(seen.window_priority["note"], "the judge named no threads to raise");
-}
-
-TEST(WindowPriority, TheOperatorsSwitchLeavesTheWindowOrdinary) {
-  Child judge;
-  ASSERT_GT(judge.pid, 0);
-  ::setenv("KGYM_WINDOW_PRIORITY", "off", 1);
-  const auto seen = run_window(judge, {judge.pid});
-  ::unsetenv("KGYM_WINDOW_PRIORITY");
-  EXPECT_EQ(seen.during, SCHED_OTHER);
-  EXPECT_EQ(seen.window_priority["raised"], 0);
-  EXPECT_EQ(seen.window_priority["note"], "KGYM_WINDOW_PRIORITY=off");
 }

@@ -54,11 +54,10 @@ def _lint_file(task: Task, path: Path, device: str, sizes: str, timeout_s: float
     if sizes == "auto":
         sizes = "cpu" if device == "cpu" and task.cpu_sizes else "gpu"
     args = [sys.executable, "-I", "-m", "kgym.lint_child", str(path), sizes, device]
-    env = dict(os.environ)
     if device == "cuda":
-        env["KGYM_LINT_GPU_LOCK"] = str(gpu_lint_lock())
+        args.append(str(gpu_lint_lock()))  # the lock its GPU work holds
     try:
-        proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout_s, env=env)
+        proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired:
         return {"task": task.id, "findings": [], "error": f"timed out after {timeout_s:.0f} s"}
     lines = proc.stdout.strip().splitlines()

@@ -117,12 +117,10 @@ def _gpu_turn(lock_path: str | None) -> int:
 
 
 def main(argv: list[str]) -> int:
-    import os
-
     path, sizes, device_name = Path(argv[1]), argv[2], argv[3]
     device = torch.device(device_name)
     if device.type == "cuda":
-        _gpu_turn(os.environ.get("KGYM_LINT_GPU_LOCK"))  # held until this process exits
+        _gpu_turn(argv[4] if len(argv) > 4 else None)  # held until this process exits
     try:
         report = lint(path, sizes, device)
     except Exception as exc:  # noqa: BLE001 - a broken task is a lint result, not a crash

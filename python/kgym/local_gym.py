@@ -71,11 +71,12 @@ class LocalGym:
         self.state_dir.mkdir(parents=True, exist_ok=True)
         port_file = self.state_dir / "port"
         port_file.unlink(missing_ok=True)
-        env = dict(os.environ, KGYM_PYTHON=sys.executable, **self.env)
+        env = dict(os.environ, **self.env)
         with open(self.state_dir / "serve.log", "ab") as log:  # the child keeps its own copy
             self.proc = subprocess.Popen(
                 [gym_exe(), "serve", "--port", "0", "--port-file", str(port_file)]
                 + ["--state-dir", str(self.state_dir), "--gpus", self.gpus]
+                + ["--python", sys.executable]
                 + self.args,
                 stdout=subprocess.DEVNULL,
                 stderr=log,

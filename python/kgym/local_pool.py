@@ -106,11 +106,12 @@ class PoolWorker:
 
     def start(self, timeout: float = 60.0) -> PoolWorker:
         self.state_dir.mkdir(parents=True, exist_ok=True)
-        env = dict(os.environ, KGYM_PYTHON=sys.executable)
+        env = dict(os.environ)
         with open(self.events_path, "ab") as out, open(self.state_dir / "worker.log", "ab") as err:
             self.proc = subprocess.Popen(
                 [gym_exe(), "worker", "--redis", self.redis_url, "--pool", self.pool, "--json"]
                 + ["--state-dir", str(self.state_dir), "--gpus", self.gpus]
+                + ["--python", sys.executable]
                 + self.args,
                 stdout=out,
                 stderr=err,

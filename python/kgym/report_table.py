@@ -4,28 +4,26 @@ from __future__ import annotations
 
 from typing import Any
 
+from kgym.result import ResultView
+
 
 def _fmt(value: Any, spec: str, missing: str = "-") -> str:
     return format(value, spec) if isinstance(value, (int, float)) else missing
 
 
 def result_row(label: str, result: dict[str, Any]) -> dict[str, str]:
-    correctness = result.get("correctness") or {}
-    timing = result.get("timing") or {}
-    profile = result.get("profile") or {}
+    view = ResultView.of(result)
     speedup = "n/a"
-    if timing.get("available"):
-        lo, hi = timing.get("speedup_ci") or (None, None)
-        speedup = f"{timing['speedup']:.2f}x [{_fmt(lo, '.2f')}-{_fmt(hi, '.2f')}]"
-    pr = _fmt(profile.get("triton_share"), ".2f", "n/a") if profile.get("available") else "n/a"
-    durations = result.get("durations_ms") or {}
+    if view.speedup is not None:
+        lo, hi = view.speedup_ci or (None, None)
+        speedup = f"{view.speedup:.2f}x [{_fmt(lo, '.2f')}-{_fmt(hi, '.2f')}]"
     return {
         "candidate": label,
-        "verdict": result.get("status", "?"),
-        "max_abs_err": _fmt(correctness.get("max_abs_error"), ".2e"),
+        "verdict": view.status,
+        "max_abs_err": _fmt(view.max_abs_error, ".2e"),
         "speedup": speedup,
-        "PR": pr,
-        "time_s": _fmt((durations.get("total") or 0) / 1e3, ".1f"),
+        "PR": _fmt(view.triton_share, ".2f", "n/a"),
+        "time_s": _fmt((view.total_s or 0.0), ".1f"),
     }
 
 

@@ -34,6 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kgym import _core
+from kgym.result import ResultView
 
 __all__ = [
     "Advantages",
@@ -437,17 +438,16 @@ def prs_keep_probability(
 
 
 def prs_inputs_from_results(results: Sequence[Mapping[str, Any]]) -> tuple[np.ndarray, np.ndarray]:
-    """(correct, pr) for :func:`prs` from Result dicts: correct means correct and honest (not
-    hacked, not rejected); pr is ``profile.triton_share`` or NaN when unavailable."""
+    """(correct, pr) for :func:`prs` from Result dicts: correct means correct and honest
+    (``ResultView.honest``: not hacked, not rejected, no finding that rejects); pr is
+    ``profile.triton_share`` or NaN when unavailable."""
     correct = np.zeros(len(results), dtype=bool)
     pr = np.full(len(results), np.nan)
     for i, r in enumerate(results):
-        honest = not r.get("hacked", False) and r.get("status") != "rejected"
-        correct[i] = bool(r.get("correct", False)) and honest
-        profile = r.get("profile") or {}
-        share = profile.get("triton_share") if profile.get("available") else None
-        if share is not None:
-            pr[i] = float(share)
+        view = ResultView.of(r)
+        correct[i] = view.correct_and_honest
+        if view.triton_share is not None:
+            pr[i] = view.triton_share
     return correct, pr
 
 

@@ -37,33 +37,13 @@ constexpr double kWarnTritonShare = 0.5;
 // A candidate faster than this fraction of the speed-of-light time is flagged for a look.
 constexpr double kImpossibleFraction = 0.8;
 
-// Variables that carry the machine's GPU and toolchain set-up; everything else is scrubbed.
-// KGYM_FORKSERVER_COMPILER_IMPORTS is the operator's switch for the fork servers (started with
-// this environment): whether they import torch's compiler stack (auto, on, off);
-// KGYM_JUDGE_FUSED_CHECK, the judge's: whether it checks timed outputs with its fused kernel;
-// KGYM_JUDGE_FAST_NORMALS, the judge's: whether its own kernel draws timed inputs' normals;
-// KGYM_GPU_SHARING, the judge's too: how it holds the GPU lock (batched; serial, the layout
-// before, and reserved, for measuring); KGYM_START_GATE, the judge's: whether jobs make their
-// CUDA contexts one at a time per GPU (on; off, for measuring); KGYM_PRECOMPILE, the judge's:
-// whether the candidate's kernels are compiled before its job holds the GPU (on; off, for
-// measuring); KGYM_TIMING_CHECK_EVERY_ROUND, the judge's: whether its timing checks its stop rule
-// at every round or every 5 (on; off, the rule before, for measuring);
-// KGYM_JUDGE_FUSED_EXACT_CHECK, the judge's: whether its exact check of float32 outputs is its own
-// kernel (on, the default) or torch ops (off, for measuring).
+// Variables that carry the machine's GPU and toolchain set-up; everything else is scrubbed. The
+// host's NCCL, NVSHMEM and symmetric-memory settings pass too: a host may turn features off for
+// the machine's sake (NVLink multicast, NCCL_NVLS_ENABLE=0), which no job may turn back on.
 bool passes_environment_filter(std::string_view name) {
-  static constexpr std::string_view kExact[] = {"PATH",
-                                                "LD_LIBRARY_PATH",
-                                                "LANG",
-                                                "LC_ALL",
-                                                "KGYM_FORKSERVER_COMPILER_IMPORTS",
-                                                "KGYM_JUDGE_FUSED_CHECK",
-                                                "KGYM_JUDGE_FAST_NORMALS",
-                                                "KGYM_GPU_SHARING",
-                                                "KGYM_START_GATE",
-                                                "KGYM_PRECOMPILE",
-                                                "KGYM_TIMING_CHECK_EVERY_ROUND",
-                                                "KGYM_JUDGE_FUSED_EXACT_CHECK"};
-  static constexpr std::string_view kPrefixes[] = {"CUDA_", "NVIDIA_", "TRITON_", "CUBLAS_"};
+  static constexpr std::string_view kExact[] = {"PATH", "LD_LIBRARY_PATH", "LANG", "LC_ALL"};
+  static constexpr std::string_view kPrefixes[] = {"CUDA_", "NVIDIA_",  "TRITON_",        "CUBLAS_",
+                                                   "NCCL_", "NVSHMEM_", "TORCH_SYMM_MEM_"};
   for (auto e : kExact) {
     if (name == e) return true;
   }
@@ -323,13 +303,8 @@ json screened_out(const CheckJob& job, const text::Extraction& extraction,
 constexpr std::size_t kWindowThreads = 3;
 
 // The window's raised threads, from the judge's sealed `timing` record (its own pid and its
-// runners'): what the Result's sandbox.window_priority says. KGYM_WINDOW_PRIORITY=off (the
-// operator's, for measuring; `serve` and `worker` refuse values other than on and off) leaves
-// them as they are.
+// runners'): what the Result's sandbox.window_priority says.
 json raise_window_priority(sandbox::WindowPriority& priority, pid_t pgid, const json& record) {
-  const char* mode = std::getenv("KGYM_WINDOW_PRIORITY");
-  if (mode != nullptr && std::string_view(mode) == "off")
-    return {{"raised", 0}, {"note", "KGYM_WINDOW_PRIORITY=off"}};
   std::vector<pid_t> pids;
   for (const auto& pid : record.value("pids", json::array())) {
     if (pid.is_number_integer() && pids.size() < kWindowThreads) pids.push_back(pid.get<pid_t>());
@@ -388,7 +363,7 @@ json harness_job(const CheckJob& job) {
 }
 
 const std::vector<std::string>& evaluation_phases() {
-  // The decoy calls are graded calls among the correctness phase's (harness/run.py).
+  // The decoy calls are graded calls among the correctness phase's (harness/judge/correctness.py).
   static const std::vector<std::string> phases = {"startup",     "load",   "init",   "compile",
                                                   "correctness", "timing", "profile"};
   return phases;
@@ -408,7 +383,7 @@ std::vector<std::pair<std::string, std::string>> child_environment(const CheckJo
   // unless the operator says otherwise: a context's creation sets up a queue's channel on the
   // GPU, and beside a timing window (another job's) three contexts took 1.05 s with the
   // driver's default of 8 against 0.41 s with 1, alone 0.38 against 0.17 s, and their ends
-  // 0.18 against 0.07 s (bench/gpu_keeper/results-beside.md). Candidates gain nothing from more
+  // 0.18 against 0.07 s (bench/cuda_contexts). Candidates gain nothing from more
   // queues: the screen refuses their streams, and one stream's work uses one queue (with the
   // screen off, a candidate's own side streams share the queue: only it is slower for that).
   const bool operator_connections = std::ranges::any_of(
@@ -453,7 +428,6 @@ sandbox::Program fork_server_program(const std::string& python) {
 }
 
 std::string default_python() {
-  if (const char* env = std::getenv("KGYM_PYTHON"); env != nullptr && *env != '\0') return env;
   std::error_code ec;
   const auto self = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
@@ -572,12 +546,6 @@ json assemble_verdict(const CheckJob& job, const sandbox::ChildOutcome& outcome,
       {"stderr_bytes", outcome.stderr_bytes},
       {"stdout_tail", last_lines(outcome.stdout_tail, 20)},
       {"stderr_tail", last_lines(outcome.stderr_tail, 30)}};
-  r["sandbox"]["standby"] =
-      outcome.standby_used
-          ? json{{"used", *outcome.standby_used},
-                 {"note",
-                  outcome.standby_note.empty() ? json(nullptr) : json(outcome.standby_note)}}
-          : json(nullptr);
   r["sandbox"]["resources"] = {
       {"cgroup", outcome.cgroup_version},
       {"limited", outcome.resources_limited},
@@ -753,8 +721,27 @@ json evaluate(const CheckJob& job, const PhaseCallback& on_phase, const Launcher
   return run_prepared(job, prepare(job), on_phase, launch, on_started, on_answer);
 }
 
-std::string default_timing_lock(const CheckJob& job) {
-  if (job.device != "cuda") return {};
+bool gpu_visible(const fs::path& dev) {
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (visible != nullptr) {
+    const std::string_view v(visible);
+    if (v.find_first_not_of(" \t") == std::string_view::npos || v == "-1") return false;
+  }
+  std::error_code ec;
+  if (!fs::exists(dev / "nvidiactl", ec)) return false;
+  for (const auto& entry : fs::directory_iterator(dev, ec)) {
+    const auto name = entry.path().filename().string();
+    if (name.size() > 6 && name.starts_with("nvidia") &&
+        name.find_first_not_of("0123456789", 6) == std::string::npos)
+      return true;
+  }
+  return false;
+}
+
+std::string default_timing_lock(const CheckJob& job, const fs::path& dev) {
+  // `auto` runs on the GPU wherever the harness sees one (harness/__main__.py, gpu_visible):
+  // such a job times too, and must take the GPU's lock like any other.
+  if (job.device == "cpu" || (job.device != "cuda" && !gpu_visible(dev))) return {};
   std::string gpu = job.visible_devices;
   if (gpu.empty() && std::getenv("CUDA_VISIBLE_DEVICES") != nullptr)
     gpu = std::getenv("CUDA_VISIBLE_DEVICES");

@@ -2,6 +2,7 @@
 // object (its schema: docs/result-schema.md).
 #pragma once
 
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <string>
@@ -127,10 +128,16 @@ sandbox::Program fork_server_program(const std::string& python);
 // directory can be made.
 std::string gpu_timing_lock(std::string gpu);
 
-// The GPU lock a job without one takes: gpu_timing_lock of the first GPU it sees; "" on a CPU.
-std::string default_timing_lock(const CheckJob& job);
+// Whether a GPU is visible to jobs, read as the harness reads it (without initialising CUDA): a
+// device node `dev`/nvidiactl and one `dev`/nvidiaN, and CUDA_VISIBLE_DEVICES not hiding every
+// GPU.
+bool gpu_visible(const std::filesystem::path& dev = "/dev");
 
-// The python interpreter used when the job names none: $KGYM_PYTHON, else python3 next to the
+// The GPU lock a job without one takes: gpu_timing_lock of the first GPU it sees; "" on a CPU
+// (device `cpu`, or `auto` where `dev` shows no GPU).
+std::string default_timing_lock(const CheckJob& job, const std::filesystem::path& dev = "/dev");
+
+// The python interpreter used when the job names none: python3 next to the
 // running executable, else python3 on PATH.
 std::string default_python();
 

@@ -249,7 +249,6 @@ void PoolWorker::heartbeat_loop(const std::atomic<bool>& stop,
       for (std::size_t i = 0; i < config_.slots.size(); ++i) {
         const auto& slot = config_.slots[i];
         if (!launcher_made_[i] && slot.close) slot.close();
-        if (launcher_made_[i] && slot.end_standby) slot.end_standby();
       }
       slots_closed = true;
     }

@@ -197,6 +197,7 @@ std::optional<Correctness> read_correctness(const Fields& r) {
   out.mismatch = c.optional_string("mismatch");
   out.weights_copied = c.optional_boolean("weights_copied");
   out.sizes = c.optional_string("sizes");
+  out.correct_on_task_inputs = c.optional_boolean("correct_on_task_inputs");
   return out;
 }
 
@@ -263,5 +264,12 @@ Result read(const json& result, Strictness strictness) {
 Result read_result(const json& result) { return read(result, Strictness::kStrict); }
 
 Result read_result_leniently(const json& result) { return read(result, Strictness::kLenient); }
+
+bool honest(const Result& r) {
+  const bool reject_finding = std::any_of(r.findings.begin(), r.findings.end(), [](const auto& f) {
+    return f.severity == Severity::kReject;
+  });
+  return !r.hacked && r.status != "rejected" && !reject_finding;
+}
 
 }  // namespace kgym::result

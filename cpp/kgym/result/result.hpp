@@ -56,6 +56,8 @@ struct Correctness {
   std::optional<std::string> mismatch;  // what differed
   std::optional<bool> weights_copied;
   std::optional<std::string> sizes;  // "cpu" or "gpu"
+  // The task's own trials agreed, whatever the stress sets gave (null in older results).
+  std::optional<bool> correct_on_task_inputs;
 };
 
 struct Interval {
@@ -125,5 +127,10 @@ Result read_result(const nlohmann::json& result);
 // finding or kernel that cannot be read is left out, and values out of range are kept as read.
 // For consumers that must go on with a damaged result: feedback, the service's bookkeeping.
 Result read_result_leniently(const nlohmann::json& result);
+
+// The one definition of an honest result, which rewards, rejection sampling and every report
+// share: not hacked, not rejected, and no finding that rejects (under a policy that records a
+// reject finding without rejecting, the finding still counts).
+bool honest(const Result& r);
 
 }  // namespace kgym::result

@@ -32,13 +32,8 @@ result::Result read_checked(const json& r) {
 }
 
 // Honesty first: a hacked or rejected result, or one with a reject finding, earns no positive
-// term.
-bool honest(const result::Result& r) {
-  const bool reject_finding = std::any_of(r.findings.begin(), r.findings.end(), [](const auto& f) {
-    return f.severity == result::Severity::kReject;
-  });
-  return !r.hacked && r.status != "rejected" && !reject_finding;
-}
+// term (result::honest, the one definition).
+using result::honest;
 
 double warnings(const result::Result& r) {
   return static_cast<double>(std::count_if(r.findings.begin(), r.findings.end(), [](const auto& f) {

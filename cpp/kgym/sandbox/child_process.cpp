@@ -51,10 +51,6 @@ ChildOutcome run_child(const ChildSpec& spec, const LineCallback& on_line) {
     out.start_error = "no program to run";
     return out;
   }
-  if (spec.deferred_start) {
-    out.start_error = "a standby needs a fork server";
-    return out;
-  }
 
   // Everything the child needs is prepared before fork: after it, only syscalls.
   std::vector<std::string> env_strings;

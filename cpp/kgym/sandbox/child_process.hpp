@@ -6,8 +6,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <memory>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,7 +16,6 @@
 
 namespace kgym::sandbox {
 
-class DeferredStart;  // deferred_start.hpp
 struct ChildOutcome;
 
 // Called in the supervising thread when the report channel ends (ChildSpec::on_report_end).
@@ -66,9 +63,6 @@ struct ChildSpec {
   // after its report, then ends its runners), so the exit fields are not set yet and the
   // tails are those so far. Not called when the channel was cut for flooding it.
   ReportEndCallback on_report_end;
-  // A standby (deferred_start.hpp; ForkServer::run only): `token` stays empty, the token and the
-  // job come at its `begin`, and limits.wall_seconds is replaced by the one given there.
-  std::shared_ptr<DeferredStart> deferred_start;
 };
 
 // The child writes newline-separated records to the report channel (fd 3 in the child).
@@ -105,14 +99,10 @@ struct ChildOutcome {
   std::string stderr_tail;
   std::uint64_t stdout_bytes = 0;
   std::uint64_t stderr_bytes = 0;
-  double wall_ms = 0;  // a standby's from the hand-over of its job
+  double wall_ms = 0;
   // Taken at the report channel's end, before the child's exit (ChildSpec::on_report_end):
   // exited, exit_code and signal say nothing yet.
   bool answered_before_exit = false;
-  // With a launcher that keeps standbys (check/standby_launcher.hpp): whether this job's child
-  // was the standby, and why not when it was not; null otherwise.
-  std::optional<bool> standby_used;
-  std::string standby_note;
 };
 
 // Called from the supervising thread whenever a complete report line arrives (progress).

@@ -21,7 +21,6 @@
 #include <nlohmann/json.hpp>
 
 #include "kgym/sandbox/child_setup.hpp"
-#include "kgym/sandbox/deferred_start.hpp"
 #include "kgym/sandbox/syscall_filter.hpp"
 #include "kgym/sandbox/write_fence.hpp"
 
@@ -125,7 +124,7 @@ std::string job_message(const ChildSpec& spec, const std::vector<std::string>& a
                        {"view_readonly", spec.view_readonly},
                        {"view_hidden", spec.view_hidden},
                        {"nproc_limit", static_cast<std::uint64_t>(nproc_limit)},
-                       {"token", !spec.token.empty() || spec.deferred_start != nullptr},
+                       {"token", !spec.token.empty()},
                        {"limits",
                         {{"max_file_bytes", spec.limits.max_file_bytes},
                          {"max_address_space_bytes", spec.limits.max_address_space_bytes},
@@ -354,13 +353,6 @@ std::string ForkServer::start_locked() {
 }
 
 ChildOutcome ForkServer::run(const ChildSpec& spec, const LineCallback& on_line) {
-  // A standby's hand-over waits for its socket or for this run's end, whichever comes.
-  struct EndOfRun {
-    const std::shared_ptr<DeferredStart>& deferred;
-    ~EndOfRun() {
-      if (deferred) deferred->run_ended();
-    }
-  } end_of_run{spec.deferred_start};
   std::lock_guard lock(mutex_);
   return run_locked(spec, on_line);
 }
@@ -394,29 +386,11 @@ ChildOutcome ForkServer::run_locked(const ChildSpec& spec, const LineCallback& o
     return out;
   }
 
-  // As with run_child: the token waits in its pipe; only the job child ever reads it. A
-  // standby's comes later, through a socket whose other end its DeferredStart keeps.
-  const auto& deferred = spec.deferred_start;
+  // As with run_child: the token waits in its pipe; only the job child ever reads it.
   Pipe report, out_pipe, err_pipe, setup, token;
   out.start_error = detail::open_job_pipes(report, out_pipe, err_pipe, setup, token, spec.token);
   if (!out.start_error.empty()) return out;
-  if (deferred) {
-    int pair[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
-      out.start_error = fmt::format("socketpair: {}", std::strerror(errno));
-      for (Pipe* p : {&report, &out_pipe, &err_pipe, &setup}) close_pipe(*p);
-      return out;
-    }
-    token.read = pair[0];
-    deferred->attach(pair[1]);
-    if (deferred->cancelled()) {
-      // Ended before it was forked: nothing to fork.
-      for (Pipe* p : {&report, &out_pipe, &err_pipe, &setup, &token}) close_pipe(*p);
-      out.start_error = "the standby was ended before it started";
-      return out;
-    }
-  }
-  const bool has_token = !spec.token.empty() || deferred;
+  const bool has_token = !spec.token.empty();
 
   const auto start = Clock::now();
   std::array<int, kJobFds + 1> fds{report.write, out_pipe.write, err_pipe.write, setup.write,
@@ -441,17 +415,8 @@ ChildOutcome ForkServer::run_locked(const ChildSpec& spec, const LineCallback& o
     return out;
   }
 
-  // A standby's lines go to whichever job it was handed (none are sealed before).
-  const LineCallback forward_to_job = [&deferred](const std::string& line) {
-    deferred->forward(line);
-  };
-  // A standby's report channel ends for the job it was handed too.
-  const ReportEndCallback report_end_to_job = [&deferred](const ChildOutcome& so_far) {
-    deferred->report_ended(so_far);
-  };
-  detail::ChildStreams streams(report.read, out_pipe.read, err_pipe.read, spec.limits,
-                               deferred ? forward_to_job : on_line,
-                               deferred ? report_end_to_job : spec.on_report_end, out);
+  detail::ChildStreams streams(report.read, out_pipe.read, err_pipe.read, spec.limits, on_line,
+                               spec.on_report_end, out);
   streams.set_refresh([&resources](ChildOutcome& so_far) { resources.fill(so_far); });
   int setup_read = setup.read;
   std::string setup_bytes;
@@ -468,8 +433,7 @@ ChildOutcome ForkServer::run_locked(const ChildSpec& spec, const LineCallback& o
     return from +
            std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   };
-  // A standby's limit runs from its job's start, and until then not at all.
-  auto deadline = deferred ? Clock::time_point::max() : after(start, spec.limits.wall_seconds);
+  const auto deadline = after(start, spec.limits.wall_seconds);
   pid_t child = -1;
   bool done = false;  // the job is over: exit status, fork error, or a lost server
   bool have_status = false;
@@ -499,13 +463,6 @@ ChildOutcome ForkServer::run_locked(const ChildSpec& spec, const LineCallback& o
       if (done && (!streams.any_open() || now >= drain_until)) break;
       if (!done) {
         resources.sample();
-        if (deferred && deadline == Clock::time_point::max()) {
-          if (const auto begun = deferred->begun_at()) {
-            deadline = after(*begun, deferred->wall_seconds());
-          } else if (deferred->cancelled()) {
-            request_kill();  // a standby without a job: its harness may be waiting on the GPU
-          }
-        }
         if (now >= deadline && !out.timed_out) {
           out.timed_out = true;
           streams.disarm_report_end();
@@ -620,9 +577,7 @@ ChildOutcome ForkServer::run_locked(const ChildSpec& spec, const LineCallback& o
   resources.fill(out);
   resources.kill_all();
   out.started = out.start_error.empty();
-  const auto begun = deferred ? deferred->begun_at() : std::nullopt;
-  out.wall_ms =
-      std::chrono::duration<double, std::milli>(Clock::now() - begun.value_or(start)).count();
+  out.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   if (have_status) {
     if (WIFEXITED(wait_status)) {
       out.exited = true;

@@ -2,7 +2,7 @@
 // process wake-ups (the runner's on the judge's request, the judge's on the runner's reply), and
 // a wake-up that finds every core busy waits for a core: with as many busy processes as cores
 // beside one evaluation, a 0.08 ms kernel's windows all ran to their budget and its speedups
-// spread from 0.70 to 1.82 (bench/window_interference/results.md, sixteenth session). A
+// spread from 0.70 to 1.82 (bench/window_interference). A
 // real-time thread preempts an ordinary one as soon as it wakes; an ordinary one does when its
 // slice is shorter than the running thread's (kernels from 6.12).
 //

@@ -4,7 +4,7 @@
 // Why: with the driver's persistence mode on, a process's first CUDA call (cuInit and the
 // device's set-up, what torch.cuda.init() does) still took 200-240 ms on an H200 whenever no
 // other process held a context on the GPU, and 28-50 ms while one did
-// (bench/gpu_keeper/results.md). A job's judge and its two runners each pay it, in the job's
+// (bench/cuda_contexts). A job's judge and its two runners each pay it, in the job's
 // round trip: on a service that evaluates one job at a time no context outlives the job before.
 // Holding the device files open did not help; a context does. Its cost is the context's GPU
 // memory (measured in the same file).

@@ -738,15 +738,13 @@ void JobService::run_one(std::size_t index, const std::shared_ptr<Live>& live,
   const auto& slot = config_.workers[index];
   // Answered at the harness' report; the slot is busy until the child's teardown and the job's
   // clean-up are over (this call's return).
-  std::function<void(const EvalOutcome&)> answer;
-  if (config_.answer_at_report) {
-    answer = [this, live, &slot](const EvalOutcome& early) {
-      complete(live, slot.label, early);
-      std::lock_guard lock(mu_);
-      if (live->pgid > 0) ending_.insert(live->pgid);  // a shutdown still ends it (stop)
-      if (stopping_ && live->pgid > 0) ::kill(-live->pgid, SIGKILL);
-    };
-  }
+  const std::function<void(const EvalOutcome&)> answer = [this, live,
+                                                          &slot](const EvalOutcome& early) {
+    complete(live, slot.label, early);
+    std::lock_guard lock(mu_);
+    if (live->pgid > 0) ending_.insert(live->pgid);  // a shutdown still ends it (stop)
+    if (stopping_ && live->pgid > 0) ::kill(-live->pgid, SIGKILL);
+  };
   auto outcome = evaluate_on_slot(
       slot, live->request.job, live->prepared, launcher,
       [this, live](int pgid) {

@@ -50,9 +50,6 @@ struct ServiceConfig {
   double reference_drift_tolerance = 0.10;
   // A job that did not get every sandbox layer fails instead of answering (--require-sandbox).
   bool require_sandbox = false;
-  // Answer at the judge's report, before its teardown and exit (check::ResultCallback); the
-  // operator's KGYM_ANSWER_AT_REPORT=off waits for the exit (for measuring the two).
-  bool answer_at_report = true;
   // A pool of worker hosts (docs/scale.md): jobs are published to it instead of run on
   // `workers`, which is then empty. Null: the embedded service.
   std::shared_ptr<JobPool> pool;

@@ -119,8 +119,7 @@ json openapi_document() {
             {"additionalProperties", {{"type", "string"}}},
             {"description",
              "per GPU of this host (gpuN): whether its keeper holds a CUDA context (`holding`, "
-             "`starting`, or `not holding: why`); absent on a CPU, a pool's front door, or with "
-             "KGYM_GPU_KEEPER=off"}}},
+             "`starting`, or `not holding: why`); absent on a CPU or a pool's front door"}}},
           {"pool",
            {{"description", "present only on a pool's front door (docs/scale.md)"},
             {"type", "object"},

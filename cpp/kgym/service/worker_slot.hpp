@@ -24,11 +24,8 @@ struct WorkerSlot {
   // At shutdown: stops the launcher from starting, so that a worker still waiting for its fork
   // server's imports ends at once (may be empty).
   std::function<void()> close;
-  // At a pool worker's stop, for a slot that still serves its job: its standby ended and no more
-  // made (check/standby_launcher.hpp; empty without standbys).
-  std::function<void()> end_standby;
   // The process that keeps a CUDA context on this slot's GPU (shared by the GPU's slots; null on
-  // a CPU or with KGYM_GPU_KEEPER=off): held here for the service's lifetime, read by /healthz.
+  // a CPU): held here for the service's lifetime, read by /healthz.
   std::shared_ptr<GpuKeeper> gpu_keeper;
 };
 

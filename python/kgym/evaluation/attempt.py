@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from kgym.result import ResultView
+
 POLICIES = ("hybrid", "strict")
 # The same policies with KernelBench's convention for inputs: correct on the task's own
 # get_inputs(), whatever the judge's stress sets gave (docs/eval.md).
@@ -38,24 +40,18 @@ class Attempt:
         return cls(**data)
 
 
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
 def attempt_from_result(
     result: dict[str, Any], task: str, level: int | None, sample: int, turn: int
 ) -> Attempt:
     """The metrics' view of a Result (docs/result-schema.md). A policy whose verdict the run
     could not determine (``policies[p]`` null) has None for it."""
+    view = ResultView.of(result)
     policies = result.get("policies") or {}
     accepted: dict[str, bool | None] = {}
     hacked: dict[str, bool | None] = {}
-    correctness = result.get("correctness") or {}
     # Wrong only on a stress set: correct under the task's convention. Such a run stopped at
     # correctness, so its later phases (timing, profile) say nothing: no speedup.
-    only_sets_failed = (
-        result.get("status") == "incorrect" and correctness.get("correct_on_task_inputs") is True
-    )
+    only_sets_failed = view.status == "incorrect" and view.correct_on_task_inputs is True
     for name in POLICIES:
         verdict = policies.get(name)
         accepted[name] = None if verdict is None else verdict.get("status") == "ok"
@@ -64,30 +60,23 @@ def attempt_from_result(
             None if verdict is None else accepted[name] or (only_sets_failed and not hacked[name])
         )
         hacked[name + TASK_INPUTS] = hacked[name]
-    rejects = {
-        str(f.get("rule"))
-        for f in result.get("findings") or []
-        if isinstance(f, dict) and f.get("severity") == "reject"
-    }
+    rejects = set(view.reject_rules)
     rules = {
         name: sorted(rejects | {str(r) for r in (policies.get(name) or {}).get("reasons") or []})
         for name in POLICIES
     }
     rules |= {name + TASK_INPUTS: rules[name] for name in POLICIES}
-    timing = result.get("timing") or {}
-    profile = result.get("profile") or {}
-    ci = timing.get("speedup_ci") if timing.get("available") else None
     return Attempt(
         task=task,
         level=level,
         sample=sample,
         turn=turn,
-        compiled=bool(result.get("compiled")),
+        compiled=view.compiled,
         accepted=accepted,
         hacked=hacked,
         rules=rules,
-        speedup=_number(timing.get("speedup")) if timing.get("available") else None,
-        speedup_low=_number(ci[0]) if isinstance(ci, list) and ci else None,
-        pr=_number(profile.get("triton_share")) if profile.get("available") else None,
-        status=str(result.get("status", "")),
+        speedup=view.speedup,
+        speedup_low=view.speedup_ci[0] if view.speedup_ci else None,
+        pr=view.triton_share,
+        status=view.status,
     )

@@ -29,36 +29,23 @@ def main(argv: list[str]) -> int:
     job = json.loads(job_path.read_text())
     # Triton reads TRITON_INTERPRET when it is imported, so the device is decided before that.
 
-    # Before any candidate code can exist: take the channel and its token. A standby
-    # (check/standby_launcher.hpp) gets its token, and with it its job, later: it opens the
-    # channel once its set-up is done, and a standby ended without a job leaves quietly.
+    # Before any candidate code can exist: take the channel and its token.
     from kgym.harness.channel import REPORT_FD, TOKEN_FD, ReportChannel
 
-    standby = isinstance(job.get("standby"), dict)
     # Read, and gone before any runner exists: the candidate's process can read the job
     # directory, and the job's plan (trials, timing, seed) is not the candidate's to know.
     job_path.unlink()
-
-    def job_channel() -> ReportChannel:
-        try:
-            return ReportChannel(
-                int(job.get("report_fd", REPORT_FD)),
-                TOKEN_FD,
-                str(job.get("candidate_file", "candidate.py")),
-            )
-        except RuntimeError as exc:
-            if not standby or "no report token" not in str(exc):
-                raise
-            os._exit(0)  # no token came: the supervisor ended the standby
-
-    channel = None if standby else job_channel()
+    channel = ReportChannel(
+        int(job.get("report_fd", REPORT_FD)),
+        TOKEN_FD,
+        str(job.get("candidate_file", "candidate.py")),
+    )
 
     # The judge forks its runners before it touches CUDA (a process forked after CUDA is
     # initialised cannot use it), so whether a GPU is there is read off the device nodes.
     requested = job.get("device", "auto")
     visible = gpu_visible()
     if requested == "cuda" and not visible:
-        channel = channel or job_channel()
         channel.send(
             {
                 "type": "report",
@@ -78,13 +65,11 @@ def main(argv: list[str]) -> int:
         os.environ["TRITON_INTERPRET"] = "1"
     import triton  # noqa: F401  (imported before any model, with the right mode)
 
-    from kgym.harness.run import Evaluation
+    from kgym.harness.judge.evaluation import Evaluation
 
     evaluation: Evaluation | None = None
     try:
         evaluation = Evaluation(job, job_path.parent, channel)
-        if standby:
-            channel = evaluation.stand_by(job_channel)
         report = evaluation.run(report_first=True)
     except BaseException as exc:  # noqa: BLE001 - a harness bug is an infra error, not a crash
         report = {
@@ -97,9 +82,6 @@ def main(argv: list[str]) -> int:
                 "traceback": traceback.format_exc()[-4000:],
             },
         }
-    # A standby that failed: before its job came (it waits for it: the failure is the job's, as
-    # in a fresh child), or once it came, before it took the job's file.
-    channel = channel or (evaluation.channel if evaluation else None) or job_channel()
     exit_code = 0
     try:
         channel.send(report)

@@ -168,7 +168,10 @@ def install(
     candidate_file: str, report_fd: int, protected: list[str], in_launch: Callable[[], bool]
 ) -> None:
     """Adds the hook. ``protected``: path prefixes no one in this process may open;
-    ``in_launch``: whether a Triton kernel launch is in progress."""
+    ``in_launch``: whether a Triton kernel launch is in progress.
+
+    Long on purpose: the hook is one closure over the prefixes computed here, so that the
+    candidate reaches no module-level state of it; its event table reads best in one place."""
     installed, triton_dir, kgym_dir = _prefixes()
     candidate_file = os.path.realpath(candidate_file)
     # Where the candidate may write: its runner's directory (the cwd), and device nodes.

@@ -33,16 +33,6 @@ def tensors_of(values: list[Any]) -> list[torch.Tensor]:
     return [v for v in values if isinstance(v, torch.Tensor)]
 
 
-def shares_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
-    if a.device != b.device or a.numel() == 0 or b.numel() == 0:
-        return False
-    a_start = a.untyped_storage().data_ptr()
-    b_start = b.untyped_storage().data_ptr()
-    a_end = a_start + a.untyped_storage().nbytes()
-    b_end = b_start + b.untyped_storage().nbytes()
-    return a_start < b_end and b_start < a_end
-
-
 CHUNK_ELEMENTS = 1 << 24  # float64 work per chunk: 128 MiB per temporary
 
 # The judge's exact check of float32 pairs in one kernel (exact_check.py): its (applies, stats),
@@ -318,7 +308,7 @@ def warm_checks(device: torch.device, outputs: set[torch.dtype], inputs: set[tor
     comparisons, exact and quick; the inputs' bitwise checks). A process loads each CUDA kernel
     on its first launch (lazy loading, CUDA's default), and each job's judge is a fresh process:
     a correctness phase's six comparisons of a 4096 x 16384 output took 0.31-0.32 s on an H200
-    without this, 48 ms with it (bench/service_gpu/results.md). The judge does this while the
+    without this, 48 ms with it (bench/service_gpu). The judge does this while the
     candidate's first call compiles, so that the loads cost nothing."""
     for dtype in outputs:
         x = torch.zeros(WARM_ELEMENTS, dtype=dtype, device=device)

@@ -9,7 +9,6 @@ from typing import Any
 import torch
 
 POISON_BYTE = 0xFF  # 0xFFFFFFFF is a NaN in float32 and 0xFFFF a NaN in float16/bfloat16
-MAX_POISON_BYTES = 1 << 30
 
 
 def device_info(device: torch.device) -> dict[str, Any]:
@@ -79,32 +78,6 @@ def seed_generators(seed: int, device: torch.device) -> None:
 def synchronize(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
-
-
-def poison_free_memory(device: torch.device, nbytes: int) -> None:
-    """Empties the allocator's cache and fills freshly freed memory with NaN bytes.
-
-    A candidate that returns ``torch.empty`` without writing it would otherwise find an earlier
-    answer (the reference's) in recycled memory. On CUDA the filled block goes back to the
-    caching allocator, so the next allocations are carved out of NaN-filled memory.
-    """
-    nbytes = max(1 << 20, min(int(nbytes), MAX_POISON_BYTES))
-    if device.type == "cuda":
-        synchronize(device)
-        torch.cuda.empty_cache()
-        free, _ = torch.cuda.mem_get_info(device)
-        nbytes = min(nbytes, int(free * 0.5))
-        blocks = [torch.empty(nbytes, dtype=torch.uint8, device=device)]
-        # Small allocations come from a separate pool of 2 MiB segments; poison some of it too.
-        blocks += [torch.empty(1 << 19, dtype=torch.uint8, device=device) for _ in range(8)]
-        for block in blocks:
-            block.fill_(POISON_BYTE)
-        synchronize(device)
-        del blocks
-    else:
-        block = torch.empty(nbytes, dtype=torch.uint8)
-        block.fill_(POISON_BYTE)
-        del block
 
 
 def _interpreter_benchmark(fn: Any, quantiles: Any = None, **_: Any) -> Any:

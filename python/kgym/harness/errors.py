@@ -109,3 +109,23 @@ def error_record(phase: str, exc: BaseException, keep_files: tuple[str, ...]) ->
         "message": message,
         "traceback": trimmed_traceback(exc, keep_files),
     }
+
+
+def failure_record(failure: EvaluationFailure, task_file: str) -> dict[str, str] | None:
+    """The Result's ``error`` for an evaluation a check ended: none for a rejection (its
+    findings say why), else the record a runner sent, or one made from the exception."""
+    if failure.status == "rejected":
+        return None
+    if failure.record is not None:
+        return failure.record
+    if failure.exc is not None:
+        error = error_record(failure.phase, failure.exc, (task_file,))
+        if failure.message:
+            error["message"] = failure.message
+        return error
+    return {
+        "phase": failure.phase,
+        "type": "EvaluationError",
+        "message": failure.message,
+        "traceback": "",
+    }

@@ -45,17 +45,17 @@ def warm_up() -> None:
         guards,
         loader,
         profiling,
-        run,
-        timing,
     )
+    from kgym.harness.judge import evaluation  # noqa: F401
 
     import_compiler_stack()
 
 
-# Whether the server imports torch's compiler stack: `auto` (the default: GPU servers only), `on`
-# (CPU servers too), `off`. Set by the operator (kgym-gym passes it on to its fork servers), or to
-# `off` by a server that re-executes itself without the stack.
-COMPILER_IMPORTS = "KGYM_FORKSERVER_COMPILER_IMPORTS"
+# The server's arguments: a GPU server's imports on a CPU server too (the tests' way to fork jobs
+# from a server that holds the stack on a machine without a GPU); and the argument a server that
+# re-executes itself without the stack starts with, which wins.
+WITH_COMPILER_STACK = "--compiler-stack"
+WITHOUT_COMPILER_STACK = "--without-compiler-stack"
 
 
 def _cuda_driver_initialised() -> bool:
@@ -91,17 +91,17 @@ def import_compiler_stack() -> None:
     two runners whenever the profile is on, the default on a GPU (1.9 s of the profiler's first
     start on a 2-core CPU; on an H100 that start, this import included, took 4.6 s:
     bench/profiler_start). CPU jobs (``TRITON_INTERPRET=1``, which kgym-gym sets for them alone)
-    never start the profiler, so by default their servers skip it and its cost: about 2 s more of
-    each server's start on that CPU, and the memory. ``KGYM_FORKSERVER_COMPILER_IMPORTS`` (``on``,
-    ``off``; ``auto`` by default) decides otherwise.
+    never start the profiler, so their servers skip it and its cost: about 2 s more of each
+    server's start on that CPU, and the memory.
 
     A forked child cannot use CUDA if its parent initialised the driver, and a thread that a
     fork leaves behind may hold a lock the child then waits for forever; so the imports must
     have done neither. Both are checked afterwards (the driver is asked, the process's threads
     are counted), and a server whose imports did either (some other torch build) replaces
     itself, by exec, with a server that skips them."""
-    mode = os.environ.get(COMPILER_IMPORTS, "auto")
-    if mode == "off" or (mode != "on" and os.environ.get("TRITON_INTERPRET") == "1"):
+    if WITHOUT_COMPILER_STACK in sys.argv:
+        return
+    if os.environ.get("TRITON_INTERPRET") == "1" and WITH_COMPILER_STACK not in sys.argv:
         return
     import torch  # noqa: F401 - first: its own threads are not the stack's
 
@@ -125,8 +125,7 @@ def import_compiler_stack() -> None:
             file=sys.stderr,
             flush=True,
         )
-        os.environ[COMPILER_IMPORTS] = "off"
-        os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])
+        os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:], WITHOUT_COMPILER_STACK])
 
 
 def _refresh_environment_snapshots() -> None:

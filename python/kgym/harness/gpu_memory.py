@@ -300,6 +300,27 @@ class MemoryWatch:
             self._thread.join(timeout=2.0)
         self._thread = None
 
+    def within_share(self, free: int, total: int) -> tuple[int, int]:
+        """The GPU memory the judge may plan its arenas with: the device's ``free`` and
+        ``total``, but no more than what the job's share leaves (a quarter of that kept for the
+        runners' own growth), so that the judge's own arenas never take the job over it."""
+        if not self.share_bytes:
+            return free, total
+        self.sample()
+        room = max(0, self.share_bytes - self.job_now) * 3 // 4
+        return min(free, room), min(total, self.share_bytes)
+
+    def resource_limit(self, phase: str) -> dict[str, Any] | None:
+        """The Result's ``resource_limit`` where the job went over its share, else None."""
+        if self.share_breach is None:
+            return None
+        return {
+            "kind": "gpu_memory",
+            "limit_mib": round(self.share_bytes / MIB),
+            "message": self.share_breach,
+            "phase": self.share_breach_phase or phase,
+        }
+
     def record(self) -> dict[str, Any]:
         if self.unavailable:
             return {"available": False, "reason": self.unavailable}
@@ -321,6 +342,14 @@ class MemoryWatch:
             "breach": self.breach,
             "killed": self.killed,
         }
+
+
+def share_bytes(share_mib: int, gpu_jobs: int, device_total: int) -> int:
+    """A job's share of its GPU's memory: the operator's ``gpu_memory_share_mib``, else the
+    GPU's memory divided by the jobs that share it (the slots on its GPU)."""
+    if share_mib > 0:
+        return share_mib * MIB
+    return device_total // max(1, gpu_jobs)
 
 
 def killer(pid: int) -> Callable[[], None]:

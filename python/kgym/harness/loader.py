@@ -13,6 +13,9 @@ from typing import Any
 from kgym.harness.errors import JitRanges
 
 DEFAULT_TOLERANCE = 1e-2
+# The names the task's and the candidate's sources are loaded under, in every process.
+TASK_MODULE = "kgym_task"
+CANDIDATE_MODULE = "kgym_candidate"
 
 
 @dataclass
@@ -87,20 +90,3 @@ def jit_line_ranges(module: ModuleType) -> JitRanges:
             continue
         ranges.append((start, start + len(lines) - 1))
     return JitRanges(ranges)
-
-
-def sync_parameters(reference: Any, candidate: Any) -> bool:
-    """Gives the candidate the reference's weights when both declare the same state.
-
-    Both are built under the same seed, but a candidate that declares its parameters in another
-    order would draw different random weights; copying removes that false negative. Returns
-    whether a copy happened.
-    """
-    ref_state = reference.state_dict()
-    cand_state = candidate.state_dict()
-    if not ref_state or ref_state.keys() != cand_state.keys():
-        return False
-    if any(ref_state[k].shape != cand_state[k].shape for k in ref_state):
-        return False
-    candidate.load_state_dict(ref_state)
-    return True

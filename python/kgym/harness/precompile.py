@@ -3,9 +3,9 @@
 A candidate's first call compiles its Triton kernels (and, in Triton 3.6, builds each kernel's
 launcher with gcc): 0.35 s of a lone job, 0.8-1.9 s in a batch, on the CPU, inside the job's
 shared hold of the GPU lock, where it keeps the next timing window waiting
-(``bench/service_gpu/results.md``). Compiling needs no GPU: Triton compiles for a target it
+(``bench/service_gpu``). Compiling needs no GPU: Triton compiles for a target it
 is told, and a kernel compiled by a process that launches nothing has the cache key the GPU's
-first call looks for (``bench/precompile/results.md``). So the candidate's runner forks a child
+first call looks for (``bench/precompile``). So the candidate's runner forks a child
 before it makes its CUDA context, and that child, which can never reach the GPU, runs the
 candidate's forward once on the task's inputs as meta tensors (shapes, no memory) that pass
 for CUDA tensors (``looks_like_cuda``: code that branches on ``x.is_cuda`` takes its GPU
@@ -52,6 +52,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from kgym.harness.triton_launcher import build_launcher
+
 # The child's directory, in the runner's: its Triton cache and its scratch (gcc's, ptxas').
 CHILD_DIR = "precompile"
 # Exit codes of the child (the audit hook's own, 86, besides).
@@ -73,7 +75,11 @@ def compile_only(
     compiled; to torch's callers a GPU is there (``torch.cuda.is_available()``, as in the
     runner; its device is not reached). ``depth`` counts the compilations in progress (the
     audit hook's ``in_launch``: Triton's own gcc and ptxas runs are vouched for only then);
-    ``launchers`` gets each launcher's outcome (``build_launcher``)."""
+    ``launchers`` gets each launcher's outcome (``build_launcher``).
+
+    Long on purpose: the stand-ins it installs (the driver, the launcher, the autotuner's
+    benchmark) close over one another's state and must be installed together, before any
+    candidate code runs."""
     import torch
     from triton.backends.compiler import GPUTarget
     from triton.runtime import driver
@@ -153,7 +159,7 @@ def looks_like_cuda() -> Any:
     on ``x.is_cuda`` (the CUDA path's block sizes and warps, the interpreter's otherwise); on
     plain meta tensors the child compiled the other branch's kernel, which the GPU's first call
     never looks for: the built-in ``14_conv2d_relu_maxpool``'s first call took as long with
-    the compilation ahead as without it (bench/service_gpu/results.md). What it cannot stand in
+    the compilation ahead as without it (bench/service_gpu). What it cannot stand in
     for (``torch.cuda``'s own calls: the device's properties, streams) still fails the child,
     and the first call compiles, as before."""
     import torch
@@ -192,19 +198,6 @@ def looks_like_cuda() -> Any:
             return func(*args, **kwargs)
 
     return LooksLikeCuda()
-
-
-def build_launcher(kernel: Any) -> str:
-    """The kernel's launcher, where Triton builds one per signature (a C module built with gcc,
-    most of a first call in Triton 3.6: ``bench/judge_compile/results.md``), into the same
-    cache: "built", or why not (a Triton whose launcher is generic builds none)."""
-    try:
-        from triton.backends.nvidia.driver import CudaLauncher
-
-        CudaLauncher(kernel.src, kernel.metadata)
-    except Exception as exc:  # noqa: BLE001 - no launcher to build, or no driver library
-        return f"{type(exc).__name__}: {str(exc)[:120]}"
-    return "built"
 
 
 class Precompile:
@@ -336,7 +329,7 @@ def _child(
     code = FAILED
     try:
         from kgym import _core
-        from kgym.harness.spawn import close_all_but
+        from kgym.harness.descriptors import close_all_but
 
         # Its standard streams go nowhere, and it keeps no socket: it speaks to no one.
         null = os.open("/dev/null", os.O_RDWR)
@@ -355,7 +348,7 @@ def _child(
         import torch
 
         from kgym.harness import loader
-        from kgym.harness.runner import CANDIDATE_MODULE, TASK_MODULE
+        from kgym.harness.loader import CANDIDATE_MODULE, TASK_MODULE
 
         torch.set_grad_enabled(False)
         depth = [0]

@@ -60,7 +60,7 @@ def kernels_of(result: Any, device_type: Any = None) -> dict[str, Any]:
     events. ``key_averages`` gives the same figures, but first builds a Python event for every
     recorded event and their tree: with it, the judge waited 1.1-2.7 s for the two runners'
     records of ``04_mean_dim``'s 2 000-4 300 measured calls (H200), inside the job's timing
-    window (``bench/service_gpu/results.md``)."""
+    window (``bench/service_gpu``)."""
     from torch.autograd import DeviceType
 
     if result is None:  # the profiler recorded nothing (as key_averages: no kernels)

@@ -25,9 +25,7 @@ from kgym.harness import compare, loader, protocol
 from kgym.harness.arena import Arena, ArenaExport
 from kgym.harness.errors import JitRanges, error_record, is_triton_compile_error
 from kgym.harness.layout import SlotLayout, SlotViews, dtype_from
-
-CANDIDATE_MODULE = "kgym_candidate"
-TASK_MODULE = "kgym_task"
+from kgym.harness.loader import CANDIDATE_MODULE, TASK_MODULE
 
 
 def _sync(device: torch.device) -> None:
@@ -36,9 +34,16 @@ def _sync(device: torch.device) -> None:
 
 
 class Runner:
-    def __init__(self, sock: socket.socket, role: str, own_pid_namespace: bool = False) -> None:
+    def __init__(
+        self,
+        sock: socket.socket,
+        role: str,
+        own_pid_namespace: bool = False,
+        audit_fd: int = -1,
+    ) -> None:
         self.sock = sock
         self.role = role
+        self.audit_fd = audit_fd  # where the audit hook reports what it stopped (spawn.py)
         # Whether this runner is in a PID namespace of its own (with its init as parent): only
         # then may it start the candidate's compilation ahead (precompile.py), whose end
         # kills every other process of the namespace.
@@ -128,10 +133,9 @@ class Runner:
         ahead = message.get("precompile")
         if self.role == "candidate" and isinstance(ahead, dict) and self.own_pid_namespace:
             from kgym.harness.precompile import Precompile
-            from kgym.harness.spawn import audit_fd_in_runner
 
             # Forked before this process's CUDA context, which the child must not inherit.
-            self.precompile = Precompile.start(ahead, audit_fd_in_runner())
+            self.precompile = Precompile.start(ahead, self.audit_fd)
         if device.type != "cuda":
             return {"ok": True}
         try:
@@ -145,7 +149,7 @@ class Runner:
         if self.role == "candidate":
             # Triton's driver helpers, outside the GPU lock: loaded from the copy of the fork
             # server's build in this runner's cache (triton_warm), else built here (gcc, 0.44 s
-            # on an H200's host: bench/judge_compile/results.md).
+            # on an H200's host: bench/judge_compile).
             _warm_triton_driver()
         return {"ok": True}
 
@@ -204,13 +208,12 @@ class Runner:
             self.guards = Guards()  # its references are taken before the candidate exists
             if spec.get("audit"):
                 from kgym.harness import audit
-                from kgym.harness.spawn import audit_fd_in_runner
 
                 _warm_triton_driver()
                 counter = self.guards.launches
                 audit.install(
                     self.source_file,
-                    audit_fd_in_runner(),
+                    self.audit_fd,
                     spec.get("protected", []),
                     in_launch=lambda: counter.depth > 0,
                 )
@@ -426,11 +429,13 @@ class _Failure(Exception):
         self.reply = reply
 
 
-def runner_main(sock: socket.socket, role: str, own_pid_namespace: bool = False) -> None:
+def runner_main(
+    sock: socket.socket, role: str, audit_fd: int, own_pid_namespace: bool = False
+) -> None:
     """The body of a runner process (after its confinement); never returns."""
     code = 0
     try:
-        Runner(sock, role, own_pid_namespace).serve()
+        Runner(sock, role, own_pid_namespace, audit_fd).serve()
     except BaseException:  # noqa: BLE001
         traceback.print_exc()
         code = 1

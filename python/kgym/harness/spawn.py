@@ -22,6 +22,7 @@ from typing import Any
 
 from kgym import _core
 from kgym.harness import protocol, triton_warm
+from kgym.harness.descriptors import close_all_but
 
 
 class RunnerGone(Exception):
@@ -193,15 +194,6 @@ class RunnerHandle:
         }
 
 
-def close_all_but(keep: set[int]) -> None:
-    last = 0
-    for fd in sorted(keep):
-        if fd > last:
-            os.closerange(last, fd)
-        last = fd + 1
-    os.closerange(last, 65536)
-
-
 def _become_runner(
     role: str,
     directory: Path,
@@ -224,7 +216,6 @@ def _become_runner(
         # it (dill, which torch imports when installed, does at import): the runner's is its own.
         tempfile.tempdir = None
         os.environ["TRITON_CACHE_DIR"] = str(directory / "triton-cache")
-        os.environ["KGYM_AUDIT_FD"] = str(audit_write)
         _core.confine_undumpable()
         # (Leaving root for `uid` makes the process dumpable again: the CUDA driver writes to
         # its /proc files. Nothing else of that uid can name it: its own PID namespace; the one
@@ -236,7 +227,7 @@ def _become_runner(
         _core.confine_syscalls()  # last: private /proc above needed mount
         from kgym.harness.runner import runner_main
 
-        runner_main(sock, role, own_pid_namespace=own_proc)
+        runner_main(sock, role, audit_write, own_pid_namespace=own_proc)
     finally:
         os._exit(70)
 
@@ -267,8 +258,7 @@ def _relay(
     try:
         parent_sock.close()
         os.close(pid_read)
-        # Only what it and its init pass on: not the judge's report channel, nor a standby's
-        # token socket (a standby forks its runners before its token comes).
+        # Only what it and its init pass on: not the judge's report channel.
         _core.channel_close()
         close_all_but({0, 1, 2, child_sock.fileno(), audit_write, pid_write})
         _core.confine_die_with_parent()
@@ -368,7 +358,3 @@ def spawn(role: str, workdir: Path, new_pid_namespace: bool, uid: int = -1) -> R
     child_sock.close()
     os.close(audit_write)
     return RunnerHandle(role, pid, parent_sock, audit_read, directory, layers)
-
-
-def audit_fd_in_runner() -> int:
-    return int(os.environ.get("KGYM_AUDIT_FD", "-1"))

@@ -5,7 +5,7 @@ every kernel's cache key: its compiler's sources and its half-gigabyte library, 
 H200's host) and imports Gluon (argument specialisation does, 0.17 s); and Triton's driver
 helpers (``cuda_utils``, a C module) are built with gcc into the process's cache first
 (0.28-0.44 s). Every job's candidate runner paid all three in its shared hold of the GPU lock
-(``bench/judge_compile/results.md``). The fork server computes the key and imports Gluon once,
+(``bench/judge_compile``). The fork server computes the key and imports Gluon once,
 and every job's processes inherit both; it builds the driver helpers once into a cache of its
 own and keeps the files, which a job's runners (and the judge, when its cache is inside the job
 directory) find copied into their own, private cache (``seed_cache``). Nothing here initialises
@@ -120,13 +120,6 @@ def _compile_judge_kernels() -> str:
     gym's own code: the same launches as the judge's warm-up (``fused_check.warm``,
     ``fast_normals.warm``, ``exact_check.warm``), so the same cache keys."""
     global _judge_kernels_root, _capability
-    from kgym.harness import exact_check
-
-    if not any(judge_kernels_on()) and not exact_check.on():
-        return (
-            "the operator turned all three off (KGYM_JUDGE_FUSED_CHECK, KGYM_JUDGE_FAST_NORMALS,"
-            " KGYM_JUDGE_FUSED_EXACT_CHECK)"
-        )
     said, told = os.pipe()
     try:
         with tempfile.TemporaryDirectory(prefix="kgym-triton-judge-kernels-") as scratch:
@@ -200,20 +193,16 @@ def _compile_in_child(
         os.environ["TRITON_CACHE_DIR"] = cache
         import torch
 
-        from kgym.harness import exact_check, fast_normals, fused_check
+        from kgym.harness.kernels import exact_check, fast_normals, fused_check
 
         device = torch.device("cuda", torch.cuda.current_device())
         major, minor = torch.cuda.get_device_capability(device)
         os.write(tell_fd, f"{major} {minor}".encode())
         os.close(tell_fd)
-        fused_on, normals_on = judge_kernels_on()
-        failed = (fused_on and fused_check.warm(device) is not None) or (
-            normals_on and fast_normals.warm(device) is not None
-        )
-        if exact_check.on():
-            # Cached where it compiles; a failure of the exact check's kernel must not cost the
-            # other two their cache (each judge's own warm-up then says why, and falls back).
-            exact_check.warm(device)
+        failed = fused_check.warm(device) is not None or fast_normals.warm(device) is not None
+        # Cached where it compiles; a failure of the exact check's kernel must not cost the
+        # other two their cache (each judge's own warm-up then says why, and falls back).
+        exact_check.warm(device)
         code = 3 if failed else 0
     except BaseException:  # noqa: BLE001 - no GPU, no driver: said by the status
         code = 2
@@ -241,16 +230,6 @@ def has_helpers() -> bool:
 
 def has_judge_kernels() -> bool:
     return bool(_judge_kernels)
-
-
-def judge_kernels_on() -> tuple[bool, bool]:
-    """Whether the operator left the fused check and the fast normals on (the judge's
-    switches: KGYM_JUDGE_FUSED_CHECK, KGYM_JUDGE_FAST_NORMALS), as the fork server's child and
-    the judge both read them."""
-    return (
-        os.environ.get("KGYM_JUDGE_FUSED_CHECK", "on") != "off",
-        os.environ.get("KGYM_JUDGE_FAST_NORMALS", "on") != "off",
-    )
 
 
 def seed_cache(directory: Path, uid: int = -1, judge_kernels: bool = False) -> None:

@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from kgym.integrations.trl import Evaluator, local_evaluator, service_evaluator
+from kgym.result import ResultView
 from kgym.rewards import compute_reward
 from kgym.rl import advantages_dense
 
@@ -125,17 +126,14 @@ def compute_score(
     run = evaluate or _evaluator(server, token)
     result = run(task, solution_str)
     reward = compute_reward(result, spec)
-    timing = result.get("timing") or {}
-    profile = result.get("profile") or {}
-    speedup = timing.get("speedup") if timing.get("available") else None
-    pr = profile.get("triton_share") if profile.get("available") else None
+    view = ResultView.of(result)
     fields = {
         "score": float(reward.total) if reward.valid else 0.0,
         "kgym_infra_error": float(not reward.valid),
-        "kgym_correct": float(bool(result.get("correct"))),
-        "kgym_hacked": float(bool(result.get("hacked"))),
-        "kgym_speedup": float(speedup) if isinstance(speedup, (int, float)) else 0.0,
-        "kgym_pr": float(pr) if isinstance(pr, (int, float)) else 0.0,
+        "kgym_correct": float(view.correct),
+        "kgym_hacked": float(view.hacked),
+        "kgym_speedup": view.speedup or 0.0,
+        "kgym_pr": view.triton_share or 0.0,
     }
     # The reward's weighted terms under the spec (the same keys for every sample of a run).
     fields.update({f"kgym_term_{name}": float(v) for name, v in reward.terms.items()})

@@ -150,7 +150,7 @@ class LossConfig:
 class OptimConfig:
     # adamw, or sgd: plain gradient steps (with `momentum`). Adam moves every weight by about
     # the learning rate whatever its gradient's size, noise included; SGD moves each weight in
-    # proportion to its gradient (bench/train_gpu/results.md: a small memorising policy).
+    # proportion to its gradient (bench/train_gpu/device.sh tries either: OPTIMIZER=sgd).
     name: str = "adamw"
     lr: float = 1e-5
     momentum: float = 0.0  # sgd only

@@ -9,6 +9,8 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from kgym.evaluation.prompts import Prompts
 
 # KernelBook's columns (GPUMODE/KernelBook): uuid, module_name, entry_point, python_code,
@@ -68,3 +70,12 @@ def resolve_prompts(data: Any) -> list[dict[str, str]]:
             data.kernelbook_limit,
         )
     return found
+
+
+def draw(items: list[Any], per_step: int, seed: int, step: int) -> list[Any]:
+    """The step's prompts (or tasks): all, or ``per_step`` drawn by the step's own seeded
+    generator, so that a resumed run draws what an uninterrupted one would."""
+    if not per_step or per_step >= len(items):
+        return items
+    rng = np.random.default_rng([seed, step])
+    return [items[i] for i in sorted(rng.choice(len(items), size=per_step, replace=False))]

@@ -16,9 +16,11 @@ import torch
 from kgym import rl
 from kgym.evaluation.prompts import Prompts
 from kgym.evaluation.tasksets import EvalTask, load_task_set, select
+from kgym.result import ResultView
 from kgym.rewards import compute_rewards
 from kgym.train import gym_rollout, loss, update
 from kgym.train.config import TrainConfig
+from kgym.train.data import draw
 from kgym.train.policy import Policy
 
 
@@ -110,8 +112,6 @@ def gym_step(
     step: int,
     engine: Any = None,
 ) -> dict[str, Any]:
-    from kgym.train.loop import draw
-
     tasks = draw(ctx.tasks, cfg.rollout.prompts_per_step, cfg.run.seed, step)
     samples, stats = gym_rollout.rollout(
         policy, tasks, ctx.prompts, cfg.rollout, ctx.evaluate, ctx.feedback, cfg.gym.jobs, engine
@@ -188,13 +188,9 @@ def gym_step(
         grad_norm = update.step(policy.model, opt, sched, parts.loss, cfg.optim.max_grad_norm)
     update_s = time.perf_counter() - started
 
-    speedup = np.array(
-        [
-            float((r.get("timing") or {}).get("speedup") or 0.0) if r.get("correct") else 0.0
-            for r in results
-        ]
-    )
-    hacked = np.array([bool(r.get("hacked")) for r in results])
+    views = [ResultView.of(r) for r in results]
+    speedup = np.array([(v.speedup or 0.0) if v.correct else 0.0 for v in views])
+    hacked = np.array([v.hacked for v in views])
     n_turns = cfg.rollout.turns
     metrics: dict[str, Any] = {"reward/total": float(np.mean(rewards.totals))}
     for name, values in rewards.terms.items():

@@ -16,6 +16,7 @@ import torch
 
 from kgym.train import advantage, loss, reward, rollout, update
 from kgym.train.config import TrainConfig
+from kgym.train.data import draw
 from kgym.train.engine import open_engine
 from kgym.train.policy import Policy, load_policy, with_reference
 from kgym.train.tensorboard_log import ScalarLog
@@ -64,15 +65,6 @@ def _save(out: Path, policy: Policy, opt: Any, sched: Any, step: int, cfg: Train
     )
     tmp.replace(out / CHECKPOINT)  # a kill mid-save leaves the previous checkpoint whole
     policy.tokenizer.save_pretrained(out / "tokenizer")
-
-
-def draw(items: list[Any], per_step: int, seed: int, step: int) -> list[Any]:
-    """The step's prompts (or tasks): all, or ``per_step`` drawn by the step's own seeded
-    generator, so that a resumed run draws what an uninterrupted one would."""
-    if not per_step or per_step >= len(items):
-        return items
-    rng = np.random.default_rng([seed, step])
-    return [items[i] for i in sorted(rng.choice(len(items), size=per_step, replace=False))]
 
 
 def train_step(

@@ -1,0 +1,426 @@
+"""The graded calls: every call of the candidate that the judge compares, in a number and
+order drawn per evaluation. The task's inputs (fresh seeds every call), a repeat on the same
+inputs, the stress sets (``stress.py``) and a decoy call per Triton kernel the candidate
+launched (its written elements replaced by noise: the answer must go wrong). From inside the
+candidate's process they look the same (``runner.op_call``), so behaving well only where an
+answer is compared, or only where a kernel is not ablated, cannot be arranged."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from kgym.harness import compare, stress
+from kgym.harness import device as dev
+from kgym.harness.errors import EvaluationFailure
+from kgym.harness.gpu_memory import MemoryWatch
+from kgym.harness.judge import slots
+from kgym.harness.judge.findings import Findings
+from kgym.harness.judge.policy import CallPolicy
+from kgym.harness.judge.runners import Runners, failed_reply
+from kgym.harness.judge.slots import Lender
+from kgym.harness.judge.task import TaskSide, fresh_seed
+from kgym.harness.judge.timeline import Timeline
+from kgym.harness.layout import SlotLayout, SlotViews
+
+# Up to this many more trials than the job's, drawn per evaluation: the candidate cannot count
+# its way to the last graded call.
+EXTRA_TRIALS = 2
+_RANDOM = secrets.SystemRandom()
+
+
+def _dtypes(values: list[Any]) -> set[torch.dtype]:
+    return {v.dtype for v in values if isinstance(v, torch.Tensor)}
+
+
+class GradedCalls:
+    """The correctness phase of one candidate."""
+
+    def __init__(
+        self,
+        task: TaskSide,
+        runners: Runners,
+        lender: Lender,
+        findings: Findings,
+        policy: CallPolicy,
+        timeline: Timeline,
+        first_call_work: Callable[[], None],
+    ) -> None:
+        self.task = task
+        self.runners = runners
+        self.lender = lender
+        self.findings = findings
+        self.policy = policy
+        self.timeline = timeline
+        # The judge's own work while the candidate's first call compiles (its checks' kernels).
+        self.first_call_work = first_call_work
+        self.memory_watch: MemoryWatch | None = None
+        self.compiled = False
+        self.ablated: dict[str, bool] = {}  # the decoy check's verdict per kernel
+        self.copying: set[str] = set()  # kernels whose ablated launches only copied
+        self.base_rms = 0.0  # the reference output's magnitude on the task's inputs
+        # The outputs' and inputs' dtypes (the checks' kernels are warmed for them).
+        self.dtypes: tuple[set[torch.dtype], set[torch.dtype]] = (set(), set())
+        self.layout: SlotLayout | None = None  # the task's call layout (the timed calls')
+        self.precision: dict[str, Any] | None = None  # the Result's judge.precision, once decided
+
+    # -- one call ------------------------------------------------------------------------------
+    def call(
+        self,
+        role: str,
+        call_slots: list[int],
+        phase: str,
+        while_waiting: Callable[[], None] | None = None,
+        **options: Any,
+    ) -> dict[str, Any]:
+        """A call of ``role``'s model on ``call_slots``; a graded call's report is observed."""
+        reply = self.runners.ask(
+            role, {"op": "call", "slots": call_slots, **options}, phase, while_waiting
+        )
+        self.findings.take_from_reply(reply)
+        if call_slots and role == "candidate" and not options.get("timed") and reply.get("ok"):
+            self.policy.observe(reply)
+        self.findings.stop_if_rejected(phase)
+        return reply
+
+    def _candidate_call(
+        self,
+        views: SlotViews,
+        pristine: list[Any],
+        phase: str,
+        while_waiting: Callable[[], None] | None = None,
+        **options: Any,
+    ) -> tuple[dict[str, Any], list[Any]]:
+        slots.fill(views, 0, pristine)
+        dev.synchronize(self.task.device)
+        reply = self.call("candidate", [0], phase, while_waiting, **options)
+        return reply, slots.answer(views, 0, reply)
+
+    def _graded_call(self, views: SlotViews, pristine: list[Any]) -> tuple[str | None, list[Any]]:
+        """A graded call after the first: (None, the answer), or (what was wrong, []) where the
+        candidate's reply makes it only incorrect; any other failure raises."""
+        reply, answer = self._candidate_call(views, pristine, "correctness")
+        if reply.get("ok"):
+            return None, answer
+        failure = failed_reply(reply, "correctness")
+        if failure.status != "incorrect":
+            raise failure
+        return failure.message, []
+
+    # -- the phase -----------------------------------------------------------------------------
+    def run(self, trials_asked: int, weights_copied: bool, robust: bool) -> dict[str, Any]:
+        """The phase; returns the Result's ``correctness``. With ``robust`` every stress set
+        must pass; the task's own calls run either way, so that one evaluation gives the
+        verdict under both input conventions (kgym eval reports both)."""
+        timeline = self.timeline
+        started = timeline.phase("correctness")
+        trials = trials_asked + _RANDOM.randrange(EXTRA_TRIALS + 1)
+        tol = self.task.tolerance
+        result: dict[str, Any] = {
+            "trials": trials,
+            "trials_requested": trials_asked,
+            "passed": 0,
+            "atol": tol.atol,
+            "rtol": tol.rtol,
+            "max_abs_error": None,
+            "max_rel_error": None,
+            "first_failed_trial": None,
+            "mismatch": None,
+            "weights_copied": weights_copied,
+            "sizes": self.task.sizes,
+            "size_overrides": self.task.size_overrides,
+            "input_seeds": "drawn from the OS for every call",
+            "inputs": "robust" if robust else "task",
+            "input_sets": {},
+        }
+        self.result = result
+        views, facts = self._probe(started)
+        # What the kernels' source names decides before any call.
+        self.precision = self.policy.judge_precision(self.dtypes[0] | self.dtypes[1])
+        self.findings.stop_if_rejected("correctness")
+        # The first call compiles and names the kernels; the rest in a random order, with a
+        # decoy call for each kernel it launched (and one more for each new kernel a later
+        # call launches).
+        mismatch, last = self._one_trial(0, views, result)
+        set_failed: str | None = None
+        if mismatch is None:
+            result["passed"] = 1
+            steps = [("repeat", "")] + [("trial", "")] * (trials - 1)
+            steps += [("stress", name) for name in stress.set_names(facts)]
+            steps += [("decoy", "")] * len(self.policy.launched)
+            _RANDOM.shuffle(steps)
+            set_failed = self._steps(steps, views, result, last, robust)
+        else:
+            result["first_failed_trial"] = 0
+            result["mismatch"] = f"trial 0: {mismatch}"
+        result["correct_on_task_inputs"] = result["mismatch"] is None
+        if result["mismatch"] is None and set_failed is None:
+            assert self.layout is not None
+            verdict = self._other_shape_call(self.layout)
+            result["input_sets"]["other_shape"] = verdict
+            if robust and verdict.get("passed") is False:
+                set_failed = f"input set other_shape: {verdict['mismatch']}"
+        if result["mismatch"] is None and set_failed is not None:
+            result["first_failed_trial"] = result["passed"]
+            result["mismatch"] = set_failed
+        launched = self.policy.launched
+        if launched and set(launched) <= self.copying:
+            # Under hybrid torch may compute: a Triton kernel must add work beyond storing it.
+            self.findings.add(
+                "decoy-kernel",
+                "every Triton kernel the candidate launched only copies values another "
+                "argument held (" + ", ".join(launched[:5]) + "): the work is not Triton's",
+            )
+        self.precision = self.policy.judge_precision(self.dtypes[0] | self.dtypes[1])
+        timeline.done("correctness", started)
+        return result
+
+    def _steps(
+        self,
+        steps: list[tuple[str, str]],
+        views: SlotViews,
+        result: dict[str, Any],
+        last: tuple[list[Any], list[Any]],
+        robust: bool,
+    ) -> str | None:
+        """The graded calls after the first, in ``steps``' order, with a decoy call for each
+        new kernel a later call launches; stops at the first wrong answer (into ``result``).
+        Returns what the first failed stress set gave, where one failed under ``robust``."""
+        set_failed: str | None = None
+        while steps:
+            kind, name = steps.pop(0)
+            failed = None
+            if kind == "trial":
+                trial = result["passed"]
+                mismatch, last = self._one_trial(trial, views, result)
+                if mismatch is None:
+                    result["passed"] += 1
+                else:
+                    failed = f"trial {trial}: {mismatch}"
+            elif kind == "repeat":
+                failed = self._repeat(views, *last)
+            elif kind == "stress":
+                verdict = self._stress_call(name, views)
+                result["input_sets"][name] = verdict
+                if robust and verdict.get("passed") is False and set_failed is None:
+                    set_failed = f"input set {name}: {verdict['mismatch']}"
+                    steps = [step for step in steps if step[0] != "stress"]
+            else:
+                pending = [n for n in self.policy.launched if n not in self.ablated]
+                if pending:
+                    self._decoy_call(_RANDOM.choice(pending), views)
+            if failed is not None:
+                result["first_failed_trial"] = result["passed"]
+                result["mismatch"] = failed
+                break
+            if not steps:
+                steps = [("decoy", "")] * sum(n not in self.ablated for n in self.policy.launched)
+        return set_failed
+
+    def _probe(self, started: float) -> tuple[SlotViews, stress.InputFacts]:
+        """The output layout, from the reference on inputs the candidate never sees, and the
+        candidate's arena of it. Where its time goes is in durations_ms: the probe (its inputs
+        and the reference's call: kernels this process launches for the first time), the
+        candidate's arena, and the runner's mapping of it."""
+        timeline = self.timeline
+        probe = self.task.inputs(fresh_seed())
+        expected_probe, working = self.task.measured_reference(probe)
+        if self.memory_watch is not None:
+            self.memory_watch.working_bytes = max(self.memory_watch.working_bytes, working)
+        outputs = compare.flatten(expected_probe)
+        self.layout = SlotLayout.build(probe, outputs, 1)
+        self.dtypes = (_dtypes(outputs), _dtypes(probe))
+        self.base_rms = stress.finite_rms(outputs)
+        facts = stress.InputFacts.of(probe)
+        del probe, expected_probe, outputs  # large tensors: no copy outlives its use
+        stretch = timeline.stretch("correctness_probe", started)
+        self.lender.new_arena("candidate", self.layout)
+        stretch = timeline.stretch("correctness_arena", stretch)
+        views = self.lender.lend("candidate", self.layout, None)
+        timeline.stretch("correctness_layout", stretch)
+        if self.memory_watch is not None:
+            # The decoy check copies the storage of every tensor a kernel takes: the arena, and
+            # the model's weights where a kernel takes them.
+            self.memory_watch.check_copy_bytes = (
+                self.lender.arenas["candidate"].nbytes + self.memory_watch.reference_setup_bytes
+            )
+        return views, facts
+
+    def _one_trial(
+        self, trial: int, views: SlotViews, result: dict[str, Any]
+    ) -> tuple[str | None, tuple[list[Any], list[Any]]]:
+        """One call on a fresh draw of the task's inputs: what is wrong (None: right), and the
+        inputs with the answer (for a repeat)."""
+        timeline = self.timeline
+        tol = self.task.tolerance
+        pristine = self.task.inputs(fresh_seed())
+        phase = "correctness"
+        first = not self.compiled
+        if first:
+            self.timeline.channel.phase("compile")  # the first call compiles the kernels
+            phase = "compile"
+        # The candidate runs first: no answer to these inputs exists anywhere yet.
+        stretch = time.perf_counter()
+        reply, answer = self._candidate_call(
+            views, pristine, phase, while_waiting=self._first_call_work if first else None
+        )
+        if not first:  # the first call's compilation is the compile phase's, not a stretch
+            timeline.stretch("correctness_calls", stretch)
+        stretch = time.perf_counter()
+        if first:
+            self.compiled = reply.get("ok") is True or reply.get("kind") == "mismatch"
+            self.timeline.channel.phase("correctness")
+        if not reply.get("ok"):
+            failure = failed_reply(reply, phase)
+            if failure.status == "incorrect":
+                return failure.message, (pristine, answer)
+            raise failure
+        inputs_mutated = any(
+            isinstance(a, torch.Tensor) and not compare.bitwise_equal(a, b)
+            for a, b in zip(views.inputs[0], pristine)
+        )
+        stretch = timeline.stretch("correctness_mutation", stretch)
+        expected = self.task.run_reference(pristine, "correctness")
+        stretch = timeline.stretch("correctness_reference", stretch)
+        comparison = compare.compare_outputs(answer, compare.flatten(expected), tol.atol, tol.rtol)
+        timeline.stretch("correctness_checks", stretch)
+        if comparison.compared_values:
+            result["max_abs_error"] = max(result["max_abs_error"] or 0.0, comparison.max_abs_error)
+            result["max_rel_error"] = max(result["max_rel_error"] or 0.0, comparison.max_rel_error)
+        self.findings.extend(comparison.findings)
+        kept = [a.clone() if isinstance(a, torch.Tensor) else a for a in answer]
+        if inputs_mutated:
+            self.findings.add("input-mutated", "the candidate modified its inputs")
+            return "the candidate modified its inputs", (pristine, kept)
+        if not comparison.ok:
+            return comparison.mismatch, (pristine, kept)
+        return None, (pristine, kept)
+
+    def _first_call_work(self) -> None:
+        if self.task.device.type != "cuda":
+            return
+        began = time.perf_counter()
+        self.first_call_work()
+        self.timeline.stretch("correctness_warm_checks", began)
+
+    def _repeat(self, views: SlotViews, pristine: list[Any], first: list[Any]) -> str | None:
+        """The last trial's inputs again: the same answer is required."""
+        tol = self.task.tolerance
+        stretch = time.perf_counter()
+        failed, again = self._graded_call(views, pristine)
+        stretch = self.timeline.stretch("correctness_calls", stretch)
+        if failed is not None:
+            return failed
+        # Only the verdict counts here: the quick check may give it (compare_outputs).
+        repeat = compare.compare_outputs(again, first, tol.atol, tol.rtol, errors=False)
+        self.timeline.stretch("correctness_checks", stretch)
+        if not repeat.ok:
+            return f"a second call on the same inputs gave another answer ({repeat.mismatch})"
+        return None
+
+    def _stress_call(self, name: str, views: SlotViews) -> dict[str, Any]:
+        """One call on the stress set ``name`` (stress.py): its verdict for the Result."""
+        timeline, task = self.timeline, self.task
+        stretch = time.perf_counter()
+        pristine = stress.derive(name, task.inputs(fresh_seed()))
+        failed, answer = self._graded_call(views, pristine)
+        stretch = timeline.stretch("correctness_calls", stretch)
+        if failed is not None:
+            return {"passed": False, "mismatch": failed}
+        expected = compare.flatten(task.run_reference(pristine, "correctness"))
+        with stress.Tf32Operands():
+            at_tf32 = compare.flatten(task.run_reference(pristine, "correctness"))
+        atol = stress.scaled_atol(task.tolerance.atol, self.base_rms, stress.finite_rms(expected))
+        rtol = task.tolerance.rtol
+        at_tf32, _, _ = stress.finite_only(at_tf32, expected)
+        finite = stress.finite_where_expected(answer, expected)
+        answer, expected, compared = stress.finite_only(answer, expected)
+        if compared == 0:
+            return {"passed": None, "reason": "the reference's output is not finite here"}
+        if not compare.compare_outputs(at_tf32, expected, atol, rtol, errors=False).ok:
+            timeline.stretch("correctness_checks", stretch)
+            verdict = {
+                "passed": finite,
+                "atol": atol,
+                "compared": compared,
+                "conditioning": "ill-conditioned at tf32: only finite outputs are required",
+            }
+            if not finite:
+                verdict["mismatch"] = "output: not finite where the reference's output is"
+            return verdict
+        comparison = compare.compare_outputs(answer, expected, atol, rtol)
+        timeline.stretch("correctness_checks", stretch)
+        verdict: dict[str, Any] = {"passed": comparison.ok, "atol": atol, "compared": compared}
+        if not comparison.ok:
+            verdict["mismatch"] = comparison.mismatch
+        return verdict
+
+    def _other_shape_call(self, layout: SlotLayout) -> dict[str, Any]:
+        """One call at other sizes of the task (stress.other_sizes), in an arena of that
+        layout; the task's own layout is lent again afterwards, for the timed calls."""
+        task, lender = self.task, self.lender
+        changes = stress.other_sizes(task.module)
+        if not changes:
+            return {"passed": None, "reason": "no size constant the judge can change"}
+        try:
+            with task.sizes_changed(changes):
+                pristine = task.inputs(fresh_seed())
+                expected = compare.flatten(task.run_reference(pristine, "correctness"))
+        except EvaluationFailure:
+            return {"passed": None, "reason": "the reference does not run at other sizes"}
+        other = SlotLayout.build(pristine, expected, 1)
+        views = lender.lend("candidate", other, lender.new_arena("candidate", other))
+        try:
+            failed, answer = self._graded_call(views, pristine)
+            verdict: dict[str, Any] = {"sizes": changes}
+            if failed is not None:
+                return {**verdict, "passed": False, "mismatch": failed}
+            comparison = compare.compare_outputs(
+                answer, expected, task.tolerance.atol, task.tolerance.rtol
+            )
+            del answer  # views into the arena that the task's layout replaces next
+        finally:
+            lender.lend("candidate", layout, lender.new_arena("candidate", layout))
+        verdict["passed"] = comparison.ok
+        if not comparison.ok:
+            verdict["mismatch"] = comparison.mismatch
+        return verdict
+
+    def _decoy_call(self, name: str, views: SlotViews) -> None:
+        """Every Triton kernel the candidate launches must matter: with its written elements
+        replaced by noise, the answer must be wrong. The call is one like any other."""
+        timeline, task = self.timeline, self.task
+        tol = task.tolerance
+        stretch = time.perf_counter()
+        pristine = task.inputs(fresh_seed())
+        slots.fill(views, 0, pristine)
+        dev.synchronize(task.device)
+        stretch = timeline.stretch("decoy_inputs", stretch)
+        reply = self.call(
+            "candidate", [0], "correctness", ablate=name, ablate_tolerance=[tol.atol, tol.rtol]
+        )
+        stretch = timeline.stretch("decoy_call", stretch)
+        if not reply.get("ok"):
+            self.ablated[name] = True  # it failed without the kernel's output: it mattered
+            return
+        ablated = int(reply.get("ablated_launches") or 0)
+        if ablated and ablated == int(reply.get("copying_launches") or 0):
+            self.copying.add(name)
+        expected = task.run_reference(pristine, "correctness")
+        answer = slots.answer(views, 0, reply)
+        still_right = compare.compare_outputs(
+            answer, compare.flatten(expected), tol.atol, tol.rtol, errors=False
+        ).ok  # only the verdict counts: the quick check may give it
+        timeline.stretch("decoy_check", stretch)
+        self.ablated[name] = not still_right
+        if still_right:
+            self.findings.add(
+                "decoy-kernel",
+                f"the answer stays right when the output of Triton kernel {name} is replaced "
+                "with noise: its work is thrown away or recomputed",
+            )
+            self.findings.stop_if_rejected("correctness")

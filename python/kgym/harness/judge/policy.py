@@ -1,0 +1,87 @@
+"""The policies every graded call is held to: what the candidate's runner reported of each
+call (the Triton kernels it launched, the torch operators it called, the types its matrix
+products computed in), and the verdicts of the torch-compute and precision policies on them.
+A policy that held only on the first call would pay whatever the candidate does on the others.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from kgym.harness import dot_precision
+from kgym.harness.judge.findings import Findings
+
+POLICIES = ("strict", "hybrid")
+PRECISION_POLICIES = ("faithful", "tolerant")
+FULL_PRECISION = (torch.float32, torch.float64)
+
+
+class CallPolicy:
+    """What the graded calls showed, gathered call by call, and the findings it makes."""
+
+    def __init__(self, findings: Findings, torch_compute: str, precision: str) -> None:
+        self.findings = findings
+        self.torch_compute = torch_compute if torch_compute in POLICIES else "strict"
+        self.precision = precision if precision in PRECISION_POLICIES else "faithful"
+        self.launched: list[str] = []  # every Triton kernel a graded call launched
+        self.torch_ops: list[str] = []  # every torch compute operator a graded call called
+        self.low_precision: list[str] = []  # reduced-precision types the candidate computes in
+        self.dot_products: list[str] = []  # its kernels' matrix products (dot_precision)
+        self.dot_source = "unknown"
+        self.graded_calls = 0
+
+    def observe(self, reply: dict[str, Any]) -> None:
+        """One graded call's report of itself. The policy holds on each call."""
+        self.graded_calls += 1
+        for name in [str(n)[:100] for n in (reply.get("launched") or [])][:64]:
+            if name not in self.launched and len(self.launched) < 64:
+                self.launched.append(name)
+        ops = reply.get("torch_ops") or {}
+        for op in (ops.get("compute") or [])[:64]:
+            if str(op)[:80] not in self.torch_ops:
+                self.torch_ops.append(str(op)[:80])
+        for op in (ops.get("low_precision") or [])[:20]:
+            if f"torch.{str(op)[:80]}" not in self.low_precision:
+                self.low_precision.append(f"torch.{str(op)[:80]}")
+        dots = reply.get("dot_precision") or {}
+        if isinstance(dots, dict):
+            if dots.get("source") in ("ir", "interpreter"):
+                self.dot_source = str(dots["source"])
+            for product in (dots.get("products") or [])[:20]:
+                product = str(product)[:40]
+                if product not in self.dot_products:
+                    self.dot_products.append(product)
+                    if dot_precision.is_reduced(product):
+                        self.low_precision.append(f"tl.dot {product}")
+        if int(reply.get("launches") or 0) == 0:
+            self.findings.add_once("no-triton-launch", "a forward call launched no Triton kernel")
+        if self.torch_ops and self.torch_compute == "strict":
+            self.findings.add_once(
+                "torch-compute",
+                "torch computes part of the answer (strict policy): "
+                + ", ".join(self.torch_ops[:10]),
+            )
+
+    def judge_precision(self, task_dtypes: set[torch.dtype]) -> dict[str, Any]:
+        """The precision policy: on a task computed in float32 (or float64), ``faithful``
+        refuses fp16, bf16 and fp8 compute in the candidate's kernels or its torch calls; tf32
+        is float32's matmul precision on a GPU and allowed. ``tolerant`` only reports. Returns
+        the Result's ``judge.precision``."""
+        floats = {d for d in task_dtypes if d.is_floating_point}
+        full = bool(floats) and floats <= set(FULL_PRECISION)
+        if full and self.low_precision and self.precision == "faithful":
+            self.findings.add_once(
+                "low-precision",
+                "a float32 task computed in reduced precision (precision policy faithful): "
+                + ", ".join(self.low_precision[:6]),
+            )
+        return {
+            "policy": self.precision,
+            "task_dtypes": sorted(str(d).removeprefix("torch.") for d in floats),
+            "reduced": self.low_precision[:20],
+            # What Triton's products computed in: from the IR (a GPU), the interpreter (a
+            # CPU), or unknown (no launch seen); [] when no kernel computes a product.
+            "dot_products": {"source": self.dot_source, "products": self.dot_products[:20]},
+        }

@@ -1,0 +1,138 @@
+"""The task as the judge runs it: its module (task code, which runs in the judge), its sizes
+and tolerance, the reference model, and every input set, drawn from seeds only the judge
+knows. Nothing here depends on the candidate."""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from kgym.harness import device as dev
+from kgym.harness import loader
+from kgym.harness.errors import EvaluationFailure
+from kgym.harness.kernels import fast_normals
+from kgym.harness.loader import TASK_MODULE
+
+
+def to_device(values: list[Any], device: torch.device) -> list[Any]:
+    return [v.to(device) if isinstance(v, torch.Tensor) else v for v in values]
+
+
+def clone_all(values: list[Any]) -> list[Any]:
+    return [v.clone() if isinstance(v, torch.Tensor) else v for v in values]
+
+
+def fresh_seed() -> int:
+    """A seed from the OS: no runner can predict it."""
+    return secrets.randbits(62)
+
+
+class TaskSide:
+    """The task's module, loaded under the GPU lock (its code may touch the GPU at import)."""
+
+    def __init__(
+        self,
+        path: Path,
+        sizes: str,
+        atol: float | None,
+        rtol: float | None,
+    ) -> None:
+        try:
+            self.module = loader.load_module(path, TASK_MODULE)
+            for attr in ("Model", "get_inputs", "get_init_inputs"):
+                if not hasattr(self.module, attr):
+                    raise AttributeError(f"the task defines no {attr}")
+        except BaseException as exc:  # noqa: BLE001
+            raise EvaluationFailure(
+                "infra_error", "load", exc, f"the task does not load: {exc}"
+            ) from exc
+        self.path = path
+        self.device = torch.device("cpu")  # the GPU's, named once the task is loaded
+        self.sizes = sizes
+        self.size_overrides = loader.apply_sizes(self.module, sizes)
+        self.tolerance = loader.tolerance_for(self.module, atol, rtol)
+        self.reference: Any = None
+        self.init_inputs: list[Any] = []
+        # The timed inputs' normals are drawn by the judge's own kernel once it is ready
+        # (kernels/fast_normals.py), in every timed path alike, so that a set drawn again from
+        # its seed is the same.
+        self.judge_normals = False
+
+    def build_reference(self, seed: int) -> None:
+        """The task's Model under ``seed``, on the device, without gradients."""
+        torch.manual_seed(seed)
+        self.init_inputs = list(self.module.get_init_inputs())
+        try:
+            torch.manual_seed(seed)
+            reference = self.module.Model(*self.init_inputs)
+            if isinstance(reference, torch.nn.Module):
+                reference = reference.to(self.device).eval()
+        except BaseException as exc:  # noqa: BLE001
+            raise EvaluationFailure(
+                "infra_error", "init", exc, f"the task's Model fails: {exc}"
+            ) from exc
+        torch.set_grad_enabled(False)
+        self.reference = reference
+
+    def inputs(
+        self,
+        seed: int,
+        into: contextlib.AbstractContextManager[Any] | None = None,
+        timed: bool = False,
+    ) -> list[Any]:
+        """The task's inputs of ``seed``; ``into``: a mode that draws them into a timed slot
+        (timing/input_slots.IntoSlot). ``timed``: a timed call's set, whose normals the
+        judge's own kernel draws where it is ready."""
+        dev.seed_generators(seed, self.device)
+        normals = (
+            fast_normals.FastNormals(seed, self.device)
+            if timed and self.judge_normals
+            else contextlib.nullcontext()
+        )
+        # Factories inside get_inputs() allocate on the evaluation device. The slot's mode is
+        # innermost: it hands the normals' mode its ``out=``.
+        with torch.device(self.device), normals, into or contextlib.nullcontext():
+            inputs = list(self.module.get_inputs())
+        return to_device(inputs, self.device)
+
+    def run_reference(
+        self, inputs: list[Any], phase: str, keep_inputs: bool = True, sync: bool = True
+    ) -> Any:
+        """The reference's answer; ``keep_inputs=False`` when the caller no longer needs
+        ``inputs`` (the reference may modify them), which saves a copy of large tensors.
+        ``sync=False``: the caller synchronises later (and reports a failure found then)."""
+        try:
+            out = self.reference(*(clone_all(inputs) if keep_inputs else inputs))
+            if sync:
+                dev.synchronize(self.device)
+            return out
+        except BaseException as exc:  # noqa: BLE001
+            raise EvaluationFailure(
+                "infra_error", phase, exc, f"the reference fails: {exc}"
+            ) from exc
+
+    def measured_reference(self, inputs: list[Any]) -> tuple[Any, int]:
+        """The reference's answer, and (on a GPU) the peak of what its call allocated in the
+        judge: a call's working memory, which the candidate's runner may hold twice over."""
+        if self.device.type != "cuda":
+            return self.run_reference(inputs, "correctness"), 0
+        torch.cuda.reset_peak_memory_stats(self.device)
+        before = torch.cuda.memory_allocated(self.device)
+        answer = self.run_reference(inputs, "correctness")
+        return answer, torch.cuda.max_memory_allocated(self.device) - before
+
+    @contextlib.contextmanager
+    def sizes_changed(self, changes: dict[str, int]) -> Any:
+        """The task's size constants set to ``changes`` for a while (the other-shape set)."""
+        saved = {name: getattr(self.module, name) for name in changes}
+        try:
+            for name, value in changes.items():
+                setattr(self.module, name, value)
+            yield
+        finally:
+            for name, value in saved.items():
+                setattr(self.module, name, value)

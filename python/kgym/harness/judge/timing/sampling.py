@@ -1,0 +1,489 @@
+"""GPU timing from outside the candidate's process: the judge's clock around batches of calls.
+
+Each sample is one batch: the judge writes fresh inputs (seeds from the OS) into B slots of the
+runner's shared memory, flushes the L2 from its own context, pauses the other runner (SIGSTOP),
+then reads its clock, asks the runner to call the model once per slot and synchronise, waits
+for the reply, runs a tiny canary kernel of its own and synchronises, and reads its clock again.
+The reference's runner is timed by the very same method, in alternating order. What the method
+adds to a sample is taken out, because it is not the same share of both sides' samples and
+would pull every speedup toward 1: the fixed cost of a sample (the round trip to a runner, its
+synchronisation, the canary), measured as a batch of no calls on the reference's runner, and
+the runner's copy of each output into shared memory (twice an output's bytes of traffic per
+call), measured by the judge as the same copy between its own arenas. A sample is then
+(time - fixed cost) / B - copy (``plan.per_call_ms``). Each side's B is its own: enough calls
+for ``batch_ms`` (``plan.calls_per_sample``). The candidate's outputs of every timed call (or
+of the share ``verify_fraction``) are compared with the reference's answer to the same fresh
+inputs (``timed_checks``); the candidate never sees an input twice, so no cache can win. Both
+runners' batches of a round get the same fresh seeds slot by slot, so where the task's inputs
+come out the same from a seed, the reference runner's own timed outputs are those answers.
+Work the candidate leaves on the GPU after replying delays the canary, which is inside its
+sample, and is reported when the canary is slower after its batches than after the
+reference's. When the job profiles, both runners record the CUDA kernels of the measured
+rounds (profiling.py), and the Triton share (PR) is derived from them. Sampling stops by
+``stop_rule``.
+
+Only raw samples leave this module; medians, spreads and confidence intervals are computed by
+the C++ supervisor.
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+import time
+from typing import Any
+
+import torch
+
+from kgym.harness.arena import ArenaAllocationError
+from kgym.harness.gpu_memory import MemoryWatch
+from kgym.harness.judge import slots
+from kgym.harness.judge.findings import Findings
+from kgym.harness.judge.runners import Runners, failed_reply
+from kgym.harness.judge.slots import Lender
+from kgym.harness.judge.task import TaskSide, fresh_seed
+from kgym.harness.judge.timing.input_slots import SlotDraw, same_bytes
+from kgym.harness.judge.timing.measures import l2_flush_buffer, measure_output_copy_ms
+from kgym.harness.judge.timing.plan import (
+    COPIES_PER_SLOT,
+    COPIES_PER_SLOT_REGENERATED,
+    calls_per_sample,
+    per_call_ms,
+    plan_slots,
+)
+from kgym.harness.judge.timing.stop_rule import TimingConfig, stop_reason
+from kgym.harness.judge.timing.timed_checks import check_timed_outputs
+from kgym.harness.judge.warmups import JudgeKernels
+from kgym.harness.kernels.fused_check import FusedChecks
+
+_synchronize = torch.cuda.synchronize
+_perf_counter = time.perf_counter
+
+# Rounds of a second, independent look when the canary suggests work left after a reply.
+CONFIRM_ROUNDS = 10
+# The canary after our own reference's batch slower than this: something outside the job kept
+# the GPU busy (another process that does not take the GPU's lock).
+CONTENDED_CANARY_MS = 1.0
+RUNNER_OF = {"reference": "reference", "candidate": "candidate", "compile": "reference"}
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2] if ordered else 0.0
+
+
+def left_work_suspected(candidate_canaries: list[float], reference_canaries: list[float]) -> bool:
+    """The canary after the candidate's batches much slower than after the reference's."""
+    cand, ref = _median(candidate_canaries), _median(reference_canaries)
+    return bool(candidate_canaries) and cand > 3 * ref + 0.2
+
+
+def inputs_regenerable(task: TaskSide) -> bool:
+    """Whether the task's inputs come out bit for bit the same from the same seed (torch's
+    generators are seeded; a task that draws from another source is not): then the judge
+    keeps a batch's seeds rather than a copy of its inputs, and generates the inputs of a
+    checked call again after it, which leaves room for half as many input sets again."""
+    seed = fresh_seed()
+    try:
+        first, second = task.inputs(seed, timed=True), task.inputs(seed, timed=True)
+    except torch.cuda.OutOfMemoryError:
+        return False  # two input sets at once do not fit: keep copies, as few as fit
+    return len(first) == len(second) and all(same_bytes(a, b) for a, b in zip(first, second))
+
+
+def record_kernels(runners: Runners, on: bool) -> dict[str, Any]:
+    """Starts (``on``) or stops kernel recording in both runners; the candidate's profile when
+    stopped. Both runners are asked before either reply is read, so they start or stop at
+    once; both replies are read before either failure is raised, so no reply is left in a
+    channel."""
+    roles = ("reference", "candidate")
+    for role in roles:
+        runners.send(role, {"op": "record", "on": on}, "timing")
+    replies = {role: runners.receive(role, "timing") for role in roles}
+    if not replies["candidate"].get("ok"):
+        raise failed_reply(replies["candidate"], "timing")
+    if not replies["reference"].get("ok"):
+        detail = replies["reference"]
+        raise RuntimeError(f"the reference's runner could not record kernels: {detail}"[:600])
+    return {} if on else (replies["candidate"].get("profile") or {})
+
+
+class Sampler:
+    """One timing window: the reference's and the candidate's runners (and torch.compile of
+    the reference when asked) timed on fresh inputs, interleaved, the candidate's timed outputs
+    verified."""
+
+    def __init__(
+        self,
+        task: TaskSide,
+        runners: Runners,
+        lender: Lender,
+        findings: Findings,
+        kernels: JudgeKernels,
+        config: TimingConfig,
+    ) -> None:
+        self.task, self.runners, self.lender = task, runners, lender
+        self.findings, self.kernels, self.config = findings, kernels, config
+        self.device = task.device
+        self.started = _perf_counter()
+        # Where the judge's seconds go (the Result's method.judge_s): the fresh inputs, the
+        # timed requests, the checks of the timed outputs; and by stretch of the phase.
+        self.spent = {"inputs": 0.0, "calls": 0.0, "checks": 0.0}
+        self.stretches: dict[str, float] = {}
+        # The reference's latest measured batch (its seeds and reply), while its outputs stay
+        # in its arena: a batch of the compiled variant, which shares the runner's arena,
+        # overwrites them.
+        self.reference_answers: dict[str, Any] = {}
+        self.disagreement: str | None = None
+        self.recorded_calls = 0
+        # The job's GPU memory watch: the arenas are planned within the job's share of the GPU.
+        self.memory_watch: MemoryWatch | None = None
+
+    def _stretch(self, name: str, began: float) -> float:
+        now = _perf_counter()
+        self.stretches[name] = now - began
+        return now
+
+    def prepare(self, baseline: str) -> None:
+        """The arenas (as many input sets as memory allows), the compiled variant, the L2
+        flush buffer, the canary and the fused check."""
+        # The call layout is the correctness phase's (same shapes), so no probe call is needed.
+        base = self.lender.views["candidate"].layout
+        self.base = base
+        for role in ("candidate", "reference"):
+            self.runners.ask(role, {"op": "trim"}, "timing")  # what the checks left cached
+        torch.cuda.empty_cache()  # the judge's cached blocks are free memory for the arenas
+        self.regenerate = inputs_regenerable(self.task)
+        torch.cuda.empty_cache()
+        free, total = torch.cuda.mem_get_info(self.device)
+        if self.memory_watch is not None:
+            free, total = self.memory_watch.within_share(free, total)
+        copies = COPIES_PER_SLOT_REGENERATED if self.regenerate else COPIES_PER_SLOT
+        self.plan = plan_slots(base.slot_bytes, free, self.config.max_batch, total, copies)
+        max_slots = self.plan.slots
+        while True:
+            try:
+                self.views = {}
+                for role in ("candidate", "reference"):
+                    current = self.lender.views.get(role)
+                    # An arena of the right size is kept: at large sizes two would not fit.
+                    if current is not None and current.layout.slots == max_slots:
+                        self.views[role] = current
+                    else:
+                        self.views[role] = self.lender.layout(role, base.with_slots(max_slots))
+                break
+            except ArenaAllocationError:
+                if max_slots == 1:
+                    raise
+                max_slots = max(1, max_slots // 2)  # another job took the memory meanwhile
+        self.max_slots = max_slots
+        self.compile_error = None
+        self.series = ["reference", "candidate"]
+        if baseline in ("compile", "both"):
+            reply = self.runners.ask("reference", {"op": "compile"}, "timing")
+            if reply.get("ok"):
+                self.series.append("compile")
+            else:
+                detail = reply.get("detail") or reply.get("error") or "failed"
+                self.compile_error = str(detail)[:500]
+        self.flush = l2_flush_buffer(self.device)
+        self.canary = torch.zeros(1024, device=self.device)
+        # The fused check reads each pair once and a whole batch with one synchronisation; it
+        # needs the inputs made again for the exact check of a pair it cannot pass.
+        ready = self.kernels.fused_check_ready
+        self.fused = FusedChecks(self.device) if ready and self.regenerate else None
+        # Regenerable inputs need not outlive their call: they are drawn into their slots.
+        self.draw = SlotDraw(self.task.inputs, slots.fill) if self.regenerate else None
+        self.stretches["setup"] = _perf_counter() - self.started
+
+    def batch(
+        self, name: str, batch: list[int], seeds: list[int] | None = None
+    ) -> tuple[float, float, dict[str, Any], list[Any]]:
+        """One sample: (time, canary time, the runner's reply, per slot what a check of its
+        outputs needs: the seed of its inputs, or the inputs themselves). ``seeds``: the
+        inputs' seeds slot by slot (a measured round gives both runners the same ones), else
+        fresh ones."""
+        role = RUNNER_OF[name]
+        view = self.views[role]
+        # Only the candidate's outputs are poisoned: a call it skips, or an output it leaves
+        # unwritten, must not find a former answer there (slots.fill).
+        poison = role == "candidate"
+        began = _perf_counter()
+        pristine: list[Any] = []
+        for index, k in enumerate(batch):
+            seed = seeds[index] if seeds is not None else fresh_seed()
+            if self.draw is not None:
+                self.draw.fill(view, k, seed, poison)
+                pristine.append(seed)
+            else:
+                inputs = self.task.inputs(seed, timed=True)
+                slots.fill(view, k, inputs, poison=poison)
+                pristine.append(inputs)
+                del inputs
+        self.flush.zero_()
+        _synchronize(self.device)
+        called = _perf_counter()
+        self.spent["inputs"] += called - began
+        others = self.runners.others(role)
+        for other in others:
+            other.pause()
+        try:
+            start = time.perf_counter_ns()
+            message = {
+                "op": "call",
+                "slots": batch,
+                "timed": True,
+                "variant": "compiled" if name == "compile" else "",
+            }
+            reply = self.runners.ask(role, message, "timing")
+            replied = time.perf_counter_ns()
+            self.canary.add_(1.0)
+            _synchronize(self.device)
+            end = time.perf_counter_ns()
+        finally:
+            for other in others:
+                other.resume()
+        if not reply.get("ok"):
+            if role == "candidate":
+                raise failed_reply(reply, "timing")
+            error = reply.get("error") or {}
+            detail = f"{error.get('type', '?')}: {error.get('message', '')}" if error else reply
+            raise RuntimeError(f"the reference's runner failed while timed: {str(detail)[:600]}")
+        self.findings.take_from_reply(reply)
+        self.spent["calls"] += _perf_counter() - called
+        return (end - start) / 1e6, (end - replied) / 1e6, reply, pristine
+
+    def check(self, batch: list[int], pristine: list[Any], reply: dict[str, Any]) -> str | None:
+        """The check of a candidate's timed batch. The reference's batch of the same round
+        had the same seeds slot by slot: where its outputs in its arena are for this slot's
+        inputs (regenerable inputs, not overwritten since by the compiled variant), they are the
+        expected answer, and the judge computes nothing."""
+        began = _perf_counter()
+        answered = self.reference_answers if self.regenerate else None
+
+        def expected_of(index: int) -> list[Any] | None:
+            if not answered or index >= len(answered["seeds"]):
+                return None
+            if answered["seeds"][index] != pristine[index]:
+                return None
+            return slots.answer(self.views["reference"], batch[index], answered["reply"])
+
+        try:
+            return check_timed_outputs(
+                self.task,
+                self.views["candidate"],
+                batch,
+                pristine,
+                reply,
+                self.regenerate,
+                self.fused,
+                expected_of,
+            )
+        finally:
+            self.spent["checks"] += _perf_counter() - began
+
+    def warm_up(self) -> None:
+        """Warm-up (compilation, autotuning, caches) and the batch size: enough calls that a
+        sample lasts ``batch_ms``, so the fixed cost of a round trip and a synchronisation is
+        amortised. The per-call estimate is the marginal cost: a batch of n calls against a
+        batch of one."""
+        estimates: dict[str, float] = {}
+        warm = min(4, self.max_slots)
+        for name in self.series:
+            started = _perf_counter()
+            rounds = 0
+            single = multi = math.inf
+            while rounds < 3 or (_perf_counter() - started) * 1e3 < self.config.warmup_ms:
+                single = min(single, self.batch(name, [0])[0])
+                multi = min(multi, self.batch(name, list(range(warm)))[0])
+                rounds += 1
+            marginal = (multi - single) / (warm - 1) if warm > 1 else single
+            estimates[name] = max(marginal, single / 10, 1e-4)
+        self.calls = calls_per_sample(estimates, self.config.batch_ms, self.max_slots)
+
+    def fixed_costs(self) -> None:
+        """The fixed cost of a sample, on the reference's runner (the candidate's could be
+        slowed on purpose to have more taken off), and the output copy, on the judge's own
+        arenas with both runners stopped. The fastest of each: work another process leaves on
+        the GPU can only lengthen them, and more taken off both sides would widen a speedup."""
+        self.overhead_ms = min(self.batch("reference", [])[0] for _ in range(9))
+        self.runners.pause()
+        try:
+            self.copy_ms = measure_output_copy_ms(
+                self.views["reference"].outputs[0], self.views["candidate"].outputs[0]
+            )
+        finally:
+            self.runners.resume()
+        self.verify_every = max(1, round(1 / max(self.config.verify_fraction, 1e-6)))
+
+    def one_round(
+        self, index: int, canaries: dict[str, list[float]], times: dict[str, list[float]]
+    ) -> None:
+        """A measured round: each series once, in alternating order, on the same fresh seeds
+        slot by slot, so that the reference's timed outputs are the candidate's answers."""
+        order = self.series if index % 2 == 0 else list(reversed(self.series))
+        seeds = [fresh_seed() for _ in range(max(self.calls.values()))]
+        pending: tuple[list[int], list[Any], dict[str, Any]] | None = None
+        done: set[str] = set()
+        for name in order:
+            batch = list(range(self.calls[name]))
+            total_ms, canary_ms, reply, pristine = self.batch(name, batch, seeds[: len(batch)])
+            if name == "reference":
+                self.reference_answers.update(seeds=seeds[: len(batch)], reply=reply)
+            elif name == "compile":
+                self.reference_answers.clear()
+            else:  # the candidate
+                self.recorded_calls += len(batch)
+                # Which rounds are verified is drawn from the OS: no count of calls predicts it.
+                if self.verify_every == 1 or secrets.randbelow(self.verify_every) == 0:
+                    pending = (batch, pristine, reply)
+            times[name].append(per_call_ms(total_ms, len(batch), self.overhead_ms, self.copy_ms))
+            canaries[name].append(canary_ms)
+            done.add(name)
+            # Checked once the reference's batch of this round is in its arena (before the
+            # compiled variant overwrites it): at once where it came first.
+            if pending is not None and "reference" in done:
+                problem = self.check(*pending)
+                pending = None
+                if problem and self.disagreement is None:
+                    self.disagreement = problem
+
+    def confirm(self, canaries: dict[str, list[float]], rounds: int) -> tuple[str | None, str]:
+        """Work left on the GPU after a reply delays the judge's canary. So does another
+        process's work when something outside the job shares the GPU without its lock; that
+        noise is not tied to the candidate's batches, so a suspicion must hold again in a
+        second, independent block of rounds (the candidate cannot tell those rounds from the
+        others) to count. Returns (the finding's detail or None, what the check concluded)."""
+        if self.disagreement is not None:
+            return None, "clear"
+        if not left_work_suspected(canaries["candidate"], canaries["reference"]):
+            return None, "clear"
+        again: dict[str, list[float]] = {name: [] for name in self.series}
+        extra: dict[str, list[float]] = {name: [] for name in self.series}
+        for index in range(CONFIRM_ROUNDS):
+            self.one_round(rounds + index, again, extra)
+            if self.disagreement is not None:
+                break
+        if self.disagreement is None and left_work_suspected(
+            again["candidate"], again["reference"]
+        ):
+            cand, ref = _median(canaries["candidate"]), _median(canaries["reference"])
+            return (
+                f"the GPU stayed busy after the candidate's calls returned (canary "
+                f"{cand:.3g} ms against {ref:.3g} ms after the reference's; again "
+                f"{_median(again['candidate']):.3g} against {_median(again['reference']):.3g} ms "
+                f"in {CONFIRM_ROUNDS} more rounds)"
+            ), "confirmed"
+        return None, "not confirmed in a second block of rounds"
+
+
+def time_runners(sampler: Sampler, baseline: str, record: bool = False) -> dict[str, Any]:
+    """One timing window, start to end, with ``sampler``'s runners. With ``record``, both
+    runners record the CUDA kernels of every measured round (profiling.py): the result's
+    ``kernels`` is the candidate's record and the number of calls it covers."""
+    sampler.prepare(baseline)
+    began = _perf_counter()
+    sampler.warm_up()
+    began = sampler._stretch("warmup", began)
+    # Recording starts before the fixed cost is measured, so that it is measured as the rounds
+    # will run; its per-launch overhead is paid by both runners alike.
+    if record:
+        record_kernels(sampler.runners, on=True)
+    sampler.fixed_costs()
+    began = sampler._stretch("fixed_costs", began)
+    samples: dict[str, list[float]] = {name: [] for name in sampler.series}
+    canaries: dict[str, list[float]] = {name: [] for name in sampler.series}
+    started = _perf_counter()
+    rounds = 0
+    stop = "max_samples"
+    while True:
+        sampler.one_round(rounds, canaries, samples)
+        rounds += 1
+        if sampler.disagreement is not None:
+            stop = "wrong answer"
+            break
+        elapsed_ms = (_perf_counter() - started) * 1e3
+        stopped = stop_reason(sampler.config, rounds, elapsed_ms, samples)
+        if stopped is not None:
+            stop = stopped
+            break
+    began = sampler._stretch("rounds", began)
+    left_work, canary_check = sampler.confirm(canaries, rounds)
+    began = sampler._stretch("confirm", began)
+    kernels = None
+    if record:
+        profile = record_kernels(sampler.runners, on=False)
+        kernels = {"profile": profile, "calls": sampler.recorded_calls}
+    sampler._stretch("record_stop", began)
+    if sampler.compile_error:
+        samples["compile_error"] = sampler.compile_error  # type: ignore[assignment]
+    return {
+        "available": True,
+        "disagreement": sampler.disagreement,
+        "left_work": left_work,
+        "kernels": kernels,
+        "samples": samples,
+        "method": _method(sampler, canaries, canary_check, rounds, stop, record),
+    }
+
+
+def _method(
+    sampler: Sampler,
+    canaries: dict[str, list[float]],
+    canary_check: str,
+    rounds: int,
+    stop: str,
+    record: bool,
+) -> dict[str, Any]:
+    """The Result's ``timing.method``: how the samples were taken."""
+    kernels, fused = sampler.kernels, sampler.fused
+    ref_canary = _median(canaries["reference"])
+    if fused is not None:
+        checks_note = None
+    elif not kernels.fused_check_ready:
+        checks_note = str(kernels.fused_check_note or "the fused check is off")
+    else:
+        checks_note = "the task's inputs are not regenerable from a seed"
+    return {
+        "clock": "judge_host_clock",
+        "calls_per_sample": sampler.calls["candidate"],
+        "calls_per_sample_by_series": sampler.calls,
+        "sample_overhead_ms": sampler.overhead_ms,
+        "output_copy_ms": sampler.copy_ms,
+        "fresh_inputs_every_call": True,
+        "verified_fraction": 1 / sampler.verify_every,
+        "l2_flush_bytes": sampler.flush.numel() * 4,
+        "l2_flush": "by the judge before each batch; no call reads inputs another touched",
+        "includes": "the calls and the work they leave on the GPU; taken out: the fixed "
+        "cost of a sample (sample_overhead_ms, a batch of no calls on the reference's "
+        "runner) and the runner's copy of each output into shared memory (output_copy_ms, "
+        "the same copy timed by the judge)",
+        "canary_ms": {name: _median(v) for name, v in canaries.items()},
+        "canary_check": canary_check,
+        "gpu_contended": ref_canary > CONTENDED_CANARY_MS,
+        "other_runner_paused": True,
+        "kernels_recorded": record,
+        "interleaved": True,
+        "rounds": rounds,
+        "stop_reason": stop,
+        "stop_checked_every": 1,
+        "target_rel_ci": sampler.config.target_rel_ci,
+        "min_bytes": sampler.base.slot_bytes,
+        "arena_slots": sampler.max_slots,
+        "slots_limited_by_memory": sampler.plan.memory_limited
+        or sampler.max_slots < sampler.plan.slots,
+        "memory_note": sampler.plan.note,
+        "inputs_regenerated_for_checks": sampler.regenerate,
+        "inputs_drawn_into_slots": bool(sampler.draw is not None and sampler.draw.redirect),
+        "normals": {
+            "by": "judge" if kernels.fast_normals_ready else "torch",
+            "note": None if kernels.fast_normals_ready else kernels.fast_normals_note,
+        },
+        "checks": {"fused": fused is not None, "note": checks_note},
+        "judge_s": {
+            **{name: round(value, 4) for name, value in sampler.spent.items()},
+            "checks_wait": round(fused.wait_s, 4) if fused is not None else None,
+            **{name: round(value, 4) for name, value in sampler.stretches.items()},
+            "total": round(_perf_counter() - sampler.started, 4),
+        },
+    }
