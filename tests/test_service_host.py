@@ -132,10 +132,16 @@ def test_a_killed_service_leaves_no_job_folder_after_the_next_start(tmp_path: Pa
             assert time.monotonic() < deadline
             time.sleep(0.05)
         (folder,) = [p for p in jobs.iterdir() if p.name.startswith("kgym-job-")]
-        assert (folder / "candidate.py").exists()
+        assert g.proc is not None
+        # Its files are on its tmpfs, mounted where only the service and its children see it.
+        assert (
+            Path(f"/proc/{g.proc.pid}/root") / folder.relative_to("/") / "candidate.py"
+        ).exists()
+        assert str(folder) not in Path("/proc/self/mountinfo").read_text()
     finally:
         g.stop(signal.SIGKILL)
-    assert folder.exists()  # what the crash left
+    assert folder.exists()  # what the crash left: the folder, its mount gone with the service
+    assert not list(folder.iterdir())
     with Gym(tmp_path, ["--cpu-workers", "1"]) as again:
         assert not folder.exists()
         assert "removed what jobs of an earlier run left: 1 job directories" in again.log()

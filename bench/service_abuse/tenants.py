@@ -201,7 +201,9 @@ def crash_leftovers(tmp: Path, gpus: str) -> list[dict]:
             time.sleep(0.05)
     finally:
         g.stop(signal.SIGKILL)
-    left = len(list((tmp / "jobs").glob("kgym-job-*")))
+    folders = list((tmp / "jobs").glob("kgym-job-*"))
+    left = len(folders)
+    files = sum(len(list(f.iterdir())) for f in folders)  # its tmpfs went with the service
     with Gym(tmp, ["--cpu-workers", "1"], gpus=gpus) as again:
         after = len(list((tmp / "jobs").glob("kgym-job-*")))
         call(f"{again.url}/v1/jobs/{job['id']}", "DELETE")
@@ -210,7 +212,7 @@ def crash_leftovers(tmp: Path, gpus: str) -> list[dict]:
             "kill -9 during a job",
             "kill -9 of the service while a job runs, then a restart",
             "the job folder (candidate.py, task.py, job.json) stays; a restart keeps it",
-            f"{left} folder left by the kill, {after} after the next start",
+            f"{left} folder left by the kill (with {files} files), {after} after the next start",
             left == 1 and after == 0,
         )
     ]

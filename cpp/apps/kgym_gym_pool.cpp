@@ -210,6 +210,7 @@ int run_worker(const WorkerOptions& o) {
   config.poll = std::chrono::milliseconds(static_cast<long long>(o.poll_s * 1000));
   MachineSlots machine;
   try {
+    config.defaults.scratch_dir = prepare_job_scratch(state_dir, "worker");
     machine = make_machine_slots({o.gpus, o.workers_per_gpu, o.cpu_workers, o.fork_server,
                                   state_dir, python, o.threads_per_job});
   } catch (const std::exception& e) {
@@ -224,7 +225,6 @@ int run_worker(const WorkerOptions& o) {
   config.defaults.private_view = o.private_view;
   try {
     config.defaults.host_options = host_options_json(o.job_limits);
-    config.defaults.scratch_dir = prepare_job_scratch(state_dir, "worker");
   } catch (const std::exception& e) {
     std::cerr << "kgym-gym worker: " << e.what() << "\n";
     return 2;

@@ -244,6 +244,14 @@ int run_serve(const ServeOptions& o) {
   }
 
   ServiceConfig config;
+  try {
+    // The jobs' own scratch directory, emptied of what a crash left, before any slot starts (a
+    // pool's front door runs no job).
+    if (o.redis.empty()) config.defaults.scratch_dir = prepare_job_scratch(state_dir, "serve");
+  } catch (const std::exception& e) {
+    std::cerr << "kgym-gym serve: " << e.what() << "\n";
+    return 2;
+  }
   std::string device;
   std::string gpu_names;
   std::shared_ptr<JobPool> pool;
@@ -271,9 +279,6 @@ int run_serve(const ServeOptions& o) {
   config.defaults.private_view = o.private_view;
   try {
     config.defaults.host_options = host_options_json(o.job_limits);
-    // The jobs' own scratch directory, emptied of what a crash left (a pool's front door runs
-    // no job).
-    if (!pool) config.defaults.scratch_dir = prepare_job_scratch(state_dir, "serve");
   } catch (const std::exception& e) {
     std::cerr << "kgym-gym serve: " << e.what() << "\n";
     return 2;

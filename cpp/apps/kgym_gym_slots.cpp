@@ -259,7 +259,8 @@ nlohmann::json host_options_json(const HostOptions& options) {
 std::string prepare_job_scratch(const std::string& state_dir, const std::string& who) {
   const auto scratch = (fs::path(state_dir) / "jobs").string();
   fs::create_directories(scratch);
-  // Only this service's (or worker's) jobs live there, and none runs yet.
+  // Only this service's (or worker's) jobs live there, and none runs yet. Swept before the
+  // namespace below, so that what an earlier run left mounted goes from the host's view too.
   const int dirs = kgym::sandbox::sweep_job_directories(scratch);
   const int cgroups = kgym::sandbox::sweep_job_cgroups();
   if (dirs + cgroups > 0) {
@@ -267,6 +268,13 @@ std::string prepare_job_scratch(const std::string& state_dir, const std::string&
         "kgym-gym {}: removed what jobs of an earlier run left: {} job directories, {} "
         "cgroups\n",
         who, dirs, cgroups);
+  }
+  const auto why_not = kgym::sandbox::own_mount_namespace();
+  if (!why_not.empty() && ::geteuid() == 0) {
+    std::cerr << fmt::format(
+        "kgym-gym {}: the job directories' mounts are the host's (no mount namespace of its "
+        "own: {}); a kill -9 leaves them until the next start\n",
+        who, why_not);
   }
   return scratch;
 }

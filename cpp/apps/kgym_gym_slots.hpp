@@ -54,5 +54,7 @@ nlohmann::json host_options_json(const HostOptions& options);
 
 // At start-up, before any job: the jobs' scratch directory (STATE_DIR/jobs, this service's or
 // worker's own) with every job directory a crash left there removed, and the job cgroups of
-// processes that are gone removed. Returns the directory; says on stderr what it removed.
+// processes that are gone removed; then a mount namespace of the process' own for the job
+// directories' tmpfs (own_mount_namespace: called while it has one thread, before the slots'
+// fork servers start). Returns the directory; says on stderr what it removed.
 std::string prepare_job_scratch(const std::string& state_dir, const std::string& who);

@@ -1,5 +1,6 @@
 #include "kgym/sandbox/job_directory.hpp"
 
+#include <sched.h>
 #include <sys/mount.h>
 #include <unistd.h>
 
@@ -90,6 +91,16 @@ int sweep_job_directories(const std::string& scratch) {
     ++removed;
   }
   return removed;
+}
+
+std::string own_mount_namespace() {
+  if (::geteuid() != 0) return "not root";
+  if (::unshare(CLONE_NEWNS) != 0) return fmt::format("unshare: {}", std::strerror(errno));
+  // A copy of the host's mounts, still receiving its new ones: a slave, not a peer.
+  if (::mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0) {
+    return fmt::format("mount --make-rslave /: {}", std::strerror(errno));
+  }
+  return "";
 }
 
 }  // namespace kgym::sandbox

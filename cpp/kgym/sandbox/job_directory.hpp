@@ -37,4 +37,12 @@ void remove_job_directory(const std::string& path);
 // Removes every kgym-job-* directory in `scratch`; returns how many.
 int sweep_job_directories(const std::string& scratch);
 
+// Gives this process a mount namespace of its own that receives the host's mounts and sends
+// none back, so that the job directories' tmpfs it mounts from now on are seen only by it and
+// its children (fork servers, jobs), and go with the last of them: a service killed with -9
+// leaves no mount behind, only the empty directories, which the next start sweeps. Only as root,
+// while the process has one thread and before it starts a child. "" or why not (its mounts then
+// stay visible until they are removed).
+std::string own_mount_namespace();
+
 }  // namespace kgym::sandbox
