@@ -103,9 +103,8 @@ def test_the_job_over_its_share_is_a_resource_limit_not_a_hack() -> None:
 
 
 def test_the_judges_arenas_are_planned_within_the_share() -> None:
-    w, _ = watch(
-        [{JUDGE: 2000 * MIB, REFERENCE: 600 * MIB, RUNNER: 600 * MIB}], share_bytes=8000 * MIB
-    )
+    reading = {JUDGE: 2000 * MIB, REFERENCE: 600 * MIB, RUNNER: 600 * MIB}
+    w, _ = watch([reading, reading], share_bytes=8000 * MIB)  # each planning reads the driver
     # 4800 MiB left of the share, a quarter of it kept for the runners' own growth.
     assert w.within_share(100_000 * MIB, 141_000 * MIB) == (3600 * MIB, 8000 * MIB)
     assert w.within_share(1000 * MIB, 141_000 * MIB)[0] == 1000 * MIB  # the device's free
