@@ -35,12 +35,13 @@ def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return cert, key
 
 
-@pytest.fixture()
-def gym(tmp_path: Path, certificate: tuple[Path, Path]) -> Iterator[Gym]:
+@pytest.fixture(scope="module")
+def gym(tmp_path_factory: pytest.TempPathFactory, certificate: tuple[Path, Path]) -> Iterator[Gym]:
+    """One HTTPS service for the module's tests (each start is seconds of CI)."""
     cert, key = certificate
     args = ["--cpu-workers", "1", "--tls-cert", str(cert), "--tls-key", str(key)]
     args += ["--header-timeout", "2"]
-    g = Gym(tmp_path, args).start()
+    g = Gym(tmp_path_factory.mktemp("gym"), args).start()
     yield g
     g.stop()
 
