@@ -88,6 +88,19 @@ def test_clients_see_and_cancel_only_their_own_jobs(gym: Gym) -> None:
     assert 'kgym_client_jobs_in_flight{client="bob"} 0' in metrics
 
 
+def test_a_running_job_is_cancelled_by_its_owner_at_once(gym: Gym) -> None:
+    alice = TOKENS["alice"]
+    slow = {"task": relu_task(60), "candidate": {"source": RELU}, "options": {"trials": 1}}
+    status, job, _ = call(gym.url + "/v1/evaluate", "POST", slow, token=alice)
+    assert status == 202, job
+    wait_for_status(gym.url, job["id"], "running", token=alice)
+    started = time.monotonic()
+    status, cancelled, _ = call(f"{gym.url}/v1/jobs/{job['id']}", "DELETE", token=alice, timeout=30)
+    assert status == 200 and cancelled["status"] == "cancelled", cancelled
+    assert time.monotonic() - started < 10
+    assert call(gym.url + "/healthz")[0] == 200  # and the service still answers
+
+
 def test_idempotency_keys_belong_to_their_client(gym: Gym) -> None:
     import urllib.request
 

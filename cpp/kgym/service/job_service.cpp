@@ -539,10 +539,9 @@ json JobService::cancel(const Client& client, const std::string& id) {
         return answer;
       }
       if (live.pgid > 0) ::kill(-live.pgid, SIGKILL);
-      if (live.dispatched) {
-        lock.unlock();
-        cancel_in_pool(id);  // the worker running it kills it and answers `cancelled`
-      }
+      const bool dispatched = live.dispatched;
+      lock.unlock();  // the wait below takes it, as does the job's end
+      if (dispatched) cancel_in_pool(id);  // the worker running it kills it, answers `cancelled`
       return answer_by_id(id, 30.0);  // a running job ends within moments of the kill
     }
   }
