@@ -52,10 +52,7 @@ class StandInServer:
         return TokenOutput(token_ids=ids, log_probs=[-0.5] * len(ids), stop_reason="completed")
 
 
-def test_a_trajectory_takes_the_gyms_feedback_into_its_next_turn(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setenv("KGYM_TURNS", "2")
+def test_a_trajectory_takes_the_gyms_feedback_into_its_next_turn() -> None:
     task = select(load_task_set("builtin").tasks, ["01_relu"], None)[0]
     row = kv.dataset_rows([task], Prompts.load(), agent_name="kgym_gym")[0]
     assert row["agent_name"] == "kgym_gym" and row["extra_info"]["task"] == "01_relu"
@@ -75,6 +72,7 @@ def test_a_trajectory_takes_the_gyms_feedback_into_its_next_turn(
             dataset_cls=RLHFDataset,
             data_config=DictConfigWrap(OmegaConf.create({})),
             evaluate=local_evaluator(device="cpu", trials=2),
+            turns=2,
         )
         return await loop.run({"temperature": 1.0}, raw_prompt=row["prompt"], **row)
 
@@ -103,3 +101,22 @@ def test_a_trajectory_takes_the_gyms_feedback_into_its_next_turn(
         [t for t, m in zip(out.response_ids, mask) if m == 0], skip_special_tokens=True
     )
     assert "incorrect" in feedback.lower() or "differ" in feedback.lower(), feedback[:300]
+
+
+def test_the_loops_options_are_checked_when_verl_builds_it() -> None:
+    config = OmegaConf.create({"actor_rollout_ref": {"rollout": {"response_length": 64}}})
+    common: dict[str, Any] = {
+        "trainer_config": DictConfigWrap(config),
+        "server_manager": None,
+        "tokenizer": None,
+        "processor": None,
+        "dataset_cls": RLHFDataset,
+        "data_config": DictConfigWrap(OmegaConf.create({})),
+        "evaluate": local_evaluator(device="cpu", trials=2),
+    }
+    with pytest.raises(ValueError, match="turns"):
+        KgymAgentLoop(**common, turns=0)
+    with pytest.raises(ValueError):
+        KgymAgentLoop(**common, reward="no_such_reward")
+    loop = KgymAgentLoop(**common, turns=5, reward="staged", name="kgym_gym")
+    assert loop.turns == 5

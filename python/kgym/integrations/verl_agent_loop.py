@@ -8,14 +8,18 @@ by verl's agent loop workers, named in an agent loop config file:
     # kgym_agent_loop.yaml, passed as actor_rollout_ref.rollout.agent.agent_loop_config_path
     - name: kgym_gym
       _target_: kgym.integrations.verl_agent_loop.KgymAgentLoop
+      turns: 3            # up to this many (write, judge, feedback) rounds
+      reward: dr_kernel   # any kgym.rewards spec name
+
+verl instantiates the entry with hydra, so its keys besides ``name`` and ``_target_`` are this
+class's keyword arguments.
 
 Each dataset row sets ``agent_name: kgym_gym`` and carries the first turn's messages (kgym
 eval's problem prompt; verl hands them over as ``raw_prompt``) and ``extra_info.task`` (a task
 id the gym knows, or a task file the workers can read):
 ``kgym.integrations.verl.dataset_rows(tasks, prompts, agent_name="kgym_gym")`` writes them.
 Environment: ``KGYM_SERVER`` (a gym service or a pool's front door; else each worker evaluates
-in its own process through the C++ core), ``KGYM_TOKEN``, ``KGYM_TURNS`` (3) and
-``KGYM_REWARD`` (``dr_kernel``: any kgym.rewards spec name).
+in its own process through the C++ core) and ``KGYM_TOKEN``.
 
 The output: every model token has mask 1 and the server's log-probability; the feedback
 messages' tokens have mask 0. ``reward_score`` is the last turn's reward; ``extra_fields``
@@ -35,20 +39,31 @@ from kgym.check import feedback
 from kgym.evaluation.prompts import Prompts
 from kgym.integrations.trl import Evaluator
 from kgym.integrations.verl import _evaluator
-from kgym.rewards import compute_reward
+from kgym.rewards import load_reward_spec
 
 DEFAULT_TURNS = 3
+DEFAULT_REWARD = "dr_kernel"
 
 
 @register("kgym_gym")
 class KgymAgentLoop(AgentLoopBase):
     """Up to ``turns`` (policy writes, gym judges, feedback) rounds per trajectory."""
 
-    def __init__(self, *args: Any, evaluate: Evaluator | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        evaluate: Evaluator | None = None,
+        turns: int = DEFAULT_TURNS,
+        reward: str = DEFAULT_REWARD,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.response_length = int(self.rollout_config.response_length)
-        self.turns = max(1, int(os.environ.get("KGYM_TURNS", DEFAULT_TURNS)))
-        self.reward_spec = os.environ.get("KGYM_REWARD", "dr_kernel")
+        if int(turns) < 1:
+            raise ValueError(f"kgym_gym: turns must be at least 1, got {turns}")
+        self.turns = int(turns)
+        # Validated here, so a misspelt reward fails when verl starts, not at the first turn.
+        self.reward_spec = load_reward_spec(reward)
         self.prompts = Prompts.load()
         # The gym: given (tests), or the one verl's reward function uses in this process.
         self.evaluate = evaluate or _evaluator(None, os.environ.get("KGYM_TOKEN"))
@@ -87,7 +102,7 @@ class KgymAgentLoop(AgentLoopBase):
             text = self.tokenizer.decode(output.token_ids, skip_special_tokens=True)
             # The gym's evaluation blocks (seconds): in a thread, so other trajectories go on.
             result = await self.loop.run_in_executor(None, self.evaluate, task, text)
-            reward = compute_reward(result, self.reward_spec)
+            reward = self.reward_spec(result)
             turn_scores.append(float(reward.total) if reward.valid else 0.0)
             verdicts.append(str(result.get("status")))
             messages = [*messages, {"role": "assistant", "content": text}]
