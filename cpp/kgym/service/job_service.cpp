@@ -540,9 +540,11 @@ json JobService::cancel(const Client& client, const std::string& id) {
       }
       if (live.pgid > 0) ::kill(-live.pgid, SIGKILL);
       const bool dispatched = live.dispatched;
-      lock.unlock();  // the wait below takes it, as does the job's end
-      if (dispatched) cancel_in_pool(id);  // the worker running it kills it, answers `cancelled`
-      return answer_by_id(id, 30.0);  // a running job ends within moments of the kill
+      // The wait below takes the lock, as does the job's end. A pool's worker running it kills
+      // it and answers `cancelled`; a running job ends within moments of the kill.
+      lock.unlock();
+      if (dispatched) cancel_in_pool(id);
+      return answer_by_id(id, 30.0);
     }
   }
   // Not live: finished, or not there. The same rights as for a live one, though there is
