@@ -325,12 +325,8 @@ class Evaluation:
         """No further phase runs: the candidate failed a correctness trial or was rejected, or
         the job went over its share of the GPU's memory."""
         over_share = self.memory_watch is not None and self.memory_watch.share_breach is not None
-        return (
-            over_share
-            or self.correctness is None
-            or not self.correct_on_all_sets()
-            or self.findings.rejected()
-        )
+        failed = self.correctness is None or not self.correct_on_all_sets()
+        return over_share or failed or self.findings.rejected()
 
     def correct_on_all_sets(self) -> bool:
         assert self.correctness is not None
@@ -477,11 +473,9 @@ class Evaluation:
             status, error = "runtime_error", limit_error
         if status == "ok" and self.findings.rejected():
             status = "rejected"
-        return self._report(status, error, limit)
+        return self._report(status, error) | {"resource_limit": limit}
 
-    def _report(
-        self, status: str, error: dict[str, Any] | None, limit: dict[str, Any] | None
-    ) -> dict[str, Any]:
+    def _report(self, status: str, error: dict[str, Any] | None) -> dict[str, Any]:
         graded = self.graded
         compiled = graded.compiled if graded is not None else False
         if status == "compile_error":
@@ -509,7 +503,6 @@ class Evaluation:
             "device": dev.device_info(self.device),
             "durations_ms": self.durations,
             "judge": self.judge,
-            "resource_limit": limit,
         }
 
     def close(self) -> None:
