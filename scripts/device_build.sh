@@ -3,7 +3,7 @@
 # Boost/fmt/CLI11/nlohmann headers but no network and no SQLite or OpenSSL headers. The headers
 # come from Debian packages carried in .debs/ (`cd .debs && apt-get download libsqlite3-dev
 # libssl-dev libseccomp-dev`) unpacked into a private prefix; the runtime libraries are the
-# machine's own (libsqlite3.so.0, libcrypto.so.3, libseccomp.so.2: each keeps its ABI across
+# machine's own (libsqlite3.so.0, libcrypto.so.3, libssl.so.3, libseccomp.so.2: each keeps its ABI across
 # these versions). hiredis, for the worker pool, is linked from the static archive of a carried
 # libhiredis-dev (`apt-get download libhiredis-dev`) when the machine has no hiredis headers;
 # without either, kgym-gym is built without the pool, as CMake says.
@@ -39,10 +39,12 @@ fi
 if ! [[ -e /usr/include/openssl/evp.h ]]; then
   for deb in .debs/libssl-dev_*.deb; do dpkg -x "$deb" "$prefix"; done
   lib=$(ldconfig -p | awk '/libcrypto.so.3 /{print $NF; exit}')
+  ssl_lib=$(ldconfig -p | awk '/libssl.so.3 /{print $NF; exit}')  # TLS on the HTTP front door
   # Debian puts opensslconf.h/configuration.h under the multiarch include directory.
   cp -rn "$prefix"/usr/include/x86_64-linux-gnu/openssl/. "$prefix/usr/include/openssl/" || true
   defines+=(-C "cmake.define.OPENSSL_INCLUDE_DIR=$prefix/usr/include"
             -C "cmake.define.OPENSSL_CRYPTO_LIBRARY=$lib"
+            -C "cmake.define.OPENSSL_SSL_LIBRARY=$ssl_lib"
             -C "cmake.define.OPENSSL_ROOT_DIR=$prefix/usr")
 fi
 if ! [[ -e /usr/include/seccomp.h ]]; then

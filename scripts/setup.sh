@@ -18,7 +18,8 @@ done
 APT_PACKAGES=(cmake ninja-build g++ python3-venv python3-dev nlohmann-json3-dev libcli11-dev
               libfmt-dev libgtest-dev libgmock-dev clang-format
               libboost-dev libsqlite3-dev libssl-dev libseccomp-dev
-              redis-server libhiredis-dev)
+              redis-server libhiredis-dev
+              libfaketime openssl)  # tests: clock jumps without moving the clock; TLS certificates
 if [[ "$apt" == 1 ]]; then
   missing=()
   for pkg in "${APT_PACKAGES[@]}"; do

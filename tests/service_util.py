@@ -65,10 +65,12 @@ def descendants(pid: int) -> list[tuple[int, str]]:
     return found
 
 
-def wait_for_status(url: str, job_id: str, status: str, timeout: float = 60.0) -> None:
+def wait_for_status(
+    url: str, job_id: str, status: str, timeout: float = 60.0, token: str | None = None
+) -> None:
     """Polls a job until it reaches `status` (e.g. running)."""
     deadline = time.monotonic() + timeout
-    while call(f"{url}/v1/jobs/{job_id}")[1]["status"] != status:
+    while call(f"{url}/v1/jobs/{job_id}", token=token)[1]["status"] != status:
         if time.monotonic() > deadline:
             raise TimeoutError(f"job {job_id} never reached {status}")
         time.sleep(0.05)

@@ -30,6 +30,7 @@ TOP_LEVEL = {
     "durations_ms",
     "sandbox",
     "extraction",
+    "resource_limit",
 }
 
 
@@ -41,6 +42,8 @@ def test_result_has_every_documented_field() -> None:
     assert result["durations_ms"]["total"] > 0
     assert result["durations_ms"]["correctness"] > 0
     assert result["profile"]["available"] is False
+    assert result["resource_limit"] is None
+    assert set(result["sandbox"]["resources"]) >= {"cgroup", "limited", "memory_limit_mib"}
     json.dumps(result, allow_nan=False)
 
 

@@ -12,7 +12,15 @@ import time
 import pytest
 
 from conftest import DEVICE, run, solution_source
-from kgym.harness.gpu_memory import MIB, MemoryWatch, descends_from, killer, parent_of
+from kgym.harness.gpu_memory import (
+    MIB,
+    MemoryWatch,
+    descends_from,
+    killer,
+    parent_of,
+    share_bytes,
+)
+from kgym.harness.judge.gpu_watch import over_share
 
 JUDGE, REFERENCE, MIDDLE, RUNNER, HELPER, STRANGER = 100, 101, 102, 103, 104, 999
 # The candidate's runner and the helper it started descend from the intermediate; the
@@ -71,6 +79,63 @@ def test_a_hog_is_killed_and_named_with_its_figures() -> None:
     assert w.sample() == breach  # stays; the driver is not read again, nothing killed twice
     assert killed == [MIDDLE]
     assert w.record()["breach"] == breach
+
+
+def test_the_job_over_its_share_is_a_resource_limit_not_a_hack() -> None:
+    # Each within its own bound (the candidate's slack), together over the job's share.
+    w, killed = watch(
+        [
+            {JUDGE: 2000 * MIB, REFERENCE: 600 * MIB, RUNNER: 600 * MIB},
+            {JUDGE: 9000 * MIB, REFERENCE: 3000 * MIB, RUNNER: 3000 * MIB},
+        ],
+        share_bytes=12000 * MIB,
+        phase=lambda: "correctness",
+    )
+    assert w.sample() is None and w.job_now == 3200 * MIB
+    breach = w.sample()
+    assert breach is not None and "15000 MiB" in breach and "12000 MiB" in breach
+    assert w.share_breach == breach and w.breach is None  # not the candidate's hack
+    assert w.share_breach_phase == "correctness"
+    assert killed == [MIDDLE]
+    record = w.record()
+    assert record["job_peak_mib"] == 15000.0 and record["share_mib"] == 12000.0
+    assert record["share_breach"] == breach
+
+
+def test_the_judges_arenas_are_planned_within_the_share() -> None:
+    reading = {JUDGE: 2000 * MIB, REFERENCE: 600 * MIB, RUNNER: 600 * MIB}
+    w, _ = watch([reading, reading], share_bytes=8000 * MIB)  # each planning reads the driver
+    # 4800 MiB left of the share, a quarter of it kept for the runners' own growth.
+    assert w.within_share(100_000 * MIB, 141_000 * MIB) == (3600 * MIB, 8000 * MIB)
+    assert w.within_share(1000 * MIB, 141_000 * MIB)[0] == 1000 * MIB  # the device's free
+    unbounded, _ = watch([])
+    assert unbounded.within_share(5 * MIB, 9 * MIB) == (5 * MIB, 9 * MIB)  # not even read
+
+
+def test_the_share_is_the_operators_or_the_gpu_divided_by_its_jobs() -> None:
+    assert share_bytes(4096, 4, 141_000 * MIB) == 4096 * MIB
+    assert share_bytes(0, 4, 141_000 * MIB) == 35_250 * MIB
+    assert share_bytes(0, 0, 1000 * MIB) == 1000 * MIB
+
+
+def test_over_its_share_the_job_ends_with_a_resource_limit() -> None:
+    w, _ = watch(
+        [{JUDGE: 9000 * MIB, REFERENCE: 3000 * MIB, RUNNER: 3000 * MIB}],
+        share_bytes=12000 * MIB,
+        phase=lambda: "init",
+    )
+    assert over_share(w, "correctness") == (None, None)
+    breach = w.sample()
+    limit, error = over_share(w, "correctness")
+    assert limit == {"kind": "gpu_memory", "limit_mib": 12000, "message": breach, "phase": "init"}
+    assert error is not None and error["type"] == "ResourceLimit" and error["phase"] == "init"
+    assert over_share(None, "init") == (None, None)
+
+
+def test_without_a_share_the_job_is_not_bounded_as_a_whole() -> None:
+    w, killed = watch([{JUDGE: 90000 * MIB, REFERENCE: 600 * MIB, RUNNER: 600 * MIB}])
+    assert w.sample() is None and w.share_breach is None and killed == []
+    assert w.record()["share_mib"] is None
 
 
 def test_by_uid_a_process_outside_the_tree_still_counts() -> None:

@@ -1,25 +1,28 @@
-"""Hostile clients beside normal ones, against one `kgym-gym serve` (CPU mode).
+"""Hostile clients and tenants against `kgym-gym serve` (CPU mode unless --gpus).
 
-Normal clients keep asking (GET /v1/tasks and a POST answered from the cache) and their latency
-is recorded, first alone, then while abusers run side by side: a flood of idle connections (more
-than the connection cap), slow-header clients, a Content-Length longer than the body, deeply
-nested JSON and concurrent 4 MB bodies. The service's peak memory (VmHWM) and whether it kept
-serving are recorded. Writes ``results-cpu.md`` and ``latency-cpu.png`` beside this file (or
-to --out-dir).
+Part `http`: normal clients keep asking (GET /v1/tasks and a POST answered from the cache) and
+their latency is recorded, first alone, then while abusers run side by side: a flood of idle
+connections (more than the connection cap), slow-header clients, a Content-Length longer than
+the body, deeply nested JSON and concurrent 4 MB bodies. The service's peak memory (VmHWM) and
+whether it kept serving are recorded, with ``latency-<machine>.png``.
 
-    python bench/service_abuse/run.py            # 20 s per phase
-    python bench/service_abuse/run.py --seconds 5 --json
+Part `tenants` (tenants.py): one row per attack of a hostile tenant on the host and the other
+tenants (jobs over their memory, disk and process limits beside honest ones, clock jumps, crash
+leftovers, another client's jobs, fair share, ceilings, a full disk, a body of many values,
+TLS). Each part replaces its own section (``## http``, ``## tenants``) of
+``results-<machine>.md`` beside this file (or in --out-dir); --json prints the run.
+
+    python bench/service_abuse/run.py                  # both parts, 20 s per http phase
+    python bench/service_abuse/run.py --part tenants   # the tenants' rows only
+    python bench/service_abuse/run.py --part tenants --gpus all   # on a GPU host
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
-import platform
 import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -27,10 +30,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
 
+from record import machine, record_part, results_path, run_lines  # noqa: E402
 from service_util import Gym, call  # noqa: E402
+
+TITLE = "Service under abuse"
 
 MAX_CONNECTIONS = 1024
 
@@ -195,12 +204,59 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=8, help="normal clients")
     parser.add_argument("--out-dir", type=Path, default=Path(__file__).resolve().parent)
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--part", choices=["http", "tenants", "all"], default="all")
+    parser.add_argument(
+        "--gpus", default="none", help="the service's --gpus for the tenants' jobs (none: CPU)"
+    )
+    parser.add_argument(
+        "--honest-jobs", type=int, default=8, help="honest jobs beside the hostile ones"
+    )
     args = parser.parse_args()
     log: list[str] = []
 
     def say(line: str) -> None:
         log.append(line)
         print(line, file=sys.stderr, flush=True)
+
+    ok = True
+    if args.part in ("tenants", "all"):
+        ok = run_tenants(args, say) and ok
+    if args.part in ("http", "all"):
+        ok = run_http(args, say) and ok
+    return 0 if ok else 1
+
+
+def command() -> str:
+    return "python bench/service_abuse/run.py " + " ".join(sys.argv[1:])
+
+
+def run_tenants(args: argparse.Namespace, say: Any) -> bool:
+    from tenants import run_all
+
+    rows = run_all(args.gpus, args.honest_jobs, say)
+    device = "CPU mode" if args.gpus == "none" else f"--gpus {args.gpus}"
+    lines = [
+        *run_lines(command()),
+        "",
+        f"The service in {device}. Before: the issue's figures (CPU mode, 7043e88).",
+        "",
+        "| attack | what | before | after | held |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['name']} | {r['attack']} | {r['before']} | {r['after']} | "
+            f"{'yes' if r['ok'] else '**no**'} |"
+        )
+    path = results_path(args.out_dir)
+    record_part(path, TITLE, "tenants", lines, {"tenants": rows}, args.json)
+    if not args.json:
+        print(path.read_text())
+    return all(r["ok"] for r in rows)
+
+
+def run_http(args: argparse.Namespace, say: Any) -> bool:
+    log: list[str] = []
 
     solution = (ROOT / "tasks" / "solutions" / "01_relu.py").read_text()
     body = {
@@ -240,14 +296,7 @@ def main() -> int:
             "max_ms": max(ms) if ms else None,
         }
 
-    git = subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], text=True, capture_output=True
-    ).stdout.strip()
     results = {
-        "command": "python bench/service_abuse/run.py " + " ".join(sys.argv[1:]),
-        "machine": f"{platform.node()} ({platform.machine()}, CPU mode)",
-        "date": dt.date.today().isoformat(),
-        "commit": git,
         "normal_alone": lat(alone),
         "normal_beside_abuse": lat(beside),
         "abuse": {
@@ -260,24 +309,21 @@ def main() -> int:
         "service_rss_mib": {"after_warmup": base_rss / 1024, "peak": peak_rss / 1024},
         "still_serving": alive,
     }
-    out = args.out_dir
-    out.mkdir(parents=True, exist_ok=True)
-    write_markdown(out / "results-cpu.md", results)
-    plot(out / "latency-cpu.png", alone, beside)
-    if args.json:
-        print(json.dumps(results, indent=2))
-    else:
-        print((out / "results-cpu.md").read_text())
-    return 0 if alive and beside.latencies else 1
+    path = results_path(args.out_dir)
+    png = f"latency-{machine()}.png"
+    record_part(path, TITLE, "http", http_lines(results, png), {"http": results}, args.json)
+    plot(args.out_dir / png, alone, beside)
+    if not args.json:
+        print(path.read_text())
+    return bool(alive and beside.latencies)
 
 
-def write_markdown(path: Path, r: dict[str, Any]) -> None:
+def http_lines(r: dict[str, Any], png: str) -> list[str]:
     a, b = r["normal_alone"], r["normal_beside_abuse"]
     lines = [
-        "# Service under abuse (CPU mode)",
+        *run_lines(command()),
         "",
-        f"Command: `{r['command']}`; machine: {r['machine']}; date: {r['date']}; "
-        f"commit {r['commit']}.",
+        "The service in CPU mode.",
         "",
         "| normal clients | requests | failures | p50 ms | p99 ms | max ms |",
         "| --- | --- | --- | --- | --- | --- |",
@@ -302,10 +348,9 @@ def write_markdown(path: Path, r: dict[str, Any]) -> None:
         f"peak {r['service_rss_mib']['peak']:.0f} MiB. Still serving afterwards: "
         f"{r['still_serving']}.",
         "",
-        "![latency of normal clients](latency-cpu.png)",
-        "",
+        f"![latency of normal clients]({png})",
     ]
-    path.write_text("\n".join(lines))
+    return lines
 
 
 def plot(path: Path, alone: NormalClients, beside: NormalClients) -> None:

@@ -88,6 +88,7 @@ CLI::App* add_worker_command(CLI::App& app, WorkerOptions& o) {
       ->capture_default_str()
       ->check(CLI::Range(0.05, 60.0));
   cmd->add_flag("--json", o.json, "progress as JSON lines on stdout (else text on stderr)");
+  add_host_option_flags(cmd, o.job_limits);
   return cmd;
 }
 
@@ -209,6 +210,7 @@ int run_worker(const WorkerOptions& o) {
   config.poll = std::chrono::milliseconds(static_cast<long long>(o.poll_s * 1000));
   MachineSlots machine;
   try {
+    config.defaults.scratch_dir = prepare_job_scratch(state_dir, "worker");
     machine = make_machine_slots({o.gpus, o.workers_per_gpu, o.cpu_workers, o.fork_server,
                                   state_dir, python, o.threads_per_job});
   } catch (const std::exception& e) {
@@ -221,6 +223,12 @@ int run_worker(const WorkerOptions& o) {
   config.defaults.python = python;
   config.defaults.sandbox_uid = o.sandbox_uid;
   config.defaults.private_view = o.private_view;
+  try {
+    config.defaults.host_options = host_options_json(o.job_limits);
+  } catch (const std::exception& e) {
+    std::cerr << "kgym-gym worker: " << e.what() << "\n";
+    return 2;
+  }
   config.software = software_versions(python);
   {
     // A wrong URL or a server that refuses is said now, not retried forever.

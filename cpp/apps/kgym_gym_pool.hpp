@@ -6,6 +6,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "kgym_gym_slots.hpp"
+
 struct WorkerOptions {
   std::string redis;
   std::string pool = "default";
@@ -24,6 +26,7 @@ struct WorkerOptions {
   int max_deliveries = 3;
   double poll_s = 1.0;
   bool json = false;
+  HostOptions job_limits;  // every job's limits (the table's host options)
 };
 
 CLI::App* add_worker_command(CLI::App& app, WorkerOptions& options);

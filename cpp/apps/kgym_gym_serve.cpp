@@ -5,13 +5,11 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <mutex>
 #include <string>
 #include <thread>
 
@@ -39,7 +37,14 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& o) {
   cmd->add_option("--port-file", o.port_file, "write the bound port here once listening");
   // Never on the command line: argv is readable by every process of the machine.
   cmd->add_option("--token-file", o.token_file,
-                  "file holding the Bearer token clients must send (default: $KGYM_TOKEN)");
+                  "file holding the Bearer token clients must send (default: $KGYM_TOKEN); its "
+                  "holder may do everything");
+  cmd->add_option("--clients-file", o.clients_file,
+                  "JSON file naming each client, its token's SHA-256, its scopes (submit, "
+                  "read_own, read_all, admin) and limits (docs/service-api.md, Clients)");
+  cmd->add_option("--tls-cert", o.tls_cert,
+                  "serve HTTPS with this certificate chain (PEM); needs --tls-key");
+  cmd->add_option("--tls-key", o.tls_key, "the private key (PEM) of --tls-cert");
   cmd->add_option("--gpus", o.gpus, "auto | none (CPU mode) | all | a list such as 0,1")
       ->capture_default_str();
   cmd->add_option("--workers-per-gpu", o.workers_per_gpu,
@@ -100,9 +105,15 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& o) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   cmd->add_option("--retain-jobs", o.retain_jobs,
-                  "at most this many finished jobs are kept (the most recent)")
+                  "at most this many finished jobs are kept (the latest to arrive)")
       ->capture_default_str()
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
+  cmd->add_option("--retain-max-share", o.retain_max_share,
+                  "a retention pass that would delete more than this share of the finished "
+                  "jobs for their age is refused and logged (a clock that jumped)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  add_host_option_flags(cmd, o.job_limits);
   return cmd;
 }
 
@@ -178,16 +189,26 @@ int run_serve(const ServeOptions& o) {
   ::signal(SIGPIPE, SIG_IGN);
 
   const std::string python = o.python.empty() ? kgym::check::default_python() : o.python;
-  std::string token;
+  ClientRegistry clients = ClientRegistry::open();
   try {
-    token = read_token(o.token_file);
+    const std::string token = read_token(o.token_file);
+    if (!o.clients_file.empty()) {
+      if (!token.empty()) {
+        throw std::runtime_error(
+            "--clients-file names every client: give no --token-file and no $KGYM_TOKEN");
+      }
+      clients = ClientRegistry::from_file(o.clients_file);
+    } else if (!token.empty()) {
+      clients = ClientRegistry::single_token(token);
+    }
   } catch (const std::exception& e) {
     std::cerr << "kgym-gym serve: " << e.what() << "\n";
     return 2;
   }
-  if (!is_loopback(o.host) && token.empty()) {
+  if (!is_loopback(o.host) && !clients.requires_token()) {
     std::cerr << "kgym-gym serve: binding to " << o.host
-              << " (not loopback) needs a token: --token-file FILE or $KGYM_TOKEN\n";
+              << " (not loopback) needs tokens: --clients-file FILE, --token-file FILE or "
+                 "$KGYM_TOKEN\n";
     return 2;
   }
   const std::string state_dir = o.state_dir.empty() ? default_state_dir() : o.state_dir;
@@ -223,6 +244,14 @@ int run_serve(const ServeOptions& o) {
   }
 
   ServiceConfig config;
+  try {
+    // The jobs' own scratch directory, emptied of what a crash left, before any slot starts (a
+    // pool's front door runs no job).
+    if (o.redis.empty()) config.defaults.scratch_dir = prepare_job_scratch(state_dir, "serve");
+  } catch (const std::exception& e) {
+    std::cerr << "kgym-gym serve: " << e.what() << "\n";
+    return 2;
+  }
   std::string device;
   std::string gpu_names;
   std::shared_ptr<JobPool> pool;
@@ -248,63 +277,42 @@ int run_serve(const ServeOptions& o) {
   config.defaults.python = python;
   config.defaults.sandbox_uid = o.sandbox_uid;
   config.defaults.private_view = o.private_view;
+  try {
+    config.defaults.host_options = host_options_json(o.job_limits);
+  } catch (const std::exception& e) {
+    std::cerr << "kgym-gym serve: " << e.what() << "\n";
+    return 2;
+  }
   config.require_sandbox = o.require_sandbox;
   config.max_queue = o.max_queue;
   config.cache = !o.no_cache;
+  config.retention.max_age_s = o.retain_days * 86400.0;
+  config.retention.keep_jobs = o.retain_jobs;
+  config.retention.max_age_share = o.retain_max_share;
+  config.state_dir = fs::path(db).parent_path().string();
+  for (const auto* c : clients.clients()) config.client_names.push_back(c->name);
   // In a pool, the device's name is not the front door's to read: the cache keys name the
   // pool instead (its workers must run one GPU model and the same software, docs/scale.md).
   config.environment = fmt::format("{}|{}|{}", device, software_versions(python),
                                    pool ? fmt::format("pool:{}", o.pool) : gpu_names);
 
-  JobStore store(db);
+  std::unique_ptr<JobStore> opened;
+  try {
+    opened = std::make_unique<JobStore>(db);
+  } catch (const std::exception& e) {
+    std::cerr << "kgym-gym serve: " << e.what() << "\n";
+    return 2;
+  }
+  JobStore& store = *opened;
   JobService service(config, std::move(suite), store);
+  // Retention runs now and every minute (JobService::start).
   service.start();
-  // Retention: finished jobs past the age or beyond the count are deleted, now and every
-  // minute (unfinished jobs never are).
-  std::mutex prune_mutex;
-  std::condition_variable prune_wake;
-  bool prune_stop = false;
-  auto prune_once = [&] {
-    try {
-      const double now =
-          std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-              .count();
-      const auto aged = store.prune_finished(now - o.retain_days * 86400.0);
-      const auto counted = store.prune_finished_beyond(o.retain_jobs);
-      if (aged + counted > 0) {
-        std::cerr << fmt::format("kgym-gym: retention deleted {} finished jobs\n", aged + counted);
-      }
-    } catch (const std::exception& e) {
-      std::cerr << "kgym-gym: retention: " << e.what() << "\n";
-    }
-  };
-  std::thread prune_thread([&] {
-    std::unique_lock lock(prune_mutex);
-    do {
-      lock.unlock();
-      prune_once();
-      lock.lock();
-    } while (!prune_wake.wait_for(lock, std::chrono::minutes(1), [&] { return prune_stop; }));
-  });
-  struct PruneJoin {
-    std::mutex& m;
-    std::condition_variable& cv;
-    bool& stop;
-    std::thread& t;
-    ~PruneJoin() {
-      {
-        std::lock_guard lock(m);
-        stop = true;
-      }
-      cv.notify_all();
-      if (t.joinable()) t.join();
-    }
-  } prune_join{prune_mutex, prune_wake, prune_stop, prune_thread};
-
   HttpConfig http;
   http.host = o.host;
   http.port = static_cast<std::uint16_t>(o.port);
-  http.token = token;
+  http.clients = std::move(clients);
+  http.tls_cert_file = o.tls_cert;
+  http.tls_key_file = o.tls_key;
   http.max_body_bytes = o.max_body;
   http.max_connections = o.max_connections;
   http.idle_timeout_s = o.idle_timeout_s;
@@ -320,7 +328,8 @@ int run_serve(const ServeOptions& o) {
     service.stop();
     return 2;
   }
-  const auto url = fmt::format("http://{}:{}", o.host, server.bound_port());
+  const auto url =
+      fmt::format("{}://{}:{}", o.tls_cert.empty() ? "http" : "https", o.host, server.bound_port());
   if (!o.port_file.empty()) {
     const auto tmp = o.port_file + ".tmp";
     std::ofstream(tmp) << server.bound_port() << "\n";

@@ -7,12 +7,16 @@
 #include <CLI/CLI.hpp>
 
 #include "kgym/service/job_pool.hpp"
+#include "kgym_gym_slots.hpp"
 
 struct ServeOptions {
   std::string host = "127.0.0.1";
   int port = 8177;
   std::string port_file;
   std::string token_file;
+  std::string clients_file;
+  std::string tls_cert;
+  std::string tls_key;
   std::string gpus = "auto";  // auto | none | all | 0,1
   int workers_per_gpu = 4;
   int cpu_workers = 0;  // 0: one per core
@@ -33,9 +37,11 @@ struct ServeOptions {
   bool require_sandbox = false;        // refuse to start (and fail jobs) without every layer
   double retain_days = 7.0;            // finished jobs older than this are deleted
   std::uint64_t retain_jobs = 100000;  // and beyond this many (the most recent are kept)
+  double retain_max_share = 0.5;       // deletions by age above this share are refused
   std::string redis;                   // a pool's Redis URL: jobs run on its workers
   std::string pool = "default";        // the pool's name (several pools can share a Redis)
   std::string pool_device = "cuda";    // what the pool's workers evaluate on
+  HostOptions job_limits;              // every job's limits (the table's host options)
 };
 
 struct BackupOptions {

@@ -16,7 +16,10 @@
 #include <fmt/format.h>
 
 #include "kgym/check/evaluate.hpp"
+#include "kgym/check/options.hpp"
 #include "kgym/sandbox/fork_server.hpp"
+#include "kgym/sandbox/job_cgroup.hpp"
+#include "kgym/sandbox/job_directory.hpp"
 #include "kgym/service/gpu_keeper.hpp"
 
 namespace fs = std::filesystem;
@@ -155,6 +158,7 @@ MachineSlots make_machine_slots(const SlotOptions& o) {
       slot.device = device;
       slot.visible_devices = visible;
       slot.cpu_threads = threads_per_job;
+      slot.gpu_jobs = gpus.empty() ? 1 : count;
       slot.timing_lock = lock;
       slot.label = label;
       if (o.fork_server) {
@@ -214,4 +218,63 @@ MachineSlots make_machine_slots(const SlotOptions& o) {
     }
   }
   return out;
+}
+
+void add_host_option_flags(CLI::App* cmd, HostOptions& options) {
+  for (const auto& spec : kgym::check::option_table()) {
+    if (!spec.host || spec.cli.empty()) continue;
+    cmd->add_option("--" + spec.cli, options.given[spec.name],
+                    fmt::format("every job: {} (default {})", spec.help, spec.fallback.dump()));
+  }
+}
+
+nlohmann::json host_options_json(const HostOptions& options) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& spec : kgym::check::option_table()) {
+    const auto it = options.given.find(spec.name);
+    if (!spec.host || it == options.given.end() || it->second.empty()) continue;
+    std::size_t used = 0;
+    nlohmann::json value;
+    try {
+      if (spec.kind == kgym::check::OptionKind::kInteger) {
+        value = std::stoll(it->second, &used);
+      } else {
+        value = std::stod(it->second, &used);
+      }
+    } catch (const std::logic_error&) {
+      used = 0;
+    }
+    if (used == 0 || used != it->second.size()) {
+      throw std::invalid_argument(fmt::format("--{}: '{}' is not a number", spec.cli, it->second));
+    }
+    try {
+      out[spec.name] = kgym::check::validated_option(spec, value);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(fmt::format("--{}: {}", spec.cli, e.what()));
+    }
+  }
+  return out;
+}
+
+std::string prepare_job_scratch(const std::string& state_dir, const std::string& who) {
+  const auto scratch = (fs::path(state_dir) / "jobs").string();
+  fs::create_directories(scratch);
+  // Only this service's (or worker's) jobs live there, and none runs yet. Swept before the
+  // namespace below, so that what an earlier run left mounted goes from the host's view too.
+  const int dirs = kgym::sandbox::sweep_job_directories(scratch);
+  const int cgroups = kgym::sandbox::sweep_job_cgroups();
+  if (dirs + cgroups > 0) {
+    std::cerr << fmt::format(
+        "kgym-gym {}: removed what jobs of an earlier run left: {} job directories, {} "
+        "cgroups\n",
+        who, dirs, cgroups);
+  }
+  const auto why_not = kgym::sandbox::own_mount_namespace();
+  if (!why_not.empty() && ::geteuid() == 0) {
+    std::cerr << fmt::format(
+        "kgym-gym {}: the job directories' mounts are the host's (no mount namespace of its "
+        "own: {}); a kill -9 leaves them until the next start\n",
+        who, why_not);
+  }
+  return scratch;
 }

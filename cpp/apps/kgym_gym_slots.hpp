@@ -3,8 +3,12 @@
 // slots that share the cores; each with its own warm fork server.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "kgym/service/worker_slot.hpp"
 
@@ -37,3 +41,20 @@ std::string shell_quote(const std::string& s);
 std::string software_versions(const std::string& python);
 // ~/.local/state/kgym (or /tmp/.local/state/kgym without HOME).
 std::string default_state_dir();
+
+// The operator's limits for every job of a service or worker: one flag per host option of the
+// table (kgym/check/options.hpp), given values kept as text.
+struct HostOptions {
+  std::map<std::string, std::string> given;
+};
+void add_host_option_flags(CLI::App* cmd, HostOptions& options);
+// The given flags as option values, validated by the table (std::invalid_argument naming the
+// flag).
+nlohmann::json host_options_json(const HostOptions& options);
+
+// At start-up, before any job: the jobs' scratch directory (STATE_DIR/jobs, this service's or
+// worker's own) with every job directory a crash left there removed, and the job cgroups of
+// processes that are gone removed; then a mount namespace of the process' own for the job
+// directories' tmpfs (own_mount_namespace: called while it has one thread, before the slots'
+// fork servers start). Returns the directory; says on stderr what it removed.
+std::string prepare_job_scratch(const std::string& state_dir, const std::string& who);

@@ -402,32 +402,135 @@ TEST(JobStore, CountsByStatus) {
   EXPECT_EQ(counts.at("failed"), 1u);
 }
 
-TEST(JobStore, PruneFinished) {
-  JobStore store(":memory:");
-  std::vector<StoredJob> jobs = {make_job("old-done", 0, 1),      make_job("old-failed", 0, 1),
-                                 make_job("old-cancelled", 0, 1), make_job("new-done", 0, 1),
-                                 make_job("old-queued", 0, 1),    make_job("old-running", 0, 1)};
-  store.insert_many(jobs);
-  store.finish("old-done", "done", "{}", 100);
-  store.finish("old-failed", "failed", "{}", 150);
-  store.finish("old-cancelled", "cancelled", "{}", 199.5);
-  store.finish("new-done", "done", "{}", 200);  // exactly at the cut-off: not older, kept
-  store.mark_running("old-running", 2);
+using kgym::service::RetentionRule;
 
-  EXPECT_EQ(store.prune_finished(200), 3u);
-  EXPECT_FALSE(store.get("old-done").has_value());
-  EXPECT_FALSE(store.get("old-failed").has_value());
-  EXPECT_FALSE(store.get("old-cancelled").has_value());
-  EXPECT_TRUE(store.get("new-done").has_value());
-  EXPECT_TRUE(store.get("old-queued").has_value()) << "unfinished jobs are never pruned";
-  EXPECT_TRUE(store.get("old-running").has_value());
-  EXPECT_EQ(store.prune_finished(200), 0u);
+constexpr double kDay = 86400.0;
+
+// Jobs finished at wall time 1000 + i and boot time 10 + i (i = 0..n-1), plus one queued job.
+std::vector<StoredJob> finished_jobs(JobStore& store, int n) {
+  std::vector<StoredJob> jobs;
+  for (int i = 0; i < n; ++i) jobs.push_back(make_job("j" + std::to_string(i), 0, 1));
+  jobs.push_back(make_job("unfinished", 0, 1));
+  store.insert_many(jobs);
+  for (int i = 0; i < n; ++i) {
+    store.finish("j" + std::to_string(i), "done", "{}", 1000.0 + i, 10.0 + i);
+  }
+  return jobs;
+}
+
+TEST(JobStore, PruneByAgeGoesByTheBootClockWithinABoot) {
+  JobStore store(":memory:", "boot-a");
+  const auto jobs = finished_jobs(store, 20);
+  const RetentionRule rule{7 * kDay, 1000, 0.5};
+  // The wall clock 8 days ahead (or behind): the boot clock says the jobs are seconds old.
+  for (const double wall : {1100 + 8 * kDay, 1100 - 8 * kDay}) {
+    const auto pass = store.prune(rule, wall, 100);
+    EXPECT_EQ(pass.by_age + pass.by_count, 0u);
+    EXPECT_FALSE(pass.refused);
+  }
+  // Seven days and a bit of boot time later, the first five are old, the rest are not.
+  const auto pass = store.prune(rule, 0, 14.5 + 7 * kDay);
+  EXPECT_EQ(pass.by_age, 5u);
+  EXPECT_EQ(pass.finished, 20u);
+  EXPECT_FALSE(store.get("j4").has_value());
+  EXPECT_TRUE(store.get("j5").has_value());
+  EXPECT_TRUE(store.get("unfinished").has_value()) << "unfinished jobs are never pruned";
 
   // Pruning the newest rows does not let their seqs be handed out again.
-  EXPECT_EQ(store.prune_finished(1e12), 1u);
+  EXPECT_EQ(store.prune(rule, 0, 1e9, true).by_age, 15u);
   StoredJob next = make_job("after-prune");
   store.insert(next);
   EXPECT_GT(next.seq, jobs.back().seq);
+}
+
+TEST(JobStore, AfterARebootAgesComeFromTheWallClockWithAShareBound) {
+  TempDir dir;
+  const std::string path = dir.file("jobs.sqlite3");
+  {
+    JobStore store(path, "boot-a");
+    finished_jobs(store, 40);
+  }
+  JobStore store(path, "boot-b");  // the boot-clock stamps of boot-a compare with nothing now
+  EXPECT_LT(store.get("j0")->finished_boot, 0);
+  const RetentionRule rule{7 * kDay, 1000, 0.5};
+  // A wall clock 8 days ahead makes every job look old: refused, and nothing is lost.
+  auto pass = store.prune(rule, 1040 + 8 * kDay, 5);
+  EXPECT_TRUE(pass.refused);
+  EXPECT_EQ(pass.aged, 40u);
+  EXPECT_EQ(pass.by_age, 0u);
+  EXPECT_TRUE(store.get("j0").has_value());
+  // A wall clock behind the stamps: a finished_at ahead of now is never old.
+  pass = store.prune(rule, 0, 5);
+  EXPECT_EQ(pass.aged, 0u);
+  // A share under the bound goes: 15 of 40 finished more than 7 days before 1015 + 7 days.
+  pass = store.prune(rule, 1015 + 7 * kDay, 5);
+  EXPECT_FALSE(pass.refused);
+  EXPECT_EQ(pass.by_age, 15u);
+  // The operator's force deletes what the bound refused.
+  pass = store.prune(rule, 1e9, 5);
+  EXPECT_TRUE(pass.refused);
+  pass = store.prune(rule, 1e9, 5, true);
+  EXPECT_EQ(pass.by_age, 25u);
+  EXPECT_TRUE(store.get("unfinished").has_value());
+}
+
+TEST(JobStore, PruneByCountKeepsTheLatestArrivals) {
+  JobStore store(":memory:", "boot-a");
+  std::vector<StoredJob> jobs;
+  for (int i = 0; i < 6; ++i) jobs.push_back(make_job("j" + std::to_string(i)));
+  store.insert_many(jobs);
+  // The wall clock went back while j3 and j4 ran: their finished_at is the oldest, yet they
+  // arrived last and are kept.
+  for (int i = 0; i < 5; ++i) {
+    store.finish("j" + std::to_string(i), "done", "{}", i >= 3 ? 1.0 : 10.0 + i, i);
+  }
+  const RetentionRule rule{7 * kDay, 2, 0.5};
+  EXPECT_EQ(store.prune(rule, 20, 5).by_count, 3u);
+  EXPECT_FALSE(store.get("j0").has_value());
+  EXPECT_FALSE(store.get("j2").has_value());
+  EXPECT_TRUE(store.get("j3").has_value());
+  EXPECT_TRUE(store.get("j4").has_value());
+  EXPECT_TRUE(store.get("j5").has_value()) << "unfinished jobs are never pruned";
+  EXPECT_EQ(store.prune(rule, 20, 5).by_count, 0u);
+}
+
+TEST(JobStore, AVersionOneFileIsMigrated) {
+  TempDir dir;
+  const std::string path = dir.file("jobs.sqlite3");
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    const char* v1 =
+        "CREATE TABLE jobs (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, "
+        "status TEXT NOT NULL, priority INTEGER NOT NULL DEFAULT 0, task_id TEXT NOT NULL "
+        "DEFAULT '', request_json TEXT NOT NULL DEFAULT '', cache_key TEXT NOT NULL DEFAULT '', "
+        "result_json TEXT NOT NULL DEFAULT '', attempts INTEGER NOT NULL DEFAULT 0, cached "
+        "INTEGER NOT NULL DEFAULT 0, created_at REAL NOT NULL DEFAULT 0, started_at REAL NOT "
+        "NULL DEFAULT 0, finished_at REAL NOT NULL DEFAULT 0);"
+        "CREATE TABLE result_cache (key TEXT PRIMARY KEY, result_json TEXT NOT NULL, "
+        "created_at REAL NOT NULL);"
+        "CREATE TABLE reference_timings (key TEXT PRIMARY KEY, median_ms REAL NOT NULL, "
+        "samples INTEGER NOT NULL, measured_at REAL NOT NULL);"
+        "INSERT INTO jobs (id, status, finished_at) VALUES ('old', 'done', 5);"
+        "PRAGMA user_version = 1;";
+    ASSERT_EQ(sqlite3_exec(db, v1, nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+  }
+  JobStore store(path, "boot-a");
+  EXPECT_EQ(read_pragma(path, "user_version"), "2");
+  const auto old = store.get("old");
+  ASSERT_TRUE(old.has_value());
+  EXPECT_EQ(old->client, "");
+  EXPECT_LT(old->finished_boot, 0);
+  StoredJob job = make_job("new");
+  job.client = "alice";
+  store.insert(job);
+  EXPECT_EQ(store.get("new")->client, "alice");
+}
+
+TEST(JobStore, TheHealthProbeWrites) {
+  JobStore store(":memory:");
+  EXPECT_NO_THROW(store.probe_write(12.5));
 }
 
 TEST(JobStore, LargeResultsRoundTrip) {
@@ -511,16 +614,16 @@ TEST(JobStore, NewerSchemaVersionRefused) {
   {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE jobs (x); PRAGMA user_version = 2", nullptr, nullptr,
+    ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE jobs (x); PRAGMA user_version = 3", nullptr, nullptr,
                            nullptr),
               SQLITE_OK);
     sqlite3_close(db);
   }
   const std::string message = error_of([&] { JobStore store(path); });
-  EXPECT_NE(message.find("schema version 2"), std::string::npos) << message;
+  EXPECT_NE(message.find("schema version 3"), std::string::npos) << message;
   EXPECT_NE(message.find(path), std::string::npos) << message;
   // Refused without touching the file.
-  EXPECT_EQ(read_pragma(path, "user_version"), "2");
+  EXPECT_EQ(read_pragma(path, "user_version"), "3");
   EXPECT_EQ(read_pragma(path, "journal_mode"), "delete");
 }
 
@@ -553,21 +656,6 @@ TEST(JobStore, RequestIsKeptUntilTheJobFinishes) {
   store.mark_running("j", 1);
   store.finish("j", "done", "{}", 2);
   EXPECT_EQ(store.get("j")->request_json, "");
-}
-
-TEST(JobStore, PruneFinishedBeyondACount) {
-  JobStore store(":memory:");
-  std::vector<StoredJob> jobs;
-  for (int i = 0; i < 6; ++i) jobs.push_back(make_job("j" + std::to_string(i)));
-  store.insert_many(jobs);
-  for (int i = 0; i < 5; ++i) store.finish("j" + std::to_string(i), "done", "{}", 10.0 + i);
-  EXPECT_EQ(store.prune_finished_beyond(2), 3u);
-  EXPECT_FALSE(store.get("j0").has_value());
-  EXPECT_FALSE(store.get("j2").has_value());
-  EXPECT_TRUE(store.get("j3").has_value());
-  EXPECT_TRUE(store.get("j4").has_value());
-  EXPECT_TRUE(store.get("j5").has_value()) << "unfinished jobs are never pruned";
-  EXPECT_EQ(store.prune_finished_beyond(2), 0u);
 }
 
 TEST(JobStore, AnEmptiedDatabaseIsRefusedAtStart) {

@@ -10,13 +10,12 @@
 
 #include <cerrno>
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "harness_jobs.hpp"
 #include "kgym/check/evaluate.hpp"
 #include "kgym/check/job.hpp"
 #include "kgym/sandbox/report_token.hpp"
@@ -184,11 +183,6 @@ TEST(WindowPriority, EndsWithTheObject) {
 
 namespace {
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 struct Observed {
   int during = -1;                // the judge's policy while its window lasts
   std::vector<int> named_during;  // the policy of each named pid while the window lasts
@@ -201,8 +195,8 @@ struct Observed {
 Observed run_window(const Child& judge, const std::vector<pid_t>& named) {
   const auto job = kgym::check::job_from_json(
       {{"task_id", "01_relu"},
-       {"task_source", read_file(KGYM_SOURCE_DIR "/tasks/01_relu.py")},
-       {"candidate", read_file(KGYM_SOURCE_DIR "/tasks/solutions/01_relu.py")},
+       {"task_source", harness_jobs::read_file(KGYM_SOURCE_DIR "/tasks/01_relu.py")},
+       {"candidate", harness_jobs::read_file(KGYM_SOURCE_DIR "/tasks/solutions/01_relu.py")},
        {"device", "cpu"}});
   const auto prepared = kgym::check::prepare(job);
   Observed seen;

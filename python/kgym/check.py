@@ -43,6 +43,11 @@ class CheckOptions:
     inputs: str | None = None  # robust | task (stress sets or the task's inputs only)
     precision: str | None = None  # faithful | tolerant
     gpu_memory_slack_mib: int | None = None
+    memory_limit_mib: int | None = None  # the job's host memory, its cgroup's
+    pids_limit: int | None = None
+    cpu_weight: int | None = None
+    disk_limit_mib: int | None = None  # its directory's tmpfs
+    gpu_memory_share_mib: int | None = None  # 0: the GPU's memory
     timeout_s: float | None = None
     python: str = ""  # the interpreter for harness children; default: this one
 

@@ -19,6 +19,7 @@
 #include "kgym/result/status.hpp"
 #include "kgym/result/timing_stats.hpp"
 #include "kgym/sandbox/fork_server.hpp"
+#include "kgym/sandbox/job_directory.hpp"
 #include "kgym/sandbox/report_token.hpp"
 #include "kgym/sandbox/window_priority.hpp"
 #include "kgym/screen/screen.hpp"
@@ -115,6 +116,7 @@ json base_result(const CheckJob& job) {
       {"durations_ms", json::object()},
       {"sandbox", json::object()},
       {"extraction", nullptr},
+      {"resource_limit", nullptr},
   };
 }
 
@@ -317,6 +319,15 @@ json raise_window_priority(sandbox::WindowPriority& priority, pid_t pgid, const 
 
 }  // namespace
 
+sandbox::ResourceLimits job_resources(const CheckJob& job) {
+  sandbox::ResourceLimits r;
+  r.memory_bytes = static_cast<std::uint64_t>(job.memory_limit_mib) << 20;
+  r.pids = static_cast<std::uint64_t>(job.pids_limit);
+  r.cpu_weight = static_cast<std::uint64_t>(job.cpu_weight);
+  r.disk_bytes = static_cast<std::uint64_t>(job.disk_limit_mib) << 20;
+  return r;
+}
+
 json harness_job(const CheckJob& job) {
   const auto& t = job.timing;
   return {{"task_id", job.task_id},
@@ -344,6 +355,8 @@ json harness_job(const CheckJob& job) {
           {"inputs", job.inputs},
           {"precision", job.precision},
           {"gpu_memory_slack_mib", job.gpu_memory_slack_mib},
+          {"gpu_memory_share_mib", job.gpu_memory_share_mib},
+          {"gpu_jobs", job.gpu_jobs},
           {"timing_lock", job.timing_lock},
           {"sandbox_uid", job.sandbox_uid},
           {"control", job.control}};
@@ -465,8 +478,55 @@ bool Channel::complete() const {
          ends_in_newline;
 }
 
+namespace {
+
+// What the job ran into, said as the Result says it (runtime_error, error.type ResourceLimit).
+json resource_limit_error(const CheckJob& job, const std::string& kind, const std::string& phase) {
+  std::string message;
+  json limit;
+  if (kind == "memory") {
+    limit = {{"kind", kind}, {"limit_mib", job.memory_limit_mib}};
+    message = fmt::format(
+        "the job went over its memory limit ({} MiB of host memory for all its processes "
+        "together): the kernel killed it",
+        job.memory_limit_mib);
+  } else if (kind == "pids") {
+    limit = {{"kind", kind}, {"limit", job.pids_limit}};
+    message = fmt::format(
+        "the job tried to run more than {} processes and threads together: the kernel refused",
+        job.pids_limit);
+  } else {
+    limit = {{"kind", kind}, {"limit_mib", job.disk_limit_mib}};
+    message = fmt::format("the job filled its directory ({} MiB)", job.disk_limit_mib);
+  }
+  limit["message"] = message;
+  limit["phase"] = phase;
+  return limit;
+}
+
+}  // namespace
+
 json assemble_result(const CheckJob& job, const sandbox::ChildOutcome& outcome,
                      const json& phase_times_ms, std::string_view token) {
+  json r = assemble_verdict(job, outcome, phase_times_ms, token);
+  // A job over a limit of its own is charged for it, whatever the judge made of the
+  // consequences (a runner killed, a fork or a write refused), unless it was rejected: the
+  // rejection says more and pays nothing either.
+  if (!outcome.resource_limit.empty() && r.value("status", "") != "rejected") {
+    const auto phase = r["error"].is_object() ? r["error"].value("phase", std::string("load"))
+                                              : std::string("load");
+    const json limit = resource_limit_error(job, outcome.resource_limit, phase);
+    r["resource_limit"] = limit;
+    r["status"] = "runtime_error";
+    r["correct"] = false;
+    r["error"] = error_object(phase, "ResourceLimit", limit["message"].get<std::string>(),
+                              r["error"].is_object() ? r["error"].value("message", "") : "");
+  }
+  return r;
+}
+
+json assemble_verdict(const CheckJob& job, const sandbox::ChildOutcome& outcome,
+                      const json& phase_times_ms, std::string_view token) {
   json r = base_result(job);
   r["sandbox"] = {
       {"network_isolated", outcome.network_isolated},
@@ -486,6 +546,21 @@ json assemble_result(const CheckJob& job, const sandbox::ChildOutcome& outcome,
       {"stderr_bytes", outcome.stderr_bytes},
       {"stdout_tail", last_lines(outcome.stdout_tail, 20)},
       {"stderr_tail", last_lines(outcome.stderr_tail, 30)}};
+  r["sandbox"]["resources"] = {
+      {"cgroup", outcome.cgroup_version},
+      {"limited", outcome.resources_limited},
+      {"note", outcome.resources_note},
+      {"memory_limit_mib", job.memory_limit_mib},
+      {"pids_limit", job.pids_limit},
+      {"cpu_weight", job.cpu_weight},
+      {"disk_limit_mib", job.disk_limit_mib},
+      {"memory_peak_mib", outcome.memory_peak_bytes > 0
+                              ? json(static_cast<double>(outcome.memory_peak_bytes) / (1 << 20))
+                              : json(nullptr)},
+      {"pids_peak", outcome.pids_peak > 0 ? json(outcome.pids_peak) : json(nullptr)},
+      {"disk_peak_mib", outcome.disk_peak_bytes > 0
+                            ? json(static_cast<double>(outcome.disk_peak_bytes) / (1 << 20))
+                            : json(nullptr)}};
   r["durations_ms"] = phase_times_ms;
   r["durations_ms"]["total"] = outcome.wall_ms;
 
@@ -582,6 +657,16 @@ json assemble_result(const CheckJob& job, const sandbox::ChildOutcome& outcome,
   }
   r["timing"] = timing_from_report(report.value("timing", json(nullptr)));
   r["profile"] = profile_from_report(report.value("profile", json(nullptr)));
+  // The judge's own limit: the job over its share of the GPU's memory (harness/gpu_memory.py).
+  if (const auto it = report.find("resource_limit"); status == Status::kRuntimeError &&
+                                                     it != report.end() && it->is_object() &&
+                                                     it->value("kind", "") == "gpu_memory") {
+    const auto limit = it->value("limit_mib", json(nullptr));
+    r["resource_limit"] = {{"kind", "gpu_memory"},
+                           {"limit_mib", limit.is_number() ? limit : json(nullptr)},
+                           {"message", it->value("message", "").substr(0, 1000)},
+                           {"phase", it->value("phase", "").substr(0, 40)}};
+  }
 
   if (report.contains("judge") && report["judge"].is_object()) r["judge"] = report["judge"];
   // The job's write fence is the judge's own (see evaluate): its record says whether it holds.
@@ -700,22 +785,17 @@ json run_prepared(const CheckJob& requested, const PreparedCandidate& prepared,
       !job.scratch_dir.empty()
           ? fs::path(job.scratch_dir)
           : fs::path(std::getenv("TMPDIR") != nullptr ? std::getenv("TMPDIR") : "/tmp");
-  std::string pattern = (scratch / "kgym-job-XXXXXX").string();
-  if (::mkdtemp(pattern.data()) == nullptr) {
+  const sandbox::ResourceLimits resources = job_resources(job);
+  std::unique_ptr<sandbox::JobDirectory> directory;
+  try {
+    // Removed, with everything in it, when this returns: a finished job leaves only its Result.
+    directory = std::make_unique<sandbox::JobDirectory>(scratch.string(), resources.disk_bytes);
+  } catch (const std::exception& e) {
     json r = base_result(job);
-    r["error"] = error_object("start", "ScratchError",
-                              fmt::format("cannot create a job directory in {}", scratch.string()));
+    r["error"] = error_object("start", "ScratchError", e.what());
     return r;
   }
-  const fs::path workdir = pattern;
-  struct Cleanup {
-    fs::path dir;
-    ~Cleanup() {
-      std::error_code ec;
-      fs::permissions(dir, fs::perms::owner_all, fs::perm_options::add, ec);
-      fs::remove_all(dir, ec);
-    }
-  } cleanup{workdir};
+  const fs::path workdir = directory->path();
 
   json r;
   try {
@@ -740,6 +820,9 @@ json run_prepared(const CheckJob& requested, const PreparedCandidate& prepared,
   }
   spec.limits.wall_seconds = job.timeout_seconds;
   spec.limits.private_view = job.private_view;
+  spec.limits.resources = resources;
+  // Without a tmpfs of its own the directory's size is not watched (it is the host's disk).
+  if (!directory->size_limited()) spec.limits.resources.disk_bytes = 0;
   // The harness draws its own write fences (the judge before task code, each runner before the
   // code it runs): a fence around the whole job would also forbid the candidate runner's mount
   // of its private /proc (Landlock refuses mount to a fenced process), which CUDA needs.
@@ -802,6 +885,8 @@ json run_prepared(const CheckJob& requested, const PreparedCandidate& prepared,
     times.erase("done");
     json result = assemble_result(job, outcome, times, spec.token);
     result["sandbox"]["window_priority"] = window_priority_record;
+    result["sandbox"]["resources"]["disk_limited"] = directory->size_limited();
+    result["sandbox"]["resources"]["disk_note"] = directory->note();
     for (const auto& f : screen::to_json(prepared.findings)) {
       result["findings"].push_back(f);  // the screen's warnings
     }

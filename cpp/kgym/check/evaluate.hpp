@@ -102,9 +102,17 @@ Channel read_channel(std::string_view token, const std::string& text);
 
 // Turns the child's report and its process outcome into a Result. Exposed for tests: everything
 // the child says is treated as untrusted input and validated here.
-// `token` authenticates the report channel's records (report_token.hpp).
+// `token` authenticates the report channel's records (report_token.hpp). A job that ran into a
+// limit of its own (outcome.resource_limit) ends runtime_error with `resource_limit` set, unless
+// it was rejected.
 nlohmann::json assemble_result(const CheckJob& job, const sandbox::ChildOutcome& outcome,
                                const nlohmann::json& phase_times_ms, std::string_view token);
+// The same without the resource limit's verdict.
+nlohmann::json assemble_verdict(const CheckJob& job, const sandbox::ChildOutcome& outcome,
+                                const nlohmann::json& phase_times_ms, std::string_view token);
+
+// The job's limits as a whole (its cgroup and directory), from its options.
+sandbox::ResourceLimits job_resources(const CheckJob& job);
 
 // The harness run in `python` with the interpreter options every job has (isolated mode,
 // faulthandler), and the fork server that serves such jobs: the same interpreter and options, so

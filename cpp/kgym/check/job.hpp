@@ -49,6 +49,15 @@ struct CheckJob {
   // GPU memory the candidate's processes may hold beyond the reference's runner's (or more:
   // harness/gpu_memory.py, which reads it from the driver).
   int gpu_memory_slack_mib = 4096;
+  // The job as a whole (sandbox/job_cgroup.hpp, job_directory.hpp): host memory with swap,
+  // processes and threads, CPU weight, the size of its directory, and its share of the GPU's
+  // memory (0: the GPU's memory divided by gpu_jobs, the jobs that share the GPU).
+  int memory_limit_mib = 16384;
+  int pids_limit = 2048;
+  int cpu_weight = 100;
+  int disk_limit_mib = 2048;
+  int gpu_memory_share_mib = 0;
+  int gpu_jobs = 1;              // set by the slot: the jobs that run at once on this job's GPU
   std::string python;            // the interpreter that has kgym, torch and triton installed
   std::string scratch_dir;       // where the job directory is made; empty = $TMPDIR or /tmp
   std::string triton_cache_dir;  // empty = a private cache inside the job directory

@@ -191,6 +191,38 @@ std::vector<OptionSpec> make_table() {
                            "beyond it the candidate is killed and rejected (gpu-memory)",
                            false, "gpu-memory-slack-mib"),
                     &CheckJob::gpu_memory_slack_mib));
+  // The job's limits as a whole, from the kernel: the operator's (serve and worker flags), never
+  // a client's. A job over one ends runtime_error with a resource_limit.
+  auto host = [](OptionSpec s) {
+    s.host = true;
+    return s;
+  };
+  t.push_back(host(bound(number("memory_limit_mib", kInt, 16384, 64, 4194304,
+                                "host memory (MiB, swap included) of the job's processes "
+                                "together: the judge, the task code, both runners and what they "
+                                "start (its cgroup; the job directory's tmpfs counts too)",
+                                false, "memory-limit-mib"),
+                         &CheckJob::memory_limit_mib)));
+  t.push_back(host(
+      bound(number("pids_limit", kInt, 2048, 32, 4194304,
+                   "processes and threads of the job together (its cgroup)", false, "pids-limit"),
+            &CheckJob::pids_limit)));
+  t.push_back(host(bound(number("cpu_weight", kInt, 100, 1, 10000,
+                                "the job's CPU weight against other jobs (100: an equal share; "
+                                "its cgroup)",
+                                false, "cpu-weight"),
+                         &CheckJob::cpu_weight)));
+  t.push_back(host(bound(number("disk_limit_mib", kInt, 2048, 16, 1048576,
+                                "size of the job's writable directory (MiB; a tmpfs of its own "
+                                "when the supervisor runs as root)",
+                                false, "disk-limit-mib"),
+                         &CheckJob::disk_limit_mib)));
+  t.push_back(host(bound(number("gpu_memory_share_mib", kInt, 0, 0, 1048576,
+                                "GPU memory (MiB) the job's processes may hold together, read "
+                                "from the driver (0: the GPU's memory divided by the jobs that "
+                                "share the GPU)",
+                                false, "gpu-memory-share-mib"),
+                         &CheckJob::gpu_memory_share_mib)));
   t.push_back(bound(number("timeout_s", kNum, 300.0, 1, 1800,
                            "wall-time limit of the evaluation, seconds", true, "timeout"),
                     &CheckJob::timeout_seconds));
@@ -330,6 +362,7 @@ json option_table_json() {
                    {"help", spec.help},
                    {"service", spec.service},
                    {"job", spec.job},
+                   {"host", spec.host},
                    {"cli", spec.cli}});
   }
   return out;

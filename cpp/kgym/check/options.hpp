@@ -26,6 +26,9 @@ struct OptionSpec {
   std::string help;
   bool service = false;  // accepted in the HTTP API's "options"
   bool job = true;       // a field of CheckJob (false: the service's own, e.g. priority)
+  // The operator's: a flag of `serve` and `worker` too, whose value every job of theirs gets
+  // (a limit no client may choose).
+  bool host = false;
   // The command-line flag without dashes ("" = none). A boolean whose default is true is
   // turned off by --no-<cli>.
   std::string cli;

@@ -8,6 +8,7 @@
 
 #include "kgym/check/interpreter_view.hpp"
 #include "kgym/sandbox/child_process.hpp"
+#include "kgym/sandbox/job_directory.hpp"
 
 namespace kgym::check {
 namespace {
@@ -43,6 +44,19 @@ std::vector<std::string> sandbox_gaps(const json& result) {
                   flag("writes_confined"), note_or(sandbox, "writes_note", "not confined"),
                   flag("syscalls_filtered"), note_or(sandbox, "syscalls_note", "not filtered"),
                   gaps);
+  const json resources = sandbox.value("resources", json(nullptr));
+  if (!resources.is_object()) {
+    gaps.push_back("resource limits: the Result has no resources record");
+  } else {
+    if (resources.value("limited", false) != true) {
+      gaps.push_back("resource limits (cgroup): " +
+                     note_or(resources, "note", "the job was not in a cgroup of its own"));
+    }
+    if (resources.value("disk_limited", false) != true) {
+      gaps.push_back("job directory size: " +
+                     note_or(resources, "disk_note", "not on a size-limited file system"));
+    }
+  }
   const json judge = result.value("judge", json(nullptr));
   if (judge.is_object() && judge.contains("unprivileged") && judge["unprivileged"] != true) {
     gaps.push_back("unprivileged uid: " + note_or(judge, "unprivileged_note", "runs as root"));
@@ -72,8 +86,22 @@ std::vector<std::string> probe_sandbox(const std::string& python, std::int64_t s
   spec.view_hidden = installed.hidden;
   spec.limits.wall_seconds = 120;
   spec.limits.sandbox_uid = sandbox_uid;
+  // The job's cgroup as every job gets one (limits a probe stays far from).
+  spec.limits.resources.memory_bytes = 8ull << 30;
+  spec.limits.resources.pids = 4096;
+  spec.limits.resources.cpu_weight = 100;
   const auto out = sandbox::run_child(spec);
   std::filesystem::remove_all(dir, ec);
+  {
+    // A job directory of its own size: the mount that gives it.
+    try {
+      const sandbox::JobDirectory probe_dir(std::filesystem::temp_directory_path().string(),
+                                            16u << 20);
+      if (!probe_dir.size_limited()) gaps.push_back("job directory size: " + probe_dir.note());
+    } catch (const std::exception& e) {
+      gaps.push_back(std::string("job directory: ") + e.what());
+    }
+  }
   if (!out.started) {
     gaps.push_back("start: " + out.start_error);
     return gaps;
@@ -81,6 +109,11 @@ std::vector<std::string> probe_sandbox(const std::string& python, std::int64_t s
   gaps_of_outcome(out.network_isolated, out.network_note, out.private_view, out.view_note,
                   out.writes_confined, out.writes_note, out.syscalls_filtered, out.syscalls_note,
                   gaps);
+  if (!out.resources_limited) {
+    gaps.push_back("resource limits (cgroup): " +
+                   (out.resources_note.empty() ? std::string("the probe was not in a cgroup")
+                                               : out.resources_note));
+  }
   if (out.exit_code != 0) {
     gaps.push_back(
         fmt::format("the interpreter does not start in the sandbox (exit {}, signal {}): {}",

@@ -53,8 +53,8 @@ RedisAddress parse_redis_url(const std::string& url) {
   if (!url.starts_with(tcp_scheme)) {
     // Not echoed: a URL of another scheme may carry a password.
     throw std::invalid_argument(
-        "--redis: expected redis://[:password@]host[:port][/db] or unix:///path (TLS, rediss://, "
-        "is not supported)");
+        "--redis: expected redis://[:password@]host[:port][/db] or unix:///path (rediss://: this "
+        "build's Redis client has no TLS; carry the link through stunnel, docs/scale.md)");
   }
   std::string rest = url.substr(tcp_scheme.size());
   // Messages show the URL without its password.

@@ -31,9 +31,9 @@ using detail::Pipe;
 // Runs in the forked child: only async-signal-safe calls until execve.
 [[noreturn]] void exec_child(const ChildSpec& spec, char* const* argv, char* const* envp,
                              const ChildEnds& ends, rlim_t nproc_limit, WriteFence& fence,
-                             const ViewPlan& view) {
-  const int setup_fd =
-      detail::sandbox_child(spec.limits, spec.workdir.c_str(), nproc_limit, fence, view, ends, 0);
+                             const ViewPlan& view, const std::vector<std::string>& cgroup_procs) {
+  const int setup_fd = detail::sandbox_child(spec.limits, spec.workdir.c_str(), nproc_limit, fence,
+                                             view, ends, 0, cgroup_procs);
   execve(argv[0], argv, envp);
   die_in_child(setup_fd, "execve");
 }
@@ -82,6 +82,9 @@ ChildOutcome run_child(const ChildSpec& spec, const LineCallback& on_line) {
   Pipe report, out_pipe, err_pipe, setup, token;
   out.start_error = detail::open_job_pipes(report, out_pipe, err_pipe, setup, token, spec.token);
   if (!out.start_error.empty()) return out;
+  // Made before the child exists, which joins it first thing; removed (whatever is left in it
+  // killed) when this returns.
+  detail::JobResources resources(spec.limits, spec.workdir);
 
   const auto start = Clock::now();
   const pid_t pid = fork();
@@ -93,7 +96,7 @@ ChildOutcome run_child(const ChildSpec& spec, const LineCallback& on_line) {
   if (pid == 0) {
     exec_child(spec, argv.data(), envp.data(),
                ChildEnds{report.write, out_pipe.write, err_pipe.write, setup.write, token.read},
-               nproc_limit, fence, view);
+               nproc_limit, fence, view, resources.cgroup_procs());
   }
   setpgid(pid, pid);  // also from this side, so that a kill of the group cannot race the child
   if (spec.on_started) spec.on_started(pid);
@@ -117,6 +120,7 @@ ChildOutcome run_child(const ChildSpec& spec, const LineCallback& on_line) {
 
   detail::ChildStreams streams(report.read, out_pipe.read, err_pipe.read, spec.limits, on_line,
                                spec.on_report_end, out);
+  streams.set_refresh([&resources](ChildOutcome& so_far) { resources.fill(so_far); });
   const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
                                     std::chrono::duration<double>(spec.limits.wall_seconds));
   bool child_done = false;
@@ -133,6 +137,7 @@ ChildOutcome run_child(const ChildSpec& spec, const LineCallback& on_line) {
     if (child_done && (!streams.any_open() || Clock::now() >= drain_until)) break;
 
     if (!child_done) {
+      resources.sample();
       // Not reaped yet (WNOWAIT): while the pid is ours, so is the job's uid (job_uid).
       siginfo_t info{};
       if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
@@ -144,6 +149,7 @@ ChildOutcome run_child(const ChildSpec& spec, const LineCallback& on_line) {
         // for a short while.
         kill_group();
         detail::kill_job_uid(spec.limits, pid);
+        resources.kill_all();
         waitpid(pid, &wait_status, 0);
         drain_until = Clock::now() + std::chrono::milliseconds(500);
         continue;
@@ -153,6 +159,7 @@ ChildOutcome run_child(const ChildSpec& spec, const LineCallback& on_line) {
         streams.disarm_report_end();
         kill_group();
         detail::kill_job_uid(spec.limits, pid);
+        resources.kill_all();
         waitpid(pid, &wait_status, 0);
         child_done = true;
         drain_until = Clock::now() + std::chrono::milliseconds(200);
@@ -174,6 +181,7 @@ ChildOutcome run_child(const ChildSpec& spec, const LineCallback& on_line) {
   // The staging directory of the view (its mounts lived in the child's namespace only).
   if (!view.ops.empty()) ::rmdir(view.root.c_str());
 
+  resources.fill(out);
   out.started = out.start_error.empty();
   out.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   if (WIFEXITED(wait_status)) {

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "kgym/sandbox/job_cgroup.hpp"
 #include "kgym/sandbox/program.hpp"
 #include "kgym/sandbox/report_token.hpp"
 
@@ -37,6 +38,9 @@ struct Limits {
   // child's pid once set up (the harness drops to it after forking its runners), and whatever
   // that uid leaves running is killed when the job ends; -1 keeps the supervisor's uid.
   std::int64_t sandbox_uid = 100000;
+  // The job's own cgroup (job_cgroup.hpp) and the size of its directory: what the kernel
+  // bounds for the job as a whole, whatever its processes do.
+  ResourceLimits resources;
 
   bool operator==(const Limits&) const = default;
 };
@@ -79,7 +83,17 @@ struct ChildOutcome {
   std::string syscalls_note;  // why there is no system call filter, when one was asked for
   bool private_view = false;  // own mount/IPC/UTS namespaces and the job's view
   std::string view_note;      // why not, when it was asked for
-  std::string report;         // everything written to the report channel
+  // The job's cgroup: whether the child joined it (its limits bind everything it runs), which
+  // hierarchy ("v1", "v2", "none"), and why not or what is missing.
+  bool resources_limited = false;
+  std::string cgroup_version = "none";
+  std::string resources_note;
+  // Which limit the job ran into: "memory", "pids", "disk" (its directory filled up), or "".
+  std::string resource_limit;
+  std::uint64_t memory_peak_bytes = 0;  // the cgroup's high-water mark (0: not known)
+  std::uint64_t pids_peak = 0;          // its most processes and threads at once (0: not known)
+  std::uint64_t disk_peak_bytes = 0;    // the most its directory held, as sampled (0: not known)
+  std::string report;                   // everything written to the report channel
   bool report_truncated = false;
   std::string stdout_tail;
   std::string stderr_tail;

@@ -1,10 +1,12 @@
 #include "kgym/sandbox/child_setup.hpp"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -247,7 +249,8 @@ void die_in_child(int setup_fd, const char* what) {
 }
 
 int sandbox_child(const Limits& limits, const char* workdir, rlim_t nproc_limit, WriteFence& fence,
-                  const ViewPlan& view, const ChildEnds& ends, pid_t expected_parent) {
+                  const ViewPlan& view, const ChildEnds& ends, pid_t expected_parent,
+                  const std::vector<std::string>& cgroup_procs) {
   int setup_write = ends.setup;
   auto die = [&](const char* what) { die_in_child(setup_write, what); };
 
@@ -255,6 +258,26 @@ int sandbox_child(const Limits& limits, const char* workdir, rlim_t nproc_limit,
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   // A parent that died before prctl would never send the signal.
   if (expected_parent != 0 && getppid() != expected_parent) _exit(127);
+
+  // Into the job's cgroup first, so that everything it does from here is counted and bounded
+  // ("0" moves the writer; in v1 each hierarchy has its own file).
+  {
+    char code = cgroup_procs.empty() ? kCgroupNone : kCgroupJoined;
+    int error = 0;
+    for (const auto& procs : cgroup_procs) {
+      const int fd = ::open(procs.c_str(), O_WRONLY | O_CLOEXEC);
+      if (fd < 0 || ::write(fd, "0", 1) != 1) {
+        code = kCgroupFailed;
+        error = errno;
+      }
+      if (fd >= 0) ::close(fd);
+      if (code == kCgroupFailed) break;
+    }
+    const char record[kCgroupRecord] = {code, static_cast<char>(error & 0xff)};
+    if (::write(setup_write, record, kCgroupRecord) != static_cast<ssize_t>(kCgroupRecord)) {
+      _exit(127);
+    }
+  }
 
   char net = kNetShared;
   if (limits.isolate_network && unshare(CLONE_NEWNET) == 0) net = kNetIsolated;
@@ -343,11 +366,21 @@ void read_setup(const std::string& setup_bytes, const Limits& limits, const View
     }
     return false;
   };
-  out.network_isolated = !setup_bytes.empty() && setup_bytes[0] == kNetIsolated;
+  if (setup_bytes.size() >= kCgroupRecord) {
+    const char code = setup_bytes[0];
+    out.resources_limited = code == kCgroupJoined;
+    if (code == kCgroupFailed) {
+      out.resources_note =
+          fmt::format("the job could not join its cgroup ({}): its limits did not bind it",
+                      std::strerror(static_cast<unsigned char>(setup_bytes[1])));
+    }
+  }
+  at = kCgroupRecord;
+  out.network_isolated = setup_bytes.size() > at && setup_bytes[at] == kNetIsolated;
   if (limits.isolate_network && !out.network_isolated) {
     out.network_note = "no network namespace could be created (needs CAP_SYS_ADMIN)";
   }
-  at = 1;
+  ++at;
   if (died()) return;
   if (setup_bytes.size() >= at + kViewRecord) {
     const char code = setup_bytes[at];
@@ -429,6 +462,7 @@ bool ChildStreams::service(const std::vector<pollfd>& pfds, size_t first) {
         ChildOutcome so_far = out_;
         so_far.started = true;
         output_so_far(so_far);
+        if (refresh_) refresh_(so_far);
         on_report_end_(so_far);
       }
       continue;
@@ -474,6 +508,55 @@ void ChildStreams::output_so_far(ChildOutcome& o) const {
 void ChildStreams::finish() {
   for (int& fd : fds_) close_fd(fd);
   output_so_far(out_);
+}
+
+namespace {
+
+// Whether `dir` is a tmpfs of at most `size` bytes (the one its supervisor mounted for the job)
+// that has no block or no inode left; `used` gets what it holds.
+bool full_tmpfs(const std::string& dir, std::uint64_t size, std::uint64_t* used = nullptr) {
+  struct statfs fs {};
+  if (::statfs(dir.c_str(), &fs) != 0 || fs.f_type != TMPFS_MAGIC) return false;
+  const auto block = static_cast<std::uint64_t>(fs.f_bsize);
+  const auto total = static_cast<std::uint64_t>(fs.f_blocks) * block;
+  if (total > size + (1u << 20)) return false;  // not the job's (the host's own /tmp)
+  if (used != nullptr) *used = (static_cast<std::uint64_t>(fs.f_blocks) - fs.f_bfree) * block;
+  return fs.f_bavail == 0 || fs.f_ffree == 0;
+}
+
+std::string leaf_name(const std::string& workdir) {
+  const auto slash = workdir.find_last_of('/');
+  return slash == std::string::npos ? workdir : workdir.substr(slash + 1);
+}
+
+}  // namespace
+
+JobResources::JobResources(const Limits& limits, const std::string& workdir)
+    : limits_(limits), workdir_(workdir), cgroup_(leaf_name(workdir), limits.resources) {}
+
+void JobResources::sample() {
+  if (limits_.resources.disk_bytes > 0) {
+    std::uint64_t used = 0;
+    disk_full_ = full_tmpfs(workdir_, limits_.resources.disk_bytes, &used) || disk_full_;
+    disk_peak_ = std::max<std::uint64_t>(disk_peak_, used);
+  }
+}
+
+void JobResources::fill(ChildOutcome& out) const {
+  const auto& support = cgroup_support();
+  out.cgroup_version = cgroup_.active() ? support.name() : "none";
+  // The child's record said whether it joined; without a leaf it cannot have.
+  out.resources_limited = out.resources_limited && cgroup_.active();
+  if (out.resources_note.empty()) out.resources_note = cgroup_.note();
+  std::string breach = cgroup_.breach();
+  if (breach.empty() && (disk_full_ || (limits_.resources.disk_bytes > 0 &&
+                                        full_tmpfs(workdir_, limits_.resources.disk_bytes)))) {
+    breach = "disk";
+  }
+  if (!breach.empty()) out.resource_limit = breach;
+  out.memory_peak_bytes = cgroup_.memory_peak();
+  out.pids_peak = cgroup_.pids_peak();
+  out.disk_peak_bytes = disk_peak_;
 }
 
 }  // namespace kgym::sandbox::detail

@@ -15,12 +15,19 @@
 #include <vector>
 
 #include "kgym/sandbox/child_process.hpp"
+#include "kgym/sandbox/job_cgroup.hpp"
 #include "kgym/sandbox/job_view.hpp"
 #include "kgym/sandbox/write_fence.hpp"
 
 namespace kgym::sandbox::detail {
 
-// The first byte the child writes into the setup pipe: whether it has its own network namespace.
+// The first record the child writes into the setup pipe: whether it joined its cgroup (a code
+// byte and errno's low byte).
+inline constexpr char kCgroupJoined = 'C';
+inline constexpr char kCgroupFailed = 'c';
+inline constexpr char kCgroupNone = 'n';
+inline constexpr size_t kCgroupRecord = 2;
+// The next byte: whether it has its own network namespace.
 inline constexpr char kNetIsolated = 'N';
 inline constexpr char kNetShared = 'S';
 
@@ -94,7 +101,8 @@ struct ChildEnds {
 
 // Runs in the freshly forked child, before the candidate's interpreter runs: its own process
 // group, SIGKILL when the parent dies (and an immediate exit when `expected_parent` is not 0 and
-// is no longer the parent), a network namespace (one byte on the setup pipe), then, when `view`
+// is no longer the parent), the job's cgroup (`cgroup_procs`, its cgroup.procs files: the
+// kCgroupRecord bytes), a network namespace (one byte on the setup pipe), then, when `view`
 // has operations, mount, IPC and UTS namespaces and the job's view (kViewRecord bytes), the
 // write fence (one byte), stdin /dev/null, stdout, stderr, the report channel on kReportFd and the
 // token on kTokenFd, nothing else open but the setup pipe, the working directory and the rlimits.
@@ -102,7 +110,8 @@ struct ChildEnds {
 // tell the supervisor that the set-up is complete. On failure it calls die_in_child. Only
 // async-signal-safe calls: the process that forked may have had other threads.
 int sandbox_child(const Limits& limits, const char* workdir, rlim_t nproc_limit, WriteFence& fence,
-                  const ViewPlan& view, const ChildEnds& ends, pid_t expected_parent);
+                  const ViewPlan& view, const ChildEnds& ends, pid_t expected_parent,
+                  const std::vector<std::string>& cgroup_procs);
 
 // The view's record on the setup pipe: a status byte, errno, and the failed operation's index
 // (int16, little-endian).
@@ -112,7 +121,7 @@ inline constexpr char kViewNoNamespaces = 'N';
 inline constexpr char kViewFailed = 'F';
 inline constexpr size_t kViewRecord = 4;
 
-// Fills the layers' fields (network, view, writes, syscalls) and start_error from what
+// Fills the layers' fields (cgroup, network, view, writes, syscalls) and start_error from what
 // sandbox_child (and die_in_child) wrote into the setup pipe.
 void read_setup(const std::string& setup_bytes, const Limits& limits, const ViewPlan& view,
                 ChildOutcome& out);
@@ -141,6 +150,8 @@ class ChildStreams {
   // Once the child is known to have ended: the report channel's end is no longer told (what
   // on_report_end is for, an outcome before the exit, is gone; the caller has the exit's).
   void disarm_report_end() { report_end_armed_ = false; }
+  // Called on the outcome so far before it goes to on_report_end (the limits it ran into).
+  void set_refresh(std::function<void(ChildOutcome&)> refresh) { refresh_ = std::move(refresh); }
 
  private:
   std::array<int, 3> fds_;
@@ -151,10 +162,32 @@ class ChildStreams {
   Tail out_tail_;
   Tail err_tail_;
   bool report_end_armed_ = true;
+  std::function<void(ChildOutcome&)> refresh_;
   // The output's tails and byte counts as they stand, into `o`.
   void output_so_far(ChildOutcome& o) const;
   std::string pending_line_;
   std::vector<char> buf_;
+};
+
+// The supervisor's side of a job's resources: its cgroup (made at construction) and its
+// directory's fill, sampled while it runs; what it ran into goes into the outcome.
+class JobResources {
+ public:
+  JobResources(const Limits& limits, const std::string& workdir);
+  const std::vector<std::string>& cgroup_procs() const { return cgroup_.procs_files(); }
+  // Called while the job runs (cheap: one statvfs when the directory is size-limited).
+  void sample();
+  // The resource fields of `out`: whether a cgroup was set up (the child's record says whether
+  // it joined), which limit the job ran into so far, its peak memory.
+  void fill(ChildOutcome& out) const;
+  void kill_all() const { cgroup_.kill_all(); }
+
+ private:
+  const Limits& limits_;
+  std::string workdir_;
+  JobCgroup cgroup_;
+  bool disk_full_ = false;
+  std::uint64_t disk_peak_ = 0;
 };
 
 }  // namespace kgym::sandbox::detail

@@ -116,7 +116,7 @@ std::string describe_status(int status) {
 // Environment entries travel as "KEY=VALUE\0" bytes after the JSON header and its '\0': JSON
 // strings must be UTF-8, environment values need not be.
 std::string job_message(const ChildSpec& spec, const std::vector<std::string>& args,
-                        rlim_t nproc_limit) {
+                        rlim_t nproc_limit, const std::vector<std::string>& cgroup_procs) {
   const json header = {{"op", "job"},
                        {"workdir", spec.workdir},
                        {"args", args},
@@ -132,7 +132,8 @@ std::string job_message(const ChildSpec& spec, const std::vector<std::string>& a
                          {"confine_writes", spec.limits.confine_writes},
                          {"filter_syscalls", spec.limits.filter_syscalls},
                          {"private_view", spec.limits.private_view},
-                         {"sandbox_uid", spec.limits.sandbox_uid}}}};
+                         {"sandbox_uid", spec.limits.sandbox_uid}}},
+                       {"cgroup_procs", cgroup_procs}};
   std::string text = header.dump(-1, ' ', false, json::error_handler_t::replace);
   text.push_back('\0');
   for (const auto& [key, value] : spec.env) {
@@ -375,8 +376,11 @@ ChildOutcome ForkServer::run_locked(const ChildSpec& spec, const LineCallback& o
     return out;
   }
   drain_log_locked();
-  const std::string message =
-      job_message(spec, spec.program.args, detail::nproc_limit_for(spec.limits));
+  // Made before the child exists (it joins it first thing); removed, whatever is left in it
+  // killed, when this returns.
+  detail::JobResources resources(spec.limits, spec.workdir);
+  const std::string message = job_message(
+      spec, spec.program.args, detail::nproc_limit_for(spec.limits), resources.cgroup_procs());
   if (message.size() > kMaxMessage) {
     out.start_error = "the job's environment is too large for the fork server";
     return out;
@@ -413,6 +417,7 @@ ChildOutcome ForkServer::run_locked(const ChildSpec& spec, const LineCallback& o
 
   detail::ChildStreams streams(report.read, out_pipe.read, err_pipe.read, spec.limits, on_line,
                                spec.on_report_end, out);
+  streams.set_refresh([&resources](ChildOutcome& so_far) { resources.fill(so_far); });
   int setup_read = setup.read;
   std::string setup_bytes;
   // The plan the server made, made again here for the view's note (same inputs, same plan).
@@ -457,6 +462,7 @@ ChildOutcome ForkServer::run_locked(const ChildSpec& spec, const LineCallback& o
       const auto now = Clock::now();
       if (done && (!streams.any_open() || now >= drain_until)) break;
       if (!done) {
+        resources.sample();
         if (now >= deadline && !out.timed_out) {
           out.timed_out = true;
           streams.disarm_report_end();
@@ -568,6 +574,8 @@ ChildOutcome ForkServer::run_locked(const ChildSpec& spec, const LineCallback& o
     out.start_error = fmt::format("the fork server {} during the job, which died with it ({})",
                                   lost, death_note_locked());
   }
+  resources.fill(out);
+  resources.kill_all();
   out.started = out.start_error.empty();
   out.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   if (have_status) {
@@ -593,6 +601,7 @@ struct JobRequest {
   std::vector<std::string> writable_paths;
   std::vector<std::string> view_readonly;
   std::vector<std::string> view_hidden;
+  std::vector<std::string> cgroup_procs;
   bool token = false;
 };
 
@@ -611,6 +620,7 @@ std::optional<JobRequest> parse_job(const char* data, size_t size) {
     r.view_hidden = header.at("view_hidden").get<std::vector<std::string>>();
     r.nproc_limit = static_cast<rlim_t>(header.at("nproc_limit").get<std::uint64_t>());
     r.token = header.at("token").get<bool>();
+    r.cgroup_procs = header.at("cgroup_procs").get<std::vector<std::string>>();
     const json& limits = header.at("limits");
     r.limits.max_file_bytes = limits.at("max_file_bytes").get<std::uint64_t>();
     r.limits.max_address_space_bytes = limits.at("max_address_space_bytes").get<std::uint64_t>();
@@ -649,8 +659,9 @@ void become_job(const JobRequest& request, const std::vector<int>& fds, pid_t se
       detail::job_view_plan(request.limits, request.job.workdir, request.writable_paths,
                             request.view_readonly, request.view_hidden);
   const detail::ChildEnds ends{fds[0], fds[1], fds[2], fds[3], request.token ? fds[4] : -1};
-  const int setup_fd = detail::sandbox_child(request.limits, request.job.workdir.c_str(),
-                                             request.nproc_limit, fence, view, ends, server);
+  const int setup_fd =
+      detail::sandbox_child(request.limits, request.job.workdir.c_str(), request.nproc_limit, fence,
+                            view, ends, server, request.cgroup_procs);
   // sandbox_child closed every other descriptor, the fence's included: the destructor must not
   // close those numbers again (they may be reused by then).
   fence.writable_dirs.clear();

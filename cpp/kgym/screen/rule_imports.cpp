@@ -35,10 +35,6 @@ constexpr std::array<std::string_view, 18> kForbiddenTorch = {"torch.utils.cpp_e
                                                               "torch.utils._python_dispatch",
                                                               "torch.testing"};
 
-bool has_prefix(std::string_view q, std::string_view p) {
-  return q == p || (q.size() > p.size() && q.substr(0, p.size()) == p && q[p.size()] == '.');
-}
-
 }  // namespace
 
 bool forbidden_torch_module(std::string_view q) {

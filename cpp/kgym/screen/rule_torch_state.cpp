@@ -12,10 +12,6 @@
 namespace kgym::screen::rules {
 namespace {
 
-bool has_prefix(std::string_view q, std::string_view p) {
-  return q == p || (q.size() > p.size() && q.substr(0, p.size()) == p && q[p.size()] == '.');
-}
-
 template <std::size_t N>
 bool any_prefix(std::string_view q, const std::array<std::string_view, N>& list) {
   for (auto p : list) {

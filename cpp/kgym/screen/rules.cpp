@@ -2,6 +2,10 @@
 
 namespace kgym::screen::rules {
 
+bool has_prefix(std::string_view q, std::string_view p) {
+  return q == p || (q.size() > p.size() && q.substr(0, p.size()) == p && q[p.size()] == '.');
+}
+
 void run_all(Context& c) {
   imports(c);
   dynamic_code(c);

@@ -16,6 +16,9 @@ void forward_compute(Context& c);   // torch-compute in the forward path; memoiz
 void try_fallback(Context& c);      // try-fallback
 void triton_kernel(Context& c);     // no-triton-kernel
 
+// Whether the dotted name `q` is `p` or a name below it ("torch.cuda.x" is below "torch.cuda").
+bool has_prefix(std::string_view q, std::string_view p);
+
 // torch submodules refused by forbidden-import (also as attribute chains).
 bool forbidden_torch_module(std::string_view qualified);
 

@@ -1,5 +1,7 @@
 #include "kgym/service/evaluation.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "kgym/service/interference.hpp"
@@ -25,6 +27,7 @@ EvalOutcome evaluate_on_slot(const WorkerSlot& slot, check::CheckJob job,
                              const std::function<void(const EvalOutcome&)>& on_answer) {
   job.visible_devices = slot.visible_devices;
   job.cpu_threads = slot.cpu_threads;
+  job.gpu_jobs = std::max(1, slot.gpu_jobs);
   job.timing_lock = slot.timing_lock;
   EvalOutcome out;
   try {

@@ -20,8 +20,8 @@
 #include <nlohmann/json.hpp>
 
 #include "kgym/service/api_error.hpp"
-#include "kgym/service/hashing.hpp"
 #include "kgym/service/json_limits.hpp"
+#include "kgym/service/transport.hpp"
 
 namespace kgym::service {
 
@@ -67,6 +67,7 @@ struct HttpServer::Impl {
       : large_body_slots(static_cast<std::ptrdiff_t>(large_bodies)) {}
   asio::io_context io;
   tcp::acceptor acceptor{io};
+  std::unique_ptr<TlsContext> tls;  // null: plain HTTP
   std::counting_semaphore<1 << 16> large_body_slots;
   IdleConnections idle;
   std::atomic<std::uint64_t> next_connection{0};
@@ -120,24 +121,46 @@ double wait_seconds(std::string_view query, double max_wait) {
   return 0.0;
 }
 
-json parse_body(const Request& req) {
-  if (json_nesting_depth(req.body()) > kMaxJsonDepth) {
+json parse_body(const Request& req, std::size_t max_elements) {
+  const auto shape = json_shape(req.body(), kMaxJsonDepth, max_elements);
+  if (shape.depth > kMaxJsonDepth) {
     throw ApiError(400, "bad_request",
                    fmt::format("the body nests deeper than {} levels", kMaxJsonDepth));
+  }
+  if (shape.elements > max_elements) {
+    // What a parsed body costs is bounded by its values, not by its bytes.
+    throw ApiError(413, "payload_too_large",
+                   fmt::format("the body holds more than {} JSON values", max_elements));
   }
   const json body = json::parse(req.body(), nullptr, false);
   if (body.is_discarded()) throw ApiError(400, "bad_request", "the body is not valid JSON");
   return body;
 }
 
-// Compares digests so that the time taken says nothing about how much of the token matched.
-bool token_matches(const std::string& given, const std::string& expected) {
-  const std::string a = sha256_hex(given), b = sha256_hex(expected);
-  unsigned char diff = 0;
-  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) {
-    diff = static_cast<unsigned char>(diff | (a[i] ^ b[i]));
+// ?name=true|false (absent: false); anything else is a 400.
+bool flag_in_query(std::string_view query, std::string_view name) {
+  std::size_t pos = 0;
+  while (pos < query.size()) {
+    const auto amp = query.find('&', pos);
+    const auto part = query.substr(pos, amp == std::string_view::npos ? query.npos : amp - pos);
+    if (part.starts_with(name) && part.size() > name.size() && part[name.size()] == '=') {
+      const auto value = part.substr(name.size() + 1);
+      if (value == "true" || value == "1") return true;
+      if (value == "false" || value == "0") return false;
+      throw ApiError(400, "bad_request", fmt::format("{}: must be true or false", name));
+    }
+    if (amp == std::string_view::npos) break;
+    pos = amp + 1;
   }
-  return diff == 0 && a.size() == b.size();
+  return false;
+}
+
+void require(const Client& client, Scope scope, std::string_view what) {
+  if (!client.has(scope)) {
+    throw ApiError(403, "forbidden",
+                   fmt::format("client '{}' may not {} (its scopes: {})", client.name, what,
+                               ClientRegistry::scope_names(client.scopes)));
+  }
 }
 
 Response route(const HttpConfig& config, JobService& service, const Request& req) {
@@ -150,9 +173,12 @@ Response route(const HttpConfig& config, JobService& service, const Request& req
   const auto method = req.method();
   Response res;
   try {
-    if (!config.token.empty() && path != "/healthz") {
-      const std::string auth(req[http::field::authorization]);
-      if (!token_matches(auth, "Bearer " + config.token)) {
+    const Client* client = nullptr;
+    if (path != "/healthz") {
+      const auto authorization = req[http::field::authorization];
+      client =
+          config.clients.authenticate(std::string_view(authorization.data(), authorization.size()));
+      if (client == nullptr) {
         throw ApiError(401, "unauthorized", "a valid 'Authorization: Bearer <token>' is required");
       }
     }
@@ -166,9 +192,16 @@ Response route(const HttpConfig& config, JobService& service, const Request& req
     };
     if (path == "/healthz") {
       only(http::verb::get);
-      res = json_response(req, http::status::ok, service.health());
+      const auto health = service.health();
+      // Degraded (a full disk, a database that cannot be written) or stopping is a 503, so
+      // that a probe that reads only the status code sees it too.
+      res = json_response(
+          req,
+          health.value("status", "") == "ok" ? http::status::ok : http::status::service_unavailable,
+          health);
     } else if (path == "/metrics") {
       only(http::verb::get);
+      require(*client, Scope::kReadAll, "read the metrics");
       res = Response{http::status::ok, req.version()};
       res.set(http::field::content_type, "text/plain; version=0.0.4");
       res.keep_alive(req.keep_alive());
@@ -186,14 +219,15 @@ Response route(const HttpConfig& config, JobService& service, const Request& req
       res = json_response(req, http::status::ok, service.tasks());
     } else if (path == "/v1/evaluate") {
       only(http::verb::post);
-      const auto job = service.submit(parse_body(req), wait_seconds(query, config.max_wait_s),
+      const auto job = service.submit(*client, parse_body(req, config.max_json_elements),
+                                      wait_seconds(query, config.max_wait_s),
                                       std::string(req["Idempotency-Key"]));
       const bool finished = job["finished_at"].is_number();
       res = json_response(req, finished ? http::status::ok : http::status::accepted, job);
     } else if (path == "/v1/evaluate:batch") {
       only(http::verb::post);
-      const auto jobs =
-          service.submit_batch(parse_body(req), wait_seconds(query, config.max_wait_s));
+      const auto jobs = service.submit_batch(*client, parse_body(req, config.max_json_elements),
+                                             wait_seconds(query, config.max_wait_s));
       bool all_finished = true;
       for (const auto& j : jobs["jobs"])
         all_finished = all_finished && j["finished_at"].is_number();
@@ -202,18 +236,22 @@ Response route(const HttpConfig& config, JobService& service, const Request& req
       const std::string id(path.substr(9));
       if (method == http::verb::get || method == http::verb::head) {
         res = json_response(req, http::status::ok,
-                            service.get(id, wait_seconds(query, config.max_wait_s)));
+                            service.get(*client, id, wait_seconds(query, config.max_wait_s)));
       } else if (method == http::verb::delete_) {
-        res = json_response(req, http::status::ok, service.cancel(id));
+        res = json_response(req, http::status::ok, service.cancel(*client, id));
       } else {
         throw ApiError(405, "method_not_allowed", "/v1/jobs/{id} accepts GET, HEAD and DELETE");
       }
+    } else if (path == "/v1/admin/retention") {
+      only(http::verb::post);
+      require(*client, Scope::kAdmin, "run retention");
+      res = json_response(req, http::status::ok, service.retain(flag_in_query(query, "force")));
     } else {
       throw ApiError(404, "not_found", fmt::format("no such endpoint: {}", path));
     }
   } catch (const ApiError& e) {
     res = error_response(req, e.status, e.code, e.what());
-    if (e.status == 429) res.set(http::field::retry_after, "2");
+    if (e.status == 429 || e.status == 503) res.set(http::field::retry_after, "2");
   } catch (const std::exception& e) {
     res = error_response(req, 500, "internal", e.what());
   }
@@ -229,10 +267,11 @@ double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-// Waits up to `seconds` for bytes to read; false on timeout. Asio's blocking reads ignore
-// SO_RCVTIMEO (they poll again on EAGAIN), so the deadline is kept here, around each read.
-bool readable_within(tcp::socket& s, double seconds) {
-  pollfd p{s.native_handle(), POLLIN, 0};
+// Waits up to `seconds` for bytes to read (TLS data already decrypted counts); false on timeout.
+// The socket is non-blocking and the deadline is kept here, around each read.
+bool readable_within(const Transport& t, double seconds) {
+  if (t.pending()) return true;
+  pollfd p{t.fd(), POLLIN, 0};
   const int ms = static_cast<int>(std::max(0.0, seconds) * 1000.0) + 1;
   return ::poll(&p, 1, ms) > 0;
 }
@@ -242,7 +281,7 @@ bool readable_within(tcp::socket& s, double seconds) {
 // is short of connections, which shortens how long an idle one is kept.
 struct RequestReader {
   const HttpConfig& config;
-  tcp::socket& socket;
+  Transport& transport;
   beast::flat_buffer& buffer;
   std::counting_semaphore<1 << 16>& large_body_slots;
   std::function<bool()> busy;
@@ -304,16 +343,18 @@ struct RequestReader {
                                   : config.idle_timeout_s;
     const double left = limit - seconds_since(start);
     if (left <= 0) return started ? ReadEnd::kTooSlow : ReadEnd::kIdle;
-    if (!readable_within(socket, std::min(left, 1.0))) return std::nullopt;
+    if (!readable_within(transport, std::min(left, 1.0))) return std::nullopt;
     if (!started) {
       start = Clock::now();  // the request's own deadline starts with its first byte
       started = true;
       set_idle(false);
     }
-    const auto n = socket.read_some(buffer.prepare(64u << 10), ec);
-    if (ec) return ReadEnd::kClosed;  // the client closed, or the connection broke
-    buffer.commit(n);
-    measure_line(n);
+    const auto space = buffer.prepare(64u << 10);
+    const long n = transport.read_some(space.data(), space.size());
+    if (n == Transport::kWouldBlock) return std::nullopt;  // e.g. part of a TLS record
+    if (n <= 0) return ReadEnd::kClosed;  // the client closed, or the connection broke
+    buffer.commit(static_cast<std::size_t>(n));
+    measure_line(static_cast<std::size_t>(n));
     return std::nullopt;
   }
 
@@ -371,7 +412,36 @@ std::optional<Response> read_failure(const HttpConfig& config, ReadEnd end, bool
   return std::nullopt;
 }
 
-void write_response(tcp::socket& s, Response& res, bool head, boost::system::error_code& ec) {
+// Beast's SyncWriteStream over a Transport: what the serializer hands over is gathered into one
+// write (one TLS record for a small answer) and must be taken within the write deadline.
+struct TransportStream {
+  Transport& transport;
+  double timeout_s;
+
+  template <class ConstBufferSequence>
+  std::size_t write_some(const ConstBufferSequence& buffers, boost::system::error_code& ec) {
+    std::string gathered;
+    gathered.reserve(beast::buffer_bytes(buffers));
+    for (const auto b : beast::buffers_range_ref(buffers)) {
+      gathered.append(static_cast<const char*>(b.data()), b.size());
+    }
+    if (!transport.write_all(gathered.data(), gathered.size(), timeout_s)) {
+      ec = asio::error::broken_pipe;
+      return 0;
+    }
+    ec = {};
+    return gathered.size();
+  }
+  template <class ConstBufferSequence>
+  std::size_t write_some(const ConstBufferSequence& buffers) {
+    boost::system::error_code ec;
+    const auto n = write_some(buffers, ec);
+    if (ec) throw boost::system::system_error(ec);
+    return n;
+  }
+};
+
+void write_response(TransportStream& s, Response& res, bool head, boost::system::error_code& ec) {
   if (!head) {
     http::write(s, res, ec);
     return;
@@ -405,6 +475,12 @@ void HttpServer::bind() {
         fmt::format("cannot listen on {}:{}: {}", config_.host, config_.port, ec.message()));
   }
   port_ = impl_->acceptor.local_endpoint().port();
+  if (!config_.tls_cert_file.empty() || !config_.tls_key_file.empty()) {
+    if (config_.tls_cert_file.empty() || config_.tls_key_file.empty()) {
+      throw std::runtime_error("TLS needs both --tls-cert and --tls-key");
+    }
+    impl_->tls = std::make_unique<TlsContext>(config_.tls_cert_file, config_.tls_key_file);
+  }
 }
 
 void HttpServer::stop() {
@@ -428,60 +504,77 @@ void HttpServer::serve() {
       continue;
     }
     if (connections_.load() >= config_.max_connections && !impl_->idle.evict_oldest()) {
-      // Over the cap with no idle connection to close: say so.
-      const Request bare = closing_request();
-      auto res = error_response(bare, 503, "unavailable", "too many connections; retry shortly");
-      res.set(http::field::retry_after, "1");
-      http::write(socket, res, ec);
+      // Over the cap with no idle connection to close: say so (over TLS, which would take a
+      // handshake first, the connection is closed).
+      if (!impl_->tls) {
+        const Request bare = closing_request();
+        auto res = error_response(bare, 503, "unavailable", "too many connections; retry shortly");
+        res.set(http::field::retry_after, "1");
+        Transport plain(socket.native_handle());
+        TransportStream out{plain, 1.0};
+        write_response(out, res, false, ec);
+      }
       socket.close(ec);
       service_.metrics().count("kgym_http_refused_total", "reason=\"connections\"");
       continue;
     }
     ++connections_;
     std::thread([this, s = std::move(socket)]() mutable {
-      const std::uint64_t id = ++impl_->next_connection;
-      const int fd = s.native_handle();
-      beast::flat_buffer buffer;
-      RequestReader reader{config_,
-                           s,
-                           buffer,
-                           impl_->large_body_slots,
-                           [this] { return connections_.load() * 2 > config_.max_connections; },
-                           [this, id, fd](bool idle) { impl_->idle.set(id, fd, idle); }};
-      for (;;) {
-        http::request_parser<http::string_body> parser;
-        parser.body_limit(config_.max_body_bytes);
-        parser.header_limit(static_cast<std::uint32_t>(config_.max_header_bytes));
-        boost::system::error_code rec;
-        const ReadEnd end = reader.read(parser);
-        if (end != ReadEnd::kRequest) {
-          if (auto res = read_failure(config_, end, reader.request_line_too_long())) {
-            http::write(s, *res, rec);
-            service_.metrics().count("kgym_http_requests_total",
-                                     fmt::format("code=\"{}\"", res->result_int()));
-          }
-          break;
-        }
-        const Request req = parser.release();
-        Response res;
-        if (req.target().size() > config_.max_target_bytes) {
-          res = error_response(
-              req, 414, "uri_too_long",
-              fmt::format("the target is longer than {} bytes", config_.max_target_bytes));
-          res.keep_alive(false);
-        } else {
-          res = route(config_, service_, req);
-        }
-        reader.release();
-        write_response(s, res, req.method() == http::verb::head, rec);
-        if (rec || !res.keep_alive()) break;
-      }
-      impl_->idle.set(id, fd, false);  // before the socket (and its descriptor) is closed
+      serve_connection(++impl_->next_connection, s.native_handle());
       boost::system::error_code ignored;
       s.shutdown(tcp::socket::shutdown_both, ignored);
       --connections_;
     }).detach();
   }
+}
+
+void HttpServer::serve_connection(std::uint64_t id, int fd) {
+  std::unique_ptr<Transport> transport =
+      impl_->tls ? impl_->tls->wrap(fd) : std::make_unique<Transport>(fd);
+  if (!transport) return;
+  // The handshake is part of the first request: it has the headers' deadline.
+  if (!transport->handshake(config_.header_timeout_s)) {
+    service_.metrics().count("kgym_http_refused_total", "reason=\"tls_handshake\"");
+    return;
+  }
+  beast::flat_buffer buffer;
+  RequestReader reader{config_,
+                       *transport,
+                       buffer,
+                       impl_->large_body_slots,
+                       [this] { return connections_.load() * 2 > config_.max_connections; },
+                       [this, id, fd](bool idle) { impl_->idle.set(id, fd, idle); }};
+  TransportStream out{*transport, config_.write_timeout_s};
+  for (;;) {
+    http::request_parser<http::string_body> parser;
+    parser.body_limit(config_.max_body_bytes);
+    parser.header_limit(static_cast<std::uint32_t>(config_.max_header_bytes));
+    boost::system::error_code rec;
+    const ReadEnd end = reader.read(parser);
+    if (end != ReadEnd::kRequest) {
+      if (auto res = read_failure(config_, end, reader.request_line_too_long())) {
+        write_response(out, *res, false, rec);
+        service_.metrics().count("kgym_http_requests_total",
+                                 fmt::format("code=\"{}\"", res->result_int()));
+      }
+      break;
+    }
+    const Request req = parser.release();
+    Response res;
+    if (req.target().size() > config_.max_target_bytes) {
+      res = error_response(
+          req, 414, "uri_too_long",
+          fmt::format("the target is longer than {} bytes", config_.max_target_bytes));
+      res.keep_alive(false);
+    } else {
+      res = route(config_, service_, req);
+    }
+    reader.release();
+    write_response(out, res, req.method() == http::verb::head, rec);
+    if (rec || !res.keep_alive()) break;
+  }
+  impl_->idle.set(id, fd, false);  // before the socket (and its descriptor) is closed
+  transport->close_notify();
 }
 
 }  // namespace kgym::service

@@ -1,6 +1,7 @@
 #include "kgym/service/job_service.hpp"
 
 #include <signal.h>
+#include <sys/statvfs.h>
 
 #include <algorithm>
 #include <chrono>
@@ -25,8 +26,15 @@ using nlohmann::json;
 
 namespace {
 
-double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+double now_seconds() { return clock_now().wall; }
+
+// How long after a failed store call the service still says it is degraded.
+constexpr double kStoreFailureMemory = 60.0;
+// The health probe writes at most this often.
+constexpr double kProbeEvery = 5.0;
+
+std::string client_label(const std::string& name) {
+  return Metrics::label("client", name.empty() ? "anonymous" : name);
 }
 
 bool finished_status(const std::string& status) {
@@ -64,12 +72,29 @@ const std::map<std::string, std::pair<std::string, std::string>> kHelp = {
     {"kgym_phase_seconds", {"wall time of evaluation phases, measured by the supervisor", ""}},
     {"kgym_queue_wait_seconds", {"time from acceptance to the start of evaluation", ""}},
     {"kgym_http_requests_total", {"HTTP requests answered, by status code", ""}},
+    {"kgym_db_errors_total",
+     {"operations on the job store (SQLite) that failed, by operation", ""}},
+    {"kgym_retention_deleted_total", {"finished jobs deleted by retention, by rule", ""}},
+    {"kgym_retention_refused_total",
+     {"retention passes whose deletions by age were refused (too large a share at once)", ""}},
+    {"kgym_client_requests_total", {"evaluation requests accepted, by client", ""}},
+    {"kgym_client_refused_total",
+     {"requests refused by a client's limits, by client and reason", ""}},
+    {"kgym_client_jobs_finished_total", {"jobs finished, by client and job status", ""}},
+    {"kgym_client_jobs_in_flight", {"queued and running jobs, by client", ""}},
+    {"kgym_client_jobs_running", {"running jobs, by client", ""}},
+    {"kgym_client_queue_wait_seconds",
+     {"time from acceptance to the start of evaluation, by client", ""}},
 };
 
 }  // namespace
 
 JobService::JobService(ServiceConfig config, TaskSuite suite, JobStore& store)
-    : config_(std::move(config)), suite_(std::move(suite)), store_(store) {}
+    : config_(std::move(config)), suite_(std::move(suite)), store_(store) {
+  // Present from the start, so that a rate over it is defined before the first error.
+  metrics_.count("kgym_db_errors_total", "", 0);
+  metrics_.count("kgym_retention_refused_total", "", 0);
+}
 
 JobService::~JobService() { stop(); }
 
@@ -91,13 +116,15 @@ void JobService::start() {
         // A request that no longer parses (a task removed from the suite) ends clearly.
         live->answer = finished_answer(*live, json(nullptr), "failed",
                                        error_json("not_recoverable", e.what()));
-        store_.finish(stored.id, "failed", live->answer.dump(), now_seconds());
+        const auto now = clock_now();
+        store_.finish(stored.id, "failed", live->answer.dump(), now.wall, now.boot);
         continue;
       }
       enqueue_locked(live);
       metrics_.count("kgym_requests_total", "answer=\"recovered\"");
     }
   }
+  threads_.emplace_back([this] { retention_loop(); });
   if (config_.pool) {
     threads_.emplace_back([this] { dispatch_loop(); });
     threads_.emplace_back([this] { collect_loop(); });
@@ -120,6 +147,7 @@ void JobService::stop() {
   }
   queue_cv_.notify_all();
   done_cv_.notify_all();
+  retention_cv_.notify_all();
   for (const auto& worker : config_.workers) {
     if (worker.close) worker.close();  // a worker still waiting for its fork server gives up
   }
@@ -129,23 +157,108 @@ void JobService::stop() {
   threads_.clear();
 }
 
+void JobService::add_live_locked(const std::shared_ptr<Live>& live) {
+  if (live_.try_emplace(live->stored.id, live).second) {
+    ++in_flight_by_client_[live->stored.client];
+  }
+}
+
+void JobService::remove_live_locked(const std::string& id) {
+  const auto it = live_.find(id);
+  if (it == live_.end()) return;
+  auto& n = in_flight_by_client_[it->second->stored.client];
+  if (n > 0) --n;
+  live_.erase(it);
+}
+
+void JobService::count_running_locked(Live& live, bool running) {
+  if (live.counted_running == running) return;
+  live.counted_running = running;
+  auto& mine = running_by_client_[live.stored.client];
+  if (running) {
+    ++running_;
+    ++mine;
+  } else {
+    --running_;
+    if (mine > 0) --mine;
+  }
+}
+
 void JobService::enqueue_locked(const std::shared_ptr<Live>& live) {
-  live_[live->stored.id] = live;
-  queue_.push({live->stored.priority, live->stored.seq, live->stored.id});
+  add_live_locked(live);
+  queue_.push({live->stored.priority, live->stored.seq, live->stored.id, live->stored.client});
   queue_cv_.notify_one();
 }
 
-std::shared_ptr<JobService::Live> JobService::accept(const json& body,
+void JobService::store_failed(const char* op, const std::exception& e) {
+  metrics_.count("kgym_db_errors_total", Metrics::label("op", op));
+  std::lock_guard lock(health_mu_);
+  store_failed_at_ = clock_now().boot;
+  store_failure_ = fmt::format("{}: {}", op, e.what());
+}
+
+void JobService::check_in_flight_locked(const Client& client, std::size_t adding) const {
+  if (client.max_in_flight == 0) return;
+  const auto it = in_flight_by_client_.find(client.name);
+  const std::size_t now = it == in_flight_by_client_.end() ? 0 : it->second;
+  if (now + adding > client.max_in_flight) {
+    const_cast<Metrics&>(metrics_).count("kgym_client_refused_total",
+                                         client_label(client.name) + ",reason=\"in_flight\"");
+    throw ApiError(429, "client_limit",
+                   fmt::format("client '{}' has {} jobs queued or running and asks for {} more; "
+                               "its limit is {} (retry when some have finished)",
+                               client.name, now, adding, client.max_in_flight));
+  }
+}
+
+std::shared_ptr<JobService::Live> JobService::accept(const Client& client, const json& body,
                                                      std::vector<StoredJob>& to_insert) {
+  if (!client.has(Scope::kSubmit)) {
+    throw ApiError(403, "forbidden",
+                   fmt::format("client '{}' may not submit (its scopes: {})", client.name,
+                               ClientRegistry::scope_names(client.scopes)));
+  }
   auto live = std::make_shared<Live>();
-  live->request = parse_eval_request(body, suite_, config_.defaults, config_.limits);
+  auto& request = live->request;
+  request = parse_eval_request(body, suite_, config_.defaults, config_.limits);
+  // The client's ceilings: what it asks for above one is refused; a default above one is
+  // brought down to it (the request did not ask for more).
+  const json& options = body.value("options", json::object());
+  auto asked = [&](const char* key) {
+    return options.is_object() && options.contains(key) && !options[key].is_null();
+  };
+  if (request.priority > client.max_priority) {
+    if (asked("priority")) {
+      metrics_.count("kgym_client_refused_total",
+                     client_label(client.name) + ",reason=\"priority\"");
+      throw ApiError(403, "forbidden",
+                     fmt::format("options.priority: client '{}' may ask for at most {}",
+                                 client.name, client.max_priority));
+    }
+    request.priority = client.max_priority;
+    request.normalized["options"]["priority"] = request.priority;
+  }
+  if (request.job.timeout_seconds > client.max_timeout_s) {
+    if (asked("timeout_s")) {
+      metrics_.count("kgym_client_refused_total",
+                     client_label(client.name) + ",reason=\"timeout\"");
+      throw ApiError(403, "forbidden",
+                     fmt::format("options.timeout_s: client '{}' may ask for at most {} s",
+                                 client.name, client.max_timeout_s));
+    }
+    request.job.timeout_seconds = client.max_timeout_s;
+    request.normalized["options"]["timeout_s"] = client.max_timeout_s;
+  }
   auto& s = live->stored;
   s.id = new_id();
   s.status = "queued";
   s.priority = live->request.priority;
   s.task_id = live->request.job.task_id;
   s.request_json = body.dump();
-  s.created_at = now_seconds();
+  s.client = client.name;
+  const auto now = clock_now();
+  s.created_at = now.wall;
+  live->accepted_boot = now.boot;
   if (config_.cache) {
     s.cache_key = cache_key(live->request, config_.environment);
     if (const auto hit = store_.cached_result(s.cache_key)) {
@@ -154,6 +267,7 @@ std::shared_ptr<JobService::Live> JobService::accept(const json& body,
         s.cached = true;
         s.status = "done";
         s.started_at = s.finished_at = s.created_at;
+        s.finished_boot = live->accepted_boot;
         live->answer = finished_answer(*live, result, "done", json(nullptr));
         s.result_json = live->answer.dump();
         metrics_.count("kgym_cache_hits_total");
@@ -167,6 +281,7 @@ std::shared_ptr<JobService::Live> JobService::accept(const json& body,
     if (const auto& settled = live->prepared->settled) {
       s.status = "done";
       s.started_at = s.finished_at = s.created_at;
+      s.finished_boot = live->accepted_boot;
       live->answer = finished_answer(*live, *settled, "done", json(nullptr));
       s.result_json = live->answer.dump();
       metrics_.count("kgym_jobs_finished_total",
@@ -178,8 +293,19 @@ std::shared_ptr<JobService::Live> JobService::accept(const json& body,
   return live;
 }
 
-json JobService::submit(const json& body, double wait_s, const std::string& idempotency_key) {
+namespace {
+
+// An idempotency key belongs to the client that used it: another client's same key is another.
+std::string client_key(const Client& client, const std::string& key) {
+  return client.name.empty() ? key : client.name + "\n" + key;
+}
+
+}  // namespace
+
+json JobService::submit(const Client& client, const json& body, double wait_s,
+                        const std::string& idempotency_key) {
   std::string request_sha;
+  const std::string key = client_key(client, idempotency_key);
   if (!idempotency_key.empty()) {
     const bool printable = std::all_of(idempotency_key.begin(), idempotency_key.end(),
                                        [](char c) { return c > ' ' && c < 127; });
@@ -188,10 +314,10 @@ json JobService::submit(const json& body, double wait_s, const std::string& idem
                      "Idempotency-Key: at most 200 printable ASCII characters, no spaces");
     }
     request_sha = sha256_hex(body.dump());
-    if (auto earlier = keyed_job(idempotency_key, request_sha)) return get(*earlier, wait_s);
+    if (auto earlier = keyed_job(key, request_sha)) return answer_by_id(*earlier, wait_s);
   }
   std::vector<StoredJob> rows;
-  auto live = accept(body, rows);
+  auto live = accept(client, body, rows);
   const bool finished = live->stored.status == "done";
   std::optional<std::string> earlier;
   {
@@ -202,22 +328,34 @@ json JobService::submit(const json& body, double wait_s, const std::string& idem
                      fmt::format("{} jobs are unfinished (the limit is {}); retry later",
                                  live_.size(), config_.max_queue));
     }
-    if (idempotency_key.empty()) {
-      store_.insert(rows[0]);
-    } else {
-      // Checked again under the lock: a concurrent submission with the key may have won.
-      earlier = keyed_job(idempotency_key, request_sha);
-      if (!earlier) store_.insert_keyed(rows[0], idempotency_key, request_sha, now_seconds());
+    if (!finished) check_in_flight_locked(client, 1);
+    try {
+      if (idempotency_key.empty()) {
+        store_.insert(rows[0]);
+      } else {
+        // Checked again under the lock: a concurrent submission with the key may have won.
+        earlier = keyed_job(key, request_sha);
+        if (!earlier) store_.insert_keyed(rows[0], key, request_sha, live->stored.created_at);
+      }
+    } catch (const ApiError&) {
+      throw;
+    } catch (const std::exception& e) {
+      store_failed("insert", e);
+      throw ApiError(
+          503, "unavailable",
+          fmt::format("the job store cannot record the job ({}); retry later", e.what()));
     }
     if (!earlier) {
       live->stored.seq = rows[0].seq;
       if (!finished) enqueue_locked(live);
     }
   }
-  if (earlier) return get(*earlier, wait_s);
-  metrics_.count("kgym_requests_total", live->stored.cached ? "answer=\"cached\""
-                                        : finished          ? "answer=\"settled\""
-                                                            : "answer=\"queued\"");
+  if (earlier) return answer_by_id(*earlier, wait_s);
+  const char* answer = live->stored.cached ? "answer=\"cached\""
+                       : finished          ? "answer=\"settled\""
+                                           : "answer=\"queued\"";
+  metrics_.count("kgym_requests_total", answer);
+  metrics_.count("kgym_client_requests_total", client_label(client.name));
   return wait_for(live, wait_s);
 }
 
@@ -232,7 +370,7 @@ std::optional<std::string> JobService::keyed_job(const std::string& key,
   return earlier->job_id;
 }
 
-json JobService::submit_batch(const json& body, double wait_s) {
+json JobService::submit_batch(const Client& client, const json& body, double wait_s) {
   if (!body.is_object() || !body.contains("requests") || !body["requests"].is_array()) {
     throw ApiError(400, "bad_request", "requests: a JSON array of evaluation requests is required");
   }
@@ -248,7 +386,7 @@ json JobService::submit_batch(const json& body, double wait_s) {
   std::vector<std::shared_ptr<Live>> lives;
   for (std::size_t i = 0; i < requests.size(); ++i) {
     try {
-      lives.push_back(accept(requests[i], rows));
+      lives.push_back(accept(client, requests[i], rows));
     } catch (const ApiError& e) {
       throw ApiError(e.status, e.code, fmt::format("requests[{}].{}", i, e.what()));
     }
@@ -263,7 +401,15 @@ json JobService::submit_batch(const json& body, double wait_s) {
                      fmt::format("{} jobs are unfinished and the batch adds {} (the limit is {})",
                                  live_.size(), fresh, config_.max_queue));
     }
-    store_.insert_many(rows);  // all or none
+    check_in_flight_locked(client, fresh);
+    try {
+      store_.insert_many(rows);  // all or none
+    } catch (const std::exception& e) {
+      store_failed("insert", e);
+      throw ApiError(
+          503, "unavailable",
+          fmt::format("the job store cannot record the jobs ({}); retry later", e.what()));
+    }
     for (std::size_t i = 0; i < lives.size(); ++i) {
       lives[i]->stored.seq = rows[i].seq;
       if (lives[i]->stored.status != "done") enqueue_locked(lives[i]);
@@ -274,6 +420,7 @@ json JobService::submit_batch(const json& body, double wait_s) {
                                           : l->stored.status == "done" ? "answer=\"settled\""
                                                                        : "answer=\"queued\"");
   }
+  metrics_.count("kgym_client_requests_total", client_label(client.name), lives.size());
   json jobs = json::array();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
   for (const auto& l : lives) {
@@ -293,7 +440,18 @@ json JobService::wait_for(const std::shared_ptr<Live>& live, double wait_s) {
   return answer_of(*live);
 }
 
-json JobService::get(const std::string& id, double wait_s) {
+std::shared_ptr<JobService::Live> JobService::live_for(const Client& client,
+                                                       const std::string& id) const {
+  std::lock_guard lock(mu_);
+  const auto it = live_.find(id);
+  if (it == live_.end()) return nullptr;
+  if (!client.may_read(it->second->stored.client)) {
+    throw ApiError(404, "not_found", fmt::format("no job with id '{}'", id));
+  }
+  return it->second;
+}
+
+json JobService::answer_by_id(const std::string& id, double wait_s) {
   std::shared_ptr<Live> live;
   {
     std::lock_guard lock(mu_);
@@ -301,7 +459,13 @@ json JobService::get(const std::string& id, double wait_s) {
     if (it != live_.end()) live = it->second;
   }
   if (live) return wait_for(live, wait_s);
-  const auto stored = store_.get(id);
+  std::optional<StoredJob> stored;
+  try {
+    stored = store_.get(id);
+  } catch (const std::exception& e) {
+    store_failed("get", e);
+    throw ApiError(503, "unavailable", fmt::format("the job store cannot be read ({})", e.what()));
+  }
   if (!stored) throw ApiError(404, "not_found", fmt::format("no job with id '{}'", id));
   if (!stored->result_json.empty()) return json::parse(stored->result_json);
   // Unfinished in the store but not live: this process has not (yet) re-queued it.
@@ -312,24 +476,58 @@ json JobService::get(const std::string& id, double wait_s) {
           {"attempts", stored->attempts}};
 }
 
-json JobService::cancel(const std::string& id) {
+json JobService::get(const Client& client, const std::string& id, double wait_s) {
+  // A job the client may not read is answered as one that does not exist: its id says nothing.
+  if (live_for(client, id)) return answer_by_id(id, wait_s);
+  std::optional<StoredJob> stored;
+  try {
+    stored = store_.get(id);
+  } catch (const std::exception& e) {
+    store_failed("get", e);
+    throw ApiError(503, "unavailable", fmt::format("the job store cannot be read ({})", e.what()));
+  }
+  if (!stored || !client.may_read(stored->client)) {
+    throw ApiError(404, "not_found", fmt::format("no job with id '{}'", id));
+  }
+  return answer_by_id(id, wait_s);
+}
+
+json JobService::cancel(const Client& client, const std::string& id) {
+  // Its own jobs with the submit scope, any job as admin; others' are not there for it.
   {
     std::unique_lock lock(mu_);
     const auto it = live_.find(id);
+    const bool own = it != live_.end() && it->second->stored.client == client.name;
+    if (it != live_.end() && !(client.has(Scope::kAdmin) || (own && client.has(Scope::kSubmit)))) {
+      if (client.may_read(it->second->stored.client)) {
+        throw ApiError(403, "forbidden",
+                       fmt::format("client '{}' may not cancel this job (its scopes: {})",
+                                   client.name, ClientRegistry::scope_names(client.scopes)));
+      }
+      throw ApiError(404, "not_found", fmt::format("no job with id '{}'", id));
+    }
     if (it != live_.end()) {
       auto& live = *it->second;
       live.cancel_requested = true;
       if (live.stored.status == "queued") {
         // It never runs: the worker that pops it skips it.
         live.stored.status = "cancelled";
-        live.stored.finished_at = now_seconds();
+        const auto now = clock_now();
+        live.stored.finished_at = now.wall;
+        live.stored.finished_boot = now.boot;
         live.answer = finished_answer(live, json(nullptr), "cancelled", json(nullptr));
-        store_.finish(id, "cancelled", live.answer.dump(), live.stored.finished_at);
+        try {
+          store_.finish(id, "cancelled", live.answer.dump(), now.wall, now.boot);
+        } catch (const std::exception& e) {
+          store_failed("finish", e);
+        }
         metrics_.count("kgym_jobs_finished_total", "status=\"cancelled\",result=\"none\"");
+        metrics_.count("kgym_client_jobs_finished_total",
+                       client_label(live.stored.client) + ",status=\"cancelled\"");
         auto answer = live.answer;
         const bool dispatched = live.dispatched;
         const auto key = live.stored.cache_key;
-        live_.erase(it);
+        remove_live_locked(id);
         done_cv_.notify_all();
         if (dispatched) {
           // Published: the workers are told to skip it, and an identical request need not
@@ -341,13 +539,33 @@ json JobService::cancel(const std::string& id) {
         return answer;
       }
       if (live.pgid > 0) ::kill(-live.pgid, SIGKILL);
-      if (live.dispatched) {
-        lock.unlock();
-        cancel_in_pool(id);  // the worker running it kills it and answers `cancelled`
-      }
+      const bool dispatched = live.dispatched;
+      // The wait below takes the lock, as does the job's end. A pool's worker running it kills
+      // it and answers `cancelled`; a running job ends within moments of the kill.
+      lock.unlock();
+      if (dispatched) cancel_in_pool(id);
+      return answer_by_id(id, 30.0);
     }
   }
-  return get(id, 30.0);  // a running job ends within moments of the kill
+  // Not live: finished, or not there. The same rights as for a live one, though there is
+  // nothing left to cancel (the answer is the job as it ended).
+  std::optional<StoredJob> stored;
+  try {
+    stored = store_.get(id);
+  } catch (const std::exception& e) {
+    store_failed("get", e);
+    throw ApiError(503, "unavailable", fmt::format("the job store cannot be read ({})", e.what()));
+  }
+  if (!stored || !client.may_read(stored->client)) {
+    throw ApiError(404, "not_found", fmt::format("no job with id '{}'", id));
+  }
+  if (!client.has(Scope::kAdmin) &&
+      !(stored->client == client.name && client.has(Scope::kSubmit))) {
+    throw ApiError(403, "forbidden",
+                   fmt::format("client '{}' may not cancel this job (its scopes: {})", client.name,
+                               ClientRegistry::scope_names(client.scopes)));
+  }
+  return answer_by_id(id, 0.0);
 }
 
 json JobService::answer_of(const Live& live) const {
@@ -407,14 +625,20 @@ json JobService::finished_answer(const Live& live, const json& result, const std
 
 std::shared_ptr<JobService::Live> JobService::next_job() {
   std::unique_lock lock(mu_);
+  const auto running_of = [this](const std::string& client) {
+    const auto it = running_by_client_.find(client);
+    return it == running_by_client_.end() ? std::size_t{0} : it->second;
+  };
+  const auto queued = [this](const std::string& id) {
+    const auto it = live_.find(id);
+    return it != live_.end() && !it->second->cancel_requested;
+  };
   for (;;) {
     queue_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
     if (stopping_) return nullptr;
-    const auto entry = queue_.top();
-    queue_.pop();
-    const auto it = live_.find(entry.id);
-    if (it == live_.end() || it->second->cancel_requested) continue;
-    auto live = it->second;
+    const auto entry = queue_.pop(running_of, queued);
+    if (!entry) continue;
+    auto live = live_.at(entry->id);
     const auto& key = live->stored.cache_key;
     if (config_.cache && !key.empty()) {
       if (running_keys_.contains(key)) {
@@ -433,20 +657,24 @@ void JobService::worker_loop(std::size_t index) {
   for (;;) {
     auto live = next_job();
     if (!live) return;
+    double waited;
     {
       std::lock_guard lock(mu_);
       live->stored.status = "running";
-      live->stored.started_at = now_seconds();
+      const auto now = clock_now();
+      live->stored.started_at = now.wall;
+      waited = live->accepted_boot >= 0 ? now.boot - live->accepted_boot
+                                        : std::max(0.0, now.wall - live->stored.created_at);
       ++live->stored.attempts;
-      live->counted_running = true;
-      ++running_;
+      count_running_locked(*live, true);
     }
-    metrics_.observe("kgym_queue_wait_seconds", "",
-                     live->stored.started_at - live->stored.created_at);
+    metrics_.observe("kgym_queue_wait_seconds", "", waited);
+    metrics_.observe("kgym_client_queue_wait_seconds", client_label(live->stored.client), waited);
     try {
       store_.mark_running(live->stored.id, live->stored.started_at);
-    } catch (const std::exception&) {
+    } catch (const std::exception& e) {
       // The store is the record, not the scheduler: an evaluation still runs and is answered.
+      store_failed("mark_running", e);
     }
     if (!answer_from_cache(live)) run_one(index, live, launcher);
     release_key(live->stored.cache_key);
@@ -458,7 +686,8 @@ bool JobService::answer_from_cache(const std::shared_ptr<Live>& live) {
   std::optional<std::string> hit;
   try {
     hit = store_.cached_result(live->stored.cache_key);
-  } catch (const std::exception&) {
+  } catch (const std::exception& e) {
+    store_failed("cached_result", e);
     return false;
   }
   if (!hit) return false;
@@ -499,7 +728,8 @@ void JobService::check_reference_drift(const std::string& where, const Live& liv
       result["timing"]["reference_check"] = std::move(check);
     }
     store_.put_reference_timing(key, {measured, samples, now_seconds()});
-  } catch (const std::exception&) {
+  } catch (const std::exception& e) {
+    store_failed("reference_timing", e);
     // The check is advice; a store that cannot be read or written leaves the result as it is.
   }
 }
@@ -539,8 +769,7 @@ void JobService::run_one(std::size_t index, const std::shared_ptr<Live>& live,
     std::lock_guard lock(mu_);
     if (stopping_ && !live->cancel_requested) {
       // Killed by the shutdown: left `running` in the store, so that the next start re-runs it.
-      --running_;
-      live->counted_running = false;
+      count_running_locked(*live, false);
       return;
     }
   }
@@ -594,30 +823,35 @@ void JobService::complete(const std::shared_ptr<Live>& live, const std::string& 
       json verdict = result;
       if (retried) verdict.erase("infra_retry");
       store_.put_cached_result(live->stored.cache_key, verdict.dump(), now_seconds());
-    } catch (const std::exception&) {
+    } catch (const std::exception& e) {
+      store_failed("put_cached_result", e);
       // A cache that cannot be written costs speed, not correctness.
     }
   }
   metrics_.count("kgym_jobs_finished_total",
                  fmt::format("status=\"{}\",result=\"{}\"", status,
                              result.is_object() ? read.status : std::string("none")));
+  metrics_.count("kgym_client_jobs_finished_total",
+                 client_label(live->stored.client) + "," + Metrics::label("status", status));
   finish_running(live, status, result, error);
 }
 
 void JobService::finish_running(const std::shared_ptr<Live>& live, const std::string& status,
                                 const json& result, const json& error) {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   live->stored.status = status;
-  live->stored.finished_at = now_seconds();
+  const auto now = clock_now();
+  live->stored.finished_at = now.wall;
+  live->stored.finished_boot = now.boot;
   live->answer = finished_answer(*live, result, status, error);
   try {
-    store_.finish(live->stored.id, status, live->answer.dump(), live->stored.finished_at);
-  } catch (const std::exception&) {
+    store_.finish(live->stored.id, status, live->answer.dump(), now.wall, now.boot);
+  } catch (const std::exception& e) {
     // Answered to waiters all the same; the store is the record, not the answer.
+    store_failed("finish", e);
   }
-  live_.erase(live->stored.id);
-  if (live->counted_running) --running_;
-  live->counted_running = false;
+  remove_live_locked(live->stored.id);
+  count_running_locked(*live, false);
   done_cv_.notify_all();
 }
 
@@ -629,8 +863,54 @@ json JobService::tasks() const {
   return {{"tasks", list}};
 }
 
+json JobService::problems() const {
+  json problems = json::array();
+  if (!config_.state_dir.empty()) {
+    struct statvfs fs {};
+    if (::statvfs(config_.state_dir.c_str(), &fs) == 0) {
+      const auto free_bytes = static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
+      if (free_bytes < config_.min_free_disk_bytes) {
+        problems.push_back(fmt::format(
+            "disk: {:.1f} MiB free where the database lives ({}), under the {:.0f} MiB it needs",
+            static_cast<double>(free_bytes) / (1 << 20), config_.state_dir,
+            static_cast<double>(config_.min_free_disk_bytes) / (1 << 20)));
+      }
+    }
+  }
+  const auto now = clock_now();
+  bool probe_due;
+  {
+    std::lock_guard lock(health_mu_);
+    probe_due = probed_at_ < 0 || now.boot - probed_at_ >= kProbeEvery;
+    if (probe_due) probed_at_ = now.boot;
+  }
+  if (probe_due) {
+    // A write, since reads keep working on a full disk; at most every kProbeEvery seconds.
+    std::string failure;
+    try {
+      store_.probe_write(now.wall);
+    } catch (const std::exception& e) {
+      failure = e.what();
+      const_cast<JobService*>(this)->store_failed("probe_write", e);
+    }
+    std::lock_guard lock(health_mu_);
+    probe_failure_ = failure;
+    if (failure.empty()) probe_ok_at_ = now.boot;
+  }
+  std::lock_guard lock(health_mu_);
+  if (!probe_failure_.empty()) {
+    problems.push_back(fmt::format("database: cannot be written ({})", probe_failure_));
+  } else if (store_failed_at_ > probe_ok_at_ && now.boot - store_failed_at_ < kStoreFailureMemory) {
+    // A failure no write has succeeded since (a probe that succeeds clears it).
+    problems.push_back(fmt::format("database: an operation failed {:.0f} s ago ({})",
+                                   now.boot - store_failed_at_, store_failure_));
+  }
+  return problems;
+}
+
 json JobService::health() const {
   if (config_.pool) return pool_health();
+  const json found = problems();
   std::lock_guard lock(mu_);
   json devices = json::array();
   json keepers = json::object();
@@ -638,12 +918,16 @@ json JobService::health() const {
     devices.push_back(w.label);
     if (w.gpu_keeper) keepers[w.gpu_keeper->label()] = w.gpu_keeper->state();
   }
-  json health = {{"status", stopping_ ? "stopping" : "ok"},
+  json health = {{"status", stopping_       ? "stopping"
+                            : found.empty() ? "ok"
+                                            : "degraded"},
+                 {"problems", found},
                  {"workers", config_.workers.size()},
                  {"queue_depth", queue_.size()},
                  {"running", running_},
                  {"ending", ending_.size()},
-                 {"devices", devices}};
+                 {"devices", devices},
+                 {"retention", last_retention_}};
   if (!keepers.empty()) health["gpu_keepers"] = keepers;
   return health;
 }
@@ -655,9 +939,24 @@ std::string JobService::metrics_text() const {
     m.set_gauge("kgym_queue_depth", "", static_cast<double>(live_.size() - running_));
     m.set_gauge("kgym_jobs_running", "", static_cast<double>(running_));
     m.set_gauge("kgym_jobs_ending", "", static_cast<double>(ending_.size()));
+    std::set<std::string> clients(config_.client_names.begin(), config_.client_names.end());
+    for (const auto& [client, _] : in_flight_by_client_) clients.insert(client);
+    for (const auto& client : clients) {
+      const auto in_flight = in_flight_by_client_.find(client);
+      const auto running = running_by_client_.find(client);
+      m.set_gauge(
+          "kgym_client_jobs_in_flight", client_label(client),
+          in_flight == in_flight_by_client_.end() ? 0.0 : static_cast<double>(in_flight->second));
+      m.set_gauge("kgym_client_jobs_running", client_label(client),
+                  running == running_by_client_.end() ? 0.0 : static_cast<double>(running->second));
+    }
   }
-  for (const auto& [status, n] : store_.counts_by_status()) {
-    m.set_gauge("kgym_jobs", fmt::format("status=\"{}\"", status), static_cast<double>(n));
+  try {
+    for (const auto& [status, n] : store_.counts_by_status()) {
+      m.set_gauge("kgym_jobs", fmt::format("status=\"{}\"", status), static_cast<double>(n));
+    }
+  } catch (const std::exception& e) {
+    const_cast<JobService*>(this)->store_failed("counts_by_status", e);
   }
   for (const auto& w : config_.workers) {
     if (w.restarts) {
@@ -666,6 +965,58 @@ std::string JobService::metrics_text() const {
     }
   }
   return metrics_.render(kHelp);
+}
+
+json JobService::retain(bool force) {
+  const auto now = clock_now();
+  json report = {{"at", now.wall}, {"forced", force}};
+  try {
+    const auto pass = store_.prune(config_.retention, now.wall, now.boot, force);
+    report["finished_before"] = pass.finished;
+    report["deleted_by_count"] = pass.by_count;
+    report["deleted_by_age"] = pass.by_age;
+    report["older_than_retention"] = pass.aged;
+    report["refused"] = pass.refused;
+    if (pass.by_count > 0) {
+      metrics_.count("kgym_retention_deleted_total", "rule=\"count\"", pass.by_count);
+    }
+    if (pass.by_age > 0)
+      metrics_.count("kgym_retention_deleted_total", "rule=\"age\"", pass.by_age);
+    if (pass.refused) {
+      metrics_.count("kgym_retention_refused_total");
+      report["reason"] = fmt::format(
+          "{} of the {} finished jobs are older than {:.2f} days by their stamps: more than "
+          "{:.0f}% at once, which a clock that jumped would also give; nothing was deleted for "
+          "its age (POST /v1/admin/retention?force=true deletes them)",
+          pass.aged, pass.finished, config_.retention.max_age_s / 86400.0,
+          config_.retention.max_age_share * 100);
+      std::cerr << "kgym-gym: retention refused: " << report["reason"].get<std::string>() << "\n";
+    }
+    if (pass.by_count + pass.by_age > 0) {
+      std::cerr << fmt::format(
+          "kgym-gym: retention deleted {} finished jobs ({} beyond the count, {} for their "
+          "age)\n",
+          pass.by_count + pass.by_age, pass.by_count, pass.by_age);
+    }
+  } catch (const std::exception& e) {
+    store_failed("prune", e);
+    report["error"] = e.what();
+    std::cerr << "kgym-gym: retention: " << e.what() << "\n";
+  }
+  std::lock_guard lock(mu_);
+  last_retention_ = report;
+  return report;
+}
+
+void JobService::retention_loop() {
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    lock.unlock();
+    retain(false);
+    lock.lock();
+    retention_cv_.wait_for(lock, std::chrono::duration<double>(config_.retention_interval_s),
+                           [this] { return stopping_; });
+  }
 }
 
 }  // namespace kgym::service

@@ -14,7 +14,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <queue>
 #include <set>
 #include <string>
 #include <thread>
@@ -24,7 +23,10 @@
 
 #include "kgym/check/evaluate.hpp"
 #include "kgym/result/result.hpp"
+#include "kgym/service/clients.hpp"
+#include "kgym/service/clock.hpp"
 #include "kgym/service/evaluation.hpp"
+#include "kgym/service/fair_queue.hpp"
 #include "kgym/service/job_pool.hpp"
 #include "kgym/service/job_store.hpp"
 #include "kgym/service/metrics.hpp"
@@ -51,6 +53,14 @@ struct ServiceConfig {
   // A pool of worker hosts (docs/scale.md): jobs are published to it instead of run on
   // `workers`, which is then empty. Null: the embedded service.
   std::shared_ptr<JobPool> pool;
+  // Retention (JobStore::prune): a pass at start() and then every `retention_interval_s`.
+  RetentionRule retention;
+  double retention_interval_s = 60.0;
+  // Health: the directory of the database, and the free space under which it is degraded.
+  std::string state_dir;
+  std::uint64_t min_free_disk_bytes = 64ull << 20;
+  // The clients, for the per-client series of /metrics.
+  std::vector<std::string> client_names;
 };
 
 class JobService {
@@ -60,28 +70,36 @@ class JobService {
   JobService(const JobService&) = delete;
   JobService& operator=(const JobService&) = delete;
 
-  // Re-queues what the last process left unfinished, then starts the workers.
+  // Re-queues what the last process left unfinished, then starts the workers and retention.
   void start();
   // Stops taking work; running children are killed, their jobs stay `running` in the store and
   // are re-run by the next start().
   void stop();
 
-  // Each returns the job answer (docs/service-api.md); they throw ApiError for bad requests.
-  // `idempotency_key` (the Idempotency-Key header, "" = none): the same key with the same
-  // request answers the job it created the first time; with another request it is a 409.
-  nlohmann::json submit(const nlohmann::json& body, double wait_s,
+  // Each returns the job answer (docs/service-api.md); they throw ApiError for bad requests and
+  // for what `client` may not do (its scopes, ceilings and in-flight limit; a job it may not
+  // read is a 404, as one that does not exist). `idempotency_key` (the Idempotency-Key header,
+  // "" = none): the same key with the same request from the same client answers the job it
+  // created the first time; with another request it is a 409.
+  nlohmann::json submit(const Client& client, const nlohmann::json& body, double wait_s,
                         const std::string& idempotency_key = "");
-  nlohmann::json submit_batch(const nlohmann::json& body, double wait_s);
-  nlohmann::json get(const std::string& id, double wait_s);
-  nlohmann::json cancel(const std::string& id);
+  nlohmann::json submit_batch(const Client& client, const nlohmann::json& body, double wait_s);
+  nlohmann::json get(const Client& client, const std::string& id, double wait_s);
+  nlohmann::json cancel(const Client& client, const std::string& id);
   nlohmann::json tasks() const;
+  // status "ok", or "degraded" with `problems` (a full disk, a database that cannot be
+  // written), or "stopping".
   nlohmann::json health() const;
   std::string metrics_text() const;
   Metrics& metrics() { return metrics_; }
+  // One retention pass now (also run every retention_interval_s); `force` deletes by age
+  // whatever the share (RetentionRule). Returns what it did.
+  nlohmann::json retain(bool force);
 
  private:
   struct Live {
     StoredJob stored;
+    double accepted_boot = -1;  // the boot clock at acceptance (-1: recovered)
     EvalRequest request;
     // Extraction and screen, made once when the request arrived (absent for recovered jobs).
     std::optional<check::PreparedCandidate> prepared;
@@ -91,16 +109,24 @@ class JobService {
     bool counted_running = false;  // counted in running_ (a worker started it)
     bool dispatched = false;       // published to the pool
   };
-  struct QueueEntry {
-    int priority;
-    std::uint64_t seq;
-    std::string id;
-    bool operator<(const QueueEntry& o) const {
-      return priority != o.priority ? priority < o.priority : seq > o.seq;
-    }
-  };
-
-  std::shared_ptr<Live> accept(const nlohmann::json& body, std::vector<StoredJob>& to_insert);
+  std::shared_ptr<Live> accept(const Client& client, const nlohmann::json& body,
+                               std::vector<StoredJob>& to_insert);
+  // The client's jobs in flight plus `adding` against its limit (429 client_limit), under mu_.
+  void check_in_flight_locked(const Client& client, std::size_t adding) const;
+  // The live job `client` may read; nullptr when it is not live (throws 404 when it is live
+  // but not the client's to see).
+  std::shared_ptr<Live> live_for(const Client& client, const std::string& id) const;
+  // The job's answer, whoever submitted it (404 when there is none).
+  nlohmann::json answer_by_id(const std::string& id, double wait_s);
+  // What makes the service degraded now (health), as lines; empty when nothing does.
+  nlohmann::json problems() const;
+  // live_ and the per-client counts, together (under mu_).
+  void add_live_locked(const std::shared_ptr<Live>& live);
+  void remove_live_locked(const std::string& id);
+  void count_running_locked(Live& live, bool running);
+  // A store call that failed: counted (kgym_db_errors_total{op}) and remembered for health.
+  void store_failed(const char* op, const std::exception& e);
+  void retention_loop();
   // The job an idempotency key created, if any; another request under the key throws 409.
   std::optional<std::string> keyed_job(const std::string& key,
                                        const std::string& request_sha) const;
@@ -149,8 +175,10 @@ class JobService {
   mutable std::mutex mu_;
   std::condition_variable queue_cv_;
   std::condition_variable done_cv_;
-  std::priority_queue<QueueEntry> queue_;
-  std::map<std::string, std::shared_ptr<Live>> live_;  // queued and running jobs
+  FairQueue queue_;
+  std::map<std::string, std::shared_ptr<Live>> live_;       // queued and running jobs
+  std::map<std::string, std::size_t> in_flight_by_client_;  // its jobs in live_
+  std::map<std::string, std::size_t> running_by_client_;    // its jobs counted in running_
   std::size_t running_ = 0;  // jobs started and not answered (a slot may still be ending one)
   // The process groups of answered jobs whose child is still ending (its teardown after the
   // answer at its report): a stop() kills them too.
@@ -162,6 +190,16 @@ class JobService {
   std::map<std::string, std::vector<std::shared_ptr<Live>>> waiting_on_key_;
   bool stopping_ = false;
   std::vector<std::thread> threads_;
+  std::condition_variable retention_cv_;
+  nlohmann::json last_retention_;  // the last pass's report (null before the first)
+  // The last failed store call: when (the boot clock), which operation and why.
+  mutable std::mutex health_mu_;
+  double store_failed_at_ = -1;
+  std::string store_failure_;
+  // The last health probe of the store's writes (rate-limited), and what it found.
+  mutable double probed_at_ = -1;
+  mutable double probe_ok_at_ = -1;  // the last probe that could write
+  mutable std::string probe_failure_;
   std::atomic<std::uint64_t> id_counter_{0};
 };
 

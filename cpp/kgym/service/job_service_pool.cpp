@@ -2,6 +2,7 @@
 // run on local threads, and what the workers report is recorded as the local workers' results
 // are. The embedded mode is job_service.cpp; the parts both share (the queue, caching, answers)
 // are there.
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <thread>
@@ -15,10 +16,6 @@ namespace kgym::service {
 using nlohmann::json;
 
 namespace {
-
-double pool_clock_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 // Waits between attempts while the pool cannot be reached: short at first, at most 2 s.
 std::chrono::milliseconds backoff(int failures) {
@@ -128,22 +125,24 @@ void JobService::on_pool_event(const PoolEvent& event) {
   }
   if (event.kind == "started") {
     double started_at;
+    double waited;
     {
       std::lock_guard lock(mu_);
       live->stored.status = "running";
-      live->stored.started_at = started_at = pool_clock_now();
+      const auto now = clock_now();
+      live->stored.started_at = started_at = now.wall;
+      waited = live->accepted_boot >= 0 ? now.boot - live->accepted_boot
+                                        : std::max(0.0, now.wall - live->stored.created_at);
       ++live->stored.attempts;
       live->dispatched = true;
-      if (!live->counted_running) {
-        live->counted_running = true;
-        ++running_;
-      }
+      count_running_locked(*live, true);
     }
-    metrics_.observe("kgym_queue_wait_seconds", "", started_at - live->stored.created_at);
+    metrics_.observe("kgym_queue_wait_seconds", "", waited);
     try {
       store_.mark_running(live->stored.id, started_at);
-    } catch (const std::exception&) {
+    } catch (const std::exception& e) {
       // The store is the record, not the scheduler.
+      store_failed("mark_running", e);
     }
     return;
   }
@@ -191,8 +190,13 @@ json JobService::pool_health() const {
     pool["reachable"] = false;
     pool["error"] = e.what();
   }
+  const json found = problems();
   std::lock_guard lock(mu_);
-  return {{"status", stopping_ ? "stopping" : "ok"},
+  return {{"status", stopping_       ? "stopping"
+                     : found.empty() ? "ok"
+                                     : "degraded"},
+          {"problems", found},
+          {"retention", last_retention_},
           {"workers", slots},
           {"queue_depth", live_.size() - running_},
           {"running", running_},

@@ -1,7 +1,10 @@
 #include "kgym/service/job_store.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <iterator>
+#include <limits>
 #include <mutex>
 #include <new>
 #include <random>
@@ -11,6 +14,8 @@
 
 #include <fmt/format.h>
 #include <sqlite3.h>
+
+#include "kgym/service/clock.hpp"
 
 namespace kgym::service {
 namespace {
@@ -128,9 +133,10 @@ int user_version(sqlite3* db) {
   return use.column_int(0);
 }
 
-// Version 1. AUTOINCREMENT so that a seq is never handed out twice, even after prune_finished()
-// deleted the newest rows: arrival order stays unique over the file's whole life. The CHECK keeps
-// a misspelt status out of the file, where recovery and counts would silently miss it.
+// Version 1 (later versions: kMigrations). AUTOINCREMENT so that a seq is never handed out
+// twice, even after prune() deleted the newest rows: arrival order stays unique over the file's
+// whole life. The CHECK keeps a misspelt status out of the file, where recovery and counts would
+// silently miss it.
 constexpr const char* kSchema = R"sql(
 CREATE TABLE jobs (
   seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -147,7 +153,7 @@ CREATE TABLE jobs (
   started_at REAL NOT NULL DEFAULT 0,
   finished_at REAL NOT NULL DEFAULT 0
 );
--- Serves counts_by_status (covering), recovery (few unfinished rows) and prune_finished.
+-- Serves counts_by_status (covering), recovery (few unfinished rows) and prune.
 CREATE INDEX jobs_by_status ON jobs (status, finished_at);
 CREATE TABLE result_cache (
   key TEXT PRIMARY KEY,
@@ -161,6 +167,16 @@ CREATE TABLE reference_timings (
   measured_at REAL NOT NULL
 );
 )sql";
+
+// Each entry takes a file from version i + 1 to i + 2.
+constexpr const char* kMigrations[] = {
+    // 2: the client that submitted a job, and the boot clock when it finished (retention ages).
+    R"sql(
+ALTER TABLE jobs ADD COLUMN client TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN finished_boot REAL NOT NULL DEFAULT -1;
+)sql",
+};
+static_assert(std::size(kMigrations) == JobStore::kSchemaVersion - 1);
 
 [[noreturn]] void refuse_newer(const std::string& path, int version) {
   throw std::runtime_error("JobStore: '" + path + "' has schema version " +
@@ -223,7 +239,26 @@ void check_marker(sqlite3* db, const std::string& path) {
   if (!out) throw std::runtime_error("JobStore: cannot write the marker '" + marker + "'");
 }
 
-DbHandle open_database(const std::string& path) {
+// Boot-clock stamps compare only within one boot: a file last used during another has them
+// cleared (its jobs' ages come from their wall-clock stamps, with retention's share bound).
+void adopt_boot(sqlite3* db, const std::string& boot_id) {
+  std::string stored;
+  {
+    Statement statement(db, "SELECT value FROM store_meta WHERE key = 'boot_id'");
+    Use use(statement, "read boot id");
+    if (use.step()) stored = use.column_text(0);
+  }
+  if (stored == boot_id && !boot_id.empty()) return;
+  exec(db, "UPDATE jobs SET finished_boot = -1 WHERE finished_boot >= 0", "clear boot stamps");
+  Statement statement(db,
+                      "INSERT INTO store_meta (key, value) VALUES ('boot_id', ?1) "
+                      "ON CONFLICT (key) DO UPDATE SET value = excluded.value");
+  Use use(statement, "record boot id");
+  use.text(1, boot_id);
+  use.run();
+}
+
+DbHandle open_database(const std::string& path, const std::string& boot_id) {
   sqlite3* raw = nullptr;
   // NOMUTEX: the store serialises every use of the connection with its own mutex.
   const int rc =
@@ -261,8 +296,11 @@ DbHandle open_database(const std::string& path) {
     try {
       const int version = user_version(db.get());
       if (version > JobStore::kSchemaVersion) refuse_newer(path, version);
-      if (version == 0) {
-        exec(db.get(), kSchema, "create schema");
+      if (version == 0) exec(db.get(), kSchema, "create schema");
+      for (int v = std::max(version, 1); v < JobStore::kSchemaVersion; ++v) {
+        exec(db.get(), kMigrations[v - 1], "migrate schema");
+      }
+      if (version < JobStore::kSchemaVersion) {
         const std::string set_version =
             "PRAGMA user_version = " + std::to_string(JobStore::kSchemaVersion);
         exec(db.get(), set_version.c_str(), "record schema version");
@@ -283,6 +321,7 @@ DbHandle open_database(const std::string& path) {
           "('store_id', '" +
           random_store_id() + "')";
       exec(db.get(), insert_id.c_str(), "record store id");
+      adopt_boot(db.get(), boot_id);
       exec(db.get(), "COMMIT", "commit schema");
     } catch (...) {
       sqlite3_exec(db.get(), "ROLLBACK", nullptr, nullptr, nullptr);
@@ -300,7 +339,7 @@ DbHandle open_database(const std::string& path) {
 
 constexpr std::string_view kJobColumns =
     "seq, id, status, priority, task_id, request_json, cache_key, result_json, attempts, cached, "
-    "created_at, started_at, finished_at";
+    "created_at, started_at, finished_at, finished_boot, client";
 
 std::string select_jobs(std::string_view where_and_order) {
   std::string sql = "SELECT ";
@@ -323,6 +362,8 @@ StoredJob read_job(const Use& use) {
   job.created_at = use.column_real(10);
   job.started_at = use.column_real(11);
   job.finished_at = use.column_real(12);
+  job.finished_boot = use.column_real(13);
+  job.client = use.column_text(14);
   return job;
 }
 
@@ -333,21 +374,22 @@ bool is_final_status(std::string_view status) {
 }  // namespace
 
 struct JobStore::Impl {
-  explicit Impl(const std::string& path)
-      : db(open_database(path)),
+  Impl(const std::string& path, const std::string& boot_id)
+      : db(open_database(path, boot_id)),
         begin(db.get(), "BEGIN IMMEDIATE"),
         commit(db.get(), "COMMIT"),
         rollback(db.get(), "ROLLBACK"),
         insert(db.get(),
                "INSERT INTO jobs (id, status, priority, task_id, request_json, cache_key, "
-               "result_json, attempts, cached, created_at, started_at, finished_at) "
-               "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"),
+               "result_json, attempts, cached, created_at, started_at, finished_at, "
+               "finished_boot, client) "
+               "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"),
         mark_running(db.get(),
                      "UPDATE jobs SET status = 'running', started_at = ?2, attempts = attempts + 1 "
                      "WHERE id = ?1"),
         finish(db.get(),
                "UPDATE jobs SET status = ?2, result_json = ?3, finished_at = ?4, "
-               "request_json = '' WHERE id = ?1"),
+               "finished_boot = ?5, request_json = '' WHERE id = ?1"),
         get(db.get(), select_jobs("WHERE id = ?1")),
         requeue_running(db.get(),
                         "UPDATE jobs SET status = 'queued', started_at = 0 "
@@ -367,9 +409,10 @@ struct JobStore::Impl {
                    "median_ms = excluded.median_ms, samples = excluded.samples, "
                    "measured_at = excluded.measured_at"),
         counts(db.get(), "SELECT status, COUNT(*) FROM jobs GROUP BY status"),
-        prune(db.get(),
-              "DELETE FROM jobs WHERE status IN ('done', 'cancelled', 'failed') "
-              "AND finished_at < ?1"),
+        count_finished(db.get(),
+                       "SELECT COUNT(*) FROM jobs WHERE status IN ('done', 'cancelled', 'failed')"),
+        count_aged(db.get(), std::string("SELECT COUNT(*) FROM jobs WHERE ") + kAged),
+        prune_aged(db.get(), std::string("DELETE FROM jobs WHERE ") + kAged),
         key_get(db.get(), "SELECT job_id, request_sha256 FROM idempotency_keys WHERE key = ?1"),
         key_put(db.get(),
                 "INSERT INTO idempotency_keys (key, job_id, request_sha256, created_at) "
@@ -379,7 +422,16 @@ struct JobStore::Impl {
         prune_beyond(db.get(),
                      "DELETE FROM jobs WHERE status IN ('done', 'cancelled', 'failed') AND seq "
                      "NOT IN (SELECT seq FROM jobs WHERE status IN ('done', 'cancelled', "
-                     "'failed') ORDER BY finished_at DESC, seq DESC LIMIT ?1)") {}
+                     "'failed') ORDER BY seq DESC LIMIT ?1)"),
+        probe(db.get(),
+              "INSERT INTO store_meta (key, value) VALUES ('health_probe', ?1) "
+              "ON CONFLICT (key) DO UPDATE SET value = excluded.value") {}
+
+  // Finished jobs older than ?3 seconds: by the boot clock (?2 now) when they finished during
+  // this boot, else by the wall clock (?1 now). A stamp ahead of now is never old.
+  static constexpr const char* kAged =
+      "status IN ('done', 'cancelled', 'failed') AND CASE WHEN finished_boot >= 0 "
+      "THEN finished_boot < ?2 - ?3 ELSE finished_at < ?1 - ?3 END";
 
   // Runs `body` inside one write transaction: committed if it returns, rolled back if it throws.
   // Keys whose job was pruned go with it.
@@ -424,7 +476,9 @@ struct JobStore::Impl {
         .integer(9, job.cached ? 1 : 0)
         .real(10, job.created_at)
         .real(11, job.started_at)
-        .real(12, job.finished_at);
+        .real(12, job.finished_at)
+        .real(13, is_final_status(job.status) ? job.finished_boot : -1.0)
+        .text(14, job.client);
     use.run();
     return static_cast<std::uint64_t>(sqlite3_last_insert_rowid(db.get()));
   }
@@ -439,11 +493,12 @@ struct JobStore::Impl {
   DbHandle db;  // declared before the statements, so it is closed after they are finalized
   Statement begin, commit, rollback;
   Statement insert, mark_running, finish, get, requeue_running, select_queued;
-  Statement cache_get, cache_put, timing_get, timing_put, counts, prune, key_get, key_put,
-      key_prune, prune_beyond;
+  Statement cache_get, cache_put, timing_get, timing_put, counts, count_finished, count_aged,
+      prune_aged, key_get, key_put, key_prune, prune_beyond, probe;
 };
 
-JobStore::JobStore(const std::string& path) : impl_(std::make_unique<Impl>(path)) {}
+JobStore::JobStore(const std::string& path, const std::string& boot_id)
+    : impl_(std::make_unique<Impl>(path, boot_id.empty() ? current_boot_id() : boot_id)) {}
 
 JobStore::~JobStore() = default;
 
@@ -473,14 +528,14 @@ void JobStore::mark_running(const std::string& id, double now) {
 }
 
 void JobStore::finish(const std::string& id, const std::string& status,
-                      const std::string& result_json, double now) {
+                      const std::string& result_json, double now, double boot_now) {
   if (!is_final_status(status)) {
     throw std::invalid_argument("JobStore::finish: '" + status +
                                 "' is not a final status (done, cancelled, failed)");
   }
   std::lock_guard lock(impl_->mutex);
   Use use(impl_->finish, "finish");
-  use.text(1, id).text(2, status).text(3, result_json).real(4, now);
+  use.text(1, id).text(2, status).text(3, result_json).real(4, now).real(5, boot_now);
   use.run();
   impl_->require_one_change("finish", id);
 }
@@ -554,14 +609,47 @@ std::map<std::string, std::uint64_t> JobStore::counts_by_status() const {
   return counts;
 }
 
-std::uint64_t JobStore::prune_finished(double before) {
+RetentionPass JobStore::prune(const RetentionRule& rule, double wall_now, double boot_now,
+                              bool force) {
   std::lock_guard lock(impl_->mutex);
-  Use use(impl_->prune, "prune_finished");
-  use.real(1, before);
+  RetentionPass pass;
+  auto count = [&](Statement& statement, const char* op, bool aged) {
+    Use use(statement, op);
+    if (aged) use.real(1, wall_now).real(2, boot_now).real(3, rule.max_age_s);
+    return use.step() ? static_cast<std::uint64_t>(use.column_integer(0)) : 0;
+  };
+  impl_->transaction("prune", [&] {
+    pass.finished = count(impl_->count_finished, "prune", false);
+    {
+      // By arrival order, which no clock changes.
+      Use use(impl_->prune_beyond, "prune");
+      use.integer(1, static_cast<std::int64_t>(std::min<std::uint64_t>(
+                         rule.keep_jobs, std::numeric_limits<std::int64_t>::max())));
+      use.run();
+      pass.by_count = static_cast<std::uint64_t>(sqlite3_changes64(impl_->db.get()));
+    }
+    pass.aged = count(impl_->count_aged, "prune", true);
+    const double share = pass.finished > 0
+                             ? static_cast<double>(pass.aged) / static_cast<double>(pass.finished)
+                             : 0.0;
+    pass.refused =
+        !force && pass.aged > RetentionRule::kAgeRefusalFloor && share > rule.max_age_share;
+    if (!pass.refused && pass.aged > 0) {
+      Use use(impl_->prune_aged, "prune");
+      use.real(1, wall_now).real(2, boot_now).real(3, rule.max_age_s);
+      use.run();
+      pass.by_age = static_cast<std::uint64_t>(sqlite3_changes64(impl_->db.get()));
+    }
+    impl_->drop_orphan_keys();
+  });
+  return pass;
+}
+
+void JobStore::probe_write(double now) {
+  std::lock_guard lock(impl_->mutex);
+  Use use(impl_->probe, "probe_write");
+  use.text(1, fmt::format("{:.3f}", now));
   use.run();
-  const auto pruned = static_cast<std::uint64_t>(sqlite3_changes64(impl_->db.get()));
-  impl_->drop_orphan_keys();
-  return pruned;
 }
 
 std::optional<JobStore::KeyedJob> JobStore::job_for_key(const std::string& key) const {
@@ -583,16 +671,6 @@ void JobStore::insert_keyed(StoredJob& job, const std::string& key,
     use.run();
   });
   job.seq = seq;
-}
-
-std::uint64_t JobStore::prune_finished_beyond(std::uint64_t keep) {
-  std::lock_guard lock(impl_->mutex);
-  Use use(impl_->prune_beyond, "prune_finished_beyond");
-  use.integer(1, static_cast<std::int64_t>(keep));
-  use.run();
-  const auto pruned = static_cast<std::uint64_t>(sqlite3_changes64(impl_->db.get()));
-  impl_->drop_orphan_keys();
-  return pruned;
 }
 
 void JobStore::backup_to(const std::string& out_path) const {

@@ -23,7 +23,32 @@ struct StoredJob {
   int attempts = 0;          // how many times it was started
   bool cached = false;
   double created_at = 0, started_at = 0, finished_at = 0;  // unix seconds, 0 = not yet
-  std::uint64_t seq = 0;                                   // arrival order, assigned by insert()
+  // The boot clock when it finished (clock.hpp), -1 when not known (not finished, or finished
+  // during an earlier boot): the age retention goes by.
+  double finished_boot = -1;
+  std::string client;     // the client that submitted it ("" in single-token mode)
+  std::uint64_t seq = 0;  // arrival order, assigned by insert(); never reused
+};
+
+// What retention keeps (JobStore::prune): the `keep_jobs` most recent finished jobs by arrival
+// order, and of those the ones younger than `max_age_s`. A job's age comes from the boot clock
+// when it finished during this boot, else from its wall-clock finished_at, and is never
+// negative (a finished_at ahead of now is age 0). Deletions by age that would take more than
+// `max_age_share` of the finished jobs at once (and more than kAgeRefusalFloor) are refused:
+// on a clock that jumped forward across a reboot, every job would look old.
+struct RetentionRule {
+  double max_age_s = 7 * 86400.0;
+  std::uint64_t keep_jobs = 100000;
+  double max_age_share = 0.5;
+  static constexpr std::uint64_t kAgeRefusalFloor = 10;
+};
+
+struct RetentionPass {
+  std::uint64_t by_count = 0;  // deleted beyond keep_jobs
+  std::uint64_t by_age = 0;    // deleted for their age (0 when refused)
+  std::uint64_t aged = 0;      // finished jobs older than max_age_s (deleted, or refused)
+  std::uint64_t finished = 0;  // finished jobs before the pass
+  bool refused = false;        // the deletions by age were refused (too large a share)
 };
 
 // One connection guarded by a mutex: every method may be called from any thread. SQL failures
@@ -33,7 +58,7 @@ struct StoredJob {
 class JobStore {
  public:
   // The schema version this code writes (PRAGMA user_version); a file with a newer one is refused.
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;
 
   // ":memory:" is allowed. Creates the schema if the file has none; WAL mode, synchronous=NORMAL,
   // busy_timeout 5000 ms. Refuses (std::runtime_error saying what to do) a file that fails
@@ -41,7 +66,9 @@ class JobStore {
   // written when the store was first used (a database emptied or swapped while stopped).
   // A finished job keeps its answer, not its request: request_json is cleared when a job
   // finishes (or is inserted finished), so stored sizes stay bounded by the answers.
-  explicit JobStore(const std::string& path);
+  // `boot_id` names this boot (current_boot_id() when empty): a file last used during another
+  // boot has its jobs' boot-clock stamps cleared at open, since they no longer compare.
+  explicit JobStore(const std::string& path, const std::string& boot_id = "");
   ~JobStore();
   JobStore(const JobStore&) = delete;
   JobStore& operator=(const JobStore&) = delete;
@@ -52,10 +79,11 @@ class JobStore {
   void insert_many(std::vector<StoredJob>& jobs);
   // status=running, started_at=now, attempts+=1.
   void mark_running(const std::string& id, double now);
-  // status must be done, cancelled or failed; sets result_json and finished_at=now. Overwrites
-  // whatever state the job had: the service, not the store, decides which final state wins.
+  // status must be done, cancelled or failed; sets result_json, finished_at=now and
+  // finished_boot=boot_now (-1: not known). Overwrites whatever state the job had: the service,
+  // not the store, decides which final state wins.
   void finish(const std::string& id, const std::string& status, const std::string& result_json,
-              double now);
+              double now, double boot_now = -1);
   std::optional<StoredJob> get(const std::string& id) const;
   // Jobs that were queued or running when the last process died: running ones go back to queued
   // (attempts kept, started_at cleared). Returned in (priority desc, seq asc) order. Called once
@@ -77,9 +105,10 @@ class JobStore {
 
   // Every status name is present, with 0 where no job has it, so metrics series stay stable.
   std::map<std::string, std::uint64_t> counts_by_status() const;
-  // Finished (done, cancelled, failed) jobs with finished_at < `before` are deleted (keeps the
-  // file bounded); returns how many. Cache entries and reference timings are kept.
-  std::uint64_t prune_finished(double before);
+  // One retention pass (RetentionRule), in one transaction; `force` deletes by age whatever
+  // the share. Unfinished jobs are never deleted; cache entries and reference timings are kept.
+  RetentionPass prune(const RetentionRule& rule, double wall_now, double boot_now,
+                      bool force = false);
   // Idempotency keys: the job a key created and the SHA-256 of the request that created it.
   struct KeyedJob {
     std::string job_id;
@@ -90,8 +119,9 @@ class JobStore {
   void insert_keyed(StoredJob& job, const std::string& key, const std::string& request_sha256,
                     double now);
 
-  // Keeps the `keep` most recently finished jobs and deletes the other finished ones.
-  std::uint64_t prune_finished_beyond(std::uint64_t keep);
+  // Writes a small row (the health probe): throws when the database cannot be written (a full
+  // disk, a read-only file), which reads alone would not show.
+  void probe_write(double now);
 
   // A consistent copy of the whole file to `out_path` (SQLite's online backup), safe while the
   // service runs. To restore: stop the service and put the copy in the database's place; it

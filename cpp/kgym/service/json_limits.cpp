@@ -2,8 +2,9 @@
 
 namespace kgym::service {
 
-int json_nesting_depth(std::string_view text, int stop_above) {
-  int depth = 0, deepest = 0;
+JsonShape json_shape(std::string_view text, int max_depth, std::size_t max_elements) {
+  JsonShape shape;
+  int depth = 0;
   bool in_string = false, escaped = false;
   for (const char c : text) {
     if (in_string) {
@@ -22,18 +23,27 @@ int json_nesting_depth(std::string_view text, int stop_above) {
         break;
       case '[':
       case '{':
-        if (++depth > deepest) deepest = depth;
-        if (deepest > stop_above) return deepest;
+        ++shape.elements;
+        if (++depth > shape.depth) shape.depth = depth;
+        if (shape.depth > max_depth) return shape;
         break;
       case ']':
       case '}':
         --depth;
         break;
-      default:
+      case ',':
+        ++shape.elements;
         break;
+      default:
+        continue;
     }
+    if (shape.elements > max_elements) return shape;
   }
-  return deepest;
+  return shape;
+}
+
+int json_nesting_depth(std::string_view text, int stop_above) {
+  return json_shape(text, stop_above, static_cast<std::size_t>(-1)).depth;
 }
 
 }  // namespace kgym::service

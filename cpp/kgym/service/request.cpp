@@ -124,6 +124,11 @@ EvalRequest parse_eval_request(const json& body, const TaskSuite& suite,
   job.scratch_dir = defaults.scratch_dir;
   job.sandbox_uid = defaults.sandbox_uid;
   job.private_view = defaults.private_view;
+  try {
+    check::apply_options(job, defaults.host_options, "", false);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(fmt::format("the service's own options: {}", e.what()));
+  }
 
   if (const json* reward = member(body, "reward")) {
     try {

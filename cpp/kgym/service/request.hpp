@@ -24,6 +24,9 @@ struct RequestDefaults {
   double timeout_s = 300.0;
   std::int64_t sandbox_uid = 100000;
   bool private_view = true;
+  // The operator's values of the table's host options (options.hpp: serve and worker flags),
+  // validated; every job gets them.
+  nlohmann::json host_options = nlohmann::json::object();
 };
 
 struct EvalRequest {

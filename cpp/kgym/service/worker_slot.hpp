@@ -15,6 +15,7 @@ struct WorkerSlot {
   std::string device = "cpu";   // cpu | cuda
   std::string visible_devices;  // CUDA_VISIBLE_DEVICES of its children ("" on a CPU)
   int cpu_threads = 0;          // OMP_NUM_THREADS of its children (0 = every core)
+  int gpu_jobs = 1;             // the slots that share its GPU (a job's share of its memory)
   std::string timing_lock;      // the per-GPU lock file ("" on a CPU)
   std::string label;            // "cpu" or "gpu0", for /healthz and metrics
   // Makes the launcher of this worker (a fork server per worker), or empty for exec per job.

@@ -25,6 +25,13 @@ layout). Beyond that its runner is killed at once, so that the memory goes back 
 starves anyone, and the verdict is ``rejected`` (rule ``gpu-memory``). A thread samples every
 50 ms, except inside the timing window, which is sampled at its ends (``hold``), so that the
 thread's work stays off the judge's clock.
+
+The job as a whole has a share of the GPU's memory besides (``gpu_memory_share_mib``; by
+default the GPU's memory divided by the jobs that share it): the judge's own memory, the
+reference's runner's and the candidate's, each without the arenas counted twice. A job over
+its share has its candidate's runner killed at once too, and ends ``runtime_error`` with a
+``resource_limit`` of kind ``gpu_memory``: what it holds is bounded whoever in it takes it, so
+the jobs beside it keep theirs.
 """
 
 from __future__ import annotations
@@ -120,6 +127,8 @@ class MemoryWatch:
     by_uid: bool  # the job has a uid of its own: every process it may signal is the job's
     slack_bytes: int
     on_breach: Callable[[], None]
+    # The job's share of the GPU's memory (0: none): judge, reference and candidate together.
+    share_bytes: int = 0
     # What the reference's set-up adds to its runner (the model's weights): until its reply,
     # the candidate's set-up may be ahead of it.
     reference_setup_bytes: int = 0
@@ -142,6 +151,10 @@ class MemoryWatch:
     candidate_peak: int = 0
     candidate_peak_phase: str = ""
     breach: str | None = None
+    share_breach: str | None = None  # the job over its share (a resource limit, not a hack)
+    share_breach_phase: str = ""
+    job_peak: int = 0  # the job's own bytes at most (judge, reference and candidate)
+    job_now: int = 0  # the same at the last reading
     killed: bool | None = None  # whether the kill on a breach was delivered
     unavailable: str | None = None
     failed_reads: int = 0
@@ -173,10 +186,11 @@ class MemoryWatch:
         return max(0, total - self.lent("candidate"))
 
     def sample(self) -> str | None:
-        """One reading; the breach, if this or an earlier reading found one."""
+        """One reading; the breach (the candidate's, or the job's over its share), if this or
+        an earlier reading found one."""
         with self._lock:
-            if self.breach or self.unavailable or self.candidate_gone():
-                return self.breach
+            if self.breach or self.share_breach or self.unavailable or self.candidate_gone():
+                return self.breach or self.share_breach
             held = self.read()
             if held is None:
                 self.failed_reads += 1
@@ -212,6 +226,20 @@ class MemoryWatch:
             self.reference_peak = max(self.reference_peak, reference)
             if candidate > self.candidate_peak:
                 self.candidate_peak, self.candidate_peak_phase = candidate, self.phase()
+            judge_held = held.get(self.judge_pid) or 0
+            job = judge_held + reference + candidate
+            self.job_now = job
+            self.job_peak = max(self.job_peak, job)
+            if self.share_bytes and job > self.share_bytes:
+                self.share_breach = (
+                    f"the job's processes held {job / MIB:.0f} MiB of GPU memory together (the "
+                    f"judge {judge_held / MIB:.0f}, the reference's runner {reference / MIB:.0f}, "
+                    f"the candidate's {candidate / MIB:.0f}, in the judge's phase "
+                    f"'{self.phase()}'); its share is {self.share_bytes / MIB:.0f} MiB"
+                )
+                self.share_breach_phase = self.phase()
+                self._kill("share_breach")
+                return self.share_breach
             limit = self.limit()
             if candidate > limit:
                 self.breach = (
@@ -223,14 +251,20 @@ class MemoryWatch:
                     f"candidate may hold {limit / MIB:.0f} MiB (gpu_memory_slack_mib is "
                     f"{self.slack_bytes / MIB:.0f})"
                 )
-                try:
-                    self.on_breach()
-                    self.killed = True
-                    self.breach += ". Its runner was killed, so that the memory went back at once"
-                except OSError as exc:
-                    self.killed = False
-                    self.breach += f". Its runner could not be killed at once ({exc})"
+                self._kill("breach")
             return self.breach
+
+    def _kill(self, which: str) -> None:
+        """Kills the candidate's runner on a breach, and says so in that breach's text."""
+        text = getattr(self, which) or ""
+        try:
+            self.on_breach()
+            self.killed = True
+            text += ". Its runner was killed, so that the memory went back at once"
+        except OSError as exc:
+            self.killed = False
+            text += f". Its runner could not be killed at once ({exc})"
+        setattr(self, which, text)
 
     def start(self) -> None:
         self.sample()
@@ -266,6 +300,27 @@ class MemoryWatch:
             self._thread.join(timeout=2.0)
         self._thread = None
 
+    def within_share(self, free: int, total: int) -> tuple[int, int]:
+        """The GPU memory the judge may plan its arenas with: the device's ``free`` and
+        ``total``, but no more than what the job's share leaves (a quarter of that kept for the
+        runners' own growth), so that the judge's own arenas never take the job over it."""
+        if not self.share_bytes:
+            return free, total
+        self.sample()
+        room = max(0, self.share_bytes - self.job_now) * 3 // 4
+        return min(free, room), min(total, self.share_bytes)
+
+    def resource_limit(self, phase: str) -> dict[str, Any] | None:
+        """The Result's ``resource_limit`` where the job went over its share, else None."""
+        if self.share_breach is None:
+            return None
+        return {
+            "kind": "gpu_memory",
+            "limit_mib": round(self.share_bytes / MIB),
+            "message": self.share_breach,
+            "phase": self.share_breach_phase or phase,
+        }
+
     def record(self) -> dict[str, Any]:
         if self.unavailable:
             return {"available": False, "reason": self.unavailable}
@@ -281,9 +336,20 @@ class MemoryWatch:
             "check_copy_mib": round(self.check_copy_bytes / MIB, 1),
             "candidate_limit_mib": round(self.limit() / MIB, 1),
             "slack_mib": round(self.slack_bytes / MIB, 1),
+            "job_peak_mib": round(self.job_peak / MIB, 1),
+            "share_mib": round(self.share_bytes / MIB, 1) if self.share_bytes else None,
+            "share_breach": self.share_breach,
             "breach": self.breach,
             "killed": self.killed,
         }
+
+
+def share_bytes(share_mib: int, gpu_jobs: int, device_total: int) -> int:
+    """A job's share of its GPU's memory: the operator's ``gpu_memory_share_mib``, else the
+    GPU's memory divided by the jobs that share it (the slots on its GPU)."""
+    if share_mib > 0:
+        return share_mib * MIB
+    return device_total // max(1, gpu_jobs)
 
 
 def killer(pid: int) -> Callable[[], None]:

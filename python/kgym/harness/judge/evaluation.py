@@ -27,11 +27,12 @@ from kgym.harness import device as dev
 from kgym.harness import kernel_source, triton_warm
 from kgym.harness.channel import ReportChannel
 from kgym.harness.errors import EvaluationFailure, error_record, failure_record
-from kgym.harness.gpu_memory import MIB, MemoryWatch, Reader, killer
+from kgym.harness.gpu_memory import MemoryWatch, Reader
 from kgym.harness.judge.confine import confine_judge, protected_paths, sandbox_uid
 from kgym.harness.judge.correctness import GradedCalls
 from kgym.harness.judge.findings import Findings
 from kgym.harness.judge.gpu_hold import GpuHold
+from kgym.harness.judge.gpu_watch import over_share, watch_job
 from kgym.harness.judge.policy import CallPolicy
 from kgym.harness.judge.profile import declared_functions, profile_of
 from kgym.harness.judge.runners import Runners
@@ -262,20 +263,14 @@ class Evaluation:
         more GPU memory than allowed is killed and rejected (``gpu-memory``)."""
         if self.device.type != "cuda" or self.memory_reader is None:
             return
-        candidate = self.runners["candidate"]
-        self.memory_watch = MemoryWatch(
-            read=self.memory_reader,
-            judge_pid=os.getpid(),
-            reference_pid=self.runners["reference"].pid,
-            candidate_root=candidate.reaper,
-            candidate_pid=candidate.pid,
-            by_uid=self.own_uid,
-            slack_bytes=int(self.job["gpu_memory_slack_mib"]) * MIB,
-            on_breach=killer(candidate.pid),
-            candidate_gone=lambda: candidate.status is not None,
-            reference_setup_bytes=self.lender.lent.get("weights", 0),  # what the set-up loads
-            lent=self.lender.lent_bytes,
-            phase=lambda: self.timeline.current,
+        self.memory_watch = watch_job(
+            self.job,
+            self.device,
+            self.memory_reader,
+            self.own_uid,
+            self.runners,
+            self.lender,
+            self.timeline,
         )
         self.findings.memory_watch = self.memory_watch
         self.memory_watch.start()
@@ -327,10 +322,11 @@ class Evaluation:
         self.runners.pause()
 
     def _ends_here(self) -> bool:
-        """No further phase runs: the candidate failed a correctness trial or was rejected."""
-        return (
-            self.correctness is None or not self.correct_on_all_sets() or self.findings.rejected()
-        )
+        """No further phase runs: the candidate failed a correctness trial or was rejected, or
+        the job went over its share of the GPU's memory."""
+        over_share = self.memory_watch is not None and self.memory_watch.share_breach is not None
+        failed = self.correctness is None or not self.correct_on_all_sets()
+        return over_share or failed or self.findings.rejected()
 
     def correct_on_all_sets(self) -> bool:
         assert self.correctness is not None
@@ -388,7 +384,7 @@ class Evaluation:
         )
         # The watch's thread rests through the window (its readings stay off the judge's
         # clock); one reading at each end.
-        watch = self.memory_watch
+        watch = sampler.memory_watch = self.memory_watch
         with watch.hold() if watch is not None else contextlib.nullcontext():
             self.timing = time_runners(
                 sampler, options.get("baseline", "eager"), record=bool(self.job["profile"])
@@ -468,13 +464,16 @@ class Evaluation:
                 self._end_in_hold()  # the watch stops, the runners pause; close() ends them
             else:
                 self.close()
+        limit, limit_error = over_share(self.memory_watch, self.timeline.current)
         if self.findings.memory_breach():
             # Whatever else ended the run (the kill of its runner, a reference side starved of
             # memory), the candidate's memory did.
-            status, error = "rejected", None
+            status, error, limit = "rejected", None, None
+        elif limit is not None:  # the job over its share of the GPU's memory: charged to it
+            status, error = "runtime_error", limit_error
         if status == "ok" and self.findings.rejected():
             status = "rejected"
-        return self._report(status, error)
+        return self._report(status, error) | {"resource_limit": limit}
 
     def _report(self, status: str, error: dict[str, Any] | None) -> dict[str, Any]:
         graded = self.graded

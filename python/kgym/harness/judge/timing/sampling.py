@@ -36,6 +36,7 @@ from typing import Any
 import torch
 
 from kgym.harness.arena import ArenaAllocationError
+from kgym.harness.gpu_memory import MemoryWatch
 from kgym.harness.judge import slots
 from kgym.harness.judge.findings import Findings
 from kgym.harness.judge.runners import Runners, failed_reply
@@ -135,6 +136,8 @@ class Sampler:
         self.reference_answers: dict[str, Any] = {}
         self.disagreement: str | None = None
         self.recorded_calls = 0
+        # The job's GPU memory watch: the arenas are planned within the job's share of the GPU.
+        self.memory_watch: MemoryWatch | None = None
 
     def _stretch(self, name: str, began: float) -> float:
         now = _perf_counter()
@@ -153,6 +156,8 @@ class Sampler:
         self.regenerate = inputs_regenerable(self.task)
         torch.cuda.empty_cache()
         free, total = torch.cuda.mem_get_info(self.device)
+        if self.memory_watch is not None:
+            free, total = self.memory_watch.within_share(free, total)
         copies = COPIES_PER_SLOT_REGENERATED if self.regenerate else COPIES_PER_SLOT
         self.plan = plan_slots(base.slot_bytes, free, self.config.max_batch, total, copies)
         max_slots = self.plan.slots

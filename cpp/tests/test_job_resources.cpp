@@ -1,0 +1,172 @@
+// A job's resources as the kernel bounds them: its cgroup (memory, pids) and its directory's
+// tmpfs, with what a job that crosses them leaves behind. Needs root and a cgroup hierarchy with
+// memory and pids (as the service does); skipped where there is none.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/statfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "kgym/sandbox/job_cgroup.hpp"
+#include "kgym/sandbox/job_directory.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using kgym::sandbox::cgroup_support;
+using kgym::sandbox::JobCgroup;
+using kgym::sandbox::JobDirectory;
+using kgym::sandbox::ResourceLimits;
+
+bool cgroups_here() {
+  return ::geteuid() == 0 && cgroup_support().has_memory() && cgroup_support().has_pids();
+}
+
+// Forks a child that joins `cgroup` and runs `body`; returns its wait status.
+template <typename Body>
+int run_in(const JobCgroup& cgroup, Body body) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    for (const auto& procs : cgroup.procs_files()) {
+      std::ofstream(procs) << "0";
+    }
+    body();
+    _exit(0);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return status;
+}
+
+TEST(JobCgroup, MemoryOverTheLimitIsKilledWithinTheJobAndSaid) {
+  if (!cgroups_here()) GTEST_SKIP() << cgroup_support().note;
+  ResourceLimits limits;
+  limits.memory_bytes = 64ull << 20;
+  JobCgroup cgroup("test-memory", limits);
+  ASSERT_TRUE(cgroup.active()) << cgroup.note();
+  const int status = run_in(cgroup, [] {
+    const std::size_t n = 256ull << 20;  // four times the limit, every page touched
+    auto* block = static_cast<char*>(::malloc(n));
+    if (block != nullptr) std::memset(block, 1, n);
+  });
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << status;
+  EXPECT_EQ(cgroup.breach(), "memory");
+  EXPECT_GE(cgroup.memory_peak(), 32ull << 20);
+}
+
+TEST(JobCgroup, ForksPastThePidsLimitAreRefusedAndSaid) {
+  if (!cgroups_here()) GTEST_SKIP() << cgroup_support().note;
+  ResourceLimits limits;
+  limits.pids = 16;
+  JobCgroup cgroup("test-pids", limits);
+  ASSERT_TRUE(cgroup.active()) << cgroup.note();
+  const int status = run_in(cgroup, [] {
+    for (int i = 0; i < 64; ++i) {
+      const pid_t child = ::fork();
+      if (child == 0) {
+        ::pause();
+        _exit(0);
+      }
+      if (child < 0) _exit(errno == EAGAIN ? 3 : 4);
+    }
+  });
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 3) << status;
+  EXPECT_EQ(cgroup.breach(), "pids");
+  // The paused children are still in the leaf: killing the job kills them, wherever they went.
+  bool any = false;
+  for (const auto& procs : cgroup.procs_files()) {
+    std::ifstream in(procs);
+    std::string line;
+    any = any || static_cast<bool>(std::getline(in, line));
+  }
+  EXPECT_TRUE(any);
+  cgroup.kill_all();
+  for (const auto& procs : cgroup.procs_files()) {
+    std::ifstream in(procs);
+    std::string line;
+    EXPECT_FALSE(std::getline(in, line)) << procs << ": " << line;
+  }
+}
+
+TEST(JobCgroup, AJobWithinItsLimitsBreachesNothingAndLeavesNoLeaf) {
+  if (!cgroups_here()) GTEST_SKIP() << cgroup_support().note;
+  std::vector<std::string> dirs;
+  {
+    ResourceLimits limits;
+    limits.memory_bytes = 256ull << 20;
+    limits.pids = 64;
+    limits.cpu_weight = 50;
+    JobCgroup cgroup("test-within", limits);
+    ASSERT_TRUE(cgroup.active()) << cgroup.note();
+    EXPECT_EQ(run_in(cgroup, [] {}), 0);
+    EXPECT_EQ(cgroup.breach(), "");
+    for (const auto& procs : cgroup.procs_files()) dirs.push_back(fs::path(procs).parent_path());
+  }
+  for (const auto& dir : dirs) EXPECT_FALSE(fs::exists(dir)) << dir;
+}
+
+TEST(JobCgroup, NoLimitsNoLeaf) {
+  JobCgroup cgroup("test-none", ResourceLimits{});
+  EXPECT_FALSE(cgroup.active());
+  EXPECT_EQ(cgroup.breach(), "");
+}
+
+TEST(JobDirectory, ATmpfsOfItsSizeThatIsRemovedWithItsMounts) {
+  const auto scratch =
+      fs::temp_directory_path() / ("kgym-test-scratch-" + std::to_string(getpid()));
+  fs::create_directories(scratch);
+  std::string path;
+  {
+    JobDirectory dir(scratch.string(), 8u << 20);
+    path = dir.path();
+    EXPECT_TRUE(fs::is_directory(path));
+    EXPECT_EQ(fs::path(path).filename().string().rfind("kgym-job-", 0), 0u);
+    if (::geteuid() == 0) {
+      ASSERT_TRUE(dir.size_limited()) << dir.note();
+      struct statfs st {};
+      ASSERT_EQ(::statfs(path.c_str(), &st), 0);
+      EXPECT_LE(static_cast<std::uint64_t>(st.f_blocks) * st.f_bsize, 8u << 20);
+      // Writing past its size fails there, not on the host's disk.
+      std::ofstream big(path + "/big", std::ios::binary);
+      const std::string chunk(1 << 20, 'x');
+      for (int i = 0; i < 16 && big; ++i) big << chunk << std::flush;
+      EXPECT_FALSE(big);
+    } else {
+      EXPECT_FALSE(dir.size_limited());
+      EXPECT_FALSE(dir.note().empty());
+    }
+  }
+  EXPECT_FALSE(fs::exists(path));
+  // What a crash leaves (a process that ends without its destructors): swept, mounts and all.
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const pid_t crashed = ::fork();
+  if (crashed == 0) {
+    const JobDirectory dir(scratch.string(), 4u << 20);
+    std::ofstream(dir.path() + "/candidate.py") << "x = 1\n";
+    [[maybe_unused]] auto n = ::write(fds[1], dir.path().data(), dir.path().size());
+    _exit(0);
+  }
+  ::close(fds[1]);
+  char buf[4096];
+  const auto got = ::read(fds[0], buf, sizeof buf);
+  ::close(fds[0]);
+  ::waitpid(crashed, nullptr, 0);
+  ASSERT_GT(got, 0);
+  const std::string left(buf, static_cast<std::size_t>(got));
+  ASSERT_TRUE(fs::exists(left + "/candidate.py"));
+  fs::create_directories(scratch / "unrelated");
+  EXPECT_EQ(kgym::sandbox::sweep_job_directories(scratch.string()), 1);
+  EXPECT_FALSE(fs::exists(left));
+  EXPECT_TRUE(fs::exists(scratch / "unrelated"));
+  fs::remove_all(scratch);
+}
+
+}  // namespace
