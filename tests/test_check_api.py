@@ -162,3 +162,62 @@ def test_broken_task_is_infra_error_not_candidate_fault(tmp_path: Path) -> None:
     )
     result = check(describe(task_file), solution_source("01_relu"), CheckOptions(device="cpu"))
     assert result["status"] in ("infra_error", "runtime_error")
+
+
+SCALAR_TASK = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Mean squared error: a 0-dimensional output, as KernelBench's loss tasks give."""
+
+    def forward(self, predictions, targets):
+        return torch.mean((predictions - targets) ** 2)
+
+
+N = 4096
+
+
+def get_inputs():
+    return [torch.randn(N), torch.randn(N)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+SCALAR_CANDIDATE = """import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def mse_kernel(p_ptr, t_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for start in range(0, n, BLOCK):
+        mask = start + offs < n
+        d = tl.load(p_ptr + start + offs, mask=mask, other=0.0) - tl.load(
+            t_ptr + start + offs, mask=mask, other=0.0
+        )
+        acc += d * d
+    tl.store(out_ptr, tl.sum(acc, axis=0) / n)
+
+
+class ModelNew(nn.Module):
+    def forward(self, predictions, targets):
+        out = torch.empty((), device=predictions.device, dtype=torch.float32)
+        mse_kernel[(1,)](predictions, targets, out, predictions.numel(), BLOCK=1024)
+        return out
+"""
+
+
+def test_a_task_with_a_scalar_output_is_judged(tmp_path: Path) -> None:
+    """KernelBench's loss tasks (94_MSELoss, 96_HuberLoss...) answer a 0-dimensional tensor:
+    its slot is poisoned and compared like any other."""
+    task_file = tmp_path / "mse.py"
+    task_file.write_text(SCALAR_TASK)
+    result = run(task_file, SCALAR_CANDIDATE)
+    assert result["status"] == "ok", (result["status"], result["error"])
+    assert result["correct"] is True
