@@ -44,7 +44,8 @@ def fill(
         return
     for out in views.outputs[k]:
         if out is not None:
-            out.view(torch.uint8).fill_(dev.POISON_BYTE)  # NaN in every float dtype
+            # NaN in every float dtype; a 0-dimensional output (a loss) as one element.
+            out.view(-1).view(torch.uint8).fill_(dev.POISON_BYTE)
 
 
 def answer(views: SlotViews, k: int, reply: dict[str, Any]) -> list[Any]:
