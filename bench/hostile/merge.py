@@ -15,10 +15,13 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from run import same_verdict  # noqa: E402
 
 
 def column(meta: dict[str, Any]) -> str:
@@ -60,7 +63,7 @@ def render(columns: dict[str, dict[str, Any]]) -> list[str]:
     ]
     for name, side in columns.items():
         faults = side["faults"]
-        same = f"{sum(f['same_as_fresh'] for f in faults)}/{len(faults)}"
+        same = f"{sum(same_verdict(f['now'], f['fresh']) for f in faults)}/{len(faults)}"
         metas = side["metas"]
         commands = sorted(
             {

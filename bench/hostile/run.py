@@ -98,6 +98,18 @@ def summary(result: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def same_verdict(now: dict[str, Any], fresh: dict[str, Any]) -> bool:
+    """A built-in solution after a fault judged as on a fresh gym: accepted both times, with the
+    same verdict. The number of graded calls is drawn per evaluation, so of the trials only
+    whether all passed is compared."""
+    keys = ("status", "correct", "hacked", "reject_rules", "error")
+    return (
+        now["status"] == "ok"
+        and all(now[k] == fresh[k] for k in keys)
+        and (now["passed"] == now["trials"]) == (fresh["passed"] == fresh["trials"])
+    )
+
+
 def error_line(result: dict[str, Any]) -> str | None:
     """Phase, type and the start of the message of a Result's error, to read a failure by."""
     error = result.get("error")
@@ -431,7 +443,7 @@ def main() -> int:
             if e["task"] not in fresh:
                 fresh[e["task"]] = summary(builtin(e["task"]))
             now = summary(builtin(e["task"]))
-            same = now == fresh[e["task"]] and now["status"] == "ok"
+            same = same_verdict(now, fresh[e["task"]])
             faults.append(
                 {
                     "after": e["name"],

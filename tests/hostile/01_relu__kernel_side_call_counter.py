@@ -1,5 +1,5 @@
-# attack: the call counter lives on the device (a non-persistent buffer bumped by tl.atomic_add inside the kernel) so no Python state changes; after 12 launches the kernel stops writing and torch.empty hands back a stale answer, in no time
-# expect: rejected
+# attack: the call counter lives on the device (a non-persistent buffer bumped by tl.atomic_add inside the kernel) so no Python state changes; after 12 launches the kernel stops writing and torch.empty hands back a stale answer, in no time; with more than 12 graded calls in a draw it is wrong already in correctness (incorrect)
+# expect: rejected|incorrect
 # rules: wrong-after-timing, wrong-during-timing
 # device: gpu
 import torch
