@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shlex
 import subprocess
 import sys
@@ -38,6 +39,21 @@ def lint(level_dir: Path, args: argparse.Namespace) -> dict[str, Any]:
         raise SystemExit(f"kgym tasks lint {level_dir} wrote no report: {done.stderr[-2000:]}")
     report: dict[str, Any] = json.loads(done.stdout)
     return report
+
+
+def read_report(path: Path) -> dict[str, Any]:
+    """A level's report: `kgym tasks lint --json`'s, or the per-task lines of its `--reports`
+    file (.jsonl), from which an interrupted lint resumes."""
+    if path.suffix == ".jsonl":
+        return {"tasks": [json.loads(line) for line in path.read_text().splitlines() if line]}
+    report: dict[str, Any] = json.loads(path.read_text())
+    return report
+
+
+def level_of(path: Path) -> str | None:
+    """ "1" for level1.json or level1.jsonl."""
+    match = re.fullmatch(r"level(\d+)", path.stem)
+    return match.group(1) if match else None
 
 
 def rules(task: dict[str, Any]) -> list[str]:
@@ -77,11 +93,12 @@ def main() -> int:
     p.add_argument("--from-json", type=Path, nargs="+", help="render these reports, lint nothing")
     p.add_argument("--save-dir", type=Path, help="also keep each level's JSON report here")
     p.add_argument("--json", action="store_true", help="print the reports as JSON too")
+    p.add_argument("--machine", help="names the results file (default: this machine's GPU)")
     args = p.parse_args()
     reports: dict[str, dict[str, Any]] = {}
     if args.from_json:
         for i, path in enumerate(args.from_json, 1):
-            reports[str(i)] = json.loads(path.read_text())
+            reports[level_of(path) or str(i)] = read_report(path)
     else:
         if args.kernelbench is None:
             p.error("--kernelbench is needed to lint (or --from-json to render)")
@@ -93,7 +110,7 @@ def main() -> int:
                 path.write_text(json.dumps(reports[level], indent=1))
     command = "python bench/task_lint/run.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     lines = [*header("`kgym tasks lint` on KernelBench", command), *render(reports)]
-    machine = "cpu" if args.device == "cpu" else None
+    machine = "cpu" if args.device == "cpu" else args.machine
     record(results_path(HERE, machine), lines, {"reports": reports}, args.json)
     return 0
 
