@@ -4,17 +4,13 @@ with metrics to JSONL, checkpoints and exact resume (model, optimiser, schedule,
 from __future__ import annotations
 
 import json
-import random
 import shutil
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import torch
-
-from kgym.train import advantage, reward, rollout, update
+from kgym.train import advantage, checkpoint, reward, rollout, update
 from kgym.train.config import TrainConfig
 from kgym.train.data import draw, row_text
 from kgym.train.engine import open_engine
@@ -22,50 +18,7 @@ from kgym.train.optimize import corrected_update
 from kgym.train.policy import Policy, load_policy, with_reference
 from kgym.train.tensorboard_log import ScalarLog
 
-CHECKPOINT = "checkpoint.pt"
 POLICY = "policy"  # the trained policy, a Hugging Face folder, written after the last step
-
-
-def _seed_everything(seed: int) -> None:
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
-
-
-def _rng_state() -> dict[str, Any]:
-    state = {
-        "python": random.getstate(),
-        "numpy": np.random.get_state(),
-        "torch": torch.get_rng_state(),
-    }
-    if torch.cuda.is_available():
-        state["cuda"] = torch.cuda.get_rng_state_all()
-    return state
-
-
-def _set_rng_state(state: dict[str, Any]) -> None:
-    random.setstate(state["python"])
-    np.random.set_state(state["numpy"])
-    torch.set_rng_state(state["torch"])
-    if "cuda" in state and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda"])
-
-
-def _save(out: Path, policy: Policy, opt: Any, sched: Any, step: int, cfg: TrainConfig) -> None:
-    tmp = out / (CHECKPOINT + ".tmp")
-    torch.save(
-        {
-            "step": step,
-            "model": policy.model.state_dict(),
-            "optimizer": opt.state_dict(),
-            "scheduler": sched.state_dict(),
-            "rng": _rng_state(),
-            "config": cfg.to_dict(),
-        },
-        tmp,
-    )
-    tmp.replace(out / CHECKPOINT)  # a kill mid-save leaves the previous checkpoint whole
-    policy.tokenizer.save_pretrained(out / "tokenizer")
 
 
 def train_step(
@@ -109,7 +62,7 @@ def train(cfg: TrainConfig, out: Path, quiet: bool = False) -> list[dict[str, An
         if before != now:
             raise ValueError(f"{out} holds a run with another config: use another folder")
     config_file.write_text(json.dumps(cfg.to_dict(), indent=2) + "\n")
-    _seed_everything(cfg.run.seed)
+    checkpoint.seed_everything(cfg.run.seed)
     ctx = None
     rows: list[dict[str, Any]] = []
     if not cfg.uses_gym:
@@ -141,32 +94,9 @@ def train(cfg: TrainConfig, out: Path, quiet: bool = False) -> list[dict[str, An
 def _train(
     cfg: TrainConfig, out: Path, quiet: bool, ctx: Any, rows: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
-    metrics_path = out / "metrics.jsonl"
     policy = with_reference(load_policy(cfg.model), cfg.loss.kl_coef)
     opt, sched = update.make_optimizer(policy.model, cfg.optim, cfg.run.steps)
-    start = 0
-    if (out / CHECKPOINT).exists():
-        # Read onto the CPU: the RNG states must stay CPU byte tensors (mapped to a GPU,
-        # torch.set_rng_state refuses them), and load_state_dict puts the model's and the
-        # optimiser's tensors where their parameters live.
-        state = torch.load(out / CHECKPOINT, map_location="cpu", weights_only=False)
-        policy.model.load_state_dict(state["model"])
-        opt.load_state_dict(state["optimizer"])
-        sched.load_state_dict(state["scheduler"])
-        _set_rng_state(state["rng"])
-        start = int(state["step"])
-        # Steps logged after the checkpoint are done again: keep the log in step with it.
-        kept = [
-            line
-            for line in metrics_path.read_text().splitlines()
-            if json.loads(line)["step"] <= start
-        ]
-        metrics_path.write_text("".join(line + "\n" for line in kept))
-    history = (
-        [json.loads(line) for line in metrics_path.read_text().splitlines()]
-        if metrics_path.exists()
-        else []
-    )
+    start, history = checkpoint.resume(out, policy, opt, sched)
     scalars = ScalarLog(out, cfg.run.tensorboard, start)
     try:
         history = _steps(cfg, out, quiet, ctx, rows, policy, opt, sched, start, history, scalars)
@@ -189,7 +119,7 @@ def _steps(
     history: list[dict[str, Any]],
     scalars: ScalarLog,
 ) -> list[dict[str, Any]]:
-    metrics_path = out / "metrics.jsonl"
+    metrics_path = out / checkpoint.METRICS
     engine = open_engine(cfg.engine, out)
     for step in range(start + 1, cfg.run.steps + 1):
         # The server samples this step's rollouts from the policy as it is now.
@@ -216,7 +146,7 @@ def _steps(
             )
         every = cfg.run.checkpoint_every
         if (every and step % every == 0) or step == cfg.run.steps:
-            _save(out, policy, opt, sched, step, cfg)
+            checkpoint.save(out, policy, opt, sched, step, cfg.to_dict())
         if step == cfg.run.steps:
             export_policy(policy, out / POLICY)
     return history

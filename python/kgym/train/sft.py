@@ -25,16 +25,9 @@ import numpy as np
 import torch
 
 from kgym.evaluation.prompts import Prompts, context_tokens, render
-from kgym.train import update
+from kgym.train import checkpoint, update
 from kgym.train.data import PYTORCH_COLUMN, TRITON_COLUMN, _held_out
-from kgym.train.loop import (
-    CHECKPOINT,
-    POLICY,
-    _rng_state,
-    _seed_everything,
-    _set_rng_state,
-    export_policy,
-)
+from kgym.train.loop import POLICY, export_policy
 from kgym.train.policy import Policy, load_policy
 from kgym.train.sft_config import SftConfig
 from kgym.train.tensorboard_log import ScalarLog
@@ -139,7 +132,7 @@ def target_loss(model: Any, batch: tuple[torch.Tensor, torch.Tensor, torch.Tenso
 def initial_policy(cfg: SftConfig, train_examples: list[Example]) -> Policy:
     """The policy SFT starts from (seeded: the same every time): the model at model.path, or a
     tiny one with a tokenizer trained on the texts it will read."""
-    _seed_everything(cfg.run.seed)
+    checkpoint.seed_everything(cfg.run.seed)
     if cfg.model.path is None and not cfg.model.tokenizer_corpus:
         cfg.model.tokenizer_corpus = [
             t for e in train_examples for t in (render(e.messages, None), e.target)
@@ -178,26 +171,8 @@ def sft(cfg: SftConfig, out: Path, quiet: bool = False) -> list[dict[str, Any]]:
     per_epoch = math.ceil(len(train_examples) / cfg.run.batch_size)
     total = per_epoch * cfg.run.epochs
     opt, sched = update.make_optimizer(policy.model, cfg.optim, total)
-    metrics_path = out / "metrics.jsonl"
-    start = 0
-    if (out / CHECKPOINT).exists():
-        state = torch.load(out / CHECKPOINT, map_location="cpu", weights_only=False)
-        policy.model.load_state_dict(state["model"])
-        opt.load_state_dict(state["optimizer"])
-        sched.load_state_dict(state["scheduler"])
-        _set_rng_state(state["rng"])
-        start = int(state["step"])
-        kept = [
-            line
-            for line in metrics_path.read_text().splitlines()
-            if json.loads(line)["step"] <= start
-        ]
-        metrics_path.write_text("".join(line + "\n" for line in kept))
-    history = (
-        [json.loads(line) for line in metrics_path.read_text().splitlines()]
-        if metrics_path.exists()
-        else []
-    )
+    metrics_path = out / checkpoint.METRICS
+    start, history = checkpoint.resume(out, policy, opt, sched)
     budget = _budget(cfg, policy)
     tok = policy.tokenizer
     encoded = [encode(e, tok, budget) for e in train_examples]
@@ -245,7 +220,7 @@ def sft(cfg: SftConfig, out: Path, quiet: bool = False) -> list[dict[str, Any]]:
                 )
             every = cfg.run.checkpoint_every
             if (every and step % every == 0) or step == total:
-                _save(out, policy, opt, sched, step, cfg)
+                checkpoint.save(out, policy, opt, sched, step, cfg.to_dict())
         if start < total or not (out / POLICY).exists():
             export_sft_policy(policy, out)
     finally:
@@ -265,23 +240,6 @@ def heldout_loss(policy: Policy, encoded: list[tuple[list[int], int]], batch_siz
         total += float(loss) * tokens
         count += tokens
     return total / max(count, 1)
-
-
-def _save(out: Path, policy: Policy, opt: Any, sched: Any, step: int, cfg: SftConfig) -> None:
-    tmp = out / (CHECKPOINT + ".tmp")
-    torch.save(
-        {
-            "step": step,
-            "model": policy.model.state_dict(),
-            "optimizer": opt.state_dict(),
-            "scheduler": sched.state_dict(),
-            "rng": _rng_state(),
-            "config": cfg.to_dict(),
-        },
-        tmp,
-    )
-    tmp.replace(out / CHECKPOINT)
-    policy.tokenizer.save_pretrained(out / "tokenizer")
 
 
 def export_sft_policy(policy: Policy, out: Path) -> None:
