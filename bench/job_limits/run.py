@@ -48,6 +48,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE.parent / "service_abuse"))
 sys.path.insert(0, str(HERE))
 
+from host_sample import HostSampler  # noqa: E402
 from record import header, machine  # noqa: E402
 from service_util import Gym, call  # noqa: E402
 from sizes import pick  # noqa: E402
@@ -264,7 +265,11 @@ def main() -> int:
     def left() -> float:
         return args.budget_s - (time.monotonic() - started) if args.budget_s else 1e9
 
-    with tempfile.TemporaryDirectory() as tmp, Service(Path(tmp), service_args, args.gpus) as g:
+    with (
+        HostSampler() as sampler,
+        tempfile.TemporaryDirectory() as tmp,
+        Service(Path(tmp), service_args, args.gpus) as g,
+    ):
         say(f"job_limits: service up after {time.monotonic() - started:.0f} s")
         # A window of jobs in flight (the slots, and as many waiting), so that the budget stops
         # the submissions while what was submitted still finishes.
@@ -282,6 +287,11 @@ def main() -> int:
                 answer = {"status": "cancelled at the budget"}
             rows.append({**strip(job), **figures(answer)})
             r = rows[-1]
+            if r["memory_peak_mib"] is None:  # no cgroup counted it: the sampler's figures
+                r["memory_peak_mib"], r["pids_peak"] = sampler.peak(
+                    answer.get("started_at"), answer.get("finished_at")
+                )
+                r["host_figures"] = "sampled" if r["memory_peak_mib"] is not None else None
             say(
                 f"  {len(rows)}/{len(jobs)} level{job['level']} {job['task']} "
                 f"({job['candidate']}): {r['status']}, {r['memory_peak_mib']} MiB, "
@@ -357,6 +367,15 @@ def markdown(command: str, r: dict) -> list[str]:
             f"{', '.join(fmt(s) for s in shares) or '-'} MiB. Cgroup: {', '.join(cgroups)}; "
             f"{limited}/{len(jobs)} jobs in a cgroup of their own, {disk}/{len(jobs)} on a "
             f"tmpfs of their size. Notes: {'; '.join(notes) or 'none'}. Run: {r['seconds']} s.",
+            *(
+                [
+                    f"Host memory and processes of {sampled} jobs that no cgroup counted: sampled "
+                    "from /proc (host_sample.py: the proportional set size of the job's uid "
+                    "every 0.25 s).",
+                ]
+                if (sampled := sum(j.get("host_figures") == "sampled" for j in jobs))
+                else []
+            ),
             "",
         ]
     lines += [
