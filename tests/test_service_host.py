@@ -112,7 +112,7 @@ def test_the_result_says_which_limits_a_job_had(tmp_path: Path) -> None:
         status, out, _ = call(g.url + "/v1/evaluate?wait=120", "POST", job(RELU_TASK))
         assert status == 200, out
         resources = out["result"]["sandbox"]["resources"]
-    assert resources["memory_limit_mib"] == 16384 and resources["pids_limit"] == 2048
+    assert resources["memory_limit_mib"] == 32768 and resources["pids_limit"] == 2048
     assert resources["cgroup"] in ("v1", "v2", "none")
     if resources["cgroup"] == "none":
         assert resources["limited"] is False and resources["note"]  # says why

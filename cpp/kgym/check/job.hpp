@@ -52,7 +52,7 @@ struct CheckJob {
   // The job as a whole (sandbox/job_cgroup.hpp, job_directory.hpp): host memory with swap,
   // processes and threads, CPU weight, the size of its directory, and its share of the GPU's
   // memory (0: the GPU's memory divided by gpu_jobs, the jobs that share the GPU).
-  int memory_limit_mib = 16384;
+  int memory_limit_mib = 32768;
   int pids_limit = 2048;
   int cpu_weight = 100;
   int disk_limit_mib = 2048;

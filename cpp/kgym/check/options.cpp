@@ -197,7 +197,7 @@ std::vector<OptionSpec> make_table() {
     s.host = true;
     return s;
   };
-  t.push_back(host(bound(number("memory_limit_mib", kInt, 16384, 64, 4194304,
+  t.push_back(host(bound(number("memory_limit_mib", kInt, 32768, 64, 4194304,
                                 "host memory (MiB, swap included) of the job's processes "
                                 "together: the judge, the task code, both runners and what they "
                                 "start (its cgroup; the job directory's tmpfs counts too)",
