@@ -340,6 +340,19 @@ def cmd_extract(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_folder_options(p: argparse.ArgumentParser, set_example: str) -> None:
+    """The options kgym train and kgym sft share: the run folder, config overrides, JSON."""
+    p.add_argument("--out", type=Path, required=True, help="the run folder")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help=f"override one key, e.g. --set {set_example} (repeatable; YAML values)",
+    )
+    p.add_argument("--json", action="store_true", help="print every step's metrics as JSON")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kgym", description="kgym: check, serve and train on honest, fast Triton kernels."
@@ -463,16 +476,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("config", type=Path, nargs="?", help="a YAML config (or --preset)")
     p.add_argument("--preset", help="a preset config shipped with kgym (e.g. similarity_demo)")
-    p.add_argument("--out", type=Path, required=True, help="the run folder")
     p.add_argument("--steps", type=int, help="override run.steps")
-    p.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override one key, e.g. --set model.path=runs/sft/policy (repeatable; YAML values)",
-    )
-    p.add_argument("--json", action="store_true", help="print every step's metrics as JSON")
+    _run_folder_options(p, "model.path=runs/sft/policy")
     p.set_defaults(func=cmd_train)
 
     p = sub.add_parser(
@@ -487,16 +492,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("config", type=Path, nargs="?", help="a YAML config (model, data, optim, run)")
     p.add_argument("--data", help="override data.file: the rows to fine-tune on")
-    p.add_argument("--out", type=Path, required=True, help="the run folder")
     p.add_argument("--epochs", type=int, help="override run.epochs")
-    p.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override one key, e.g. --set optim.lr=1e-5 (repeatable; YAML values)",
-    )
-    p.add_argument("--json", action="store_true", help="print every step's metrics as JSON")
+    _run_folder_options(p, "optim.lr=1e-5")
     p.set_defaults(func=cmd_sft)
 
     p = sub.add_parser("extract", help="print the candidate code found in a completion")
