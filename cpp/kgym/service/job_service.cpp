@@ -479,6 +479,11 @@ json JobService::answer_by_id(const std::string& id, double wait_s) {
 json JobService::get(const Client& client, const std::string& id, double wait_s) {
   // A job the client may not read is answered as one that does not exist: its id says nothing.
   if (live_for(client, id)) return answer_by_id(id, wait_s);
+  stored_for(client, id);
+  return answer_by_id(id, wait_s);
+}
+
+StoredJob JobService::stored_for(const Client& client, const std::string& id) {
   std::optional<StoredJob> stored;
   try {
     stored = store_.get(id);
@@ -489,7 +494,7 @@ json JobService::get(const Client& client, const std::string& id, double wait_s)
   if (!stored || !client.may_read(stored->client)) {
     throw ApiError(404, "not_found", fmt::format("no job with id '{}'", id));
   }
-  return answer_by_id(id, wait_s);
+  return *stored;
 }
 
 json JobService::cancel(const Client& client, const std::string& id) {
@@ -549,18 +554,8 @@ json JobService::cancel(const Client& client, const std::string& id) {
   }
   // Not live: finished, or not there. The same rights as for a live one, though there is
   // nothing left to cancel (the answer is the job as it ended).
-  std::optional<StoredJob> stored;
-  try {
-    stored = store_.get(id);
-  } catch (const std::exception& e) {
-    store_failed("get", e);
-    throw ApiError(503, "unavailable", fmt::format("the job store cannot be read ({})", e.what()));
-  }
-  if (!stored || !client.may_read(stored->client)) {
-    throw ApiError(404, "not_found", fmt::format("no job with id '{}'", id));
-  }
-  if (!client.has(Scope::kAdmin) &&
-      !(stored->client == client.name && client.has(Scope::kSubmit))) {
+  const StoredJob stored = stored_for(client, id);
+  if (!client.has(Scope::kAdmin) && !(stored.client == client.name && client.has(Scope::kSubmit))) {
     throw ApiError(403, "forbidden",
                    fmt::format("client '{}' may not cancel this job (its scopes: {})", client.name,
                                ClientRegistry::scope_names(client.scopes)));

@@ -116,6 +116,9 @@ class JobService {
   // The live job `client` may read; nullptr when it is not live (throws 404 when it is live
   // but not the client's to see).
   std::shared_ptr<Live> live_for(const Client& client, const std::string& id) const;
+  // The stored job `client` may read (404 when there is none or it is not the client's to see;
+  // 503 when the store cannot be read).
+  StoredJob stored_for(const Client& client, const std::string& id);
   // The job's answer, whoever submitted it (404 when there is none).
   nlohmann::json answer_by_id(const std::string& id, double wait_s);
   // What makes the service degraded now (health), as lines; empty when nothing does.
