@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -147,6 +148,40 @@ def test_a_killed_service_leaves_no_job_folder_after_the_next_start(tmp_path: Pa
         assert "removed what jobs of an earlier run left: 1 job directories" in again.log()
         # The job itself runs again, from the store, with a folder of its own.
         call(f"{again.url}/v1/jobs/{queued['id']}", "DELETE")
+
+
+@needs_root
+def test_a_check_killed_mid_job_leaves_nothing_after_the_next_check(tmp_path: Path) -> None:
+    """`kgym check` shares the temporary directory and has no mount namespace of its own: a
+    kill -9 mid-job leaves its folder and tmpfs, which the next check removes (the folder's
+    lock is free once its supervisor is gone)."""
+    task = tmp_path / "slow.py"
+    task.write_text(RELU_TASK + "\nimport time\ntime.sleep(60)\n")
+    candidate = tmp_path / "relu.py"
+    candidate.write_text(RELU)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    env = {**os.environ, "TMPDIR": str(scratch)}
+    kgym = [sys.executable, "-m", "kgym.cli", "check"]
+    killed = subprocess.Popen([*kgym, str(task), str(candidate)], env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while not any((d / "candidate.py").exists() for d in scratch.glob("kgym-job-*")):
+            assert time.monotonic() < deadline and killed.poll() is None
+            time.sleep(0.05)
+    finally:
+        killed.kill()
+        killed.wait()
+    (folder,) = [d for d in scratch.glob("kgym-job-*") if d.is_dir()]
+    assert str(folder) in Path("/proc/self/mountinfo").read_text()  # its tmpfs, on the host
+    time.sleep(2.5)  # a lock younger than 2 s may belong to a directory being made
+    done = subprocess.run(
+        [*kgym, "01_relu", str(candidate), "--json"], env=env, capture_output=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout)["status"] == "ok"
+    assert not list(scratch.iterdir())
+    assert str(folder) not in Path("/proc/self/mountinfo").read_text()
 
 
 @needs_root
