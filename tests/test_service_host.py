@@ -132,7 +132,7 @@ def test_a_killed_service_leaves_no_job_folder_after_the_next_start(tmp_path: Pa
         while not any(p.name.startswith("kgym-job-") for p in jobs.iterdir()):
             assert time.monotonic() < deadline
             time.sleep(0.05)
-        (folder,) = [p for p in jobs.iterdir() if p.name.startswith("kgym-job-")]
+        (folder,) = [p for p in jobs.iterdir() if p.name.startswith("kgym-job-") and p.is_dir()]
         assert g.proc is not None
         # Its files are on its tmpfs, mounted where only the service and its children see it.
         assert (

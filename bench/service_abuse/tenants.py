@@ -201,11 +201,11 @@ def crash_leftovers(tmp: Path, gpus: str) -> list[dict]:
             time.sleep(0.05)
     finally:
         g.stop(signal.SIGKILL)
-    folders = list((tmp / "jobs").glob("kgym-job-*"))
+    folders = [f for f in (tmp / "jobs").glob("kgym-job-*") if f.is_dir()]  # not their locks
     left = len(folders)
     files = sum(len(list(f.iterdir())) for f in folders)  # its tmpfs went with the service
     with Gym(tmp, ["--cpu-workers", "1"], gpus=gpus) as again:
-        after = len(list((tmp / "jobs").glob("kgym-job-*")))
+        after = len([f for f in (tmp / "jobs").glob("kgym-job-*") if f.is_dir()])
         call(f"{again.url}/v1/jobs/{job['id']}", "DELETE")
     return [
         row(

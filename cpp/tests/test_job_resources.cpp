@@ -169,4 +169,45 @@ TEST(JobDirectory, ATmpfsOfItsSizeThatIsRemovedWithItsMounts) {
   fs::remove_all(scratch);
 }
 
+TEST(JobDirectory, ASharedScratchIsSweptOfWhatDeadSupervisorsLeft) {
+  // `kgym check` shares the temporary directory with other supervisors: only directories whose
+  // supervisor is gone (their lock free) go, live ones and strangers stay.
+  const auto scratch = fs::temp_directory_path() / ("kgym-test-shared-" + std::to_string(getpid()));
+  fs::create_directories(scratch);
+  {
+    const JobDirectory live(scratch.string(), 4u << 20);
+    int fds[2];
+    ASSERT_EQ(::pipe(fds), 0);
+    const pid_t killed = ::fork();
+    if (killed == 0) {
+      const JobDirectory dir(scratch.string(), 4u << 20);
+      std::ofstream(dir.path() + "/candidate.py") << "x = 1\n";
+      [[maybe_unused]] auto n = ::write(fds[1], dir.path().data(), dir.path().size());
+      ::pause();  // killed with -9 below, as a supervisor would be
+      _exit(0);
+    }
+    ::close(fds[1]);
+    char buf[4096];
+    const auto got = ::read(fds[0], buf, sizeof buf);
+    ::close(fds[0]);
+    ASSERT_GT(got, 0);
+    const std::string left(buf, static_cast<std::size_t>(got));
+    // While its supervisor lives, its directory is in use.
+    EXPECT_EQ(kgym::sandbox::sweep_abandoned_job_directories(scratch.string(), 0), 0);
+    EXPECT_TRUE(fs::exists(left + "/candidate.py"));
+    ::kill(killed, SIGKILL);
+    ::waitpid(killed, nullptr, 0);
+    fs::create_directories(scratch / "kgym-job-nolock");  // no lock: not known to be abandoned
+    // A lock younger than the minimum age is left: its directory may be being made.
+    EXPECT_EQ(kgym::sandbox::sweep_abandoned_job_directories(scratch.string(), 3600), 0);
+    EXPECT_EQ(kgym::sandbox::sweep_abandoned_job_directories(scratch.string(), 0), 1);
+    EXPECT_FALSE(fs::exists(left));
+    EXPECT_FALSE(fs::exists(left + ".lock"));
+    EXPECT_TRUE(fs::exists(live.path()));
+    EXPECT_TRUE(fs::exists(live.path() + ".lock"));
+    EXPECT_TRUE(fs::exists(scratch / "kgym-job-nolock"));
+  }
+  fs::remove_all(scratch);
+}
+
 }  // namespace

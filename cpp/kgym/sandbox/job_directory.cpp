@@ -1,12 +1,16 @@
 #include "kgym/sandbox/job_directory.hpp"
 
+#include <fcntl.h>
 #include <sched.h>
+#include <sys/file.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -21,6 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kPrefix = "kgym-job-";
+constexpr const char* kLockSuffix = ".lock";
 
 // Mount points at or below `dir`, deepest first (mountinfo escapes blanks as octal).
 std::vector<std::string> mounts_under(const std::string& dir) {
@@ -56,6 +61,17 @@ JobDirectory::JobDirectory(const std::string& scratch, std::uint64_t size_bytes)
         fmt::format("cannot create a job directory in {}: {}", scratch, std::strerror(errno)));
   }
   path_ = pattern;
+  // Held until the destructor, and by the kernel until this process ends: a sweep by another
+  // supervisor leaves the directory alone while it is. Close-on-exec, and closed in the job's
+  // child with its other descriptors, so the job never holds it.
+  lock_fd_ = ::open((path_ + kLockSuffix).c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+  if (lock_fd_ < 0 || ::flock(lock_fd_, LOCK_EX) != 0) {
+    const std::string why = std::strerror(errno);
+    remove_job_directory(path_);
+    if (lock_fd_ >= 0) ::close(lock_fd_);
+    ::unlink((path_ + kLockSuffix).c_str());
+    throw std::runtime_error(fmt::format("cannot lock the job directory {}: {}", path_, why));
+  }
   if (size_bytes == 0) return;
   // Inodes bounded too (a job of empty files costs memory, not blocks): one per 16 KiB.
   const auto inodes = std::max<std::uint64_t>(4096, size_bytes / 16384);
@@ -69,7 +85,10 @@ JobDirectory::JobDirectory(const std::string& scratch, std::uint64_t size_bytes)
 }
 
 JobDirectory::~JobDirectory() {
-  if (!path_.empty()) remove_job_directory(path_);
+  if (path_.empty()) return;
+  remove_job_directory(path_);
+  ::unlink((path_ + kLockSuffix).c_str());
+  ::close(lock_fd_);
 }
 
 void remove_job_directory(const std::string& path) {
@@ -77,7 +96,8 @@ void remove_job_directory(const std::string& path) {
   for (const auto& point : mounts_under(path)) ::umount2(point.c_str(), MNT_DETACH);
   std::error_code ec;
   // The harness made it its job's uid's, without write permission for others.
-  fs::permissions(path, fs::perms::owner_all, fs::perm_options::add, ec);
+  fs::permissions(path, fs::perms::owner_all, fs::perm_options::add | fs::perm_options::nofollow,
+                  ec);
   fs::remove_all(path, ec);
 }
 
@@ -86,9 +106,39 @@ int sweep_job_directories(const std::string& scratch) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(scratch, ec)) {
     const auto name = entry.path().filename().string();
-    if (!name.starts_with(kPrefix) || entry.is_symlink(ec) || !entry.is_directory(ec)) continue;
-    remove_job_directory(entry.path().string());
-    ++removed;
+    if (!name.starts_with(kPrefix) || entry.is_symlink(ec)) continue;
+    if (entry.is_directory(ec)) {
+      remove_job_directory(entry.path().string());
+      ++removed;
+    } else if (name.ends_with(kLockSuffix)) {
+      fs::remove(entry.path(), ec);
+    }
+  }
+  return removed;
+}
+
+int sweep_abandoned_job_directories(const std::string& scratch, int min_age_s) {
+  int removed = 0;
+  std::error_code ec;
+  const auto now = ::time(nullptr);
+  for (const auto& entry : fs::directory_iterator(scratch, ec)) {
+    const auto lock = entry.path().string();
+    const auto name = entry.path().filename().string();
+    if (!name.starts_with(kPrefix) || !name.ends_with(kLockSuffix)) continue;
+    struct stat st {};
+    if (::lstat(lock.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (now - st.st_mtime < min_age_s) continue;
+    const int fd = ::open(lock.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) continue;
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {  // its supervisor is gone
+      const auto dir = lock.substr(0, lock.size() - std::string(kLockSuffix).size());
+      if (fs::is_directory(fs::symlink_status(dir, ec))) {
+        remove_job_directory(dir);
+        ++removed;
+      }
+      ::unlink(lock.c_str());
+    }
+    ::close(fd);
   }
   return removed;
 }

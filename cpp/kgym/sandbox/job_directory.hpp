@@ -3,6 +3,9 @@
 // that fills it fills only itself (a tmpfs's pages are memory, charged to the job's cgroup too).
 // The destructor removes it and everything in it. A service's scratch directory is its own:
 // at start-up no job of it runs, so the sweep removes every job directory a crash left there.
+// A shared one (the temporary directory `kgym check` uses) is swept by lock: each directory's
+// supervisor holds an flock on `<directory>.lock` beside it for its life, which the kernel lets
+// go when that process dies, however it dies.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +15,8 @@ namespace kgym::sandbox {
 
 class JobDirectory {
  public:
-  // mkdtemp("<scratch>/kgym-job-XXXXXX"), then a tmpfs of `size_bytes` on it when > 0.
+  // mkdtemp("<scratch>/kgym-job-XXXXXX") and its lock, then a tmpfs of `size_bytes` on it
+  // when > 0.
   // Throws std::runtime_error when the directory cannot be made; a tmpfs that cannot be mounted
   // leaves the directory on `scratch`'s file system, and note() says why.
   JobDirectory(const std::string& scratch, std::uint64_t size_bytes);
@@ -26,6 +30,7 @@ class JobDirectory {
 
  private:
   std::string path_;
+  int lock_fd_ = -1;
   bool mounted_ = false;
   std::string note_;
 };
@@ -34,8 +39,13 @@ class JobDirectory {
 // (whoever owns it).
 void remove_job_directory(const std::string& path);
 
-// Removes every kgym-job-* directory in `scratch`; returns how many.
+// Removes every kgym-job-* directory in `scratch`, and their locks; returns how many.
 int sweep_job_directories(const std::string& scratch);
+
+// Removes the kgym-job-* directories in `scratch` whose supervisor is gone (their lock is free)
+// and whose lock is at least `min_age_s` old (a directory is made a moment before its lock is
+// taken); returns how many. Directories without a lock are left alone.
+int sweep_abandoned_job_directories(const std::string& scratch, int min_age_s = 2);
 
 // Gives this process a mount namespace of its own that receives the host's mounts and sends
 // none back, so that the job directories' tmpfs it mounts from now on are seen only by it and
