@@ -118,6 +118,49 @@ TEST(JobCgroup, NoLimitsNoLeaf) {
   EXPECT_EQ(cgroup.breach(), "");
 }
 
+TEST(JobCgroup, AV2SubtreeWithMemoryButNoPidsLimitsMemory) {
+  // A container may delegate memory and cpu but not pids (an H200 host's did): its jobs get
+  // their memory limit there, and RLIMIT_NPROC holds their threads (evaluate.cpp). The cgroup
+  // file system is played by plain files, which the detection and the leaf only read and write.
+  const auto root = fs::temp_directory_path() / ("kgym-test-cgroupfs-" + std::to_string(getpid()));
+  const auto own = root / "container";
+  fs::create_directories(own);
+  std::ofstream(own / "cgroup.controllers") << "cpu memory\n";
+  std::ofstream(own / "cgroup.subtree_control") << "";
+  const std::string mountinfo =
+      "30 25 0:26 / " + root.string() + " rw,nosuid,nodev - cgroup2 cgroup2 rw\n";
+  const auto s = kgym::sandbox::detect_cgroup_support(mountinfo, "0::/container\n");
+  ASSERT_EQ(s.name(), "v2") << s.note;
+  EXPECT_TRUE(s.has_memory());
+  EXPECT_FALSE(s.has_pids());
+  EXPECT_TRUE(s.has_cpu());
+  EXPECT_NE(s.note.find("RLIMIT_NPROC"), std::string::npos) << s.note;
+  auto text = [](const fs::path& file) {
+    std::ifstream in(file);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  EXPECT_EQ(text(own / "cgroup.subtree_control"), "+memory +cpu");
+  EXPECT_EQ(text(own / "kgym-jobs" / "cgroup.subtree_control"), "+memory +cpu");
+  ResourceLimits limits;
+  limits.memory_bytes = 1u << 30;
+  limits.pids = 64;
+  {
+    const JobCgroup cgroup(s, "fake", limits);
+    ASSERT_TRUE(cgroup.active()) << cgroup.note();
+    ASSERT_EQ(cgroup.procs_files().size(), 1u);
+    const auto leaf = fs::path(cgroup.procs_files()[0]).parent_path();
+    EXPECT_EQ(text(leaf / "memory.max"), std::to_string(1u << 30));
+    EXPECT_FALSE(fs::exists(leaf / "pids.max"));
+    EXPECT_EQ(cgroup.pids_peak(), 0u);
+  }
+  // Without a memory controller there is no cgroup to use, and the note says what was offered.
+  std::ofstream(own / "cgroup.controllers") << "cpu pids\n";
+  const auto none = kgym::sandbox::detect_cgroup_support(mountinfo, "0::/container\n");
+  EXPECT_EQ(none.name(), "none");
+  EXPECT_NE(none.note.find("not memory"), std::string::npos) << none.note;
+  fs::remove_all(root);
+}
+
 TEST(JobDirectory, ATmpfsOfItsSizeThatIsRemovedWithItsMounts) {
   const auto scratch =
       fs::temp_directory_path() / ("kgym-test-scratch-" + std::to_string(getpid()));

@@ -19,6 +19,7 @@
 #include "kgym/result/status.hpp"
 #include "kgym/result/timing_stats.hpp"
 #include "kgym/sandbox/fork_server.hpp"
+#include "kgym/sandbox/job_cgroup.hpp"
 #include "kgym/sandbox/job_directory.hpp"
 #include "kgym/sandbox/report_token.hpp"
 #include "kgym/sandbox/window_priority.hpp"
@@ -824,6 +825,11 @@ json run_prepared(const CheckJob& requested, const PreparedCandidate& prepared,
   spec.limits.wall_seconds = job.timeout_seconds;
   spec.limits.private_view = job.private_view;
   spec.limits.resources = resources;
+  // Where no pids controller holds the job's processes and threads, RLIMIT_NPROC on its own uid
+  // does, at the same limit (job_cgroup.hpp).
+  if (resources.pids > 0 && !sandbox::cgroup_support().has_pids()) {
+    spec.limits.max_processes = std::min(spec.limits.max_processes, resources.pids);
+  }
   // Without a tmpfs of its own the directory's size is not watched (it is the host's disk).
   if (!directory->size_limited()) spec.limits.resources.disk_bytes = 0;
   // The harness draws its own write fences (the judge before task code, each runner before the

@@ -23,6 +23,9 @@ namespace fs = std::filesystem;
 
 constexpr const char* kParentName = "kgym-jobs";
 constexpr const char* kLeafPrefix = "job-";
+constexpr const char* kNoPidsNote =
+    "no pids controller: the job's processes and threads are held by RLIMIT_NPROC on its uid "
+    "(pids_limit) instead, and a fork past it fails without a resource_limit";
 
 struct Mount {
   std::string root;   // the mount's root within its hierarchy
@@ -49,9 +52,9 @@ std::string unescape(const std::string& s) {
   return out;
 }
 
-std::vector<Mount> cgroup_mounts() {
+std::vector<Mount> cgroup_mounts(const std::string& mountinfo) {
   std::vector<Mount> out;
-  std::ifstream in("/proc/self/mountinfo");
+  std::istringstream in(mountinfo);
   std::string line;
   while (std::getline(in, line)) {
     std::istringstream fields(line);
@@ -86,9 +89,9 @@ struct Membership {
   std::string controllers;
   std::string path;
 };
-std::vector<Membership> memberships() {
+std::vector<Membership> memberships(const std::string& self_cgroup) {
   std::vector<Membership> out;
-  std::ifstream in("/proc/self/cgroup");
+  std::istringstream in(self_cgroup);
   std::string line;
   while (std::getline(in, line)) {
     const auto a = line.find(':');
@@ -146,12 +149,15 @@ std::vector<pid_t> pids_in(const std::string& procs_file) {
   return out;
 }
 
-CgroupSupport detect() {
+}  // namespace
+
+CgroupSupport detect_cgroup_support(const std::string& mountinfo, const std::string& self_cgroup) {
   CgroupSupport s;
-  const auto mounts = cgroup_mounts();
-  const auto mine = memberships();
+  const auto mounts = cgroup_mounts(mountinfo);
+  const auto mine = memberships(self_cgroup);
   std::string v2_note;
-  // v2: the service's own cgroup must offer memory and pids to a subtree of job leaves.
+  // v2: the service's own cgroup must offer memory (and pids, where it can) to a subtree of job
+  // leaves.
   for (const auto& m : mounts) {
     if (m.type != "cgroup2") continue;
     for (const auto& member : mine) {
@@ -160,15 +166,13 @@ CgroupSupport detect() {
       std::string words = read_text(own + "/cgroup.controllers");
       while (!words.empty() && (words.back() == '\n' || words.back() == ' ')) words.pop_back();
       if (!has_token(words, "memory", ' ')) {
-        v2_note = fmt::format("cgroup v2 at {} offers [{}], not memory and pids", own, words);
+        v2_note = fmt::format("cgroup v2 at {} offers [{}], not memory", own, words);
         continue;
       }
-      std::string wanted = "+memory +pids";
+      const bool pids = has_token(words, "pids", ' ');
       const bool cpu = has_token(words, "cpu", ' ');
-      if (!has_token(words, "pids", ' ')) {
-        v2_note = fmt::format("cgroup v2 at {} offers no pids controller", own);
-        continue;
-      }
+      std::string wanted = "+memory";
+      if (pids) wanted += " +pids";
       if (cpu) wanted += " +cpu";
       const std::string parent = own + "/" + kParentName;
       std::string why = write_control(own + "/cgroup.subtree_control", wanted);
@@ -188,7 +192,7 @@ CgroupSupport detect() {
       }
       if (!why.empty()) {
         v2_note = fmt::format(
-            "cgroup v2 at {} could not hand memory and pids to job leaves ({}); run the service "
+            "cgroup v2 at {} could not hand its controllers to job leaves ({}); run the service "
             "in a cgroup of its own with those controllers delegated (a systemd unit with "
             "Delegate=yes)",
             own, why);
@@ -196,7 +200,12 @@ CgroupSupport detect() {
       }
       s.kind = CgroupSupport::Kind::kV2;
       s.v2_parent = parent;
-      if (!cpu) s.note = "no cpu controller: jobs share the CPU without weights";
+      s.v2_pids = pids;
+      if (!pids) s.note = kNoPidsNote;
+      if (!cpu) {
+        s.note += (s.note.empty() ? "" : "; ") +
+                  std::string("no cpu controller: jobs share the CPU without weights");
+      }
       return s;
     }
   }
@@ -215,10 +224,11 @@ CgroupSupport detect() {
   s.v1_memory = v1_parent("memory");
   s.v1_pids = v1_parent("pids");
   s.v1_cpu = v1_parent("cpu");
-  if (!s.v1_memory.empty() && !s.v1_pids.empty()) {
+  if (!s.v1_memory.empty()) {
     s.kind = CgroupSupport::Kind::kV1;
     s.v1_swap = fs::exists(s.v1_memory + "/memory.memsw.limit_in_bytes");
     std::vector<std::string> missing;
+    if (s.v1_pids.empty()) missing.push_back(kNoPidsNote);
     if (s.v1_cpu.empty())
       missing.push_back("no cpu controller: jobs share the CPU without weights");
     if (!s.v1_swap) missing.push_back("no swap accounting: swap is not limited");
@@ -229,10 +239,16 @@ CgroupSupport detect() {
   s.v1_pids.clear();
   s.v1_cpu.clear();
   s.note = v2_note.empty() ? std::string(
-                                 "no cgroup hierarchy with memory and pids controllers is "
-                                 "mounted and writable here")
-                           : v2_note + "; and no writable cgroup v1 memory and pids hierarchies";
+                                 "no cgroup hierarchy with a memory controller is mounted and "
+                                 "writable here")
+                           : v2_note + "; and no writable cgroup v1 memory hierarchy";
   return s;
+}
+
+namespace {
+
+CgroupSupport detect() {
+  return detect_cgroup_support(read_text("/proc/self/mountinfo"), read_text("/proc/self/cgroup"));
 }
 
 std::vector<std::string> parents(const CgroupSupport& s) {
@@ -265,7 +281,7 @@ bool CgroupSupport::has_memory() const {
   return kind == Kind::kV2 || (kind == Kind::kV1 && !v1_memory.empty());
 }
 bool CgroupSupport::has_pids() const {
-  return kind == Kind::kV2 || (kind == Kind::kV1 && !v1_pids.empty());
+  return (kind == Kind::kV2 && v2_pids) || (kind == Kind::kV1 && !v1_pids.empty());
 }
 bool CgroupSupport::has_cpu() const {
   return (kind == Kind::kV2 && note.find("no cpu") == std::string::npos) ||
@@ -280,8 +296,11 @@ const CgroupSupport& cgroup_support() {
   return support;
 }
 
-JobCgroup::JobCgroup(const std::string& name, const ResourceLimits& limits) {
-  const auto& s = cgroup_support();
+JobCgroup::JobCgroup(const std::string& name, const ResourceLimits& limits)
+    : JobCgroup(cgroup_support(), name, limits) {}
+
+JobCgroup::JobCgroup(const CgroupSupport& s, const std::string& name,
+                     const ResourceLimits& limits) {
   if (!limits.needs_cgroup()) return;
   if (s.kind == CgroupSupport::Kind::kNone) {
     note_ = s.note;
@@ -307,14 +326,15 @@ JobCgroup::JobCgroup(const std::string& name, const ResourceLimits& limits) {
     v2_ = true;
     const auto leaf = make_leaf(s.v2_parent);
     if (!leaf.empty()) {
-      memory_dir_ = pids_dir_ = leaf;
+      memory_dir_ = leaf;
+      if (s.v2_pids) pids_dir_ = leaf;
       if (limits.memory_bytes > 0) {
         set(leaf + "/memory.max", std::to_string(limits.memory_bytes));
         if (fs::exists(leaf + "/memory.swap.max")) set(leaf + "/memory.swap.max", "0");
         // The whole job goes when one of its processes is OOM-killed: nothing half-dead stays.
         set(leaf + "/memory.oom.group", "1");
       }
-      if (limits.pids > 0) set(leaf + "/pids.max", std::to_string(limits.pids));
+      if (limits.pids > 0 && s.v2_pids) set(leaf + "/pids.max", std::to_string(limits.pids));
       if (limits.cpu_weight > 0 && s.has_cpu()) {
         set(leaf + "/cpu.weight", std::to_string(limits.cpu_weight));
       }
@@ -329,7 +349,7 @@ JobCgroup::JobCgroup(const std::string& name, const ResourceLimits& limits) {
         }
       }
     }
-    if (limits.pids > 0) {
+    if (limits.pids > 0 && !s.v1_pids.empty()) {
       pids_dir_ = make_leaf(s.v1_pids);
       if (!pids_dir_.empty()) set(pids_dir_ + "/pids.max", std::to_string(limits.pids));
     }

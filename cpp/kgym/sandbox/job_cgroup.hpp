@@ -4,11 +4,12 @@
 // rlimits or from Python. A job over its memory limit is killed by the kernel's OOM killer
 // within its own group, never a neighbour or the service; a fork past its pids limit fails.
 //
-// cgroup v2 is used where the service's own cgroup offers memory and pids (a delegated
-// subtree); else v1, where the memory and pids hierarchies are mounted and writable; else none,
-// and the Result says so (sandbox.resource_note). The supervisor makes the leaf before the job's
-// child exists; the child moves itself into it first thing after fork (sandbox_child), so that
-// nothing it starts is outside.
+// cgroup v2 is used where the service's own cgroup offers memory (a delegated subtree); else v1,
+// where the memory hierarchy is mounted and writable; else none, and the Result says so
+// (sandbox.resources.note). Where either lacks a pids controller (a container may delegate
+// memory only), RLIMIT_NPROC on the job's uid holds its processes and threads instead. The
+// supervisor makes the leaf before the job's child exists; the child moves itself into it first
+// thing after fork (sandbox_child), so that nothing it starts is outside.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +37,7 @@ struct CgroupSupport {
   // The directories under which job leaves are made: one for v2; per controller for v1
   // ("" where that controller is missing).
   std::string v2_parent;
+  bool v2_pids = false;  // v2's subtree has the pids controller too
   std::string v1_memory, v1_pids, v1_cpu;
   bool v1_swap = false;  // memory.memsw.* (swap accounting) present
   bool has_memory() const;
@@ -44,12 +46,18 @@ struct CgroupSupport {
   std::string name() const;  // "v2", "v1" or "none"
 };
 const CgroupSupport& cgroup_support();
+// What the cgroup file systems in `mountinfo` (/proc/self/mountinfo's text) offer this process,
+// a member of the groups in `self_cgroup` (/proc/self/cgroup's): as cgroup_support() finds it,
+// which hands the controllers to a parent of job leaves (writes there).
+CgroupSupport detect_cgroup_support(const std::string& mountinfo, const std::string& self_cgroup);
 
 // A job's leaf: made (with its limits) by the constructor, emptied and removed by the
 // destructor. Never throws: where it cannot be made, active() is false and note() says why.
 class JobCgroup {
  public:
   JobCgroup(const std::string& name, const ResourceLimits& limits);
+  // The same under `support` rather than this machine's (tests).
+  JobCgroup(const CgroupSupport& support, const std::string& name, const ResourceLimits& limits);
   ~JobCgroup();
   JobCgroup(const JobCgroup&) = delete;
   JobCgroup& operator=(const JobCgroup&) = delete;
