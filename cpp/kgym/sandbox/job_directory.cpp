@@ -126,7 +126,11 @@ int sweep_abandoned_job_directories(const std::string& scratch, int min_age_s) {
     const auto name = entry.path().filename().string();
     if (!name.starts_with(kPrefix) || !name.ends_with(kLockSuffix)) continue;
     struct stat st {};
-    if (::lstat(lock.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    // Only locks this uid made: in a shared /tmp another user could plant a lock beside a
+    // directory of their choosing.
+    if (::lstat(lock.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) {
+      continue;
+    }
     if (now - st.st_mtime < min_age_s) continue;
     const int fd = ::open(lock.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) continue;

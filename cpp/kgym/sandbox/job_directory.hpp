@@ -42,9 +42,9 @@ void remove_job_directory(const std::string& path);
 // Removes every kgym-job-* directory in `scratch`, and their locks; returns how many.
 int sweep_job_directories(const std::string& scratch);
 
-// Removes the kgym-job-* directories in `scratch` whose supervisor is gone (their lock is free)
-// and whose lock is at least `min_age_s` old (a directory is made a moment before its lock is
-// taken); returns how many. Directories without a lock are left alone.
+// Removes the kgym-job-* directories in `scratch` whose supervisor is gone (their lock, made by
+// this uid, is free) and whose lock is at least `min_age_s` old (a directory is made a moment
+// before its lock is taken); returns how many. Directories without a lock are left alone.
 int sweep_abandoned_job_directories(const std::string& scratch, int min_age_s = 2);
 
 // Gives this process a mount namespace of its own that receives the host's mounts and sends
