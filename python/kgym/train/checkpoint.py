@@ -18,6 +18,20 @@ CHECKPOINT = "checkpoint.pt"
 METRICS = "metrics.jsonl"
 
 
+def claim_run_folder(out: Path, config: dict[str, Any], extendable: str) -> None:
+    """Makes ``out`` the run folder of ``config`` (its config.json), or refuses a folder that
+    holds a run with another config. Only ``run.<extendable>`` may differ: a run can be
+    extended (more steps, more epochs) and resumed."""
+    out.mkdir(parents=True, exist_ok=True)
+    config_file = out / "config.json"
+    if config_file.exists():
+        before, now = json.loads(config_file.read_text()), json.loads(json.dumps(config))
+        before["run"].pop(extendable), now["run"].pop(extendable)
+        if before != now:
+            raise ValueError(f"{out} holds a run with another config: use another folder")
+    config_file.write_text(json.dumps(config, indent=2) + "\n")
+
+
 def seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)

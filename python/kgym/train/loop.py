@@ -53,15 +53,7 @@ def train_step(
 def train(cfg: TrainConfig, out: Path, quiet: bool = False) -> list[dict[str, Any]]:
     """Trains for cfg.run.steps steps into ``out``; resumes from its checkpoint when there is
     one (same config). Returns every step's metrics (also in out/metrics.jsonl)."""
-    out.mkdir(parents=True, exist_ok=True)
-    config_file = out / "config.json"
-    if config_file.exists():
-        # Everything but the number of steps must match: a run can be extended.
-        before, now = json.loads(config_file.read_text()), cfg.to_dict()
-        before["run"].pop("steps"), now["run"].pop("steps")
-        if before != now:
-            raise ValueError(f"{out} holds a run with another config: use another folder")
-    config_file.write_text(json.dumps(cfg.to_dict(), indent=2) + "\n")
+    checkpoint.claim_run_folder(out, cfg.to_dict(), "steps")
     checkpoint.seed_everything(cfg.run.seed)
     ctx = None
     rows: list[dict[str, Any]] = []

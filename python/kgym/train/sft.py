@@ -160,13 +160,7 @@ def sft(cfg: SftConfig, out: Path, quiet: bool = False) -> list[dict[str, Any]]:
     if not train_examples:
         raise ValueError(f"{cfg.data.file}: every row is held out")
     policy = initial_policy(cfg, train_examples)
-    config_file = out / "config.json"
-    if config_file.exists():
-        before, now = json.loads(config_file.read_text()), cfg.to_dict()
-        before["run"].pop("epochs"), now["run"].pop("epochs")
-        if before != now:
-            raise ValueError(f"{out} holds a run with another config: use another folder")
-    config_file.write_text(json.dumps(cfg.to_dict(), indent=2) + "\n")
+    checkpoint.claim_run_folder(out, cfg.to_dict(), "epochs")
 
     per_epoch = math.ceil(len(train_examples) / cfg.run.batch_size)
     total = per_epoch * cfg.run.epochs
