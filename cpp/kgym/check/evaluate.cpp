@@ -788,9 +788,10 @@ json run_prepared(const CheckJob& requested, const PreparedCandidate& prepared,
           : fs::path(std::getenv("TMPDIR") != nullptr ? std::getenv("TMPDIR") : "/tmp");
   const sandbox::ResourceLimits resources = job_resources(job);
   std::unique_ptr<sandbox::JobDirectory> directory;
-  // What a supervisor killed mid-job left in a shared scratch (a `kgym check` killed with -9:
-  // its files, its tmpfs still mounted) goes before this job's directory is made.
-  sandbox::sweep_abandoned_job_directories(scratch.string());
+  // What a supervisor killed mid-job left in the shared temporary directory (a `kgym check`
+  // killed with -9: its files, its tmpfs still mounted) goes before this job's directory is
+  // made. A service's or worker's scratch is its own, swept once at its start.
+  if (job.scratch_dir.empty()) sandbox::sweep_abandoned_job_directories(scratch.string());
   try {
     // Removed, with everything in it, when this returns: a finished job leaves only its Result.
     directory = std::make_unique<sandbox::JobDirectory>(scratch.string(), resources.disk_bytes);
