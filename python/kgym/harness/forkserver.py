@@ -30,7 +30,6 @@ CONTROL_FD = 3
 def warm_up() -> None:
     """Imports everything an evaluation imports before it reads the candidate."""
     import torch  # noqa: F401
-    import torch.profiler  # noqa: F401
     import torch.testing  # noqa: F401
     import triton  # noqa: F401
     import triton.language  # noqa: F401
@@ -43,8 +42,8 @@ def warm_up() -> None:
         device,
         errors,
         guards,
+        kernel_trace,
         loader,
-        profiling,
     )
     from kgym.harness.judge import evaluation  # noqa: F401
 
@@ -109,9 +108,12 @@ def import_compiler_stack() -> None:
     import torch._dynamo  # noqa: F401
     import torch._inductor.config  # noqa: F401
 
-    from kgym.harness import triton_warm
+    from kgym.harness import kernel_trace_build, triton_warm
 
     triton_warm.warm_compiler()
+    why_not = kernel_trace_build.warm()
+    if why_not:
+        print(f"kgym fork server: no kernel trace on this host ({why_not})", file=sys.stderr)
 
     why = ""
     if _cuda_driver_initialised():

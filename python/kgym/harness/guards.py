@@ -97,13 +97,6 @@ CRITICAL = [
     "torch.Tensor.__float__",
     "torch.Tensor.__bool__",
     "torch.nn.Module.__call__",
-    "torch.profiler.profile",
-    # The kernel record (PR) is read through these; the module's own names are in the
-    # snapshot of every kgym module, a class's methods are not.
-    "torch.profiler.profile.start",
-    "torch.profiler.profile.stop",
-    "kgym.harness.profiling.KernelRecorder.__init__",
-    "kgym.harness.profiling.KernelRecorder.stop",
     "builtins.isinstance",
     "builtins.type",
     "builtins.float",

@@ -29,19 +29,6 @@ def _findings_ok(value: Any) -> bool:
     )
 
 
-def _profile_ok(value: Any) -> bool:
-    if not isinstance(value, dict):
-        return False
-    kernels = value.get("kernels", [])
-    return isinstance(kernels, list) and all(
-        isinstance(k, dict)
-        and isinstance(k.get("name", ""), str)
-        and isinstance(k.get("total_ms", 0.0), NUMBER)
-        and isinstance(k.get("calls", 0), int)
-        for k in kernels
-    )
-
-
 def _values_ok(value: Any) -> bool:
     if isinstance(value, dict):
         return all(
@@ -72,7 +59,6 @@ CHECKS = {
         and _is_list_of(v.get("products", []), (str,))
     ),
     "findings": _findings_ok,
-    "profile": _profile_ok,
     "weights_copied": lambda v: isinstance(v, bool),
     "triton_functions": lambda v: _is_list_of(v, (str,)),
     "precompile": lambda v: (

@@ -59,7 +59,6 @@ class Runner:
         self.jit = JitRanges([])
         self.triton_names: set[str] = set()
         self.compiled: Any = None
-        self.kernel_recorder: Any = None  # a KernelRecorder while the judge's rounds are recorded
         self.collector_paused = False
 
     def _collector(self, timed: bool) -> None:
@@ -123,12 +122,11 @@ class Runner:
 
     # -- set-up --------------------------------------------------------------------------------
     def op_warm(self, message: dict[str, Any], payload: Any, fds: list[int]) -> dict[str, Any]:
-        """The slow first steps of a GPU runner, asked for as soon as the runner serves so that
-        they run while the judge loads the task and builds its reference: the profiler's first
-        start (seconds of CPU work in CUPTI and Kineto, bench/profiler_start) and the CUDA
-        context. Started in that order the two take about 2 s less than the other way round.
-        Only trusted code runs here: the candidate is not loaded yet, and the guards take their
-        snapshot after this."""
+        """The slow first step of a GPU runner, asked for as soon as the runner serves so that
+        it runs while the judge loads the task and builds its reference: the CUDA context, whose
+        driver loads the kernel trace (kernel_trace.py) where the judge gave one. Only trusted
+        code runs here: the candidate is not loaded yet, and the guards take their snapshot
+        after this."""
         device = torch.device(str(message.get("device", "cuda")))
         ahead = message.get("precompile")
         if self.role == "candidate" and isinstance(ahead, dict) and self.own_pid_namespace:
@@ -139,8 +137,11 @@ class Runner:
         if device.type != "cuda":
             return {"ok": True}
         try:
-            self._make_context(device, bool(message.get("profile")))
+            torch.empty(1, device=device)  # the CUDA context, now
         finally:
+            # The driver has read them: no process this one starts inherits them.
+            os.environ.pop("CUDA_INJECTION64_PATH", None)
+            os.environ.pop("KGYM_KERNEL_TRACE_FDS", None)
             if self.precompile is not None:
                 capability = None
                 with contextlib.suppress(Exception):
@@ -152,14 +153,6 @@ class Runner:
             # on an H200's host: bench/judge_compile).
             _warm_triton_driver()
         return {"ok": True}
-
-    def _make_context(self, device: torch.device, profile: bool) -> None:
-        if profile:
-            from kgym.harness.profiling import KernelRecorder
-
-            KernelRecorder.warm(device)
-        else:
-            torch.empty(1, device=device)  # the CUDA context, now
 
     def op_precompiled(
         self, message: dict[str, Any], payload: Any, fds: list[int]
@@ -198,8 +191,8 @@ class Runner:
         self.device = torch.device(spec["device"])
         if self.device.type == "cuda":
             torch.cuda.set_device(self.device)
-            # The context and the profiler's first start were made by op_warm, which the judge
-            # always asks for first: outside the timing window, before the guards' snapshot.
+            # The context was made by op_warm, which the judge always asks for first: outside
+            # the timing window, before the guards' snapshot.
             torch.empty(1, device=self.device)
         self.source_file = spec["source_file"]
         if self.role == "candidate":
@@ -390,22 +383,6 @@ class Runner:
             return {"ok": False, "kind": "compile", "detail": problem}
         self.compiled = compiled
         return {"ok": True}
-
-    def op_record(self, message: dict[str, Any], payload: Any, fds: list[int]) -> dict[str, Any]:
-        """Kernel recording through the judge's measured rounds: ``on`` starts it, ``off``
-        stops it and reports the kernels recorded (the runner's report: the judge holds their
-        time against its own clock, and decides which are the candidate's Triton kernels)."""
-        from kgym.harness.profiling import KernelRecorder
-
-        if message.get("on"):
-            if self.kernel_recorder is not None:
-                return {"ok": False, "kind": "refused", "detail": "already recording"}
-            self.kernel_recorder = KernelRecorder(self.device)
-            return {"ok": True}
-        if self.kernel_recorder is None:
-            return {"ok": False, "kind": "refused", "detail": "not recording"}
-        recorder, self.kernel_recorder = self.kernel_recorder, None
-        return {"ok": True, "profile": recorder.stop()}
 
 
 def _warm_triton_driver() -> None:

@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from kgym import _core
-from kgym.harness import protocol, triton_warm
+from kgym.harness import kernel_trace, protocol, triton_warm
 from kgym.harness.descriptors import close_all_but
+from kgym.harness.kernel_trace import ChildEnds, TraceChannel
 
 
 class RunnerGone(Exception):
@@ -48,6 +49,8 @@ class RunnerHandle:
     reaper: int = 0
     status: int | None = None
     stopped: bool = False
+    # The judge's end of the runner's kernel trace (kernel_trace.py); None without one.
+    trace: TraceChannel | None = None
 
     def __post_init__(self) -> None:
         if not self.reaper:
@@ -172,6 +175,8 @@ class RunnerHandle:
         self.kill()  # reaps it (killed again first, at no cost)
         self.sock.close()
         os.close(self.audit_fd)
+        if self.trace is not None:
+            self.trace.close()
 
     def observed(self) -> dict[str, Any]:
         """The confinement seen from outside, in /proc/<pid>/status (read while it is alive)."""
@@ -200,13 +205,14 @@ def _become_runner(
     sock: socket.socket,
     audit_write: int,
     uid: int,
+    trace: Trace,
     own_proc: bool = False,
 ) -> None:
     """In the forked runner: confinement, then serve; never returns."""
     try:
         if own_proc:
             _core.confine_private_proc()
-        keep = {0, 1, 2, sock.fileno(), audit_write}
+        keep = {0, 1, 2, sock.fileno(), audit_write} | _trace_fds(trace)
         _core.channel_close()  # the report channel and the token stay the judge's
         close_all_but(keep)
         os.chdir(directory)
@@ -216,6 +222,11 @@ def _become_runner(
         # it (dill, which torch imports when installed, does at import): the runner's is its own.
         tempfile.tempdir = None
         os.environ["TRITON_CACHE_DIR"] = str(directory / "triton-cache")
+        if trace is not None:
+            # Read by the CUDA driver at its initialisation, the runner's warm-up: the trace's
+            # library is loaded then, before any candidate code (kernel_trace.py).
+            os.environ["CUDA_INJECTION64_PATH"] = str(trace[0])
+            os.environ[kernel_trace.ENVIRONMENT] = trace[1].environment()
         _core.confine_undumpable()
         # (Leaving root for `uid` makes the process dumpable again: the CUDA driver writes to
         # its /proc files. Nothing else of that uid can name it: its own PID namespace; the one
@@ -246,6 +257,7 @@ def _relay(
     pid_read: int,
     pid_write: int,
     uid: int,
+    trace: Trace,
 ) -> None:
     """The intermediate: enters a new PID namespace and forks its init (PID 1 there), which
     forks the runner (PID 2) and reaps whatever is orphaned in the namespace; each exits with
@@ -260,15 +272,18 @@ def _relay(
         os.close(pid_read)
         # Only what it and its init pass on: not the judge's report channel.
         _core.channel_close()
-        close_all_but({0, 1, 2, child_sock.fileno(), audit_write, pid_write})
+        close_all_but({0, 1, 2, child_sock.fileno(), audit_write, pid_write} | _trace_fds(trace))
         _core.confine_die_with_parent()
         applied, note = _core.confine_new_pid_namespace()
         init = os.fork()
         if init == 0:
-            _namespace_init(role, directory, child_sock, audit_write, pid_write, applied, note, uid)
+            _namespace_init(
+                role, directory, child_sock, audit_write, pid_write, applied, note, uid, trace
+            )
         child_sock.close()
         os.close(audit_write)
         os.close(pid_write)
+        _close_trace(trace)
         _, status = os.waitpid(init, 0)
         code = _exit_code_of(status)
     finally:
@@ -284,6 +299,7 @@ def _namespace_init(
     applied: bool,
     note: str,
     uid: int,
+    trace: Trace,
 ) -> None:
     code = 72
     try:
@@ -295,10 +311,11 @@ def _namespace_init(
             outer = os.readlink("/proc/self")
             os.write(pid_write, f"{outer} {int(applied)} {note}".encode())
             os.close(pid_write)
-            _become_runner(role, directory, child_sock, audit_write, uid, own_proc=applied)
+            _become_runner(role, directory, child_sock, audit_write, uid, trace, applied)
         child_sock.close()
         os.close(audit_write)
         os.close(pid_write)
+        _close_trace(trace)
         while True:
             pid, status = os.waitpid(-1, 0)
             if pid == runner:
@@ -310,12 +327,19 @@ def _namespace_init(
         os._exit(code)
 
 
-def spawn(role: str, workdir: Path, new_pid_namespace: bool, uid: int = -1) -> RunnerHandle:
+def spawn(
+    role: str,
+    workdir: Path,
+    new_pid_namespace: bool,
+    uid: int = -1,
+    trace_library: Path | None = None,
+) -> RunnerHandle:
     """Forks a runner for ``role`` ("reference" or "candidate"), confined, serving requests.
 
     With ``new_pid_namespace`` an intermediate child enters a new PID namespace, whose init
     forks the runner (``_relay``). The judge signals the runner by its pid and waits for it
-    through the intermediate.
+    through the intermediate. With ``trace_library`` (on a GPU) the runner's CUDA driver loads
+    the kernel trace, whose judge's end is the handle's ``trace``.
     """
     directory = workdir / f"runner-{role}"
     directory.mkdir(exist_ok=True)
@@ -327,18 +351,34 @@ def spawn(role: str, workdir: Path, new_pid_namespace: bool, uid: int = -1) -> R
     parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     audit_read, audit_write = os.pipe()
     layers: dict[str, Any] = {}
+    channel: TraceChannel | None = None
+    trace: Trace = None
+    if trace_library is not None:
+        channel, ends = TraceChannel.pair()
+        trace = (trace_library, ends)
     if not new_pid_namespace:
         pid = os.fork()
         if pid == 0:
             parent_sock.close()
             _core.confine_die_with_parent()
-            _become_runner(role, directory, child_sock, audit_write, uid)
+            _become_runner(role, directory, child_sock, audit_write, uid, trace)
     else:
         pid_read, pid_write = os.pipe()
         middle = os.fork()
         if middle == 0:
-            _relay(role, directory, parent_sock, child_sock, audit_write, pid_read, pid_write, uid)
+            _relay(
+                role,
+                directory,
+                parent_sock,
+                child_sock,
+                audit_write,
+                pid_read,
+                pid_write,
+                uid,
+                trace,
+            )
         os.close(pid_write)
+        _close_trace(trace)
         raw = b""
         while chunk := os.read(pid_read, 4096):
             raw += chunk
@@ -353,8 +393,29 @@ def spawn(role: str, workdir: Path, new_pid_namespace: bool, uid: int = -1) -> R
         child_sock.close()
         os.close(audit_write)
         return RunnerHandle(
-            role, int(answer[0]), parent_sock, audit_read, directory, layers, reaper=middle
+            role,
+            int(answer[0]),
+            parent_sock,
+            audit_read,
+            directory,
+            layers,
+            reaper=middle,
+            trace=channel,
         )
     child_sock.close()
     os.close(audit_write)
-    return RunnerHandle(role, pid, parent_sock, audit_read, directory, layers)
+    _close_trace(trace)
+    return RunnerHandle(role, pid, parent_sock, audit_read, directory, layers, trace=channel)
+
+
+# The kernel trace a runner's CUDA driver loads: the library and the runner's ends of its pipes.
+Trace = tuple[Path, ChildEnds] | None
+
+
+def _trace_fds(trace: Trace) -> set[int]:
+    return trace[1].fds() if trace is not None else set()
+
+
+def _close_trace(trace: Trace) -> None:
+    if trace is not None:
+        trace[1].close()

@@ -24,7 +24,7 @@ from typing import Any
 import torch
 
 from kgym.harness import device as dev
-from kgym.harness import kernel_source, triton_warm
+from kgym.harness import kernel_source, kernel_trace_build, triton_warm
 from kgym.harness.channel import ReportChannel
 from kgym.harness.errors import EvaluationFailure, error_record, failure_record
 from kgym.harness.gpu_memory import MemoryWatch, Reader
@@ -129,8 +129,13 @@ class Evaluation:
             # left alone.
             triton_warm.seed_cache(own_cache, judge_kernels=True)
         uid = sandbox_uid(int(self.job.get("sandbox_uid") or -1), self.workdir, self.judge)
+        trace_library = None
+        if self.use_cuda and self.job["profile"]:
+            # The runners' kernel trace, which their CUDA drivers load (kernel_trace.py).
+            trace_library, why_not = kernel_trace_build.place(self.workdir)
+            self.runners.trace["reason"] = why_not
         stretch = timeline.stretch("load_prepare", started)
-        self.runners.start(self.workdir, uid)
+        self.runners.start(self.workdir, uid, trace_library)
         stretch = timeline.stretch("load_runners", stretch)
         with self.hold.start_gate() if self.use_cuda else contextlib.nullcontext():
             stretch = timeline.stretch("load_start_gate", stretch)
@@ -139,7 +144,7 @@ class Evaluation:
                 # The candidate's code runs from here, in a child of its runner that cannot
                 # reach the GPU (precompile.py).
                 self.judge["candidate_code_started"] = True
-            self.runners.warm(self.use_cuda, bool(self.job["profile"]), ahead)
+            self.runners.warm(self.use_cuda, ahead)
             stretch = timeline.stretch("load_runners", stretch)
             self.memory_reader, self.memory_note = confine_judge(
                 uid, self.use_cuda, self.workdir, self.judge
@@ -387,7 +392,9 @@ class Evaluation:
         watch = sampler.memory_watch = self.memory_watch
         with watch.hold() if watch is not None else contextlib.nullcontext():
             self.timing = time_runners(
-                sampler, options.get("baseline", "eager"), record=bool(self.job["profile"])
+                sampler,
+                options.get("baseline", "eager"),
+                record=bool(self.job["profile"]) and self.runners.trace["available"],
             )
         if self.findings.memory_breach():
             raise EvaluationFailure("rejected", "timing", message="gpu-memory")
@@ -411,6 +418,8 @@ class Evaluation:
             self.profile = {"available": False, "reason": "profiling disabled by the job"}
         elif self.device.type != "cuda":
             self.profile = {"available": False, "reason": "no GPU: no CUDA kernels to profile"}
+        elif not self.runners.trace["available"]:
+            self.profile = {"available": False, "reason": self.runners.trace["reason"]}
         elif not isinstance(recorded, dict) or not self.timing.get("available"):
             self.profile = {
                 "available": False,
@@ -485,6 +494,7 @@ class Evaluation:
         if graded is not None and graded.precision is not None:
             self.judge["precision"] = graded.precision
         watch = self.memory_watch
+        self.judge["kernel_trace"] = self.runners.trace
         self.judge["gpu_memory"] = (
             watch.record()
             if watch is not None

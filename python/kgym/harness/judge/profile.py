@@ -1,5 +1,7 @@
-"""The profile phase: the judge's reading of the kernels its candidate's runner recorded in
-the timed calls, bounded, typed, and held against the time the judge measured itself."""
+"""The profile phase: the judge's reading of the kernels the candidate runner's kernel trace
+recorded in the timed calls (kernel_trace.py), bounded, typed, held against the time the judge
+measured itself, and against the calls it made: every timed call launches the candidate's
+Triton kernels, so a trace with fewer of their launches than calls lost some."""
 
 from __future__ import annotations
 
@@ -101,11 +103,30 @@ def profile_of(
         {"name": name, "triton": name in declared, "calls": count, "total_ms": ms}
         for name, ms, count in reported_kernels(reported)
     ]
+    lost = lost_launches(reported, kernels, calls)
+    if lost:
+        findings.add("kernel-trace-incomplete", lost)
     if not kernels:
-        return {"available": False, "reason": "the profiler recorded no CUDA kernels"}
+        return {"available": False, "reason": "the kernel trace recorded no CUDA kernels"}
     return {
         "available": True,
         "kernels": kernels,
         "calls_profiled": calls,
         "source": "the timed calls",
     }
+
+
+def lost_launches(reported: Any, kernels: list[dict[str, Any]], calls: int) -> str:
+    """Why the trace cannot hold every timed call's kernels ("" when it can): records CUPTI
+    dropped, or fewer launches of the candidate's Triton kernels than timed calls (each call
+    launches at least one: the graded calls' ``no-triton-launch``)."""
+    dropped = int(reported.get("dropped") or 0) if isinstance(reported, dict) else 0
+    if dropped > 0:
+        return f"the kernel trace dropped {dropped} records"
+    launches = sum(k["calls"] for k in kernels if k["triton"])
+    if launches < calls:
+        return (
+            f"the kernel trace holds {launches} launches of the candidate's Triton kernels "
+            f"for {calls} timed calls"
+        )
+    return ""

@@ -50,14 +50,17 @@ class Runners:
         self.candidate_observed: dict[str, Any] = {}
         self.warming = False  # warm requests sent whose replies are unread
         self.precompiling = False  # the candidate's compilation ahead, not yet ended
+        # Whether both runners' kernel traces started (kernel_trace.py), or why not.
+        self.trace: dict[str, Any] = {"available": False, "reason": "no kernel trace asked for"}
 
-    def start(self, workdir: Path, uid: int) -> None:
+    def start(self, workdir: Path, uid: int, trace_library: Path | None = None) -> None:
         """Forks both runners; the candidate's in a PID namespace of its own. Its confinement
         is read from outside once it serves (so once confined), while the judge may still read
         any /proc/<pid>: the view's /proc hides other processes from a job that has left root,
-        and Landlock hides processes outside the reader's own fence."""
-        self.handles["reference"] = spawn("reference", workdir, False, uid)
-        self.handles["candidate"] = spawn("candidate", workdir, True, uid)
+        and Landlock hides processes outside the reader's own fence. With ``trace_library``
+        each runner's CUDA driver loads the kernel trace at the warm-up."""
+        self.handles["reference"] = spawn("reference", workdir, False, uid, trace_library)
+        self.handles["candidate"] = spawn("candidate", workdir, True, uid, trace_library)
         self.handles["candidate"].request({"op": "ping"})
         self.candidate_observed = self.handles["candidate"].observed()
 
@@ -83,14 +86,13 @@ class Runners:
             runner.kill()
 
     # -- the warm-up ---------------------------------------------------------------------------
-    def warm(self, use_cuda: bool, profile: bool, precompile: dict[str, Any] | None) -> None:
-        """Both runners start their slow GPU set-up (the CUDA context, the profiler's first
-        start); the replies are read later (``await_warm``), so that their last steps overlap
+    def warm(self, use_cuda: bool, precompile: dict[str, Any] | None) -> None:
+        """Both runners start their slow GPU set-up (the CUDA context, and with it the kernel
+        trace); the replies are read later (``await_warm``), so that their last steps overlap
         the judge's own work. On a CPU the request does nothing, but takes the same path. With
         ``precompile``, the candidate's runner first forks the child that compiles the
         candidate's kernels away from the GPU (precompile.py)."""
         warm: dict[str, Any] = {"op": "warm", "device": "cuda" if use_cuda else "cpu"}
-        warm["profile"] = profile
         self.send("reference", warm, "load")
         if precompile is not None:
             warm = {**warm, "precompile": precompile}
@@ -112,7 +114,19 @@ class Runners:
                     phase,
                     message=f"the {role}'s runner could not start on the GPU: {str(reply)[:500]}",
                 )
+        self._await_traces()
         durations["runner_warm_wait"] = (time.perf_counter() - waited) * 1e3
+
+    def _await_traces(self) -> None:
+        """Each trace's first word, sent by its library as the runner's driver loaded it, before
+        any candidate code ran in that runner: a trace that did not start is the host's doing
+        (no CUPTI, another profiler holding it), never the candidate's, and leaves the job
+        without a profile, saying why."""
+        states = [h.trace.await_ready() for h in self.handles.values() if h.trace is not None]
+        if len(states) < len(self.handles):
+            return
+        failed = [state for state in states if state != "ready"]
+        self.trace = {"available": not failed, "reason": failed[0] if failed else ""}
 
     def await_precompile(self, wait_s: float, durations: dict[str, float]) -> Any:
         """The end of the candidate's compilation ahead (waited for up to ``wait_s``; the runner

@@ -18,8 +18,9 @@ runners' batches of a round get the same fresh seeds slot by slot, so where the 
 come out the same from a seed, the reference runner's own timed outputs are those answers.
 Work the candidate leaves on the GPU after replying delays the canary, which is inside its
 sample, and is reported when the canary is slower after its batches than after the
-reference's. When the job profiles, both runners record the CUDA kernels of the measured
-rounds (profiling.py), and the Triton share (PR) is derived from them. Sampling stops by
+reference's. When the job profiles, both runners' kernel traces (kernel_trace.py, recorded by
+CUPTI from inside their CUDA drivers) record the kernels of the measured rounds, and the Triton
+share (PR) is derived from them. Sampling stops by
 ``stop_rule``.
 
 Only raw samples leave this module; medians, spreads and confidence intervals are computed by
@@ -54,6 +55,7 @@ from kgym.harness.judge.timing.plan import (
 from kgym.harness.judge.timing.stop_rule import TimingConfig, stop_reason
 from kgym.harness.judge.timing.timed_checks import check_timed_outputs
 from kgym.harness.judge.warmups import JudgeKernels
+from kgym.harness.kernel_trace import TraceError
 from kgym.harness.kernels.fused_check import FusedChecks
 
 _synchronize = torch.cuda.synchronize
@@ -91,21 +93,33 @@ def inputs_regenerable(task: TaskSide) -> bool:
     return len(first) == len(second) and all(same_bytes(a, b) for a, b in zip(first, second))
 
 
-def record_kernels(runners: Runners, on: bool) -> dict[str, Any]:
-    """Starts (``on``) or stops kernel recording in both runners; the candidate's profile when
-    stopped. Both runners are asked before either reply is read, so they start or stop at
-    once; both replies are read before either failure is raised, so no reply is left in a
-    channel."""
-    roles = ("reference", "candidate")
-    for role in roles:
-        runners.send(role, {"op": "record", "on": on}, "timing")
-    replies = {role: runners.receive(role, "timing") for role in roles}
-    if not replies["candidate"].get("ok"):
-        raise failed_reply(replies["candidate"], "timing")
-    if not replies["reference"].get("ok"):
-        detail = replies["reference"]
-        raise RuntimeError(f"the reference's runner could not record kernels: {detail}"[:600])
-    return {} if on else (replies["candidate"].get("profile") or {})
+def record_kernels(runners: Runners, findings: Findings, on: bool) -> dict[str, Any]:
+    """Starts (``on``) or stops both runners' kernel traces (kernel_trace.py); the candidate's
+    kernels when stopped. Both are told before either answer is read, so they start or stop
+    at once. A reference trace that fails is the job's failure; a candidate's that answers with
+    a frame failing its seal, or not at all, was tampered with from inside its process, which
+    rejects (``kernel-trace-tampered``, ``kernel-trace-missing``)."""
+    traces = {role: runners[role].trace for role in ("reference", "candidate")}
+    for trace in traces.values():
+        if trace is None:
+            raise RuntimeError("a runner has no kernel trace")
+        trace.send(b"S" if on else b"E")
+    answers: dict[str, Any] = {}
+    failures: dict[str, TraceError] = {}
+    for role, trace in traces.items():
+        assert trace is not None
+        try:
+            answers[role] = trace.started() if on else trace.kernels()
+        except TraceError as exc:
+            failures[role] = exc
+    if "reference" in failures:
+        raise RuntimeError(f"the reference's kernel trace failed: {failures['reference']}")
+    if "candidate" in failures:
+        failure = failures["candidate"]
+        rule = "kernel-trace-tampered" if failure.tampered else "kernel-trace-missing"
+        findings.add(rule, f"the candidate's kernel trace: {failure}")
+        return {}
+    return {} if on else (answers.get("candidate") or {})
 
 
 class Sampler:
@@ -379,7 +393,7 @@ class Sampler:
 
 def time_runners(sampler: Sampler, baseline: str, record: bool = False) -> dict[str, Any]:
     """One timing window, start to end, with ``sampler``'s runners. With ``record``, both
-    runners record the CUDA kernels of every measured round (profiling.py): the result's
+    runners' kernel traces record every measured round (kernel_trace.py): the result's
     ``kernels`` is the candidate's record and the number of calls it covers."""
     sampler.prepare(baseline)
     began = _perf_counter()
@@ -388,7 +402,7 @@ def time_runners(sampler: Sampler, baseline: str, record: bool = False) -> dict[
     # Recording starts before the fixed cost is measured, so that it is measured as the rounds
     # will run; its per-launch overhead is paid by both runners alike.
     if record:
-        record_kernels(sampler.runners, on=True)
+        record_kernels(sampler.runners, sampler.findings, on=True)
     sampler.fixed_costs()
     began = sampler._stretch("fixed_costs", began)
     samples: dict[str, list[float]] = {name: [] for name in sampler.series}
@@ -412,7 +426,7 @@ def time_runners(sampler: Sampler, baseline: str, record: bool = False) -> dict[
     began = sampler._stretch("confirm", began)
     kernels = None
     if record:
-        profile = record_kernels(sampler.runners, on=False)
+        profile = record_kernels(sampler.runners, sampler.findings, on=False)
         kernels = {"profile": profile, "calls": sampler.recorded_calls}
     sampler._stretch("record_stop", began)
     if sampler.compile_error:

@@ -1,0 +1,280 @@
+"""The runners' kernel trace (harness/kernel_trace.py, native/kernel_trace.c): the library is
+built here against Triton's own CUPTI, loaded and started as the CUDA driver would start it, and
+its sealed answers read by the judge's end. Without a GPU its CUPTI cannot record (``S`` answers
+with CUPTI's error), which still runs every frame through the seal; with KGYM_TEST_DEVICE=cuda
+the runners' traces record real kernels in tests/test_check_api.py's GPU runs."""
+
+from __future__ import annotations
+
+import ctypes
+import hmac
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kgym.harness import kernel_trace_build
+from kgym.harness.kernel_trace import TraceChannel, TraceError, parse_kernels
+
+CUPTI = kernel_trace_build.find_cupti()
+needs_cupti = pytest.mark.skipif(CUPTI is None, reason="no CUPTI with headers (Triton's) here")
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if CUPTI is None:
+        pytest.skip("no CUPTI with headers (Triton's) here")
+    return kernel_trace_build.build(tmp_path_factory.mktemp("trace"))
+
+
+@needs_cupti
+def test_the_library_builds_without_warnings_and_exports_the_drivers_entry(library: Path) -> None:
+    assert CUPTI is not None
+    record = kernel_trace_build._record_type(CUPTI.include)
+    done = subprocess.run(
+        [
+            kernel_trace_build._compiler(),
+            "-fsyntax-only",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-std=gnu11",
+            f"-I{CUPTI.include}",
+            *[f"-idirafter{d}" for d in CUPTI.cuda_includes],
+            f"-DKGYM_KERNEL_RECORD={record}",
+            str(kernel_trace_build.SOURCE),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert hasattr(ctypes.CDLL(str(library)), "InitializeInjection")
+
+
+def _started_in_a_child(library: Path, script: str) -> subprocess.CompletedProcess[str]:
+    """Runs ``script`` in a fresh interpreter that loads the library and calls its entry, as
+    the CUDA driver does at its initialisation; ``channel`` is the judge's end."""
+    program = textwrap.dedent(
+        f"""
+        import ctypes, os, sys
+        from kgym.harness.kernel_trace import TraceChannel, TraceError
+        channel, ends = TraceChannel.pair()
+        os.environ["KGYM_KERNEL_TRACE_FDS"] = ends.environment()
+        library = ctypes.CDLL({str(library)!r})
+        library.InitializeInjection()
+        """
+    ) + textwrap.dedent(script)
+    return subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def test_the_librarys_answers_are_sealed_read_and_the_key_is_gone(library: Path) -> None:
+    done = _started_in_a_child(
+        library,
+        """
+        key_fd = int(ends.environment().split(",")[0])
+        print("key closed", not os.path.exists(f"/proc/self/fd/{key_fd}"))
+        getenv = ctypes.CDLL(None).getenv
+        getenv.restype = ctypes.c_char_p
+        print("variable", getenv(b"KGYM_KERNEL_TRACE_FDS"))
+        print("first", channel.await_ready(5.0))
+        channel.send(b"S")
+        try:
+            channel.started()
+        except TraceError as exc:  # no GPU: CUPTI cannot record, and says so, sealed
+            print("start", "sealed" if not exc.tampered else "tampered", str(exc)[:80])
+        channel.send(b"E")
+        print("end", channel.kernels())
+        """,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert lines[0] == "key closed True"
+    assert lines[1] == "variable None"  # unset in the C environment at its start
+    assert lines[2] == "first ready"
+    if lines[3].startswith("start"):  # a CPU machine
+        assert lines[3].startswith("start sealed the kernel trace did not start recording: error")
+    assert lines[-1] == "end {'available': True, 'kernels': [], 'records': 0, 'dropped': 0}"
+
+
+def test_bytes_written_into_the_answer_pipe_by_anyone_else_fail_the_seal(library: Path) -> None:
+    """The candidate shares the runner's process and may write into the library's pipe: what
+    it writes cannot pass as the trace's answer, sealed or not, and cannot be replayed."""
+    done = _started_in_a_child(
+        library,
+        """
+        answers_w = int(ends.environment().split(",")[2])
+        import hmac
+        def frame(payload, key):
+            mac = hmac.digest(key, channel.sequence.to_bytes(8, "little") + payload, "sha256")
+            return b"KGTR" + len(payload).to_bytes(4, "little") + payload + mac
+        print("first", channel.await_ready(5.0))  # the library's own, written at its start
+        channel.sequence, sequence = 0, channel.sequence
+        os.write(answers_w, frame(b"started", bytes(32)))  # a guessed key
+        channel.sequence = sequence
+        try:
+            channel.started()
+            print("second passed")
+        except TraceError as exc:
+            print("second", "tampered" if exc.tampered else "missing", exc)
+        """,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines() == [
+        "first ready",
+        "second tampered a kernel trace frame that fails its seal",
+    ]
+
+
+def _channel_and_library_end() -> tuple[TraceChannel, Any]:
+    channel, ends = TraceChannel.pair()
+    key = os.read(ends.key, 32)
+
+    class Library:
+        sequence = 0
+
+        def say(self, text: str, with_key: bytes = key) -> None:
+            payload = text.encode()
+            sealed = self.sequence.to_bytes(8, "little") + payload
+            mac = hmac.digest(with_key, sealed, "sha256")
+            os.write(ends.answers, b"KGTR" + len(payload).to_bytes(4, "little") + payload + mac)
+            self.sequence += 1
+
+    return channel, Library()
+
+
+def test_a_replayed_frame_fails_its_seal() -> None:
+    channel, library = _channel_and_library_end()
+    library.say("ready")
+    assert channel.await_ready(1.0) == "ready"
+    library.sequence = 0  # the same frame again
+    library.say("started")
+    with pytest.raises(TraceError, match="fails its seal") as failed:
+        channel.started()
+    assert failed.value.tampered
+
+
+def test_a_silent_trace_is_missing_not_tampered() -> None:
+    channel, _ = _channel_and_library_end()
+    with pytest.raises(TraceError, match="did not answer") as failed:
+        channel.read_frame(0.2)
+    assert not failed.value.tampered
+
+
+def test_the_kernels_answer_is_read_by_name() -> None:
+    read = parse_kernels("kernels 7 0\n5\t2500000\trelu_kernel\n2\t1000\tat::native::fill\n")
+    assert read["kernels"] == [
+        {"name": "relu_kernel", "calls": 5, "total_ms": 2.5},
+        {"name": "at::native::fill", "calls": 2, "total_ms": 0.001},
+    ]
+    assert (read["records"], read["dropped"]) == (7, 0)
+    for bad in ("ready", "kernels x 0\n", "kernels 1 0\nnot a line\n"):
+        with pytest.raises(TraceError):
+            parse_kernels(bad)
+
+
+class _Trace:
+    def __init__(self, events: list[str], role: str, answer: Any) -> None:
+        self.events, self.role, self.answer = events, role, answer
+
+    def send(self, command: bytes) -> None:
+        self.events.append(f"send {self.role}")
+
+    def _reply(self) -> Any:
+        self.events.append(f"read {self.role}")
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer
+
+    def started(self) -> None:
+        self._reply()
+
+    def kernels(self) -> Any:
+        return self._reply()
+
+
+class _Runners:
+    def __init__(self, reference: Any, candidate: Any) -> None:
+        self.events: list[str] = []
+        self.traces = {
+            "reference": _Trace(self.events, "reference", reference),
+            "candidate": _Trace(self.events, "candidate", candidate),
+        }
+
+    def __getitem__(self, role: str) -> Any:
+        class Handle:
+            trace = self.traces[role]
+
+        return Handle()
+
+
+def test_both_traces_are_told_before_either_answer_is_read() -> None:
+    from kgym.harness.judge.findings import Findings
+    from kgym.harness.judge.timing.sampling import record_kernels
+
+    findings = Findings()
+    runners = _Runners({"kernels": []}, {"kernels": ["mine"]})
+    assert record_kernels(runners, findings, on=False) == {"kernels": ["mine"]}  # type: ignore[arg-type]
+    assert runners.events == [
+        "send reference",
+        "send candidate",
+        "read reference",
+        "read candidate",
+    ]
+    assert findings.items == []
+
+
+@pytest.mark.parametrize(
+    ("failure", "rule"),
+    [
+        (TraceError("a kernel trace frame that fails its seal", True), "kernel-trace-tampered"),
+        (TraceError("the kernel trace did not answer"), "kernel-trace-missing"),
+    ],
+)
+def test_a_candidate_trace_that_fails_rejects(failure: TraceError, rule: str) -> None:
+    from kgym.harness.judge.findings import Findings
+    from kgym.harness.judge.timing.sampling import record_kernels
+
+    findings = Findings()
+    assert record_kernels(_Runners({}, failure), findings, on=False) == {}  # type: ignore[arg-type]
+    assert [f["rule"] for f in findings.items] == [rule]
+    assert findings.rejected()
+
+
+def test_a_reference_trace_that_fails_is_the_jobs_failure() -> None:
+    from kgym.harness.judge.findings import Findings
+    from kgym.harness.judge.timing.sampling import record_kernels
+
+    runners = _Runners(TraceError("the kernel trace did not answer"), {})
+    with pytest.raises(RuntimeError, match="reference's kernel trace failed"):
+        record_kernels(runners, Findings(), on=True)  # type: ignore[arg-type]
+
+
+def test_fewer_triton_launches_than_timed_calls_is_an_incomplete_trace() -> None:
+    from kgym.harness.judge.findings import Findings
+    from kgym.harness.judge.profile import profile_of
+
+    timing = {"samples": {"candidate": [1.0] * 20}}
+    recorded = {
+        "calls": 100,
+        "profile": {"kernels": [{"name": "relu_kernel", "calls": 60, "total_ms": 6.0}]},
+    }
+    findings = Findings()
+    profile_of(recorded, timing, {"relu_kernel"}, findings)
+    assert [f["rule"] for f in findings.items] == ["kernel-trace-incomplete"]
+    full = {
+        **recorded,
+        "profile": {"kernels": [{"name": "relu_kernel", "calls": 100, "total_ms": 6.0}]},
+    }
+    findings = Findings()
+    assert profile_of(full, timing, {"relu_kernel"}, findings)["available"]
+    assert findings.items == []
+    dropped = {**full, "profile": {**full["profile"], "dropped": 3}}
+    profile_of(dropped, timing, {"relu_kernel"}, findings)
+    assert [f["detail"] for f in findings.items] == ["the kernel trace dropped 3 records"]
