@@ -85,13 +85,13 @@ def import_compiler_stack() -> None:
     """Imports Dynamo and Inductor here, once, for every job's runners to inherit, and does
     Triton's start-up work that is the same for every job (``triton_warm``).
 
-    torch.profiler's first start imports them (``prepare_trace`` asks ``hasattr(torch,
-    "_inductor")``, which imports the package): seconds of CPU work in each of an evaluation's
-    two runners whenever the profile is on, the default on a GPU (1.9 s of the profiler's first
-    start on a 2-core CPU; on an H100 that start, this import included, took 4.6 s:
-    bench/profiler_start). CPU jobs (``TRITON_INTERPRET=1``, which kgym-gym sets for them alone)
-    never start the profiler, so their servers skip it and its cost: about 2 s more of each
-    server's start on that CPU, and the memory.
+    torch.compile of the reference (``baseline`` ``compile`` or ``both``) imports them at its
+    first call, seconds of CPU work in the reference's runner. (They were imported for
+    torch.profiler's first start too, in both runners, until the kernel trace replaced the
+    profiler: kernel_trace.py.) CPU jobs (``TRITON_INTERPRET=1``, which kgym-gym sets for them
+    alone) skip it and its cost: about 2 s more of each server's start on a 2-core CPU, and the
+    memory. A GPU server also builds the runners' kernel trace here, once
+    (``kernel_trace_build``).
 
     A forked child cannot use CUDA if its parent initialised the driver, and a thread that a
     fork leaves behind may hold a lock the child then waits for forever; so the imports must
