@@ -149,6 +149,17 @@ std::vector<pid_t> pids_in(const std::string& procs_file) {
   return out;
 }
 
+// A cgroup systemd made for a unit: its processes are systemd's to place.
+bool managed_by_systemd(const std::string& dir) {
+  const std::string name = fs::path(dir).filename().string();
+  for (const char* suffix : {".service", ".scope", ".slice"}) {
+    const std::string end = suffix;
+    if (name.size() >= end.size() && name.compare(name.size() - end.size(), end.size(), end) == 0)
+      return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 CgroupSupport detect_cgroup_support(const std::string& mountinfo, const std::string& self_cgroup) {
@@ -177,12 +188,20 @@ CgroupSupport detect_cgroup_support(const std::string& mountinfo, const std::str
       const std::string parent = own + "/" + kParentName;
       std::string why = write_control(own + "/cgroup.subtree_control", wanted);
       if (!why.empty()) {
-        // Processes in a cgroup keep it from handing controllers down (EBUSY): this process
-        // moves into a leaf of its own first. Others in it keep it busy all the same.
+        // Processes in a cgroup keep it from handing controllers down (EBUSY): they move into
+        // a leaf of their own first, this process and, where the cgroup is not systemd's, the
+        // others in it (a container's, as Docker-in-Docker does); they stay under the same
+        // limits above. A systemd unit's cgroup is left to systemd (Delegate=yes).
         const std::string self = own + "/kgym-service";
         if (make_dir(self) &&
             write_control(self + "/cgroup.procs", std::to_string(::getpid())).empty()) {
           why = write_control(own + "/cgroup.subtree_control", wanted);
+          if (!why.empty() && !managed_by_systemd(own)) {
+            for (const pid_t pid : pids_in(own + "/cgroup.procs")) {
+              (void)write_control(self + "/cgroup.procs", std::to_string(pid));  // gone: fine
+            }
+            why = write_control(own + "/cgroup.subtree_control", wanted);
+          }
         }
       }
       if (why.empty() && make_dir(parent)) {
