@@ -145,13 +145,29 @@ TEST(JobCgroup, AV2SubtreeWithMemoryButNoPidsLimitsMemory) {
   limits.memory_bytes = 1u << 30;
   limits.pids = 64;
   {
-    const JobCgroup cgroup(s, "fake", limits);
+    JobCgroup cgroup(s, "fake", limits);
     ASSERT_TRUE(cgroup.active()) << cgroup.note();
     ASSERT_EQ(cgroup.procs_files().size(), 1u);
     const auto leaf = fs::path(cgroup.procs_files()[0]).parent_path();
     EXPECT_EQ(text(leaf / "memory.max"), std::to_string(1u << 30));
     EXPECT_FALSE(fs::exists(leaf / "pids.max"));
     EXPECT_EQ(cgroup.pids_peak(), 0u);
+    // The supervisor counts the leaf's threads instead: one under the limit is no breach, a
+    // job seen at its limit (RLIMIT_NPROC refused the next) ran into it.
+    auto threads = [&](int n) {
+      std::ofstream out(leaf / "cgroup.threads");
+      for (int i = 0; i < n; ++i) out << 1000 + i << "\n";
+    };
+    threads(63);
+    cgroup.sample();
+    EXPECT_EQ(cgroup.breach(), "");
+    EXPECT_EQ(cgroup.pids_peak(), 63u);
+    threads(64);
+    cgroup.sample();
+    threads(3);
+    cgroup.sample();
+    EXPECT_EQ(cgroup.breach(), "pids");
+    EXPECT_EQ(cgroup.pids_peak(), 64u);
   }
   // Without a memory controller there is no cgroup to use, and the note says what was offered.
   std::ofstream(own / "cgroup.controllers") << "cpu pids\n";

@@ -535,6 +535,7 @@ JobResources::JobResources(const Limits& limits, const std::string& workdir)
     : limits_(limits), workdir_(workdir), cgroup_(leaf_name(workdir), limits.resources) {}
 
 void JobResources::sample() {
+  cgroup_.sample();
   if (limits_.resources.disk_bytes > 0) {
     std::uint64_t used = 0;
     disk_full_ = full_tmpfs(workdir_, limits_.resources.disk_bytes, &used) || disk_full_;

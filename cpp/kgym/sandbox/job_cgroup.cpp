@@ -25,7 +25,7 @@ constexpr const char* kParentName = "kgym-jobs";
 constexpr const char* kLeafPrefix = "job-";
 constexpr const char* kNoPidsNote =
     "no pids controller: the job's processes and threads are held by RLIMIT_NPROC on its uid "
-    "(pids_limit) instead, and a fork past it fails without a resource_limit";
+    "(pids_limit) instead, and counted by the supervisor in the job's cgroup";
 
 struct Mount {
   std::string root;   // the mount's root within its hierarchy
@@ -321,6 +321,7 @@ JobCgroup::JobCgroup(const std::string& name, const ResourceLimits& limits)
 JobCgroup::JobCgroup(const CgroupSupport& s, const std::string& name,
                      const ResourceLimits& limits) {
   if (!limits.needs_cgroup()) return;
+  pids_limit_ = limits.pids;
   if (s.kind == CgroupSupport::Kind::kNone) {
     note_ = s.note;
     return;
@@ -406,7 +407,15 @@ std::string JobCgroup::breach() const {
     if (killed > 0) return "memory";
   }
   if (!pids_dir_.empty() && counter(pids_dir_ + "/pids.events", "max") > 0) return "pids";
+  if (pids_dir_.empty() && pids_limit_ > 0 && sampled_pids_peak_ >= pids_limit_) return "pids";
   return {};
+}
+
+void JobCgroup::sample() {
+  if (!pids_dir_.empty() || memory_dir_.empty() || pids_limit_ == 0) return;
+  // Every thread of the leaf, by id: v2's cgroup.threads, v1's tasks.
+  const auto threads = pids_in(memory_dir_ + (v2_ ? "/cgroup.threads" : "/tasks"));
+  sampled_pids_peak_ = std::max<std::uint64_t>(sampled_pids_peak_, threads.size());
 }
 
 std::uint64_t JobCgroup::memory_peak() const {
@@ -419,7 +428,7 @@ std::uint64_t JobCgroup::memory_peak() const {
 }
 
 std::uint64_t JobCgroup::pids_peak() const {
-  if (pids_dir_.empty()) return 0;
+  if (pids_dir_.empty()) return sampled_pids_peak_;
   std::istringstream in(read_text(pids_dir_ + "/pids.peak"));
   std::uint64_t v = 0;
   in >> v;

@@ -70,9 +70,13 @@ class JobCgroup {
   // (a fork was refused), or "". Reads the kernel's event counters.
   std::string breach() const;
   // The highest memory the group used (bytes) and its most processes and threads at once (0
-  // where the kernel does not say).
+  // where neither the kernel nor a sample says).
   std::uint64_t memory_peak() const;
   std::uint64_t pids_peak() const;
+  // Where no pids controller counts the job's threads (RLIMIT_NPROC on its uid holds them
+  // instead), counts them in the leaf: a job seen with as many as its limit has run into it
+  // (``breach`` says "pids"). The supervisor calls it while the job runs.
+  void sample();
   // Kills every process left in the group (repeated until none is).
   void kill_all() const;
 
@@ -81,6 +85,8 @@ class JobCgroup {
   std::vector<std::string> procs_files_;
   std::string memory_dir_, pids_dir_;
   bool v2_ = false;
+  std::uint64_t pids_limit_ = 0;
+  std::uint64_t sampled_pids_peak_ = 0;
   std::string note_;
 };
 
