@@ -132,6 +132,39 @@ def test_bytes_written_into_the_answer_pipe_by_anyone_else_fail_the_seal(library
     ]
 
 
+def test_commands_the_judge_did_not_seal_are_refused(library: Path) -> None:
+    """The candidate can write into the command pipe (it shares the runner's process; a
+    /proc/self/fd link of the read end opens for writing). A command it writes (an 'E' after a
+    burst of its own launches) must not make the library answer the judge's command with a
+    record of the candidate's choosing."""
+    done = _started_in_a_child(
+        library,
+        """
+        import time
+        command_r = int(ends.environment().split(",")[1])
+        print("first", channel.await_ready(5.0))
+        channel.send(b"S")
+        try:
+            channel.started()
+        except TraceError:
+            pass  # no GPU: CUPTI cannot record here, and says so
+        injected = os.open(f"/proc/self/fd/{command_r}", os.O_WRONLY)
+        os.write(injected, b"E")
+        time.sleep(0.5)
+        channel.send(b"E")
+        try:
+            channel.kernels()
+            print("judge's end passed")
+        except TraceError as exc:
+            print("judge's end refused", "tampered" if exc.tampered else "missing")
+        """,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert lines[0] == "first ready"
+    assert lines[1].startswith("judge's end refused"), lines
+
+
 def _channel_and_library_end() -> tuple[TraceChannel, Any]:
     channel, ends = TraceChannel.pair()
     key = os.read(ends.key, 32)
