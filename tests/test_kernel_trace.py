@@ -99,7 +99,7 @@ def test_the_librarys_answers_are_sealed_read_and_the_key_is_gone(library: Path)
     assert lines[1] == "variable None"  # unset in the C environment at its start
     assert lines[2] == "first ready"
     if lines[3].startswith("start"):  # a CPU machine
-        assert lines[3].startswith("start sealed the kernel trace did not start recording: error")
+        assert lines[3].startswith("start sealed the kernel trace failed: cuptiActivityEnable")
     assert lines[-1] == "end {'available': True, 'kernels': [], 'records': 0, 'dropped': 0}"
 
 
@@ -165,6 +165,33 @@ def test_commands_the_judge_did_not_seal_are_refused(library: Path) -> None:
     assert lines[1].startswith("judge's end refused"), lines
 
 
+def test_the_judges_own_command_written_again_is_refused(library: Path) -> None:
+    """A command read from the pipe and written again (or twice) is sealed for its number
+    only: the second is refused, and the trace answers nothing more."""
+    done = _started_in_a_child(
+        library,
+        """
+        print("first", channel.await_ready(5.0))
+        frame = channel.sealed_command(b"S")
+        os.write(channel.commands, frame)
+        os.write(channel.commands, frame)
+        for _ in range(2):
+            try:
+                channel.started()
+                print("answer started")
+            except TraceError as exc:
+                print("answer", "tampered" if exc.tampered else "error", str(exc)[:120])
+        """,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert lines[0] == "first ready"
+    # A GPU starts recording; this CPU's CUPTI says it cannot (the library's own error).
+    assert lines[1] in ("answer started",) or lines[1].startswith("answer error")
+    assert lines[2].startswith("answer tampered the kernel trace answered another command")
+    assert "a command that fails its seal" in lines[2]
+
+
 def _channel_and_library_end() -> tuple[TraceChannel, Any]:
     channel, ends = TraceChannel.pair()
     key = os.read(ends.key, 32)
@@ -186,11 +213,26 @@ def test_a_replayed_frame_fails_its_seal() -> None:
     channel, library = _channel_and_library_end()
     library.say("ready")
     assert channel.await_ready(1.0) == "ready"
+    channel.sealed_command(b"S")
     library.sequence = 0  # the same frame again
-    library.say("started")
+    library.say(f"started {channel.nonce}")
     with pytest.raises(TraceError, match="fails its seal") as failed:
         channel.started()
     assert failed.value.tampered
+
+
+def test_an_answer_must_name_its_commands_nonce() -> None:
+    channel, library = _channel_and_library_end()
+    channel.sealed_command(b"S")
+    library.say("started 00112233445566778899aabbccddeeff")  # another command's answer
+    with pytest.raises(TraceError, match="answered another command") as failed:
+        channel.started()
+    assert failed.value.tampered
+    channel.sealed_command(b"E")
+    library.say(f"error {channel.nonce} CUPTI says no")  # the library's own failure
+    with pytest.raises(TraceError, match="failed: CUPTI says no") as failed:
+        channel.kernels()
+    assert not failed.value.tampered
 
 
 def test_a_silent_trace_is_missing_not_tampered() -> None:
@@ -201,13 +243,13 @@ def test_a_silent_trace_is_missing_not_tampered() -> None:
 
 
 def test_the_kernels_answer_is_read_by_name() -> None:
-    read = parse_kernels("kernels 7 0\n5\t2500000\trelu_kernel\n2\t1000\tat::native::fill\n")
+    read = parse_kernels("7 0\n5\t2500000\trelu_kernel\n2\t1000\tat::native::fill\n")
     assert read["kernels"] == [
         {"name": "relu_kernel", "calls": 5, "total_ms": 2.5},
         {"name": "at::native::fill", "calls": 2, "total_ms": 0.001},
     ]
     assert (read["records"], read["dropped"]) == (7, 0)
-    for bad in ("ready", "kernels x 0\n", "kernels 1 0\nnot a line\n"):
+    for bad in ("ready", "x 0\n", "1 0\nnot a line\n"):
         with pytest.raises(TraceError):
             parse_kernels(bad)
 

@@ -3,9 +3,12 @@
 The trace is recorded by a library the CUDA driver loads into the runner at its initialisation
 (``CUDA_INJECTION64_PATH``), before any candidate code is imported, and answers over a pipe
 with frames sealed by a key that only the judge and that library know: the key goes through a
-pipe the library reads once at its start and closes. What the candidate's Python could do to
-the pipes (write into them, read the judge's commands, close them) shows as a frame that fails
-its seal or as no answer, never as a trace; either rejects the candidate
+pipe the library reads once at its start and closes. The judge's commands are sealed with the
+same key, numbered, and carry a fresh nonce that the answer must name, so a command the
+candidate writes into the pipe (it shares the runner's process) is refused and ends the trace,
+and no answer can stand for another command's. What the candidate's Python could do to the
+pipes (write into them, read from them, close them) shows as a frame that fails its seal, an
+answer to another command, an error or no answer, never as a trace; each rejects the candidate
 (``kernel-trace-tampered``, ``kernel-trace-missing``). The runners' own torch profiler is no
 longer used: it ran in the candidate's process as Python objects the candidate could reach.
 """
@@ -23,6 +26,7 @@ from typing import Any
 MAGIC = b"KGTR"
 MAC_BYTES = 32
 KEY_BYTES = 32
+NONCE_BYTES = 16
 MAX_PAYLOAD = 1 << 20  # 512 names of at most 200 characters fit many times over
 ENVIRONMENT = "KGYM_KERNEL_TRACE_FDS"
 # How long the judge waits for a trace's answer. The library answers from a thread of its own
@@ -65,7 +69,9 @@ class TraceChannel:
 
     def __init__(self, commands: int, answers: int, key: bytes) -> None:
         self.commands, self.answers, self.key = commands, answers, key
-        self.sequence = 0
+        self.sequence = 0  # frames read
+        self.commands_sent = 0
+        self.nonce = ""  # the last command's, in hex: its answer must name it
         self.buffer = b""
         self.state = "new"  # "ready" once the library said so, or the reason it is not
 
@@ -123,24 +129,44 @@ class TraceChannel:
         self.state = "ready" if text == "ready" else f"the kernel trace did not start: {text}"
         return self.state
 
+    def sealed_command(self, command: bytes) -> bytes:
+        """``command`` (``b"S"`` or ``b"E"``) as the library takes it: the letter, a fresh nonce,
+        and the HMAC of its number, the letter and the nonce."""
+        nonce = secrets.token_bytes(NONCE_BYTES)
+        body = b"C" + self.commands_sent.to_bytes(8, "little") + command + nonce
+        self.commands_sent += 1
+        self.nonce = nonce.hex()
+        return command + nonce + hmac.digest(self.key, body, "sha256")
+
     def send(self, command: bytes) -> None:
-        """``b"S"`` starts recording (drops what was recorded), ``b"E"`` ends it; the answer is
-        read by ``started`` or ``kernels``, so that two runners' traces start and stop at once."""
+        """``b"S"`` starts recording, ``b"E"`` ends it, once each; the answer is read by
+        ``started`` or ``kernels``, so that two runners' traces start and stop at once."""
         try:
-            os.write(self.commands, command)
+            os.write(self.commands, self.sealed_command(command))
         except OSError as exc:
             raise TraceError(f"the kernel trace's command pipe failed ({exc})") from exc
 
-    def started(self) -> None:
+    def _answer(self, word: str) -> str:
+        """The answer to the last command: ``word``, its nonce, the rest."""
         text = self.read_frame(ANSWER_TIMEOUT_S)
-        if text != "started":
-            raise TraceError(f"the kernel trace did not start recording: {text[:300]}")
+        head, _, rest = text.partition(" ")
+        nonce, _, rest = rest.partition(" ") if head in (word, "error") else ("", "", "")
+        if head == word and nonce == self.nonce:
+            return rest
+        if head == "error" and nonce == self.nonce:
+            raise TraceError(f"the kernel trace failed: {rest[:300]}")
+        # Sealed by the library, but not this command's answer: a command written by someone
+        # else (which ends the trace), or answered for another.
+        raise TraceError(f"the kernel trace answered another command: {text[:300]!r}", True)
+
+    def started(self) -> None:
+        self._answer("started")
 
     def kernels(self) -> dict[str, Any]:
         """The kernels recorded since the start, summed by name: {available, kernels, records,
         dropped}. Kernels only: memory copies and sets are other activity kinds, not recorded
         (the runner's own copy of each output into shared memory is one)."""
-        return parse_kernels(self.read_frame(ANSWER_TIMEOUT_S))
+        return parse_kernels(self._answer("kernels"))
 
     def close(self) -> None:
         _close(self.commands)
@@ -148,12 +174,13 @@ class TraceChannel:
 
 
 def parse_kernels(text: str) -> dict[str, Any]:
-    """An ``E`` answer read into the record the judge's profile phase takes."""
+    """The rest of an ``E`` answer (after its nonce) read into the record the judge's profile
+    phase takes: "<records> <dropped>" then a line per kernel name."""
     lines = text.split("\n")
     head = lines[0].split(" ")
-    if len(head) != 3 or head[0] != "kernels":
-        raise TraceError(f"the kernel trace answered {text[:300]!r}")
     try:
+        if len(head) != 2:
+            raise ValueError(head)
         kernels = []
         for line in lines[1:]:
             if line:
@@ -162,8 +189,8 @@ def parse_kernels(text: str) -> dict[str, Any]:
         return {
             "available": True,
             "kernels": kernels,
-            "records": int(head[1]),
-            "dropped": int(head[2]),
+            "records": int(head[0]),
+            "dropped": int(head[1]),
         }
     except ValueError as exc:
         raise TraceError(f"the kernel trace answered {text[:300]!r}") from exc

@@ -15,9 +15,14 @@
 
    Protocol (KGYM_KERNEL_TRACE_FDS="key,command,answer" in the environment at start):
      at start, the answer "ready" (or "error <what>") is sent;
-     command 'S': drop what was recorded, enable kernel activity, answer "started";
-     command 'E': flush and disable, answer "kernels <records> <dropped>\n" then one line per
-                  kernel name: "<calls>\t<total ns>\t<name>\n" (names demangled, at most 200
+     a command is its letter, a nonce of 16 bytes and the HMAC of "C", the command's number (8
+     bytes, little-endian, 0 for the first), the letter and the nonce: the candidate, which
+     shares this process, can write into the command pipe but cannot seal a command. A command
+     that fails its seal, or comes out of order, is answered "error ..." and ends the service;
+     each command is taken once, S then E, and each answer names the command's nonce (hex):
+     command 'S': enable kernel activity, answer "started <nonce>";
+     command 'E': flush and disable, answer "kernels <nonce> <records> <dropped>\n" then one line
+                  per kernel name: "<calls>\t<total ns>\t<name>\n" (names demangled, at most 200
                   characters; past MAX_NAMES names the rest are summed under "<other kernels>").
    A frame is "KGTR", the payload's length (4 bytes, little-endian), the payload, and the HMAC
    of the sequence number (8 bytes, little-endian, 0 for the first frame) and the payload. */
@@ -42,6 +47,8 @@
 
 #define KEY_BYTES 32
 #define MAC_BYTES 32
+#define NONCE_BYTES 16
+#define COMMAND_BYTES (1 + NONCE_BYTES + MAC_BYTES)
 #define MAX_NAMES 512
 #define NAME_CHARS 200
 #define BUFFER_BYTES (8u << 20)
@@ -62,7 +69,8 @@ static demangle_fn demangle;
 static unsigned char key[KEY_BYTES];
 static int command_fd = -1;
 static int answer_fd = -1;
-static uint64_t sequence;
+static uint64_t sequence;  /* frames sent */
+static pthread_mutex_t send_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct entry {
   char *name;
@@ -88,15 +96,20 @@ static void write_all(int fd, const void *data, size_t size) {
 }
 
 static void send_frame(const char *payload, size_t size) {
+  pthread_mutex_lock(&send_lock);
   unsigned char header[8] = {'K', 'G', 'T', 'R'};
   unsigned char mac[MAC_BYTES];
   unsigned int mac_size = MAC_BYTES;
   unsigned char *sealed = malloc(8 + size);
-  if (sealed == NULL) return;
+  if (sealed == NULL) {
+    pthread_mutex_unlock(&send_lock);
+    return;
+  }
   for (int i = 0; i < 8; ++i) sealed[i] = (unsigned char)(sequence >> (8 * i));
   memcpy(sealed + 8, payload, size);
   if (hmac(sha256(), key, KEY_BYTES, sealed, 8 + size, mac, &mac_size) == NULL) {
     free(sealed);
+    pthread_mutex_unlock(&send_lock);
     return;
   }
   free(sealed);
@@ -105,6 +118,7 @@ static void send_frame(const char *payload, size_t size) {
   write_all(answer_fd, payload, size);
   write_all(answer_fd, mac, MAC_BYTES);
   ++sequence;
+  pthread_mutex_unlock(&send_lock);
 }
 
 static void send_text(const char *text) { send_frame(text, strlen(text)); }
@@ -173,19 +187,19 @@ static size_t format_entry(char *out, size_t room, const struct entry *entry) {
   return n < 0 ? 0 : ((size_t)n < room ? (size_t)n : room - 1);
 }
 
-static void answer_kernels(void) {
+static void answer_kernels(const char *nonce) {
   size_t dropped = 0;
   cuptiActivityGetNumDroppedRecords(NULL, 0, &dropped);
   pthread_mutex_lock(&table_lock);
-  size_t room = 64 + (size_t)(used + 1) * (NAME_CHARS + 48);
+  size_t room = 96 + (size_t)(used + 1) * (NAME_CHARS + 48);
   char *text = malloc(room);
   if (text == NULL) {
     pthread_mutex_unlock(&table_lock);
     send_text("error out of memory");
     return;
   }
-  size_t at = (size_t)snprintf(text, room, "kernels %llu %llu\n", (unsigned long long)records,
-                               (unsigned long long)dropped);
+  size_t at = (size_t)snprintf(text, room, "kernels %s %llu %llu\n", nonce,
+                               (unsigned long long)records, (unsigned long long)dropped);
   for (int i = 0; i < used; ++i) at += format_entry(text + at, room - at, &table[i]);
   if (other.calls > 0) at += format_entry(text + at, room - at, &other);
   pthread_mutex_unlock(&table_lock);
@@ -193,33 +207,71 @@ static void answer_kernels(void) {
   free(text);
 }
 
+static int read_exact(int fd, unsigned char *into, size_t size) {
+  size_t have = 0;
+  while (have < size) {
+    ssize_t n = read(fd, into + have, size - have);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return 0;
+    have += (size_t)n;
+  }
+  return 1;
+}
+
+/* Whether a command carries the judge's seal for its place in the order. */
+static int sealed_by_the_judge(const unsigned char *command, uint64_t number) {
+  unsigned char body[1 + 8 + 1 + NONCE_BYTES];
+  body[0] = 'C';
+  for (int i = 0; i < 8; ++i) body[1 + i] = (unsigned char)(number >> (8 * i));
+  memcpy(body + 9, command, 1 + NONCE_BYTES);
+  unsigned char mac[MAC_BYTES];
+  unsigned int mac_size = MAC_BYTES;
+  if (hmac(sha256(), key, KEY_BYTES, body, sizeof body, mac, &mac_size) == NULL) return 0;
+  unsigned char differ = 0;
+  for (int i = 0; i < MAC_BYTES; ++i) differ |= (unsigned char)(mac[i] ^ command[1 + NONCE_BYTES + i]);
+  return differ == 0;
+}
+
 static void *serve_commands(void *unused) {
   (void)unused;
-  for (;;) {
-    char command = 0;
-    ssize_t n = read(command_fd, &command, 1);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return NULL; /* the judge has gone */
-    if (command == 'S') {
-      cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  static const char hex[] = "0123456789abcdef";
+  for (uint64_t number = 0;; ++number) {
+    unsigned char command[COMMAND_BYTES];
+    if (!read_exact(command_fd, command, sizeof command)) return NULL; /* the judge has gone */
+    if (!sealed_by_the_judge(command, number)) {
+      send_text("error a command that fails its seal");
+      return NULL;
+    }
+    char nonce[2 * NONCE_BYTES + 1];
+    for (int i = 0; i < NONCE_BYTES; ++i) {
+      nonce[2 * i] = hex[command[1 + i] >> 4];
+      nonce[2 * i + 1] = hex[command[1 + i] & 15];
+    }
+    nonce[2 * NONCE_BYTES] = 0;
+    char text[320];
+    if (command[0] == 'S' && number == 0) {
       pthread_mutex_lock(&table_lock);
       clear_table();
       pthread_mutex_unlock(&table_lock);
       CUptiResult enabled = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
       if (enabled == CUPTI_SUCCESS) {
-        send_text("started");
+        snprintf(text, sizeof text, "started %s", nonce);
       } else {
         const char *what = NULL;
         cuptiGetResultString(enabled, &what);
-        char text[256];
-        snprintf(text, sizeof text, "error cuptiActivityEnable: %s", what ? what : "?");
-        send_text(text);
+        snprintf(text, sizeof text, "error %s cuptiActivityEnable: %s", nonce, what ? what : "?");
       }
-    } else if (command == 'E') {
+      send_text(text);
+    } else if (command[0] == 'E' && number == 1) {
       cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
       cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
       cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-      answer_kernels();
+      answer_kernels(nonce);
+      return NULL; /* one start and one end */
+    } else {
+      snprintf(text, sizeof text, "error %s a command out of order", nonce);
+      send_text(text);
+      return NULL;
     }
   }
 }
@@ -229,15 +281,12 @@ static int parse_fds(const char *text, int *fds) {
          fds[0] >= 0 && fds[1] >= 0 && fds[2] >= 0;
 }
 
-static int read_key(int fd) {
-  size_t have = 0;
-  while (have < KEY_BYTES) {
-    ssize_t n = read(fd, key + have, KEY_BYTES - have);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return 0;
-    have += (size_t)n;
-  }
-  return 1;
+static void CUPTIAPI ignore_callbacks(void *data, CUpti_CallbackDomain domain,
+                                      CUpti_CallbackId id, const void *info) {
+  (void)data;
+  (void)domain;
+  (void)id;
+  (void)info;
 }
 
 /* Called by the CUDA driver once, at its initialisation, in the runner's main thread. A
@@ -248,7 +297,7 @@ __attribute__((visibility("default"))) int InitializeInjection(void) {
   const char *spec = getenv("KGYM_KERNEL_TRACE_FDS");
   if (!parse_fds(spec, fds)) return 1;
   unsetenv("KGYM_KERNEL_TRACE_FDS");
-  int keyed = read_key(fds[0]);
+  int keyed = read_exact(fds[0], key, KEY_BYTES);
   close(fds[0]);
   if (!keyed) return 1;
   command_fd = fds[1];
@@ -269,12 +318,16 @@ __attribute__((visibility("default"))) int InitializeInjection(void) {
     send_text(text);
     return 1;
   }
+  /* The one CUPTI subscriber a process may have: a second client (torch's profiler, Triton's
+     Proton) cannot subscribe beside the trace. Where it fails, the trace still records. */
+  CUpti_SubscriberHandle subscriber;
+  (void)cuptiSubscribe(&subscriber, (CUpti_CallbackFunc)ignore_callbacks, NULL);
+  send_text("ready");
   pthread_t thread;
   if (pthread_create(&thread, NULL, serve_commands, NULL) != 0) {
     send_text("error no thread for the judge's commands");
     return 1;
   }
   pthread_detach(thread);
-  send_text("ready");
   return 1;
 }
