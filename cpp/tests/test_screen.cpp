@@ -230,6 +230,25 @@ TEST(ScreenForbiddenImport, Imports) {
                          "from triton.runtime import driver\n"));
 }
 
+TEST(ScreenForbiddenImport, ProfilersAndFilesFromCpp) {
+  // A second CUPTI client would take the records from the judge's kernel trace, and torch.save
+  // or torch.load open files from C++, past the audit hook (a /proc/self/fd path reaches the
+  // trace's pipes).
+  for (const char* h : {"import triton.profiler as proton\n", "from triton import profiler\n",
+                        "from torch.cuda import profiler\n", "import torch.cuda.profiler\n",
+                        "from torch import serialization\n"}) {
+    expect_reject(candidate("", h), "forbidden-import");
+  }
+  for (const char* body :
+       {"triton.profiler.start('p')", "torch.cuda.profiler.stop()", "torch.cuda.cudart()",
+        "torch.save('S', '/proc/self/fd/7')", "w = torch.load('w.pt')"}) {
+    expect_reject(candidate(body), "forbidden-import");
+  }
+  // Outside forward, where no torch call is compute.
+  expect_reject(candidate("", "P = torch.autograd._prepare_profiler\n"), "forbidden-import");
+  expect_clean(candidate("f = torch.autograd.Function"));
+}
+
 // ---- dynamic-code ---------------------------------------------------------------------------
 
 TEST(ScreenDynamicCode, BuiltinsAndComputedNames) {

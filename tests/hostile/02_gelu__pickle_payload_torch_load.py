@@ -1,6 +1,6 @@
 # attack: torch.load(weights_only=False) is an eval: __init__ "loads a tuned-config blob" whose pickle opcodes fetch this module's _IMPL list and torch.nn.functional.gelu by name and append one to the other (getattr + REDUCE inside the pickle), so forward's "epilogue" is ATen's GELU without a torch call, getattr or import in the source; the blob then fails the magic-number check, which __init__ shrugs off
 # expect: rejected
-# rules: audit-hook, runner-protocol
+# rules: audit-hook, runner-protocol, forbidden-import
 # device: any
 import torch
 import torch.nn as nn

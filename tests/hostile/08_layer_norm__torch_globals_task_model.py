@@ -1,6 +1,6 @@
 # attack: reaches sys through the __globals__ of a torch function (torch.load.__globals__["sys"]), finds the task module in sys.modules by its get_init_inputs/Model attributes (names spelled as strings), builds the reference Model inside ModelNew and delegates to it; a row-0 Triton kernel is the decoy
 # expect: rejected
-# rules: dunder-access, dynamic-code
+# rules: dunder-access, dynamic-code, forbidden-import
 # device: any
 import torch
 import torch.nn as nn

@@ -14,8 +14,10 @@ constexpr std::array<std::string_view, 12> kAllowedRoots = {
     "torch",    "triton",      "math", "typing",      "functools", "itertools",
     "operator", "dataclasses", "enum", "collections", "numbers",   "__future__"};
 
-// torch submodules that compile native code, run other kernels, spawn processes or reach the net.
-constexpr std::array<std::string_view, 18> kForbiddenTorch = {"torch.utils.cpp_extension",
+// torch and triton submodules that compile native code, run other kernels, spawn processes,
+// reach the net, profile (a second CUPTI client would take the records from the judge's kernel
+// trace) or write files from C++ (past the audit hook: torch.save to a /proc/self/fd path).
+constexpr std::array<std::string_view, 24> kForbiddenTorch = {"torch.utils.cpp_extension",
                                                               "torch.cuda.jiterator",
                                                               "torch.hub",
                                                               "torch.multiprocessing",
@@ -24,6 +26,12 @@ constexpr std::array<std::string_view, 18> kForbiddenTorch = {"torch.utils.cpp_e
                                                               "torch.utils.data",
                                                               "torch.profiler",
                                                               "torch.autograd.profiler",
+                                                              "torch.cuda.profiler",
+                                                              "torch.cuda.cudart",
+                                                              "torch.save",
+                                                              "torch.load",
+                                                              "torch.serialization",
+                                                              "triton.profiler",
                                                               "torch.lib"
                                                               "rary",  // the op-registration module
                                                               "torch._C",
@@ -38,6 +46,9 @@ constexpr std::array<std::string_view, 18> kForbiddenTorch = {"torch.utils.cpp_e
 }  // namespace
 
 bool forbidden_torch_module(std::string_view q) {
+  // torch.autograd's private names are its profiler's controls (_prepare_profiler,
+  // _enable_profiler, ...), from torch._C.
+  if (q.substr(0, 16) == "torch.autograd._") return true;
   for (auto p : kForbiddenTorch) {
     if (has_prefix(q, p)) return true;
   }

@@ -132,7 +132,12 @@ void torch_state(Context& c) {
       }
     }
     k = ce - 1;
-    if (q.rfind("torch", 0) != 0) continue;
+    if (q.rfind("torch", 0) != 0) {
+      if (forbidden_torch_module(q)) {  // triton's profiler
+        c.add("forbidden-import", true, t.line, fmt::format("use of '{}'", q));
+      }
+      continue;
+    }
     if (any_prefix(q, kStreams)) {
       c.add("streams-events", true, t.line, fmt::format("use of '{}'", q));
     } else if (any_prefix(q, kGlobalState) || (call && has_prefix(q, "torch.backends"))) {
