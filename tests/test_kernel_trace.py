@@ -353,3 +353,45 @@ def test_fewer_triton_launches_than_timed_calls_is_an_incomplete_trace() -> None
     dropped = {**full, "profile": {**full["profile"], "dropped": 3}}
     profile_of(dropped, timing, {"relu_kernel"}, findings)
     assert [f["detail"] for f in findings.items] == ["the kernel trace dropped 3 records"]
+
+
+def _runners_with_traces(reference: str, candidate: str) -> Any:
+    from types import SimpleNamespace
+
+    from kgym.harness.judge.findings import Findings
+    from kgym.harness.judge.runners import Runners
+
+    runners = Runners(Findings())
+    for role, state in (("reference", reference), ("candidate", candidate)):
+        runners.handles[role] = SimpleNamespace(  # type: ignore[assignment]
+            trace=SimpleNamespace(await_ready=lambda state=state: state)
+        )
+    runners._await_traces()
+    return runners
+
+
+def test_a_trace_that_starts_only_for_the_reference_is_the_candidates_failure() -> None:
+    both = _runners_with_traces("ready", "ready")
+    assert both.trace == {"available": True, "reason": ""} and both.findings.items == []
+    host = _runners_with_traces("the kernel trace did not start: no CUPTI", "no CUPTI")
+    assert host.trace["available"] is False and "no CUPTI" in host.trace["reason"]
+    assert host.findings.items == []  # the host's: no profile, no verdict
+    own = _runners_with_traces("ready", "the kernel trace did not start: error no thread")
+    assert own.trace["available"] is False
+    assert [f["rule"] for f in own.findings.items] == ["kernel-trace-missing"]
+
+
+def test_launches_are_counted_before_the_shortest_names_are_folded() -> None:
+    """More than 500 kernel names keep the 499 longest; the candidate's many short Triton
+    launches still count toward the timed calls."""
+    from kgym.harness.judge.findings import Findings
+    from kgym.harness.judge.profile import profile_of
+
+    names = [f"k{i}" for i in range(600)]
+    recorded = {
+        "calls": 600,
+        "profile": {"kernels": [{"name": n, "calls": 1, "total_ms": 0.001} for n in names]},
+    }
+    findings = Findings()
+    profile_of(recorded, {"samples": {"candidate": [1.0]}}, set(names), findings)
+    assert findings.items == []

@@ -336,6 +336,10 @@ def _child(
         for fd in (0, 1, 2):
             os.dup2(null, fd)
         close_all_but({0, 1, 2, arch_fd, audit_fd} - {-1})
+        # The runner's kernel trace is the runner's: its descriptors are closed above, and
+        # nothing here names them.
+        os.environ.pop("CUDA_INJECTION64_PATH", None)
+        os.environ.pop("KGYM_KERNEL_TRACE_FDS", None)
         applied, _ = _core.confine_away_from_devices(str(own))
         if not applied:
             code = NO_FENCE

@@ -386,6 +386,8 @@ def spawn(
         os.close(pid_read)
         if not answer or not answer[0].isdigit():
             os.waitpid(middle, 0)
+            if channel is not None:
+                channel.close()
             raise RuntimeError("the candidate's runner could not be started")
         layers["pid_namespace"] = len(answer) > 1 and answer[1] == "1"
         if len(answer) > 2 and answer[2]:

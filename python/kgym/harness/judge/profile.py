@@ -103,7 +103,7 @@ def profile_of(
         {"name": name, "triton": name in declared, "calls": count, "total_ms": ms}
         for name, ms, count in reported_kernels(reported)
     ]
-    lost = lost_launches(reported, kernels, calls)
+    lost = lost_launches(reported, declared, calls)
     if lost:
         findings.add("kernel-trace-incomplete", lost)
     if not kernels:
@@ -116,14 +116,22 @@ def profile_of(
     }
 
 
-def lost_launches(reported: Any, kernels: list[dict[str, Any]], calls: int) -> str:
+def lost_launches(reported: Any, declared: set[str], calls: int) -> str:
     """Why the trace cannot hold every timed call's kernels ("" when it can): records CUPTI
     dropped, or fewer launches of the candidate's Triton kernels than timed calls (each call
-    launches at least one: the graded calls' ``no-triton-launch``)."""
+    launches at least one: the graded calls' ``no-triton-launch``). Counted over every entry,
+    before ``reported_kernels`` folds the shortest into one."""
     dropped = int(reported.get("dropped") or 0) if isinstance(reported, dict) else 0
     if dropped > 0:
         return f"the kernel trace dropped {dropped} records"
-    launches = sum(k["calls"] for k in kernels if k["triton"])
+    entries = reported.get("kernels") if isinstance(reported, dict) else None
+    launches = 0
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, dict) and str(entry.get("name", ""))[:MAX_NAME_CHARS] in declared:
+            try:
+                launches += max(int(entry.get("calls") or 0), 0)
+            except (TypeError, ValueError, OverflowError):
+                continue
     if launches < calls:
         return (
             f"the kernel trace holds {launches} launches of the candidate's Triton kernels "

@@ -119,14 +119,23 @@ class Runners:
 
     def _await_traces(self) -> None:
         """Each trace's first word, sent by its library as the runner's driver loaded it, before
-        any candidate code ran in that runner: a trace that did not start is the host's doing
-        (no CUPTI, another profiler holding it), never the candidate's, and leaves the job
-        without a profile, saying why."""
-        states = [h.trace.await_ready() for h in self.handles.values() if h.trace is not None]
+        any candidate code ran in that runner. Where the reference's did not start, the host
+        is to blame (no CUPTI, another profiler holding it) and the job has no profile, saying
+        why; where only the candidate's did not, the candidate."""
+        states = {r: h.trace.await_ready() for r, h in self.handles.items() if h.trace is not None}
         if len(states) < len(self.handles):
             return
-        failed = [state for state in states if state != "ready"]
-        self.trace = {"available": not failed, "reason": failed[0] if failed else ""}
+        reference, candidate = states["reference"], states["candidate"]
+        if reference == "ready" and candidate != "ready":
+            # The same host started the reference's: the candidate's trace failed beside the
+            # only candidate code that had run (its compilation ahead, which may, for one,
+            # take every process its uid may have). Without it the timed calls would go
+            # unchecked, so it is the candidate's failure.
+            self.findings.add(
+                "kernel-trace-missing", f"the candidate's kernel trace did not start: {candidate}"
+            )
+        failed = reference if reference != "ready" else candidate
+        self.trace = {"available": failed == "ready", "reason": "" if failed == "ready" else failed}
 
     def await_precompile(self, wait_s: float, durations: dict[str, float]) -> Any:
         """The end of the candidate's compilation ahead (waited for up to ``wait_s``; the runner
