@@ -18,7 +18,6 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
-import torch.profiler  # noqa: F401  (imported here so that the references below are the real ones)
 import torch.testing  # noqa: F401
 import triton.testing  # noqa: F401
 
