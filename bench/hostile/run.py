@@ -233,11 +233,18 @@ def write_outputs(
 class Service:
     """One `kgym-gym serve` for the whole run, and a client to it."""
 
-    def __init__(self, on_gpu: bool, state: Path) -> None:
+    def __init__(self, on_gpu: bool, state: Path, shards: int) -> None:
         from kgym.client import Client
         from kgym.local_gym import LocalGym
 
         args = ["--no-cache", "--workers-per-gpu", "1", "--cpu-workers", "1"]
+        if on_gpu and shards > 1:
+            # Each shard's service would take the whole GPU as its jobs' share, and one shard's
+            # memory hog could then starve another's honest job: the GPU is split between them.
+            import torch
+
+            total_mib = torch.cuda.get_device_properties(0).total_memory // 2**20
+            args += ["--gpu-memory-share-mib", str(total_mib // shards)]
         self.gym = LocalGym(state, args, gpus="all" if on_gpu else "none").start()
         self.client = Client(self.gym.url, timeout=900.0)
 
@@ -247,11 +254,12 @@ class Service:
         shutil.rmtree(self.gym.state_dir, ignore_errors=True)
 
 
-def start_service(on_gpu: bool) -> Service:
+def start_service(on_gpu: bool, shards: int) -> Service:
     import atexit
     import tempfile
 
-    service = Service(on_gpu, Path(tempfile.mkdtemp(prefix="kgym-hostile-service-")))
+    state = Path(tempfile.mkdtemp(prefix="kgym-hostile-service-"))
+    service = Service(on_gpu, state, shards)
     atexit.register(service.close)
     return service
 
@@ -351,7 +359,7 @@ def main() -> int:
     rows: list[dict[str, Any]] = []
     faults: list[dict[str, Any]] = []
 
-    service = start_service(on_gpu) if args.through_service else None
+    service = start_service(on_gpu, n) if args.through_service else None
     meta["through"] = "check"
     if service is not None:
         meta["through"] = "kgym-gym serve: one worker, its fork server, no result cache"
