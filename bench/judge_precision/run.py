@@ -29,11 +29,12 @@ from kgym.tasks import find_task
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-from record import header, record, results_path  # noqa: E402
+from record import record_part, results_path, run_lines  # noqa: E402
 
 
-def do_bench_speedup(task_id: str) -> float | None:
-    """The speedup by triton.testing.do_bench, in this process (a trusted honest solution)."""
+def do_bench_ms(task_id: str) -> tuple[float, float] | None:
+    """The reference's and the solution's per-call times by triton.testing.do_bench, in this
+    process (a trusted honest solution)."""
     import torch
     import triton.testing
 
@@ -61,7 +62,22 @@ def do_bench_speedup(task_id: str) -> float | None:
     with torch.no_grad():
         r = triton.testing.do_bench(lambda: ref(*inputs), rep=200)
         c = triton.testing.do_bench(lambda: new(*inputs), rep=200)
-    return float(r / c)
+    return float(r), float(c)
+
+
+def median_ms(runs: list[dict[str, Any]], side: str) -> float | None:
+    values = [t[side]["median_ms"] for t in runs if (t.get(side) or {}).get("median_ms")]
+    return statistics.fmean(values) if values else None
+
+
+def excess_per_sample_ms(kgym_ms: float | None, bench_ms: float | None, calls: list[Any]) -> Any:
+    """What a sample holds beyond do_bench's time for its calls: (kgym's per-call median -
+    do_bench's) x calls per sample. About constant across tasks and sample sizes where a fixed
+    cost per sample is left in the samples."""
+    counts = [c for c in calls if isinstance(c, int)]
+    if kgym_ms is None or bench_ms is None or not counts:
+        return None
+    return (kgym_ms - bench_ms) * statistics.fmean(counts)
 
 
 def main() -> None:
@@ -86,7 +102,7 @@ def main() -> None:
         assert solution is not None
         source = solution.read_text()
         seen: dict[bool, dict[str, list[Any]]] = {
-            m: {"speedups": [], "halfwidths": [], "methods": [], "statuses": [], "pr": []}
+            m: {"speedups": [], "halfwidths": [], "methods": [], "statuses": [], "pr": [], "t": []}
             for m in modes
         }
         for i in range(args.evaluations):
@@ -102,6 +118,7 @@ def main() -> None:
                     lo, hi = t["speedup_ci"]
                     got["halfwidths"].append((hi - lo) / 2 / t["speedup"])
                     got["methods"].append(t.get("method", {}))
+                    got["t"].append(t)
                 pr = (r.get("profile") or {}).get("triton_share")
                 if pr is not None:
                     got["pr"].append(pr)
@@ -111,9 +128,18 @@ def main() -> None:
                     f"({time.time() - started:.1f} s)",
                     flush=True,
                 )
-        reference = do_bench_speedup(task_id)
+        bench = do_bench_ms(task_id)
+        reference = bench[0] / bench[1] if bench else None
         for profile in modes:
             got = seen[profile]
+            by_side = {
+                side: [
+                    (m.get("calls_per_sample_by_series") or {}).get(side) for m in got["methods"]
+                ]
+                for side in ("reference", "candidate")
+            }
+            kgym_ms = {side: median_ms(got["t"], side) for side in by_side}
+            bench_ms = dict(zip(by_side, bench)) if bench else {side: None for side in by_side}
             speedups = got["speedups"]
             halfwidths = got["halfwidths"]
             mean = statistics.fmean(speedups) if speedups else float("nan")
@@ -130,6 +156,13 @@ def main() -> None:
                         statistics.fmean(halfwidths) if halfwidths else None
                     ),
                     "do_bench_speedup": reference,
+                    "per_call_ms": kgym_ms,
+                    "do_bench_ms": bench_ms,
+                    "calls_per_sample_by_side": by_side,
+                    "excess_per_sample_ms": {
+                        side: excess_per_sample_ms(kgym_ms[side], bench_ms[side], by_side[side])
+                        for side in by_side
+                    },
                     "pr": got["pr"],
                     "calls_per_sample": [m.get("calls_per_sample") for m in got["methods"]],
                     "rounds": [m.get("rounds") for m in got["methods"]],
@@ -150,13 +183,18 @@ def write(args: argparse.Namespace, rows: list[dict[str, Any]], final: bool) -> 
         f"--evaluations {args.evaluations} --profile {args.profile}"
     )
     lines = [
-        *header("Judge timing precision", command),
+        *run_lines(command),
         f"- torch {torch.__version__}",
         "",
         "| task | kernel record (PR) | evaluations ok | mean speedup | CV across evaluations | "
-        "mean CI half-width within one | rounds | PR | do_bench speedup (same run) |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "mean CI half-width within one | rounds | PR | do_bench speedup (same run) | "
+        "per call, reference / candidate: kgym (do_bench) | excess per sample, ref / cand |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
+
+    def ms(value: float | None, digits: int = 4) -> str:
+        return "-" if value is None else f"{value:.{digits}f}"
+
     lines += [
         f"| {r['task']} | {'on' if r['profile'] else 'off'} | "
         f"{r['statuses'].count('ok')}/{len(r['statuses'])} | "
@@ -164,10 +202,21 @@ def write(args: argparse.Namespace, rows: list[dict[str, Any]], final: bool) -> 
         f"{100 * (r['mean_ci_halfwidth_within'] or float('nan')):.2f}% | "
         f"{', '.join(str(n) for n in r['rounds'])} | "
         f"{statistics.fmean(r['pr']) if r['pr'] else float('nan'):.3f} | "
-        f"{r['do_bench_speedup'] or float('nan'):.3f} |"
+        f"{r['do_bench_speedup'] or float('nan'):.3f} | "
+        f"{ms(r['per_call_ms']['reference'])} ({ms(r['do_bench_ms']['reference'])}) / "
+        f"{ms(r['per_call_ms']['candidate'])} ({ms(r['do_bench_ms']['candidate'])}) ms | "
+        f"{ms(r['excess_per_sample_ms']['reference'], 2)} / "
+        f"{ms(r['excess_per_sample_ms']['candidate'], 2)} ms |"
         for r in rows
     ]
-    record(args.out or results_path(HERE), lines, {"rows": rows}, final and args.json)
+    record_part(
+        args.out or results_path(HERE),
+        "Judge timing precision",
+        "Speedups against do_bench",
+        lines,
+        {"rows": rows},
+        final and args.json,
+    )
     if final:
         print("\n".join(lines))
 
