@@ -338,6 +338,12 @@ class Runner:
 
             filled.enter_context(uninitialised_memory_filled())
         try:
+            if not slots and self.device.type == "cuda":
+                # A batch of no calls is the judge's measure of a sample's fixed cost: it must
+                # hold what every sample holds, the GPU's switch to this process's context and
+                # back, which a batch with no work on the GPU would leave out (~0.3 ms on an
+                # H200), so one tiny kernel of ours runs.
+                torch.ones(1, device=self.device).add_(1.0)
             for k in slots:
                 if recorder is not None:
                     with recorder:

@@ -7,7 +7,8 @@ for the reply, runs a tiny canary kernel of its own and synchronises, and reads 
 The reference's runner is timed by the very same method, in alternating order. What the method
 adds to a sample is taken out, because it is not the same share of both sides' samples and
 would pull every speedup toward 1: the fixed cost of a sample (the round trip to a runner, its
-synchronisation, the canary), measured as a batch of no calls on the reference's runner, and
+synchronisation, the GPU's switch into its context and back, the canary), measured as a batch
+of no calls on the reference's runner, in which it launches one tiny kernel, and
 the runner's copy of each output into shared memory (twice an output's bytes of traffic per
 call), measured by the judge as the same copy between its own arenas. A sample is then
 (time - fixed cost) / B - copy (``plan.per_call_ms``). Each side's B is its own: enough calls
