@@ -395,3 +395,37 @@ def test_launches_are_counted_before_the_shortest_names_are_folded() -> None:
     findings = Findings()
     profile_of(recorded, {"samples": {"candidate": [1.0]}}, set(names), findings)
     assert findings.items == []
+
+
+@pytest.mark.skipif(
+    os.environ.get("KGYM_TEST_DEVICE") != "cuda", reason="CUPTI subscribes only with a GPU"
+)
+def test_the_trace_holds_cuptis_one_subscriber(library: Path) -> None:
+    """Another CUPTI client in the runner's process (a profiler the candidate starts) would
+    take the records away: once the driver has loaded the trace, a second subscriber is
+    refused (CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED); without it one is taken."""
+    assert CUPTI is not None
+    script = textwrap.dedent(
+        f"""
+        import ctypes, os, sys
+        if sys.argv[1] == "traced":
+            from kgym.harness.kernel_trace import TraceChannel
+            channel, ends = TraceChannel.pair()
+            os.environ["KGYM_KERNEL_TRACE_FDS"] = ends.environment()
+            os.environ["CUDA_INJECTION64_PATH"] = {str(library)!r}
+        import torch
+        torch.zeros(1, device="cuda")
+        if sys.argv[1] == "traced":
+            assert channel.await_ready() == "ready"
+        handle = ctypes.c_void_p()
+        print(ctypes.CDLL({str(CUPTI.library)!r}).cuptiSubscribe(ctypes.byref(handle), None, None))
+        """
+    )
+    codes = {}
+    for mode in ("traced", "plain"):
+        done = subprocess.run(
+            [sys.executable, "-c", script, mode], capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        codes[mode] = int(done.stdout.split()[-1])
+    assert codes == {"traced": 39, "plain": 0}
