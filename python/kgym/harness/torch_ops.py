@@ -1,9 +1,9 @@
 """Which torch operators a candidate's forward calls: for the torch-compute policy and the Result.
 
 A ``TorchFunctionMode`` sees every torch call made at Python level. Inside a Triton launch the
-interpreter converts tensors with torch: such a call is Triton's, unless the frame that made it
-is the candidate's own (under the interpreter a kernel's body is plain Python, and torch called
-there is the candidate's compute). Operators that only describe, allocate or view memory
+interpreter moves arguments with torch and the autotuner resets and restores them: those calls
+are Triton's; every other call in a launch is the candidate's (under the interpreter a kernel's
+body is plain Python, and the grid, hooks and heuristics Triton runs are the candidate's). Operators that only describe, allocate or view memory
 are not compute; everything else is (a copy too: for a transpose the copy is the task), and so
 is reading a tensor's values to the host (``item``,
 ``tolist``, ``numpy``, ``float()``, printing): host-side compute starts there.
@@ -111,6 +111,26 @@ NON_COMPUTE = frozenset(
 )
 
 
+# What Triton itself does with torch inside a launch: the interpreter moves arguments to the
+# host and back, the autotuner resets and restores arguments between its trials. Any other torch
+# call made from a Triton frame comes from something the candidate handed Triton to run (a grid,
+# a hook, a heuristic, a pruning function), whatever its kind (a builtin or a partial leaves no
+# frame of the candidate's between Triton and torch): the candidate's.
+TRITON_DATA_MOVES = frozenset(
+    {"cpu", "copy_", "clone", "zero_", "to", "untyped_storage", "data_ptr", "detach", "cuda"}
+)
+# Operators that return a view where they can, and a copy where they cannot (a gather by an
+# index tensor, the reshape of a transpose): a copy is counted as compute.
+VIEW_OR_COPY = frozenset({"__getitem__", "reshape", "reshape_as", "flatten", "unflatten"})
+
+
+def _storage(value: Any) -> int | None:
+    try:
+        return int(value.untyped_storage().data_ptr()) if isinstance(value, torch.Tensor) else None
+    except RuntimeError:  # a tensor without storage (meta, functional wrappers)
+        return None
+
+
 LOW_PRECISION_DTYPES = frozenset(
     getattr(torch, name)
     for name in ("float16", "bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz")
@@ -132,27 +152,34 @@ class TorchOpRecorder(TorchFunctionMode):
     def __torch_function__(
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
     ) -> Any:
-        if not self._in_launch() or self._candidate_made_it():
-            name = getattr(func, "__name__", None) or str(func)
-            if self._counts(name, args):
-                self.calls[str(name)[:80]] += 1
-            if name in LOW_PRECISION_METHODS or any(
-                isinstance(v, torch.dtype) and v in LOW_PRECISION_DTYPES
-                for v in (*args, *(kwargs or {}).values())
-            ):
-                self.low_precision[str(name)[:80]] += 1
-        return func(*args, **(kwargs or {}))
+        name = str(getattr(func, "__name__", None) or func)
+        if self._in_launch() and not self._candidate_made_it(name):
+            return func(*args, **(kwargs or {}))
+        result = func(*args, **(kwargs or {}))
+        if name in VIEW_OR_COPY and args and _storage(result) != _storage(args[0]):
+            name = f"{name} (a copy)"
+        if self._counts(name, args):
+            self.calls[name[:80]] += 1
+        if name in LOW_PRECISION_METHODS or any(
+            isinstance(v, torch.dtype) and v in LOW_PRECISION_DTYPES
+            for v in (*args, *(kwargs or {}).values())
+        ):
+            self.low_precision[name[:80]] += 1
+        return result
 
-    def _candidate_made_it(self) -> bool:
+    def _candidate_made_it(self, name: str) -> bool:
         """Walking out from the call: torch's own wrappers, the installed libraries and the
-        interpreter's frozen modules are looked through; Triton's or kgym's frame met first
-        makes the call theirs (the interpreter's conversions, the decoy check's copies), any
-        other the candidate's (its file, or code it made at run time)."""
+        interpreter's frozen modules are looked through; kgym's frame met first makes the call
+        kgym's (the decoy check's copies), Triton's makes it Triton's only for Triton's own moves
+        of arguments (``TRITON_DATA_MOVES``), any other frame the candidate's (its file, or code
+        it made at run time)."""
         frame = sys._getframe(2)
         while frame is not None:
             filename = frame.f_code.co_filename
-            if filename.startswith((_TRITON_DIR, _KGYM_DIR)):
+            if filename.startswith(_KGYM_DIR):
                 return False
+            if filename.startswith(_TRITON_DIR):
+                return name not in TRITON_DATA_MOVES
             if not filename.startswith((*_INSTALLED, "<frozen ")):
                 return True
             frame = frame.f_back
