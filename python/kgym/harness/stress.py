@@ -141,7 +141,8 @@ def other_sizes(task: Any) -> dict[str, int]:
     model and its weights stay the same), made from the task's CPU sizes where it declares them
     (also on a GPU, whose sizes are often all powers of two), else from the sizes it runs at:
     odd where the size is not a power of two (a kernel that assumes a multiple of its block
-    meets a remainder), unchanged where it is one of 16 or more (often a structural dimension,
+    meets a remainder), each size by a different step (so that sizes that were equal are not
+    after, and a size of one becomes three), unchanged where it is a power of two of 16 or more (often a structural dimension,
     such as a head size, that honest kernels may require). Empty: no size the judge can
     change."""
     get_inputs = getattr(task, "get_inputs", None)
@@ -154,12 +155,14 @@ def other_sizes(task: Any) -> dict[str, int]:
     )
     changed: dict[str, int] = {}
     for name, value in sorted(base.items()):
-        if name not in used or name in by_init or type(value) is not int or value < 2:
+        if name not in used or name in by_init or type(value) is not int or value < 1:
             continue
         if value >= 16 and value & (value - 1) == 0:
             changed[name] = value
         else:
-            changed[name] = value + 1 if value % 2 == 0 else value + 2
+            # Each size its own odd value: two sizes that were equal (an image's height and
+            # width) differ after, and a size of one (a batch) becomes several.
+            changed[name] = (value + 1 if value % 2 == 0 else value + 2) + 2 * len(changed)
     if all(getattr(task, name, None) == value for name, value in changed.items()):
         return {}
     return changed

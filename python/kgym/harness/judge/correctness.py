@@ -149,21 +149,26 @@ class GradedCalls:
         set_failed: str | None = None
         if mismatch is None:
             result["passed"] = 1
-            steps = [("repeat", "")] + [("trial", "")] * (trials - 1)
+            steps = [("trial", "")] * (trials - 1)
             steps += [("stress", name) for name in stress.set_names(facts)]
             steps += [("decoy", "")] * len(self.policy.launched)
             _RANDOM.shuffle(steps)
+            # The repeat anywhere; the other sizes anywhere after it (the repeat compares with
+            # an answer in the task's arena, which the other sizes' call replaces), and a call
+            # at the task's sizes that is compared after it: whatever state a call at other
+            # sizes leaves must meet one.
+            at = _RANDOM.randrange(len(steps) + 1)
+            steps.insert(at, ("repeat", ""))
+            other = _RANDOM.randrange(at + 1, len(steps) + 1)
+            steps.insert(other, ("other_shape", ""))
+            if not any(kind in ("trial", "stress") for kind, _ in steps[other + 1 :]):
+                steps.append(("trial", ""))
+                result["trials"] += 1
             set_failed = self._steps(steps, views, result, last, robust)
         else:
             result["first_failed_trial"] = 0
             result["mismatch"] = f"trial 0: {mismatch}"
         result["correct_on_task_inputs"] = result["mismatch"] is None
-        if result["mismatch"] is None and set_failed is None:
-            assert self.layout is not None
-            verdict = self._other_shape_call(self.layout)
-            result["input_sets"]["other_shape"] = verdict
-            if robust and verdict.get("passed") is False:
-                set_failed = f"input set other_shape: {verdict['mismatch']}"
         if result["mismatch"] is None and set_failed is not None:
             result["first_failed_trial"] = result["passed"]
             result["mismatch"] = set_failed
@@ -203,12 +208,17 @@ class GradedCalls:
                     failed = f"trial {trial}: {mismatch}"
             elif kind == "repeat":
                 failed = self._repeat(views, *last)
-            elif kind == "stress":
-                verdict = self._stress_call(name, views)
+            elif kind in ("stress", "other_shape"):
+                if kind == "stress":
+                    verdict = self._stress_call(name, views)
+                else:
+                    assert self.layout is not None
+                    name, verdict = kind, self._other_shape_call(self.layout)
+                    views = self.lender.views["candidate"]  # the task's layout, lent again
                 result["input_sets"][name] = verdict
                 if robust and verdict.get("passed") is False and set_failed is None:
                     set_failed = f"input set {name}: {verdict['mismatch']}"
-                    steps = [step for step in steps if step[0] != "stress"]
+                    steps = [step for step in steps if step[0] not in ("stress", "other_shape")]
             else:
                 pending = [n for n in self.policy.launched if n not in self.ablated]
                 if pending:
