@@ -57,3 +57,26 @@ def test_the_collector_rests_from_a_timed_call_to_the_next_message_that_is_not()
         gc.enable()
         a.close()
         b.close()
+
+
+def test_a_copy_into_other_places_of_a_buffer_is_still_a_copy() -> None:
+    """The decoy check's copy test: a store of another argument's values one place on
+    (``y[i + 1] = x[i]``) only copies; a row's maximum (values taken from the input, at
+    places no one shift explains) does not."""
+    x = torch.randn(64)
+
+    def shifted(fn_self: object, src: torch.Tensor, out: torch.Tensor) -> None:
+        out[1:65] = src
+
+    y = torch.full((66,), float("nan"))
+    _, copied = ablation.launch_with_noise(shifted, None, (x, y), {})
+    assert copied
+
+    rows = x.view(8, 8)
+
+    def row_max(fn_self: object, src: torch.Tensor, out: torch.Tensor) -> None:
+        out.copy_(src.amax(dim=1))
+
+    m = torch.full((8,), float("nan"))
+    _, copied = ablation.launch_with_noise(row_max, None, (rows, m), {})
+    assert not copied

@@ -108,13 +108,12 @@ def launch_with_noise(
         raw = _whole_storage(t)
         if t.is_cuda:
             torch.cuda.synchronize(t.device)
-        # Sources a copy could have come from: the launch's other tensors of the same bytes.
+        # Sources a copy could have come from: the launch's other tensors of the same element
+        # size, whatever their length (a copy into a longer storage is still a copy).
         sources = [
             before[j]
             for j, u in enumerate(tensors)
-            if j != index
-            and u.element_size() == t.element_size()
-            and before[j].numel() == raw.numel()
+            if j != index and u.element_size() == t.element_size()
         ]
         # Element granularity, in the tensor's own dtype, over the elements of its storage; in
         # chunks, so that what the check makes (the comparison, the noise) stays a few chunks
@@ -133,6 +132,7 @@ def launch_with_noise(
             if copied:
                 copied = any(
                     _same(chunk, src[begin:end], changed, t.dtype, size, tolerance)
+                    or _shifted(chunk, begin, src, changed, size)
                     for src in sources
                 )
             _noise_where_changed(chunk, was, t, size)
@@ -148,8 +148,13 @@ def _same(
     tolerance: tuple[float, float] | None,
 ) -> bool:
     """Whether the changed elements of ``chunk`` (bytes of a storage, ``size`` bytes an
-    element) are those of ``src``."""
-    mine, theirs = chunk.view(-1, size)[changed], src.view(-1, size)[changed]
+    element) are those of ``src`` (the same bytes of another storage, which may end sooner)."""
+    have = src.numel() // size
+    if have < changed.numel():
+        if have == 0 or bool(changed[have:].any()):
+            return False
+        chunk, changed = chunk[: have * size], changed[:have]
+    mine, theirs = chunk.view(-1, size)[changed], src[: have * size].view(-1, size)[changed]
     if bool((mine == theirs).all()):
         return True
     if tolerance is None or not dtype.is_floating_point or dtype.is_complex:
@@ -158,6 +163,35 @@ def _same(
     b = theirs.reshape(-1).view(dtype).double()
     atol, rtol = tolerance
     return bool(torch.isclose(a, b, rtol=rtol, atol=atol).all())
+
+
+# Places of a source a shifted copy's first element may come from that are tried.
+SHIFT_CANDIDATES = 4
+
+
+def _shifted(
+    chunk: torch.Tensor, begin: int, src: torch.Tensor, changed: torch.Tensor, size: int
+) -> bool:
+    """Whether the changed elements of ``chunk`` (bytes ``begin``... of a storage) are, bit
+    for bit, those of ``src`` (another storage's bytes) at one fixed shift: a copy into other
+    places of a buffer (``y[i + 1] = x[i]``). A selection or a permutation (a row's maximum,
+    a transpose) is not one shift and is not a copy."""
+    kind = _INT_VIEW.get(size)
+    if kind is None or src.numel() < size:
+        return False
+    mine = chunk.view(kind)
+    theirs = src[: src.numel() // size * size].view(kind)
+    places = changed.nonzero().flatten()
+    first = mine[places[0]]
+    starts = (theirs == first).nonzero().flatten()[:SHIFT_CANDIDATES]
+    at = begin // size + places  # the changed elements' places in the whole storage
+    for start in starts.tolist():
+        taken = at - (int(at[0]) - start)
+        if bool((taken < 0).any()) or bool((taken >= theirs.numel()).any()):
+            continue
+        if bool((theirs[taken] == mine[places]).all()):
+            return True
+    return False
 
 
 def _noise_where_changed(raw: torch.Tensor, old: torch.Tensor, t: torch.Tensor, size: int) -> None:

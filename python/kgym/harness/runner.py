@@ -53,6 +53,7 @@ class Runner:
         self.model: Any = None
         self.views: SlotViews | None = None
         self.arena: Arena | None = None
+        self.returned: list[torch.Tensor] = []  # the latest graded call's outputs (op_call)
         self.guards: Any = None
         self.module: Any = None
         self.source_file = ""
@@ -102,6 +103,7 @@ class Runner:
         """Gives the blocks torch's caching allocator holds unused back to the driver: at
         KernelBench's largest sizes (6 GiB a tensor) what the checks left cached in one runner
         is what the other runner's timed calls need."""
+        self.returned = []
         if self.device.type == "cuda":
             _sync(self.device)
             torch.cuda.empty_cache()
@@ -316,6 +318,8 @@ class Runner:
         assert self.views is not None
         slots = [int(k) for k in message["slots"]]
         graded = bool(slots) and not message.get("timed") and self.role == "candidate"
+        if message.get("timed"):
+            self.returned = []  # the graded calls are over: their last outputs are let go
         ablate = message.get("ablate")
         model = self.compiled if message.get("variant") == "compiled" else self.model
         counter = self.guards.launches if self.guards is not None else None
@@ -323,6 +327,7 @@ class Runner:
         ablated = (counter.ablated_launches, counter.copying_launches) if counter else (0, 0)
         names_before = dict(counter.names) if counter is not None else {}
         values: dict[str, list[Any]] = {}
+        reused: str | None = None
         recorder = None
         if graded:
             from kgym.harness.torch_ops import TorchOpRecorder
@@ -350,6 +355,8 @@ class Runner:
                         out = model(*self.views.inputs[k])
                 else:
                     out = model(*self.views.inputs[k])
+                if graded:
+                    reused = reused or self._reused_memory(out)
                 problem = self._store(out, k, values.setdefault(str(k), []))
                 del out
                 if problem is not None:
@@ -372,7 +379,32 @@ class Runner:
                 reply["copying_launches"] = counter.copying_launches - ablated[1]
         if recorder is not None:
             reply["torch_ops"] = recorder.summary()
+        if reused is not None:
+            finding = {"rule": "output-reused", "severity": "reject", "line": None}
+            reply["findings"] = [{**finding, "detail": reused}]
         return reply
+
+    def _reused_memory(self, out: Any) -> str | None:
+        """Whether an output of this call lies in memory an output of the previous graded call
+        (still held here, as a caller holds a result) lies in: a model that hands out one
+        buffer again overwrites the result its caller holds. Each graded call's outputs are
+        held until the next's have been looked at."""
+        now = [t for t in compare.flatten(out) if isinstance(t, torch.Tensor)]
+        found = None
+        for new in now:
+            start, end = _extent(new)
+            for held in self.returned:
+                if (
+                    held.device == new.device
+                    and start < _extent(held)[1]
+                    and _extent(held)[0] < end
+                ):
+                    found = (
+                        "an output of this call lies in the memory of an output the previous "
+                        "call returned, which its caller still holds: that result is overwritten"
+                    )
+        self.returned = now
+        return found
 
     def op_compile(self, message: dict[str, Any], payload: Any, fds: list[int]) -> dict[str, Any]:
         """The reference's runner only: torch.compile of the model, for the compile baseline."""
@@ -410,6 +442,13 @@ class _Failure(Exception):
     def __init__(self, reply: dict[str, Any]) -> None:
         super().__init__(reply.get("kind", "failure"))
         self.reply = reply
+
+
+def _extent(tensor: torch.Tensor) -> tuple[int, int]:
+    """The bytes of memory a tensor's storage spans, as (start, end) addresses."""
+    storage = tensor.untyped_storage()
+    start = int(storage.data_ptr())
+    return start, start + max(int(storage.nbytes()), 1)
 
 
 def runner_main(
