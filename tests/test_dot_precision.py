@@ -42,4 +42,18 @@ def test_a_compiled_kernel_is_read_once() -> None:
     assert recorder.summary() == {
         "source": "ir",
         "products": ["fp16 (-)", "fp32 (ieee)", "fp32 (tf32x3)", "fp8e4nv (-)"],
+        "values": ["fp16", "fp8e4nv"],
     }
+
+
+def test_reduced_float_values_anywhere_in_a_kernels_ir_are_found() -> None:
+    """A cast to fp16 with no dot, however the source named the type, leaves f16 values in
+    the IR; float32 and tf32 products leave none."""
+    from kgym.harness.dot_precision import reduced_floats_in_ir
+
+    cast = "%1 = arith.truncf %0 : tensor<128xf32> to tensor<128xf16> loc(#loc3)"
+    assert reduced_floats_in_ir(cast) == {"fp16"}
+    fp8 = "%2 = tt.fp_to_fp %1 : tensor<64xf32> -> tensor<64xf8E4M3FN>"
+    assert reduced_floats_in_ir(fp8) == {"fp8e4nv"}
+    tf32 = "%c = tt.dot %a, %b, %acc, inputPrecision = tf32 : tensor<64x64xf32> * tensor<64x64xf32>"
+    assert reduced_floats_in_ir(tf32) == set()

@@ -32,6 +32,11 @@ _OPERAND = re.compile(r":\s*tensor<(?:[0-9?]+x)*(\w+)")
 _INPUT_PRECISION = re.compile(r"inputPrecision\s*=\s*(\w+)")
 # Names that compute below float32 (the precision policy refuses them on a float32 task).
 REDUCED = ("fp16", "bf16", "fp8", "int8")
+# Floating-point element types below float32 anywhere in a kernel's values: a cast, a constant,
+# a load from such memory, however the kernel named the type (a dtype made at run time and
+# passed as a constexpr names none in the source).
+REDUCED_FLOATS = ("fp16", "bf16", "fp8")
+_IR_FLOAT_TYPE = re.compile(r"(?:(?<=\dx)|(?<!\w))(f16|bf16|f8E\w+)\b")  # 128xf16, : f16
 
 
 def is_reduced(product: str) -> bool:
@@ -54,6 +59,11 @@ def products_in_ir(ttir: str) -> set[str]:
     return found
 
 
+def reduced_floats_in_ir(ttir: str) -> set[str]:
+    """The floating-point types below float32 a kernel's Triton IR holds values of."""
+    return {_MLIR_NAMES.get(t, t) for t in _IR_FLOAT_TYPE.findall(ttir)}
+
+
 def _default(name: str) -> str:
     return "ieee" if name == "fp32" else "-"
 
@@ -63,6 +73,7 @@ class DotPrecision:
 
     def __init__(self) -> None:
         self.products: set[str] = set()
+        self.values: set[str] = set()  # reduced floating-point types of the kernels' values
         self._read: set[int] = set()  # compiled kernels whose IR was read (by id)
         self.source = "unknown"  # "ir" (a GPU), "interpreter" (a CPU) once a launch was seen
 
@@ -80,14 +91,26 @@ class DotPrecision:
         if isinstance(ttir, bytes):
             ttir = ttir.decode(errors="replace")
         self.products |= products_in_ir(str(ttir))
+        self.values |= reduced_floats_in_ir(str(ttir))
 
     def install_interpreter(self) -> None:
-        """Under the CPU interpreter: record the operands of every product it computes."""
+        """Under the CPU interpreter: record the operands of every product it computes, and
+        the type of every value it makes that is a float below float32."""
         try:
-            from triton.runtime.interpreter import InterpreterBuilder
+            from triton.runtime.interpreter import InterpreterBuilder, TensorHandle
         except ImportError:
             return
         self.source = "interpreter"
+        made = TensorHandle.__post_init__
+        values = self.values
+
+        def post_init(handle: Any) -> None:
+            made(handle)
+            name = str(getattr(handle.dtype, "name", ""))
+            if name.startswith(REDUCED_FLOATS):
+                values.add(name)
+
+        TensorHandle.__post_init__ = post_init  # type: ignore[method-assign]
         InterpreterBuilder.create_dot = self._recording(InterpreterBuilder.create_dot, 0, 3)
         scaled = getattr(InterpreterBuilder, "create_dot_scaled", None)
         if scaled is not None:
@@ -113,4 +136,8 @@ class DotPrecision:
         return create
 
     def summary(self) -> dict[str, Any]:
-        return {"source": self.source, "products": sorted(self.products)[:20]}
+        return {
+            "source": self.source,
+            "products": sorted(self.products)[:20],
+            "values": sorted(self.values)[:20],
+        }

@@ -57,6 +57,7 @@ CHECKS = {
         isinstance(v, dict)
         and isinstance(v.get("source", ""), str)
         and _is_list_of(v.get("products", []), (str,))
+        and _is_list_of(v.get("values", []), (str,))
     ),
     "findings": _findings_ok,
     "weights_copied": lambda v: isinstance(v, bool),

@@ -49,6 +49,10 @@ class CallPolicy:
         if isinstance(dots, dict):
             if dots.get("source") in ("ir", "interpreter"):
                 self.dot_source = str(dots["source"])
+            for kind in (dots.get("values") or [])[:20]:
+                entry = f"tl {str(kind)[:20]} values"
+                if entry not in self.low_precision:
+                    self.low_precision.append(entry)
             for product in (dots.get("products") or [])[:20]:
                 product = str(product)[:40]
                 if product not in self.dot_products:
