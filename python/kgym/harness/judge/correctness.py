@@ -1,9 +1,11 @@
 """The graded calls: every call of the candidate that the judge compares, in a number and
 order drawn per evaluation. The task's inputs (fresh seeds every call), a repeat on the same
 inputs, the stress sets (``stress.py``) and a decoy call per Triton kernel the candidate
-launched (its written elements replaced by noise: the answer must go wrong). From inside the
-candidate's process they look the same (``runner.op_call``), so behaving well only where an
-answer is compared, or only where a kernel is not ablated, cannot be arranged."""
+launched (its written elements replaced by noise: the answer must go wrong), and one call at
+other sizes. From inside the candidate's process they look the same (``runner.op_call``) until
+a kernel's noise is read back, so behaving well only where an answer is compared cannot be
+arranged; a candidate that reads its own kernel's output with torch (``hybrid``) can notice the
+noise and answer wrong on purpose, which the decoy check does not yet tell apart."""
 
 from __future__ import annotations
 
