@@ -109,11 +109,16 @@ def launch_with_noise(
         if t.is_cuda:
             torch.cuda.synchronize(t.device)
         # Sources a copy could have come from: the launch's other tensors of the same element
-        # size, whatever their length (a copy into a longer storage is still a copy).
+        # size whose storage is no longer than this one's (an answer torch computed, copied
+        # into a buffer as long or longer). The call's inputs live in the judge's arena, a
+        # longer storage: a kernel that is the identity on these inputs (a ReLU of positive
+        # ones) is not a copy of an answer.
         sources = [
             before[j]
             for j, u in enumerate(tensors)
-            if j != index and u.element_size() == t.element_size()
+            if j != index
+            and u.element_size() == t.element_size()
+            and before[j].numel() <= raw.numel()
         ]
         # Element granularity, in the tensor's own dtype, over the elements of its storage; in
         # chunks, so that what the check makes (the comparison, the noise) stays a few chunks

@@ -356,7 +356,7 @@ class Runner:
                 else:
                     out = model(*self.views.inputs[k])
                 if graded:
-                    reused = reused or self._reused_memory(out)
+                    reused = reused or self._reused_memory(out, self.views.inputs[k])
                 problem = self._store(out, k, values.setdefault(str(k), []))
                 del out
                 if problem is not None:
@@ -384,12 +384,19 @@ class Runner:
             reply["findings"] = [{**finding, "detail": reused}]
         return reply
 
-    def _reused_memory(self, out: Any) -> str | None:
+    def _reused_memory(self, out: Any, inputs: list[Any]) -> str | None:
         """Whether an output of this call lies in memory an output of the previous graded call
         (still held here, as a caller holds a result) lies in: a model that hands out one
         buffer again overwrites the result its caller holds. Each graded call's outputs are
-        held until the next's have been looked at."""
-        now = [t for t in compare.flatten(out) if isinstance(t, torch.Tensor)]
+        held until the next's have been looked at; an output in its inputs' memory (the
+        judge's arena) is the judge's ``output-aliases-input`` instead."""
+        arena = [_extent(v) for v in inputs if isinstance(v, torch.Tensor)]
+        now = [
+            t
+            for t in compare.flatten(out)
+            if isinstance(t, torch.Tensor)
+            and not any(s < _extent(t)[1] and _extent(t)[0] < e for s, e in arena)
+        ]
         found = None
         for new in now:
             start, end = _extent(new)
