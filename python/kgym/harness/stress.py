@@ -28,6 +28,10 @@ SCALE_DOWN = 1e-3
 OFFSET_STDS = 1e3
 # Share of each float input's elements set to special values by the ``special`` set.
 SPECIAL_SHARE = 0.05
+# The far sets make every float input one-signed at about this many of its standard deviations
+# (1 to 5 of them times this): a sentinel for a maximum or a minimum (-1e4), a clamp or a range
+# a kernel assumed meets values beyond it, with rows that are all of one sign.
+FAR_STDS = 1e6
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,7 @@ def set_names(facts: InputFacts) -> list[str]:
     if not facts.has_float:
         return []
     names = ["scaled_up", "scaled_down", "offset_up", "offset_down", "special"]
+    names += ["far_positive", "far_negative"]
     if facts.one_signed:
         names += ["sign_flipped", "shifted"]
     return names
@@ -86,6 +91,10 @@ def derive(name: str, inputs: list[Any], generator: torch.Generator | None = Non
             std = float(v.float().std()) if v.numel() > 1 else 0.0
             step = OFFSET_STDS * (std if std > 0 else 1.0)
             v.add_(step if name == "offset_up" else -step)
+        elif name in ("far_positive", "far_negative"):
+            std = float(v.float().std()) if v.numel() > 1 else 0.0
+            unit = std if std > 0 and math.isfinite(std) else 1.0
+            v.abs_().add_(unit).mul_(FAR_STDS if name == "far_positive" else -FAR_STDS)
         elif name == "special":
             _special_values(v, generator)
         else:
