@@ -418,7 +418,7 @@ def test_the_trace_holds_cuptis_one_subscriber(library: Path) -> None:
         if sys.argv[1] == "traced":
             assert channel.await_ready() == "ready"
         handle = ctypes.c_void_p()
-        print(ctypes.CDLL({str(CUPTI.library)!r}).cuptiSubscribe(ctypes.byref(handle), None, None))
+        print(ctypes.CDLL({str(CUPTI.shared_object)!r}).cuptiSubscribe(ctypes.byref(handle), None, None))
         """
     )
     codes = {}

@@ -34,7 +34,7 @@ _why_not = ""
 class Cupti:
     """A CUPTI library and the headers that describe it."""
 
-    library: Path
+    shared_object: Path  # the libcupti.so the process loads
     include: Path  # holds cupti.h
     # Where the CUDA headers cupti.h includes are found when its own directory lacks some
     # (CUDA 13's ``nvidia/cu13/include`` has no ``crt/``): searched after it (-idirafter).
@@ -135,7 +135,9 @@ def build(into: Path) -> Path:
     source = SOURCE.read_bytes()
     record = _record_type(cupti.include)
     crypto = _libcrypto()
-    digest = hashlib.sha256(source + f"{cupti.library}|{record}|{crypto}".encode()).hexdigest()[:16]
+    digest = hashlib.sha256(
+        source + f"{cupti.shared_object}|{record}|{crypto}".encode()
+    ).hexdigest()[:16]
     target = into / f"{digest}-{LIBRARY_NAME}"
     if target.is_file():
         return target
@@ -151,8 +153,8 @@ def build(into: Path) -> Path:
         f"-DKGYM_KERNEL_RECORD={record}",
         f'-DKGYM_LIBCRYPTO="{crypto}"',
         str(SOURCE),
-        str(cupti.library),
-        f"-Wl,-rpath,{cupti.library.parent}",
+        str(cupti.shared_object),
+        f"-Wl,-rpath,{cupti.shared_object.parent}",
         "-ldl",
         "-lpthread",
     ]
