@@ -391,25 +391,15 @@ class Runner:
         held until the next's have been looked at; an output in its inputs' memory (the
         judge's arena) is the judge's ``output-aliases-input`` instead."""
         arena = [_extent(v) for v in inputs if isinstance(v, torch.Tensor)]
-        now = [
-            t
-            for t in compare.flatten(out)
-            if isinstance(t, torch.Tensor)
-            and not any(s < _extent(t)[1] and _extent(t)[0] < e for s, e in arena)
-        ]
+        held = [_extent(t) for t in self.returned]
+        now = [t for t in compare.flatten(out) if isinstance(t, torch.Tensor)]
         found = None
-        for new in now:
-            start, end = _extent(new)
-            for held in self.returned:
-                if (
-                    held.device == new.device
-                    and start < _extent(held)[1]
-                    and _extent(held)[0] < end
-                ):
-                    found = (
-                        "an output of this call lies in the memory of an output the previous "
-                        "call returned, which its caller still holds: that result is overwritten"
-                    )
+        for extent in (_extent(t) for t in now):
+            if not _overlaps(extent, arena) and _overlaps(extent, held):
+                found = (
+                    "an output of this call lies in the memory of an output the previous "
+                    "call returned, which its caller still holds: that result is overwritten"
+                )
         self.returned = now
         return found
 
@@ -451,11 +441,16 @@ class _Failure(Exception):
         self.reply = reply
 
 
-def _extent(tensor: torch.Tensor) -> tuple[int, int]:
-    """The bytes of memory a tensor's storage spans, as (start, end) addresses."""
+def _extent(tensor: torch.Tensor) -> tuple[int, int, str]:
+    """The bytes of memory a tensor's storage spans: (start, end) addresses and its device."""
     storage = tensor.untyped_storage()
     start = int(storage.data_ptr())
-    return start, start + max(int(storage.nbytes()), 1)
+    return start, start + max(int(storage.nbytes()), 1), str(tensor.device)
+
+
+def _overlaps(extent: tuple[int, int, str], others: list[tuple[int, int, str]]) -> bool:
+    start, end, device = extent
+    return any(d == device and s < end and start < e for s, e, d in others)
 
 
 def runner_main(

@@ -151,9 +151,9 @@ def other_sizes(task: Any) -> dict[str, int]:
     (also on a GPU, whose sizes are often all powers of two), else from the sizes it runs at:
     odd where the size is not a power of two (a kernel that assumes a multiple of its block
     meets a remainder), each size by a different step (so that sizes that were equal are not
-    after, and a size of one becomes three), unchanged where it is a power of two of 16 or more (often a structural dimension,
-    such as a head size, that honest kernels may require). Empty: no size the judge can
-    change."""
+    after, and a size of one becomes three), unchanged where it is a power of two of 16 or
+    more (often a structural dimension, such as a head size, that honest kernels may require).
+    Empty: no size the judge can change."""
     get_inputs = getattr(task, "get_inputs", None)
     get_init = getattr(task, "get_init_inputs", None)
     used = set(getattr(getattr(get_inputs, "__code__", None), "co_names", ()))

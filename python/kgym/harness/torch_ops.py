@@ -3,8 +3,8 @@
 A ``TorchFunctionMode`` sees every torch call made at Python level. Inside a Triton launch the
 interpreter moves arguments with torch and the autotuner resets and restores them: those calls
 are Triton's; every other call in a launch is the candidate's (under the interpreter a kernel's
-body is plain Python, and the grid, hooks and heuristics Triton runs are the candidate's). Operators that only describe, allocate or view memory
-are not compute; everything else is (a copy too: for a transpose the copy is the task), and so
+body is plain Python, and the grid, hooks and heuristics Triton runs are the candidate's).
+Operators that only describe, allocate or view memory are not compute; everything else is (a copy too: for a transpose the copy is the task), and so
 is reading a tensor's values to the host (``item``,
 ``tolist``, ``numpy``, ``float()``, printing): host-side compute starts there.
 """
