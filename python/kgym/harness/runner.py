@@ -60,6 +60,8 @@ class Runner:
         self.jit = JitRanges([])
         self.triton_names: set[str] = set()
         self.compiled: Any = None
+        self.model_class: Any = None  # the class the set-up built its model from
+        self.first_model: Any = None  # the set-up's model while another build is called
         self.collector_paused = False
 
     def _collector(self, timed: bool) -> None:
@@ -225,26 +227,55 @@ class Runner:
             return {"ok": False, "kind": "missing", "detail": f"no class {class_name}"}
         self.jit = loader.jit_line_ranges(self.module)
         self.triton_names = set(loader.jit_functions(self.module))
-        try:
-            torch.manual_seed(int(spec["seed"]))
-            self.model = cls(*spec["init_inputs"])
-        except BaseException as exc:  # noqa: BLE001
-            raise _Failure(self._exception_reply(exc, "init")) from exc
-        weights_copied = False
-        if spec.get("weights") is not None and isinstance(self.model, torch.nn.Module):
-            weights_copied = self._load_weights(spec["weights"], fds)
-        else:
-            for fd in fds:
-                os.close(fd)
-        if isinstance(self.model, torch.nn.Module):
-            self.model = self.model.to(self.device).eval()
+        self.model_class = cls
+        self.model, weights_copied = self._build(spec, fds)
         return {
             "ok": True,
             "weights_copied": weights_copied,
             "triton_functions": sorted(self.triton_names),
         }
 
-    def _load_weights(self, weights: dict[str, Any], fds: list[int]) -> bool:
+    def op_model(self, message: dict[str, Any], payload: Any, fds: list[int]) -> dict[str, Any]:
+        """The model built again from the class the set-up found, with other arguments and
+        the judge's weights for them (the call at other sizes: a width, a scale); with
+        ``restore``, the set-up's model back."""
+        if message.get("restore"):
+            for fd in fds:
+                os.close(fd)
+            if self.first_model is not None:
+                self.model, self.first_model = self.first_model, None
+            return {"ok": True}
+        if self.model_class is None:
+            return {"ok": False, "kind": "refused", "detail": "no model was set up"}
+        model, weights_copied = self._build(payload, fds)
+        if self.first_model is None:
+            self.first_model = self.model
+        self.model = model
+        return {"ok": True, "weights_copied": weights_copied}
+
+    def _build(self, spec: dict[str, Any], fds: list[int]) -> tuple[Any, bool]:
+        """The model class built under the spec's seed with its ``init_inputs``, the judge's
+        weights loaded where its state has the same keys and shapes, on the device."""
+        try:
+            torch.manual_seed(int(spec["seed"]))
+            model = self.model_class(*spec["init_inputs"])
+        except BaseException as exc:  # noqa: BLE001
+            for fd in fds:
+                os.close(fd)
+            raise _Failure(self._exception_reply(exc, "init")) from exc
+        weights_copied = False
+        if spec.get("weights") is not None and isinstance(model, torch.nn.Module):
+            weights_copied = self._load_weights(model, spec["weights"], fds)
+        else:
+            for fd in fds:
+                os.close(fd)
+        if isinstance(model, torch.nn.Module):
+            model = model.to(self.device).eval()
+        return model, weights_copied
+
+    def _load_weights(
+        self, model: torch.nn.Module, weights: dict[str, Any], fds: list[int]
+    ) -> bool:
         export = ArenaExport(**{**weights["export"], "fd": fds[0] if fds else -1})
         arena = Arena.attach(export, self.device)
         try:
@@ -252,12 +283,12 @@ class Runner:
                 name: arena.view(offset, tuple(shape), dtype_from(dtype)).clone()
                 for name, (offset, shape, dtype) in weights["tensors"].items()
             }
-            own = self.model.state_dict()
+            own = model.state_dict()
             if not state or own.keys() != state.keys():
                 return False
             if any(tuple(own[k].shape) != tuple(state[k].shape) for k in state):
                 return False
-            self.model.load_state_dict({k: v.to(own[k].device) for k, v in state.items()})
+            model.load_state_dict({k: v.to(own[k].device) for k, v in state.items()})
             return True
         finally:
             _sync(self.device)

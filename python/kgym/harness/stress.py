@@ -4,12 +4,13 @@ A kernel that is right on one draw of ``get_inputs()`` may still be wrong: a sof
 max-subtraction overflows on large inputs, a polynomial activation holds only near zero, a
 kernel written for positive inputs (KernelBench's ``torch.rand`` tasks) never meets a negative
 one, a kernel written for the task's sizes drops a remainder at others. Each set transforms a
-fresh draw of the task's inputs, or draws them at other sizes (``other_sizes``). It is compared
-where the reference's output is finite, at the task's relative tolerance, with ``atol`` scaled
-by how much the reference's output grew or shrank (a matmul of inputs x1e3 answers x1e6). A set
-that is ill-conditioned at the precision the policies allow (``Tf32Operands``) is held only to
-finite outputs where the reference's are. The calls that carry a set look exactly like every
-other graded call: same layout (but for the other sizes), same process state.
+fresh draw of the task's inputs, or draws them at other sizes with a model built with other
+arguments (``other_sizes``). It is compared where the reference's output is finite, at the
+task's relative tolerance, with ``atol`` scaled by how much the reference's output grew or
+shrank (a matmul of inputs x1e3 answers x1e6). A set that is ill-conditioned at the precision
+the policies allow (``Tf32Operands``) is held only to finite outputs where the reference's are.
+The calls that carry a set look exactly like every other graded call: same layout (but for the
+other sizes), same process state.
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ SPECIAL_SHARE = 0.05
 # (1 to 5 of them times this): a sentinel for a maximum or a minimum (-1e4), a clamp or a range
 # a kernel assumed meets values beyond it, with rows that are all of one sign.
 FAR_STDS = 1e6
+# Each float the model is built with (a scale, a slope) is this many times the task's at the
+# other sizes: a value no task would pick, so that a baked-in constant is wrong.
+FLOAT_ARGUMENT_FACTOR = 0.75
 
 
 @dataclass(frozen=True)
@@ -145,26 +149,29 @@ def scaled_atol(atol: float, base_rms: float, set_rms: float) -> float:
     return atol * set_rms / base_rms
 
 
-def other_sizes(task: Any) -> dict[str, int]:
-    """Another value for each size constant of the task that only its inputs use (so that the
-    model and its weights stay the same), made from the task's CPU sizes where it declares them
-    (also on a GPU, whose sizes are often all powers of two), else from the sizes it runs at:
-    odd where the size is not a power of two (a kernel that assumes a multiple of its block
-    meets a remainder), each size by a different step (so that sizes that were equal are not
-    after, and a size of one becomes three), unchanged where it is a power of two of 16 or
-    more (often a structural dimension, such as a head size, that honest kernels may require).
-    Empty: no size the judge can change."""
+def other_sizes(task: Any) -> dict[str, int | float]:
+    """Another value for each size constant of the task and each number its model is built
+    with. Sizes: those its inputs use (a model's width, where ``get_init_inputs`` passes the
+    same name, changes with them) and those it declares as its CPU sizes, made from those
+    declared sizes where there are any (also on a GPU, whose sizes are often all powers of
+    two), else from the sizes it runs at: odd where the size is not a power of two (a kernel
+    that assumes a multiple of its block meets a remainder), each size by a different step
+    (so that sizes that were equal are not after, and a size of one becomes three), unchanged
+    where it is a power of two of 16 or more (often a structural dimension, such as a head
+    size, that honest kernels may require). Numbers: each float constant ``get_init_inputs``
+    passes (a scale, a slope, an epsilon) times ``FLOAT_ARGUMENT_FACTOR``, so that a kernel
+    that bakes in the task's value instead of the module's is wrong. Integers only the model
+    takes (a kernel size, a reduction's dimension, a stride) are left alone: they choose an
+    algorithm rather than a size. Empty: nothing the judge can change."""
     get_inputs = getattr(task, "get_inputs", None)
-    get_init = getattr(task, "get_init_inputs", None)
     used = set(getattr(getattr(get_inputs, "__code__", None), "co_names", ()))
-    by_init = set(getattr(getattr(get_init, "__code__", None), "co_names", ()))
+    by_init = init_names(task)
     declared = getattr(task, "KGYM_CPU_SIZES", None)
-    base = (
-        dict(declared) if isinstance(declared, dict) else {n: getattr(task, n, None) for n in used}
-    )
-    changed: dict[str, int] = {}
+    declared = dict(declared) if isinstance(declared, dict) else {}
+    base = declared or {n: getattr(task, n, None) for n in used}
+    changed: dict[str, int | float] = {}
     for name, value in sorted(base.items()):
-        if name not in used or name in by_init or type(value) is not int or value < 1:
+        if type(value) is not int or value < 1 or name not in used | (by_init & set(declared)):
             continue
         if value >= 16 and value & (value - 1) == 0:
             changed[name] = value
@@ -172,9 +179,20 @@ def other_sizes(task: Any) -> dict[str, int]:
             # Each size its own odd value: two sizes that were equal (an image's height and
             # width) differ after, and a size of one (a batch) becomes several.
             changed[name] = (value + 1 if value % 2 == 0 else value + 2) + 2 * len(changed)
+    for name in sorted(by_init):
+        value = getattr(task, name, None)
+        if type(value) is float and math.isfinite(value) and value != 0.0:
+            changed[name] = value * FLOAT_ARGUMENT_FACTOR
     if all(getattr(task, name, None) == value for name, value in changed.items()):
         return {}
     return changed
+
+
+def init_names(task: Any) -> set[str]:
+    """The module's names ``get_init_inputs`` reads: where one changes, the model is built
+    again (both the reference and the candidate's, with the same weights)."""
+    get_init = getattr(task, "get_init_inputs", None)
+    return set(getattr(getattr(get_init, "__code__", None), "co_names", ()))
 
 
 class Tf32Operands(TorchFunctionMode):

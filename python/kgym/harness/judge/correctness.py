@@ -372,35 +372,83 @@ class GradedCalls:
         return verdict
 
     def _other_shape_call(self, layout: SlotLayout) -> dict[str, Any]:
-        """One call at other sizes of the task (stress.other_sizes), in an arena of that
-        layout; the task's own layout is lent again afterwards, for the timed calls."""
-        task, lender = self.task, self.lender
+        """One call at other sizes of the task (stress.other_sizes), with both models built
+        again where a size or a number the model is built with changed: the candidate's from
+        the class it set up, with the judge's weights. Where the task's Model does not build or
+        run with the changed arguments, only the sizes its inputs alone use change. The
+        task's own model and layout are lent again afterwards, for the timed calls."""
+        task = self.task
         changes = stress.other_sizes(task.module)
         if not changes:
             return {"passed": None, "reason": "no size constant the judge can change"}
+        built_with = stress.init_names(task.module) & set(changes)
+        inputs_only = {k: v for k, v in changes.items() if k not in built_with}
+        tries = [changes]
+        if built_with and any(getattr(task.module, k) != v for k, v in inputs_only.items()):
+            tries.append(inputs_only)
+        for sizes in tries:
+            rebuild = bool(built_with & set(sizes))
+            seed = fresh_seed()
+            try:
+                with task.sizes_changed(sizes):
+                    model, init_inputs = task.build_model(seed) if rebuild else (None, [])
+                    pristine = task.inputs(fresh_seed())
+                    expected = compare.flatten(
+                        task.run_reference(pristine, "correctness", model=model)
+                    )
+            except EvaluationFailure:
+                continue
+            verdict: dict[str, Any] = {"sizes": sizes}
+            if model is not None:
+                failed = self._build_candidate(model, seed, init_inputs)
+                if failed is not None:
+                    return {**verdict, "passed": False, "mismatch": failed}
+            verdict.update(self._call_at(layout, pristine, expected))
+            if model is not None:
+                self.runners.ask("candidate", {"op": "model", "restore": True}, "correctness")
+            return verdict
+        return {"passed": None, "reason": "the reference does not run at other sizes"}
+
+    def _build_candidate(self, model: Any, seed: int, init_inputs: list[Any]) -> str | None:
+        """The candidate's model built with ``init_inputs`` and ``model``'s weights: None, or
+        why it did not build (an answer it cannot give)."""
+        weights, fds = self.lender.weights(model)
+        spec = {"seed": seed, "init_inputs": init_inputs, "weights": weights}
         try:
-            with task.sizes_changed(changes):
-                pristine = task.inputs(fresh_seed())
-                expected = compare.flatten(task.run_reference(pristine, "correctness"))
-        except EvaluationFailure:
-            return {"passed": None, "reason": "the reference does not run at other sizes"}
+            reply = self.runners.ask(
+                "candidate", {"op": "model"}, "correctness", payload=spec, fds=fds
+            )
+        finally:
+            self.lender.free_weights()
+        self.findings.take_from_reply(reply)
+        self.findings.stop_if_rejected("correctness")
+        if reply.get("ok"):
+            return None
+        return (
+            f"the model does not build with other arguments: {failed_reply(reply, 'init').message}"
+        )
+
+    def _call_at(
+        self, layout: SlotLayout, pristine: list[Any], expected: list[Any]
+    ) -> dict[str, Any]:
+        """A graded call on ``pristine`` in an arena of its own layout, compared with
+        ``expected``; the task's ``layout`` is lent again afterwards."""
+        task, lender = self.task, self.lender
         other = SlotLayout.build(pristine, expected, 1)
         views = lender.lend("candidate", other, lender.new_arena("candidate", other))
         try:
             failed, answer = self._graded_call(views, pristine)
-            verdict: dict[str, Any] = {"sizes": changes}
             if failed is not None:
-                return {**verdict, "passed": False, "mismatch": failed}
+                return {"passed": False, "mismatch": failed}
             comparison = compare.compare_outputs(
                 answer, expected, task.tolerance.atol, task.tolerance.rtol
             )
             del answer  # views into the arena that the task's layout replaces next
         finally:
             lender.lend("candidate", layout, lender.new_arena("candidate", layout))
-        verdict["passed"] = comparison.ok
-        if not comparison.ok:
-            verdict["mismatch"] = comparison.mismatch
-        return verdict
+        if comparison.ok:
+            return {"passed": True}
+        return {"passed": False, "mismatch": comparison.mismatch}
 
     def _decoy_call(self, name: str, views: SlotViews) -> None:
         """Every Triton kernel the candidate launches must matter: with its written elements

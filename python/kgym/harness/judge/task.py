@@ -64,19 +64,24 @@ class TaskSide:
 
     def build_reference(self, seed: int) -> None:
         """The task's Model under ``seed``, on the device, without gradients."""
+        self.reference, self.init_inputs = self.build_model(seed)
+        torch.set_grad_enabled(False)
+
+    def build_model(self, seed: int) -> tuple[Any, list[Any]]:
+        """The task's Model under ``seed`` with the arguments ``get_init_inputs`` gives now (the
+        task's, or the other sizes' while ``sizes_changed``), on the device, and them."""
         torch.manual_seed(seed)
-        self.init_inputs = list(self.module.get_init_inputs())
+        init_inputs = list(self.module.get_init_inputs())
         try:
             torch.manual_seed(seed)
-            reference = self.module.Model(*self.init_inputs)
-            if isinstance(reference, torch.nn.Module):
-                reference = reference.to(self.device).eval()
+            model = self.module.Model(*init_inputs)
+            if isinstance(model, torch.nn.Module):
+                model = model.to(self.device).eval()
         except BaseException as exc:  # noqa: BLE001
             raise EvaluationFailure(
                 "infra_error", "init", exc, f"the task's Model fails: {exc}"
             ) from exc
-        torch.set_grad_enabled(False)
-        self.reference = reference
+        return model, init_inputs
 
     def inputs(
         self,
@@ -100,13 +105,20 @@ class TaskSide:
         return to_device(inputs, self.device)
 
     def run_reference(
-        self, inputs: list[Any], phase: str, keep_inputs: bool = True, sync: bool = True
+        self,
+        inputs: list[Any],
+        phase: str,
+        keep_inputs: bool = True,
+        sync: bool = True,
+        model: Any = None,
     ) -> Any:
         """The reference's answer; ``keep_inputs=False`` when the caller no longer needs
         ``inputs`` (the reference may modify them), which saves a copy of large tensors.
-        ``sync=False``: the caller synchronises later (and reports a failure found then)."""
+        ``sync=False``: the caller synchronises later (and reports a failure found then).
+        ``model``: another build of the task's Model (build_model) instead of the reference."""
         try:
-            out = self.reference(*(clone_all(inputs) if keep_inputs else inputs))
+            reference = self.reference if model is None else model
+            out = reference(*(clone_all(inputs) if keep_inputs else inputs))
             if sync:
                 dev.synchronize(self.device)
             return out
@@ -127,7 +139,8 @@ class TaskSide:
 
     @contextlib.contextmanager
     def sizes_changed(self, changes: dict[str, int]) -> Any:
-        """The task's size constants set to ``changes`` for a while (the other-shape set)."""
+        """The task's size constants and the numbers its model is built with set to
+        ``changes`` for a while (the other-shape set)."""
         saved = {name: getattr(self.module, name) for name in changes}
         try:
             for name, value in changes.items():
