@@ -1,11 +1,19 @@
 """The call at other sizes (stress.other_sizes): the sizes a task's inputs use change, and so do
-the sizes and numbers its model is built with, the model built again on both sides."""
+the sizes and numbers its model is built with, the model built again on both sides; the
+runner's weak hold on earlier outputs finds a ring of output buffers, not memory handed out
+again after its holder let it go."""
 
 from __future__ import annotations
 
+import socket
 import types
+from typing import Any
+
+import torch
+
 from conftest import run, solution_source
 from kgym.harness import stress
+from kgym.harness.runner import Runner
 
 
 def _task(declared: dict[str, int] | None = None) -> types.ModuleType:
@@ -59,3 +67,36 @@ def test_a_model_that_refuses_other_arguments_answers_nothing_there() -> None:
     assert result["status"] == "incorrect", result
     other = result["correctness"]["input_sets"]["other_shape"]
     assert "does not build with other arguments" in other["mismatch"]
+
+
+def _runner() -> tuple[Runner, list[socket.socket]]:
+    a, b = socket.socketpair()
+    return Runner(a, "candidate"), [a, b]
+
+
+def _outputs(runner: Runner, out: Any) -> str | None:
+    return runner._reused_memory(out, [torch.zeros(4)])
+
+
+def test_a_ring_of_output_buffers_is_found_however_long() -> None:
+    runner, sockets = _runner()
+    try:
+        ring = [torch.zeros(8) for _ in range(3)]
+        found = [_outputs(runner, ring[k % 3][:4]) for k in range(6)]
+        assert found[:3] == [None, None, None]
+        assert all(f is not None and "earlier call" in f for f in found[3:])
+    finally:
+        for s in sockets:
+            s.close()
+
+
+def test_memory_let_go_may_be_handed_out_again() -> None:
+    runner, sockets = _runner()
+    try:
+        # A fresh output each call: the caching allocator may give the same memory again
+        # once the runner's hold on the previous one is let go; that is not a reuse.
+        for _ in range(6):
+            assert _outputs(runner, torch.empty(1000)) is None
+    finally:
+        for s in sockets:
+            s.close()

@@ -54,6 +54,8 @@ class Runner:
         self.views: SlotViews | None = None
         self.arena: Arena | None = None
         self.returned: list[torch.Tensor] = []  # the latest graded call's outputs (op_call)
+        # Every graded call's outputs, weakly: (where they lie, their storage) (op_call).
+        self.returned_before: list[tuple[tuple[int, int, str], Any]] = []
         self.guards: Any = None
         self.module: Any = None
         self.source_file = ""
@@ -350,7 +352,8 @@ class Runner:
         slots = [int(k) for k in message["slots"]]
         graded = bool(slots) and not message.get("timed") and self.role == "candidate"
         if message.get("timed"):
-            self.returned = []  # the graded calls are over: their last outputs are let go
+            # The graded calls are over: their last outputs are let go.
+            self.returned, self.returned_before = [], []
         ablate = message.get("ablate")
         model = self.compiled if message.get("variant") == "compiled" else self.model
         counter = self.guards.launches if self.guards is not None else None
@@ -416,21 +419,27 @@ class Runner:
         return reply
 
     def _reused_memory(self, out: Any, inputs: list[Any]) -> str | None:
-        """Whether an output of this call lies in memory an output of the previous graded call
-        (still held here, as a caller holds a result) lies in: a model that hands out one
-        buffer again overwrites the result its caller holds. Each graded call's outputs are
-        held until the next's have been looked at; an output in its inputs' memory (the
-        judge's arena) is the judge's ``output-aliases-input`` instead."""
+        """Whether an output of this call lies in memory an output of an earlier graded call
+        still lies in: a model that hands out one buffer again, or a ring of them, overwrites
+        a result its caller holds. The previous call's outputs are held here until this
+        call's have been looked at, as a caller holds a result; earlier ones only weakly, so
+        that memory nobody holds any more may be handed out again: where their storage is
+        still alive, the candidate kept it. An output in its inputs' memory (the judge's
+        arena) is the judge's ``output-aliases-input`` instead."""
+        from torch.multiprocessing.reductions import StorageWeakRef
+
         arena = [_extent(v) for v in inputs if isinstance(v, torch.Tensor)]
-        held = [_extent(t) for t in self.returned]
+        self.returned_before = [(e, ref) for e, ref in self.returned_before if not ref.expired()]
+        held = [extent for extent, _ in self.returned_before]
         now = [t for t in compare.flatten(out) if isinstance(t, torch.Tensor)]
         found = None
         for extent in (_extent(t) for t in now):
             if not _overlaps(extent, arena) and _overlaps(extent, held):
                 found = (
-                    "an output of this call lies in the memory of an output the previous "
-                    "call returned, which its caller still holds: that result is overwritten"
+                    "an output of this call lies in the memory of an output an earlier call "
+                    "returned, which its caller may still hold: that result is overwritten"
                 )
+        self.returned_before += [(_extent(t), StorageWeakRef(t.untyped_storage())) for t in now]
         self.returned = now
         return found
 
