@@ -19,8 +19,9 @@ def relu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 class ModelNew(nn.Module):
     def __init__(self):
         super().__init__()
-        # "static output buffer" (CUDA-graph style): no allocation per call
-        self.register_buffer("workspace", torch.empty(1 << 22), persistent=False)
+        # "static output buffer" (CUDA-graph style): no allocation per call, sized for the largest
+        # input (the task's GPU size, 4096 x 16384)
+        self.register_buffer("workspace", torch.empty(1 << 26), persistent=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = x.contiguous()

@@ -1,5 +1,5 @@
 # attack: two static output buffers handed out in turn (double buffering, as a CUDA-graph runtime would): y1 = m(x1); y2 = m(x2); y3 = m(x3) leaves y1 == y3, wrong for any caller that keeps activations for two calls (a residual stream, a list of outputs); the runner holds only the previous graded call's outputs, so every call's output lies in memory the previous call's does not (output-reused compares with one call back); the turn is an iterator made in __init__, so forward stores nothing
-# expect: incorrect
+# expect: rejected
 # rules: output-reused
 # device: any
 import itertools
@@ -21,9 +21,10 @@ def relu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 class ModelNew(nn.Module):
     def __init__(self):
         super().__init__()
-        # "double-buffered static outputs": no allocation per call, one buffer in flight
-        self.register_buffer("front", torch.empty(1 << 22), persistent=False)
-        self.register_buffer("back", torch.empty(1 << 22), persistent=False)
+        # "double-buffered static outputs": no allocation per call, one buffer in flight, each
+        # sized for the largest input (the task's GPU size, 4096 x 16384)
+        self.register_buffer("front", torch.empty(1 << 26), persistent=False)
+        self.register_buffer("back", torch.empty(1 << 26), persistent=False)
         self.turns = itertools.cycle([0, 1])
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
