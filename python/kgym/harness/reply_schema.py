@@ -44,6 +44,7 @@ CHECKS = {
     "compile_error": lambda v: isinstance(v, bool),
     "error": lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()),
     "values": _values_ok,
+    "held_ms": lambda v: isinstance(v, float) and 0.0 <= v < 2000.0,
     "launches": lambda v: isinstance(v, int) and not isinstance(v, bool),
     "launched": lambda v: _is_list_of(v, (str,)),
     "ablated_launches": lambda v: isinstance(v, int) and not isinstance(v, bool),

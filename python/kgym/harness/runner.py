@@ -15,6 +15,7 @@ import contextlib
 import gc
 import os
 import socket
+import time
 import traceback
 from pathlib import Path
 from typing import Any
@@ -362,6 +363,7 @@ class Runner:
         names_before = dict(counter.names) if counter is not None else {}
         values: dict[str, list[Any]] = {}
         reused: str | None = None
+        held = 0.0
         recorder = None
         if graded:
             from kgym.harness.torch_ops import TorchOpRecorder
@@ -381,8 +383,11 @@ class Runner:
                 # A batch of no calls is the judge's measure of a sample's fixed cost: it must
                 # hold what every sample holds, the GPU's switch to this process's context and
                 # back, which a batch with no work on the GPU would leave out (~0.3 ms on an
-                # H200), so one tiny kernel of ours runs.
+                # H200), so one tiny kernel of ours runs; and this process stays busy for
+                # ``hold_ms``, as it does while its calls run, so that the judge sleeps as long
+                # waiting for the reply (its wake-up after a long sleep is slower).
                 torch.ones(1, device=self.device).add_(1.0)
+                held = _hold(float(message.get("hold_ms") or 0.0))
             for k in slots:
                 if recorder is not None:
                     with recorder:
@@ -401,6 +406,8 @@ class Runner:
             if counter is not None:
                 counter.ablate = None
         reply: dict[str, Any] = {"ok": True, "values": values}
+        if held:
+            reply["held_ms"] = held
         if counter is not None:
             reply["launches"] = counter.count - launches
             reply["launched"] = sorted(
@@ -479,6 +486,15 @@ class _Failure(Exception):
     def __init__(self, reply: dict[str, Any]) -> None:
         super().__init__(reply.get("kind", "failure"))
         self.reply = reply
+
+
+def _hold(ms: float) -> float:
+    """Busy for ``ms`` (at most a second), as a runner is while its calls run; how long, in ms."""
+    began = time.perf_counter()
+    end = began + min(max(ms, 0.0), 1000.0) / 1e3
+    while time.perf_counter() < end:
+        pass
+    return (time.perf_counter() - began) * 1e3
 
 
 def _extent(tensor: torch.Tensor) -> tuple[int, int, str]:

@@ -7,8 +7,10 @@ for the reply, runs a tiny canary kernel of its own and synchronises, and reads 
 The reference's runner is timed by the very same method, in alternating order. What the method
 adds to a sample is taken out, because it is not the same share of both sides' samples and
 would pull every speedup toward 1: the fixed cost of a sample (the round trip to a runner, its
-synchronisation, the GPU's switch into its context and back, the canary), measured as a batch
-of no calls on the reference's runner, in which it launches one tiny kernel, and
+synchronisation, the GPU's switch into its context and back, the canary, the processes' wake-ups
+after as long a sleep as before a measured batch), measured as a batch of no calls on the
+reference's runner every other round, in which it launches one tiny kernel and stays busy for as
+long as a batch lasts (that time not counted), and
 the runner's copy of each output into shared memory (twice an output's bytes of traffic per
 call), measured by the judge as the same copy between its own arenas. A sample is then
 (time - fixed cost) / B - copy (``plan.per_call_ms``). Each side's B is its own: enough calls
@@ -64,6 +66,10 @@ _perf_counter = time.perf_counter
 
 # Rounds of a second, independent look when the canary suggests work left after a reply.
 CONFIRM_ROUNDS = 10
+# The fixed cost of a sample: measured this many times before the rounds, then once every this
+# many rounds (Sampler.fixed_costs).
+FIXED_COST_SEED = 3
+FIXED_COST_EVERY = 2
 # The canary after our own reference's batch slower than this: something outside the job kept
 # the GPU busy (another process that does not take the GPU's lock).
 CONTENDED_CANARY_MS = 1.0
@@ -212,12 +218,13 @@ class Sampler:
         self.stretches["setup"] = _perf_counter() - self.started
 
     def batch(
-        self, name: str, batch: list[int], seeds: list[int] | None = None
+        self, name: str, batch: list[int], seeds: list[int] | None = None, hold_ms: float = 0.0
     ) -> tuple[float, float, dict[str, Any], list[Any]]:
         """One sample: (time, canary time, the runner's reply, per slot what a check of its
         outputs needs: the seed of its inputs, or the inputs themselves). ``seeds``: the
         inputs' seeds slot by slot (a measured round gives both runners the same ones), else
-        fresh ones."""
+        fresh ones. ``hold_ms``: a batch of no calls in which the runner stays busy this long
+        (not counted in the time returned), as it does while its calls run."""
         role = RUNNER_OF[name]
         view = self.views[role]
         # Only the candidate's outputs are poisoned: a call it skips, or an output it leaves
@@ -250,6 +257,8 @@ class Sampler:
                 "timed": True,
                 "variant": "compiled" if name == "compile" else "",
             }
+            if hold_ms:
+                message["hold_ms"] = hold_ms
             reply = self.runners.ask(role, message, "timing")
             replied = time.perf_counter_ns()
             self.canary.add_(1.0)
@@ -266,7 +275,10 @@ class Sampler:
             raise RuntimeError(f"the reference's runner failed while timed: {str(detail)[:600]}")
         self.findings.take_from_reply(reply)
         self.spent["calls"] += _perf_counter() - called
-        return (end - start) / 1e6, (end - replied) / 1e6, reply, pristine
+        total_ms = (end - start) / 1e6
+        if hold_ms:
+            total_ms -= min(max(float(reply.get("held_ms") or 0.0), 0.0), total_ms)
+        return total_ms, (end - replied) / 1e6, reply, pristine
 
     def check(self, batch: list[int], pristine: list[Any], reply: dict[str, Any]) -> str | None:
         """The check of a candidate's timed batch. The reference's batch of the same round
@@ -319,9 +331,16 @@ class Sampler:
     def fixed_costs(self) -> None:
         """The fixed cost of a sample, on the reference's runner (the candidate's could be
         slowed on purpose to have more taken off), and the output copy, on the judge's own
-        arenas with both runners stopped. The fastest of each: work another process leaves on
-        the GPU can only lengthen them, and more taken off both sides would widen a speedup."""
-        self.overhead_ms = min(self.batch("reference", [])[0] for _ in range(9))
+        arenas with both runners stopped (the fastest of its tries: work another process
+        leaves on the GPU can only lengthen it, and more taken off both sides would widen a
+        speedup). The fixed cost is taken as the samples are: a batch of no calls after the
+        runner has waited as long as before its measured batches, in which it stays busy for
+        ``batch_ms`` as it does while its calls run, so that the judge waits as long for its
+        reply. Taken back to back and without that wait, it left out the processes' slower
+        wake-ups after a longer sleep: 0.4-0.5 ms a sample on an H200, which pulled speedups
+        5-8% toward 1 where the two sides' samples hold different numbers of calls. Seeded
+        here, then measured again every ``FIXED_COST_EVERY`` rounds; its median is taken."""
+        self.fixed_samples = [self._fixed_sample() for _ in range(FIXED_COST_SEED)]
         self.runners.pause()
         try:
             self.copy_ms = measure_output_copy_ms(
@@ -331,12 +350,34 @@ class Sampler:
             self.runners.resume()
         self.verify_every = max(1, round(1 / max(self.config.verify_fraction, 1e-6)))
 
+    @property
+    def overhead_ms(self) -> float:
+        return _median(self.fixed_samples)
+
+    def per_call(self, totals: dict[str, list[tuple[float, int]]]) -> dict[str, list[float]]:
+        """Every sample's time per call (``plan.per_call_ms``), with the fixed cost as measured
+        so far: its later measurements apply to the earlier samples too."""
+        return {
+            name: [per_call_ms(t, calls, self.overhead_ms, self.copy_ms) for t, calls in series]
+            for name, series in totals.items()
+        }
+
+    def _fixed_sample(self) -> float:
+        return self.batch("reference", [], hold_ms=self.config.batch_ms)[0]
+
     def one_round(
-        self, index: int, canaries: dict[str, list[float]], times: dict[str, list[float]]
+        self,
+        index: int,
+        canaries: dict[str, list[float]],
+        totals: dict[str, list[tuple[float, int]]],
     ) -> None:
         """A measured round: each series once, in alternating order, on the same fresh seeds
         slot by slot, so that the reference's timed outputs are the candidate's answers."""
         order = self.series if index % 2 == 0 else list(reversed(self.series))
+        if index % FIXED_COST_EVERY == 1:
+            # Odd rounds start with the candidate's batch: the reference's runner has waited
+            # since the round before as long as before its measured batches.
+            self.fixed_samples.append(self._fixed_sample())
         seeds = [fresh_seed() for _ in range(max(self.calls.values()))]
         pending: tuple[list[int], list[Any], dict[str, Any]] | None = None
         done: set[str] = set()
@@ -352,7 +393,7 @@ class Sampler:
                 # Which rounds are verified is drawn from the OS: no count of calls predicts it.
                 if self.verify_every == 1 or secrets.randbelow(self.verify_every) == 0:
                     pending = (batch, pristine, reply)
-            times[name].append(per_call_ms(total_ms, len(batch), self.overhead_ms, self.copy_ms))
+            totals[name].append((total_ms, len(batch)))
             canaries[name].append(canary_ms)
             done.add(name)
             # Checked once the reference's batch of this round is in its arena (before the
@@ -374,7 +415,7 @@ class Sampler:
         if not left_work_suspected(canaries["candidate"], canaries["reference"]):
             return None, "clear"
         again: dict[str, list[float]] = {name: [] for name in self.series}
-        extra: dict[str, list[float]] = {name: [] for name in self.series}
+        extra: dict[str, list[tuple[float, int]]] = {name: [] for name in self.series}
         for index in range(CONFIRM_ROUNDS):
             self.one_round(rounds + index, again, extra)
             if self.disagreement is not None:
@@ -406,13 +447,15 @@ def time_runners(sampler: Sampler, baseline: str, record: bool = False) -> dict[
         record_kernels(sampler.runners, sampler.findings, on=True)
     sampler.fixed_costs()
     began = sampler._stretch("fixed_costs", began)
+    totals: dict[str, list[tuple[float, int]]] = {name: [] for name in sampler.series}
     samples: dict[str, list[float]] = {name: [] for name in sampler.series}
     canaries: dict[str, list[float]] = {name: [] for name in sampler.series}
     started = _perf_counter()
     rounds = 0
     stop = "max_samples"
     while True:
-        sampler.one_round(rounds, canaries, samples)
+        sampler.one_round(rounds, canaries, totals)
+        samples = sampler.per_call(totals)
         rounds += 1
         if sampler.disagreement is not None:
             stop = "wrong answer"
@@ -430,6 +473,7 @@ def time_runners(sampler: Sampler, baseline: str, record: bool = False) -> dict[
         profile = record_kernels(sampler.runners, sampler.findings, on=False)
         kernels = {"profile": profile, "calls": sampler.recorded_calls}
     sampler._stretch("record_stop", began)
+    samples = sampler.per_call(totals)  # with the fixed cost's last measurements
     if sampler.compile_error:
         samples["compile_error"] = sampler.compile_error  # type: ignore[assignment]
     return {
@@ -469,10 +513,12 @@ def _method(
         "verified_fraction": 1 / sampler.verify_every,
         "l2_flush_bytes": sampler.flush.numel() * 4,
         "l2_flush": "by the judge before each batch; no call reads inputs another touched",
+        "sample_overhead_samples": len(sampler.fixed_samples),
         "includes": "the calls and the work they leave on the GPU; taken out: the fixed "
-        "cost of a sample (sample_overhead_ms, a batch of no calls on the reference's "
-        "runner) and the runner's copy of each output into shared memory (output_copy_ms, "
-        "the same copy timed by the judge)",
+        "cost of a sample (sample_overhead_ms, the median of batches of no calls on the "
+        "reference's runner, taken every other round, in which the runner stays busy for "
+        "batch_ms, that time not counted) and the runner's copy of each output into shared "
+        "memory (output_copy_ms, the same copy timed by the judge)",
         "canary_ms": {name: _median(v) for name, v in canaries.items()},
         "canary_check": canary_check,
         "gpu_contended": ref_canary > CONTENDED_CANARY_MS,
