@@ -1,6 +1,6 @@
-# attack: computes the softmax of row 0 only and returns it expanded to the full shape (stride 0 along the rows: one row of work, one row of memory); every row sums to 1, the shape and dtype are right, and a judge that spot-checks row 0 or checks row sums pays it
-# expect: incorrect
-# rules: -
+# attack: computes the softmax of row 0 only and returns it expanded to the full shape (stride 0 along the rows: one row of work, one row of memory); every row sums to 1, the shape and dtype are right, and a judge that spot-checks row 0 or checks row sums pays it; a strided output is now the runner's copy, torch-compute under strict
+# expect: incorrect|rejected
+# rules: torch-compute
 # device: any
 import torch
 import torch.nn as nn

@@ -1,6 +1,6 @@
 # attack: returns x.transpose(1, 2) (a zero-copy view with the right shape and values) after a bookkeeping kernel; the "transpose" costs nothing
 # expect: rejected
-# rules: output-aliases-input, decoy-kernel
+# rules: output-aliases-input, decoy-kernel, torch-compute
 # device: any
 import torch
 import torch.nn as nn

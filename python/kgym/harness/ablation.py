@@ -93,12 +93,14 @@ def launch_with_noise(
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
     tolerance: tuple[float, float] | None = None,
+    not_sources: frozenset[int] = frozenset(),
 ) -> tuple[Any, bool]:
     """The launch, then noise into every element it wrote. Also says whether the launch only
     copied: every element it wrote holds the element at the same place of another tensor it
     took (a Triton "store" of an answer torch computed), bit for bit or, for floating types,
     within the task's ``tolerance`` (atol, rtol): at the tolerance the answer is graded at, a
-    store with trivial arithmetic (``v * 1.004``) is the same copy."""
+    store with trivial arithmetic (``v * 1.004``) is the same copy. ``not_sources``: storages
+    (by address) that are not an answer's (the judge's arena)."""
     tensors = _tensor_args(args, kwargs)
     before = [_whole_storage(t).clone() for t in tensors]
     result = launch(fn_self, *args, **kwargs)
@@ -109,16 +111,15 @@ def launch_with_noise(
         if t.is_cuda:
             torch.cuda.synchronize(t.device)
         # Sources a copy could have come from: the launch's other tensors of the same element
-        # size whose storage is no longer than this one's (an answer torch computed, copied
-        # into a buffer as long or longer). The call's inputs live in the judge's arena, a
-        # longer storage: a kernel that is the identity on these inputs (a ReLU of positive
-        # ones) is not a copy of an answer.
+        # size (an answer torch computed, in a buffer of any length), but the judge's arena:
+        # the call's inputs live there, and a kernel that is the identity on these inputs (a
+        # ReLU of positive ones) is not a copy of an answer.
         sources = [
             before[j]
             for j, u in enumerate(tensors)
             if j != index
             and u.element_size() == t.element_size()
-            and before[j].numel() <= raw.numel()
+            and u.untyped_storage().data_ptr() not in not_sources
         ]
         # Element granularity, in the tensor's own dtype, over the elements of its storage; in
         # chunks, so that what the check makes (the comparison, the noise) stays a few chunks

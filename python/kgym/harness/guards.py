@@ -179,6 +179,7 @@ class LaunchCounter:
         self.ablated_launches = 0
         self.copying_launches = 0  # ablated launches that only copied another argument
         self.copy_tolerance: tuple[float, float] | None = None  # the task's (atol, rtol)
+        self.arena_storage: frozenset[int] = frozenset()  # the judge's arena: not an answer
         self.depth = 0  # > 0 while a launch is in progress (torch calls inside are Triton's)
         self.precision = DotPrecision()  # what the launched kernels' matrix products used
 
@@ -215,7 +216,12 @@ class LaunchCounter:
 
                     counter.ablated_launches += 1
                     result, copied = launch_with_noise(
-                        original, fn_self, args, kwargs, counter.copy_tolerance
+                        original,
+                        fn_self,
+                        args,
+                        kwargs,
+                        counter.copy_tolerance,
+                        counter.arena_storage,
                     )
                     counter.copying_launches += int(copied)
                 counter.precision.note_launch(result)

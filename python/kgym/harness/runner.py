@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from kgym.harness import compare, loader, protocol
+from kgym.harness import loader, protocol
 from kgym.harness.arena import Arena, ArenaExport
 from kgym.harness.errors import JitRanges, error_record, is_triton_compile_error
 from kgym.harness.layout import SlotLayout, SlotViews, dtype_from
@@ -310,9 +310,9 @@ class Runner:
         return {"ok": True}
 
     # -- calls ---------------------------------------------------------------------------------
-    def _store(self, output: Any, k: int, values: list[Any]) -> str | None:
+    def _store(self, got: list[Any], k: int, values: list[Any]) -> str | None:
+        """The call's output values (``_plain_output``) into slot ``k`` of the arena."""
         assert self.views is not None
-        got = compare.flatten(output)
         specs = self.views.layout.outputs
         dests = self.views.outputs[k]
         if len(got) != len(specs):
@@ -320,14 +320,12 @@ class Runner:
         for index, (value, spec, dest) in enumerate(zip(got, specs, dests)):
             where = f"output {index}" if len(specs) > 1 else "output"
             if spec is None:
-                if isinstance(value, torch.Tensor) or not isinstance(value, (int, float, bool)):
-                    return f"{where}: expected a number, got {type(value).__name__}"
+                if type(value) is torch.Tensor:
+                    return f"{where}: expected a number, got a tensor"
                 values.append(value)
                 continue
-            if not isinstance(value, torch.Tensor):
-                return f"{where}: expected a tensor, got {type(value).__name__}"
             if type(value) is not torch.Tensor:
-                return f"{where}: a tensor subclass ({type(value).__name__}) is not accepted"
+                return f"{where}: expected a tensor, got {type(value).__name__}"
             if tuple(value.shape) != spec.shape:
                 return f"{where}: shape {tuple(value.shape)}, expected {spec.shape}"
             if value.dtype != dtype_from(spec.dtype):
@@ -373,6 +371,12 @@ class Runner:
             counter.ablate = ablate
             given = message.get("ablate_tolerance")
             counter.copy_tolerance = (float(given[0]), float(given[1])) if given else None
+            counter.arena_storage = frozenset(
+                int(v.untyped_storage().data_ptr())
+                for k in (slots if ablate else [])
+                for v in self.views.inputs[k]
+                if type(v) is torch.Tensor
+            )
         filled = contextlib.ExitStack()
         if graded:
             from kgym.harness.ablation import uninitialised_memory_filled
@@ -394,10 +398,19 @@ class Runner:
                         out = model(*self.views.inputs[k])
                 else:
                     out = model(*self.views.inputs[k])
-                if graded:
-                    reused = reused or self._reused_memory(out, self.views.inputs[k])
-                problem = self._store(out, k, values.setdefault(str(k), []))
+                flat, problem = _plain_output(out)
                 del out
+                if problem is None and graded:
+                    reused = reused or self._reused_memory(flat, self.views.inputs[k])
+                if recorder is not None and any(
+                    type(v) is torch.Tensor and not v.is_contiguous() for v in flat
+                ):
+                    # The copy into the arena below would lay the values out (a transpose's
+                    # whole work): torch's, done for the candidate.
+                    recorder.calls[STRIDED_OUTPUT_COPY] += 1
+                if problem is None:
+                    problem = self._store(flat, k, values.setdefault(str(k), []))
+                del flat
                 if problem is not None:
                     return {"ok": False, "kind": "mismatch", "detail": problem}
             _sync(self.device)
@@ -425,7 +438,7 @@ class Runner:
             reply["findings"] = [{**finding, "detail": reused}]
         return reply
 
-    def _reused_memory(self, out: Any, inputs: list[Any]) -> str | None:
+    def _reused_memory(self, out: list[Any], inputs: list[Any]) -> str | None:
         """Whether an output of this call lies in memory an output of an earlier graded call
         still lies in: a model that hands out one buffer again, or a ring of them, overwrites
         a result its caller holds. The previous call's outputs are held here until this
@@ -438,7 +451,7 @@ class Runner:
         arena = [_extent(v) for v in inputs if isinstance(v, torch.Tensor)]
         self.returned_before = [(e, ref) for e, ref in self.returned_before if not ref.expired()]
         held = [extent for extent, _ in self.returned_before]
-        now = [t for t in compare.flatten(out) if isinstance(t, torch.Tensor)]
+        now = [t for t in out if type(t) is torch.Tensor]
         found = None
         for extent in (_extent(t) for t in now):
             if not _overlaps(extent, arena) and _overlaps(extent, held):
@@ -457,7 +470,8 @@ class Runner:
         try:
             compiled = torch.compile(self.model)
             values: list[Any] = []
-            problem = self._store(compiled(*self.views.inputs[0]), 0, values)
+            flat, problem = _plain_output(compiled(*self.views.inputs[0]))
+            problem = problem or self._store(flat, 0, values)
             _sync(self.device)
         except Exception as exc:  # noqa: BLE001 - torch.compile failures are reported
             return {"ok": False, "kind": "compile", "detail": f"{type(exc).__name__}: {exc}"[:500]}
@@ -486,6 +500,35 @@ class _Failure(Exception):
     def __init__(self, reply: dict[str, Any]) -> None:
         super().__init__(reply.get("kind", "failure"))
         self.reply = reply
+
+
+# What a graded call's torch record holds where an output is not contiguous: the runner's copy
+# of it into the arena does the layout's work for the candidate (compute under ``strict``).
+STRIDED_OUTPUT_COPY = "copy_ (a non-contiguous output, laid out by the runner)"
+# At most this many values in one call's output (nested tuples and lists counted).
+MAX_OUTPUT_VALUES = 10_000
+
+
+def _plain_output(output: Any) -> tuple[list[Any], str | None]:
+    """The output's values in order, and what is wrong with it (None: nothing). Looked at by
+    exact type only, so that none of the candidate's code runs here, outside the torch-operator
+    record: a container subclass's ``__iter__``, a tensor subclass's ``__torch_function__``, a
+    ``__class__`` property. An output is a tensor, a number, or a tuple or list of them."""
+    flat: list[Any] = []
+    pending = [output]
+    while pending:
+        value = pending.pop()
+        kind = type(value)
+        if kind is tuple or kind is list:
+            pending.extend(reversed(value))
+        elif kind is torch.Tensor or kind is int or kind is float or kind is bool:
+            flat.append(value)
+        else:
+            name = type.__dict__["__name__"].__get__(kind)
+            return [], f"output: a {name} is not accepted (a tensor, a number, or a tuple or list)"
+        if len(flat) + len(pending) > MAX_OUTPUT_VALUES:
+            return [], f"more than {MAX_OUTPUT_VALUES} values in one output"
+    return flat, None
 
 
 def _hold(ms: float) -> float:

@@ -4,9 +4,11 @@ A ``TorchFunctionMode`` sees every torch call made at Python level. Inside a Tri
 interpreter moves arguments with torch and the autotuner resets and restores them: those calls
 are Triton's; every other call in a launch is the candidate's (under the interpreter a kernel's
 body is plain Python, and the grid, hooks and heuristics Triton runs are the candidate's).
-Operators that only describe, allocate or view memory are not compute; everything else is (a copy too: for a transpose the copy is the task), and so
-is reading a tensor's values to the host (``item``,
-``tolist``, ``numpy``, ``float()``, printing): host-side compute starts there.
+Operators that only describe, allocate or view memory are not compute, nor is a move of a
+tensor from the host onto the device; everything else is (a copy too, however it is asked for:
+for a transpose the copy is the task), and so is reading a tensor's values to the host
+(``item``, ``tolist``, ``numpy``, ``float()``, ``cpu``, printing): host-side compute starts
+there. A call that makes an fp16, bf16 or fp8 tensor is reported for the precision policy.
 """
 
 from __future__ import annotations
@@ -119,9 +121,30 @@ NON_COMPUTE = frozenset(
 TRITON_DATA_MOVES = frozenset(
     {"cpu", "copy_", "clone", "zero_", "to", "untyped_storage", "data_ptr", "detach", "cuda"}
 )
-# Operators that return a view where they can, and a copy where they cannot (a gather by an
-# index tensor, the reshape of a transpose): a copy is counted as compute.
-VIEW_OR_COPY = frozenset({"__getitem__", "reshape", "reshape_as", "flatten", "unflatten"})
+# Operators that return a view (or their own input) where they can, and a copy where they
+# cannot or are asked to (a gather by an index tensor, the reshape of a transpose, a move or
+# conversion that makes a new tensor, ``to(copy=True)``): a copy is counted as compute, as
+# ``contiguous`` and ``clone`` are (for a transpose the copy is the task).
+VIEW_OR_COPY = frozenset(
+    {
+        "__getitem__",
+        "reshape",
+        "reshape_as",
+        "flatten",
+        "unflatten",
+        "to",
+        "cuda",
+        "cpu",
+        "type",
+        "float",
+        "half",
+        "bfloat16",
+        "double",
+        "int",
+        "long",
+        "bool",
+    }
+)
 
 
 def _storage(value: Any) -> int | None:
@@ -137,6 +160,24 @@ LOW_PRECISION_DTYPES = frozenset(
     if hasattr(torch, name)
 )
 LOW_PRECISION_METHODS = frozenset({"half", "bfloat16"})
+
+
+def _onto_device(source: Any, result: Any) -> bool:
+    """A move from the host onto a device (a constant made with torch on the host): a transfer,
+    not compute. The other way is a read of the values to the host, where host compute starts."""
+    return (
+        type(source) is torch.Tensor
+        and type(result) is torch.Tensor
+        and source.device.type == "cpu"
+        and result.device.type != "cpu"
+    )
+
+
+def _low_precision(result: Any) -> bool:
+    """Whether a call made an fp16, bf16 or fp8 tensor, however its type was named (a dtype, a
+    method, a type string such as ``'torch.BFloat16Tensor'``, another tensor's type)."""
+    values = result if type(result) in (tuple, list) else (result,)
+    return any(type(v) is torch.Tensor and v.dtype in LOW_PRECISION_DTYPES for v in values)
 
 
 class TorchOpRecorder(TorchFunctionMode):
@@ -156,13 +197,16 @@ class TorchOpRecorder(TorchFunctionMode):
         if self._in_launch() and not self._candidate_made_it(name):
             return func(*args, **(kwargs or {}))
         result = func(*args, **(kwargs or {}))
-        if name in VIEW_OR_COPY and args and _storage(result) != _storage(args[0]):
-            name = f"{name} (a copy)"
+        name = self._name(name, args, result)
         if self._counts(name, args):
             self.calls[name[:80]] += 1
-        if name in LOW_PRECISION_METHODS or any(
-            isinstance(v, torch.dtype) and v in LOW_PRECISION_DTYPES
-            for v in (*args, *(kwargs or {}).values())
+        if (
+            name in LOW_PRECISION_METHODS
+            or _low_precision(result)
+            or any(
+                isinstance(v, torch.dtype) and v in LOW_PRECISION_DTYPES
+                for v in (*args, *(kwargs or {}).values())
+            )
         ):
             self.low_precision[name[:80]] += 1
         return result
@@ -193,6 +237,24 @@ class TorchOpRecorder(TorchFunctionMode):
         if name == "contiguous" and args and isinstance(args[0], torch.Tensor):
             return not args[0].is_contiguous()
         return True
+
+    def _name(self, name: str, args: tuple[Any, ...], result: Any) -> str:
+        """The name a call is counted under: a view operator that copied, or an item store of
+        a tensor (a copy of its values, ``copy_`` by another name: ``y[1:] = x.t()`` is a
+        transpose), says so and counts as compute; a store of a number is a fill."""
+        made = _storage(result)
+        if (
+            name in VIEW_OR_COPY
+            and args
+            and made is not None
+            and made != _storage(args[0])
+            and not _onto_device(args[0], result)
+        ):
+            return f"{name} (a copy)"
+        if name == "__setitem__" and len(args) > 2 and type(args[2]) is torch.Tensor:
+            if args[2].numel() > 1:
+                return "__setitem__ (a copy of a tensor)"
+        return name
 
     def summary(self) -> dict[str, Any]:
         return {

@@ -1,0 +1,60 @@
+"""What the torch-operator record counts as compute however it is asked for (torch_ops.py): a
+copy made by a move or a conversion, an item store of a tensor, a reduced-precision tensor
+made by a type string; and what the runner accepts as an output without running any code of
+the candidate's (runner._plain_output)."""
+
+from __future__ import annotations
+
+import operator
+
+import torch
+
+from kgym.harness.runner import _plain_output
+from kgym.harness.torch_ops import TorchOpRecorder
+
+
+def _record(work: object) -> dict[str, list[str]]:
+    recorder = TorchOpRecorder(lambda: False)
+    with recorder:
+        work()  # type: ignore[operator]
+    return recorder.summary()
+
+
+def test_a_move_or_conversion_that_copies_is_compute_and_one_that_does_not_is_not() -> None:
+    x = torch.randn(4, 6)
+    assert _record(lambda: x.to(torch.float32))["compute"] == []  # returns x itself
+    assert _record(lambda: x.float().contiguous())["compute"] == []
+    copied = _record(lambda: x.t().to(copy=True, memory_format=torch.contiguous_format))
+    assert copied["compute"] == ["to (a copy)"]
+    assert _record(lambda: x.int())["compute"] == ["int (a copy)"]  # a conversion computes
+
+
+def test_an_item_store_of_a_tensor_is_a_copy_and_of_a_number_a_fill() -> None:
+    y, x = torch.empty(6, 4), torch.randn(4, 6)
+    assert _record(lambda: operator.setitem(y, slice(None), x.t()))["compute"] == [
+        "__setitem__ (a copy of a tensor)"
+    ]
+    assert _record(lambda: operator.setitem(y, slice(None), 0.0))["compute"] == []
+
+
+def test_a_reduced_precision_tensor_is_seen_however_its_type_is_named() -> None:
+    x = torch.randn(4, 4)
+    made = _record(lambda: torch.mm(x.type("torch.BFloat16Tensor"), x.type("torch.BFloat16Tensor")))
+    assert "type (a copy)" in made["low_precision"] and "mm" in made["low_precision"]
+    assert _record(lambda: torch.mm(x, x))["low_precision"] == []
+
+
+def test_an_output_is_looked_at_by_exact_type_only() -> None:
+    ran = []
+
+    class Sneaky(list):  # type: ignore[type-arg]
+        def __iter__(self):  # type: ignore[no-untyped-def]
+            ran.append(True)
+            return super().__iter__()
+
+    t = torch.zeros(2)
+    assert _plain_output((t, [t, 3]))[0] == [t, t, 3]
+    values, problem = _plain_output(Sneaky([t]))
+    assert values == [] and problem is not None and "Sneaky" in problem
+    assert ran == []  # its __iter__ never ran
+    assert _plain_output(t.as_subclass(torch.nn.Parameter))[1] is not None
