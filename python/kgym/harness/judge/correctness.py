@@ -35,6 +35,14 @@ EXTRA_TRIALS = 2
 _RANDOM = secrets.SystemRandom()
 
 
+def _mutated(inputs: list[Any], pristine: list[Any]) -> bool:
+    """Whether a call changed an input tensor (bit for bit) from its pristine copy."""
+    return any(
+        isinstance(a, torch.Tensor) and not compare.bitwise_equal(a, b)
+        for a, b in zip(inputs, pristine)
+    )
+
+
 def _dtypes(values: list[Any]) -> set[torch.dtype]:
     return {v.dtype for v in values if isinstance(v, torch.Tensor)}
 
@@ -104,9 +112,15 @@ class GradedCalls:
 
     def _graded_call(self, views: SlotViews, pristine: list[Any]) -> tuple[str | None, list[Any]]:
         """A graded call after the first: (None, the answer), or (what was wrong, []) where the
-        candidate's reply makes it only incorrect; any other failure raises."""
+        candidate's reply makes it only incorrect; any other failure raises. Its inputs must
+        be left as they were, as in every trial (a kernel that rewrites only inputs no task
+        draw reaches, such as a mask's -1e9, meets them here)."""
         reply, answer = self._candidate_call(views, pristine, "correctness")
         if reply.get("ok"):
+            if _mutated(views.inputs[0], pristine):
+                self.findings.add("input-mutated", "the candidate modified its inputs")
+                self.findings.stop_if_rejected("correctness")
+                return "the candidate modified its inputs", []
             return None, answer
         failure = failed_reply(reply, "correctness")
         if failure.status != "incorrect":
@@ -291,10 +305,7 @@ class GradedCalls:
             if failure.status == "incorrect":
                 return failure.message, (pristine, answer)
             raise failure
-        inputs_mutated = any(
-            isinstance(a, torch.Tensor) and not compare.bitwise_equal(a, b)
-            for a, b in zip(views.inputs[0], pristine)
-        )
+        inputs_mutated = _mutated(views.inputs[0], pristine)
         stretch = timeline.stretch("correctness_mutation", stretch)
         expected = self.task.run_reference(pristine, "correctness")
         stretch = timeline.stretch("correctness_reference", stretch)
@@ -400,7 +411,7 @@ class GradedCalls:
                 continue
             verdict: dict[str, Any] = {"sizes": sizes}
             if model is not None:
-                failed = self._build_candidate(model, seed, init_inputs)
+                failed = self._build_candidate(model, init_inputs, seed)
                 if failed is not None:
                     return {**verdict, "passed": False, "mismatch": failed}
             verdict.update(self._call_at(layout, pristine, expected))
@@ -409,24 +420,31 @@ class GradedCalls:
             return verdict
         return {"passed": None, "reason": "the reference does not run at other sizes"}
 
-    def _build_candidate(self, model: Any, seed: int, init_inputs: list[Any]) -> str | None:
+    def _build_candidate(self, model: Any, init_inputs: list[Any], seed: int) -> str | None:
         """The candidate's model built with ``init_inputs`` and ``model``'s weights: None, or
-        why it did not build (an answer it cannot give)."""
-        weights, fds = self.lender.weights(model)
-        spec = {"seed": seed, "init_inputs": init_inputs, "weights": weights}
-        try:
-            reply = self.runners.ask(
-                "candidate", {"op": "model"}, "correctness", payload=spec, fds=fds
-            )
-        finally:
-            self.lender.free_weights()
-        self.findings.take_from_reply(reply)
-        self.findings.stop_if_rejected("correctness")
-        if reply.get("ok"):
-            return None
-        return (
-            f"the model does not build with other arguments: {failed_reply(reply, 'init').message}"
-        )
+        why it did not build (an answer it cannot give). It is built under another seed than
+        the reference's, so that the weights it is given are not the ones its own
+        initialisation made (what ``__init__`` derived from those, a packed or transposed
+        copy, goes stale, as it would when a checkpoint is loaded); a model whose state takes
+        no weights (other keys or shapes) is built again under the reference's seed, its only
+        way to the same parameters."""
+        for build_seed in (fresh_seed(), seed):
+            weights, fds = self.lender.weights(model)
+            spec = {"seed": build_seed, "init_inputs": init_inputs, "weights": weights}
+            try:
+                reply = self.runners.ask(
+                    "candidate", {"op": "model"}, "correctness", payload=spec, fds=fds
+                )
+            finally:
+                self.lender.free_weights()
+            self.findings.take_from_reply(reply)
+            self.findings.stop_if_rejected("correctness")
+            if not reply.get("ok"):
+                message = failed_reply(reply, "init").message
+                return f"the model does not build with other arguments: {message}"
+            if reply.get("weights_copied") or weights is None:
+                return None
+        return None
 
     def _call_at(
         self, layout: SlotLayout, pristine: list[Any], expected: list[Any]
