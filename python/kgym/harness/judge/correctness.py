@@ -410,13 +410,15 @@ class GradedCalls:
             except EvaluationFailure:
                 continue
             verdict: dict[str, Any] = {"sizes": sizes}
-            if model is not None:
-                failed = self._build_candidate(model, init_inputs, seed)
-                if failed is not None:
-                    return {**verdict, "passed": False, "mismatch": failed}
-            verdict.update(self._call_at(layout, pristine, expected))
-            if model is not None:
-                self.runners.ask("candidate", {"op": "model", "restore": True}, "correctness")
+            if model is None:
+                return {**verdict, **self._call_at(layout, pristine, expected)}
+            failed = self._build_candidate(model, init_inputs, seed)
+            if failed is None:
+                verdict.update(self._call_at(layout, pristine, expected))
+            else:
+                verdict.update(passed=False, mismatch=failed)
+            # The set-up's model back, also where a second build failed after a first one.
+            self.runners.ask("candidate", {"op": "model", "restore": True}, "correctness")
             return verdict
         return {"passed": None, "reason": "the reference does not run at other sizes"}
 

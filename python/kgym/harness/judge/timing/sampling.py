@@ -357,8 +357,9 @@ class Sampler:
     def per_call(self, totals: dict[str, list[tuple[float, int]]]) -> dict[str, list[float]]:
         """Every sample's time per call (``plan.per_call_ms``), with the fixed cost as measured
         so far: its later measurements apply to the earlier samples too."""
+        overhead = self.overhead_ms
         return {
-            name: [per_call_ms(t, calls, self.overhead_ms, self.copy_ms) for t, calls in series]
+            name: [per_call_ms(t, calls, overhead, self.copy_ms) for t, calls in series]
             for name, series in totals.items()
         }
 
