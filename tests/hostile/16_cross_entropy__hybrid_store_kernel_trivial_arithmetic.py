@@ -1,6 +1,6 @@
 # attack: the hybrid store kernel of 16_cross_entropy__hybrid_torch_then_store_kernel, with trivial arithmetic so that what it writes is not bit for bit the torch answer it read (v * 1.004: within rtol 1e-2): the decoy check's copy test compares bytes, so the kernel is not a copy, it matters, and pure PyTorch is paid as Triton under hybrid
 # expect: rejected
-# rules: decoy-kernel, torch-compute
+# rules: decoy-kernel, torch-compute, low-precision
 # device: any
 # cause: 3
 # paid-on-baseline: hybrid (905d5f4, CPU)

@@ -1,7 +1,7 @@
 # attack: divides by sqrt(numel) instead of the Frobenius norm, assuming unit-variance inputs (E||x||^2 = numel for randn); with 65536 elements the norm is within ~0.3% of sqrt(numel), so it passes the elementwise test (every output is below atol) and the relative L2 test, but for any other scale (x*3, or x+1) the output is off by that factor
 # task: tasks/frobenius_norm.py
-# expect: incorrect
-# rules: -
+# expect: incorrect|rejected
+# rules: low-precision
 # device: any
 # cause: 4
 # paid-on-baseline: strict

@@ -206,7 +206,7 @@ class Tf32Operands(TorchFunctionMode):
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
     ) -> Any:
         if getattr(func, "__name__", "") in MATMUL_OPS:
-            args = tuple(_tf32(a) for a in args)
+            args = tuple(tf32(a) for a in args)
         return func(*args, **(kwargs or {}))
 
 
@@ -239,7 +239,8 @@ MATMUL_OPS = frozenset(
 )
 
 
-def _tf32(v: Any) -> Any:
+def tf32(v: Any) -> Any:
+    """A float32 tensor's values rounded to tf32 (to nearest); anything else as it is."""
     if not (isinstance(v, torch.Tensor) and v.dtype == torch.float32 and v.numel()):
         return v
     bits = v.contiguous().view(torch.int32)

@@ -21,8 +21,9 @@ from kgym.harness import device as dev
 from kgym.harness.errors import EvaluationFailure
 from kgym.harness.gpu_memory import MemoryWatch
 from kgym.harness.judge import slots
+from kgym.harness.judge.error_size import ERROR_FACTOR, ErrorSize
 from kgym.harness.judge.findings import Findings
-from kgym.harness.judge.policy import CallPolicy
+from kgym.harness.judge.policy import CallPolicy, full_precision
 from kgym.harness.judge.runners import Runners, failed_reply
 from kgym.harness.judge.slots import Lender
 from kgym.harness.judge.task import TaskSide, fresh_seed
@@ -77,6 +78,7 @@ class GradedCalls:
         self.dtypes: tuple[set[torch.dtype], set[torch.dtype]] = (set(), set())
         self.layout: SlotLayout | None = None  # the task's call layout (the timed calls')
         self.precision: dict[str, Any] | None = None  # the Result's judge.precision, once decided
+        self.error_size: ErrorSize | None = None  # on a float32 task: the error's size, checked
 
     # -- one call ------------------------------------------------------------------------------
     def call(
@@ -157,6 +159,11 @@ class GradedCalls:
         views, facts = self._probe(started)
         # What the kernels' source names decides before any call.
         self.precision = self.policy.judge_precision(self.dtypes[0] | self.dtypes[1])
+        if full_precision(self.dtypes[0] | self.dtypes[1]):
+            task = self.task
+            self.error_size = ErrorSize(
+                task.reference, lambda model, x: task.run_reference(x, "correctness", model=model)
+            )
         self.findings.stop_if_rejected("correctness")
         # The first call compiles and names the kernels; the rest in a random order, with a
         # decoy call for each kernel it launched (and one more for each new kernel a later
@@ -194,9 +201,14 @@ class GradedCalls:
             self.findings.add(
                 "decoy-kernel",
                 "every Triton kernel the candidate launched only copies values another "
-                "argument held (" + ", ".join(launched[:5]) + "): the work is not Triton's",
+                "argument or a tensor its torch calls made held ("
+                + ", ".join(launched[:5])
+                + "): the work is not Triton's",
             )
         self.precision = self.policy.judge_precision(self.dtypes[0] | self.dtypes[1])
+        if self.error_size is not None:
+            self.precision["error"] = self.error_size.report()
+            self.error_size.release()
         timeline.done("correctness", started)
         return result
 
@@ -321,7 +333,29 @@ class GradedCalls:
             return "the candidate modified its inputs", (pristine, kept)
         if not comparison.ok:
             return comparison.mismatch, (pristine, kept)
+        self._error_size(pristine, kept)
         return None, (pristine, kept)
+
+    def _error_size(self, pristine: list[Any], answer: list[Any]) -> None:
+        """The right answer's error against the tf32 answer's (error_size.py): larger than
+        ``ERROR_FACTOR`` times it is compute below tf32, however it was carried."""
+        if self.error_size is None:
+            return
+        stretch = time.perf_counter()
+        ratio = self.error_size.measure(pristine, answer)
+        self.timeline.stretch("correctness_error_size", stretch)
+        if ratio is None or ratio <= ERROR_FACTOR or self.policy.precision != "faithful":
+            return
+        worst = self.error_size.worst or {}
+        if self.precision is not None:
+            self.precision["error"] = self.error_size.report()
+        self.findings.add_once(
+            "low-precision",
+            f"the answer errs {ratio:.1f} times as much as computing from tf32 values does "
+            f"(relative L2 {worst.get('candidate', 0.0):.2e} against "
+            f"{worst.get('tf32', 0.0):.2e}): compute below tf32 (precision policy faithful)",
+        )
+        self.findings.stop_if_rejected("correctness")
 
     def _first_call_work(self) -> None:
         if self.task.device.type != "cuda":

@@ -1,0 +1,133 @@
+"""The size of the candidate's error on a float32 task, against what tf32 compute gives.
+
+``faithful`` refuses compute below tf32 on a float32 task. The dtype scans (policy.py) see a
+reduced type wherever a kernel or a torch call names one; but a kernel can round its operands
+to bfloat16 with integer operations and carry them in int16, or look its answer up in a table
+that ``__init__`` computed for every bfloat16 input, and name none. What no kernel can hide is
+the size of its error: rounding a value to bfloat16 (8 bits of mantissa) errs 8 times as much
+as rounding it to tf32 (11), fp8 more. So on the task's own inputs the judge computes the
+answer nearly exactly (the reference in float64) and as a tf32 kernel would (the inputs and the
+model's weights rounded to tf32 once, and every matrix product's operands: ``Tf32Operands``),
+and holds the candidate's relative L2 error to at most ``ERROR_FACTOR`` times the tf32
+answer's. An honest float32 kernel errs far less than the tf32 answer; one computing its
+products in tf32 about as much. The check holds on every graded call on the task's inputs;
+any call may be the one a kernel launders on.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from typing import Any
+
+import torch
+
+from kgym.harness import compare, stress
+
+# How many times the tf32 answer's error the candidate's may be: bfloat16's is about 8 times,
+# fp16's about the same as tf32's (fp16 is tf32's mantissa with less range: the scaled input
+# sets meet its range), an honest tf32 kernel's 1-1.5 times (roundings the reference makes
+# once, such as a product's output, it may make again).
+ERROR_FACTOR = 3.0
+# Relative L2 error nobody is held below: float32's own rounding of an answer the tf32 one
+# gets exactly (integers, a sign).
+ERROR_FLOOR = 1e-6
+
+
+def relative_l2(answer: list[Any], truth: list[Any]) -> float | None:
+    """||answer - truth|| / ||truth|| over the float outputs, where the truth is finite; None
+    where no float output holds a finite, non-zero value."""
+    num = den = 0.0
+    for a, t in zip(answer, truth):
+        if not (
+            isinstance(a, torch.Tensor)
+            and isinstance(t, torch.Tensor)
+            and t.is_floating_point()
+            and a.is_floating_point()
+            and a.shape == t.shape
+        ):
+            continue
+        t = t.detach().to(torch.float64).reshape(-1)
+        a = a.detach().to(t.device, torch.float64).reshape(-1)
+        for start in range(0, t.numel(), compare.CHUNK_ELEMENTS):
+            tc = t[start : start + compare.CHUNK_ELEMENTS]
+            ac = a[start : start + compare.CHUNK_ELEMENTS]
+            keep = torch.isfinite(tc)
+            tc, ac = tc[keep], ac[keep]
+            num += float(torch.sum((ac - tc) ** 2))
+            den += float(torch.sum(tc**2))
+    if den == 0.0 or not math.isfinite(den):
+        return None
+    return math.sqrt(num / den) if math.isfinite(num) else math.inf
+
+
+def _to(values: list[Any], make: Any) -> list[Any]:
+    return [
+        make(v) if isinstance(v, torch.Tensor) and v.dtype == torch.float32 else v for v in values
+    ]
+
+
+class ErrorSize:
+    """The error check of one evaluation: the reference's two other builds, made at first use,
+    and the largest error seen."""
+
+    def __init__(self, reference: Any, run: Any) -> None:
+        # ``run(model, inputs)``: the task's reference call with another build of its Model.
+        self.reference = reference
+        self.run = run
+        self.exact: Any = None  # the reference in float64
+        self.at_tf32: Any = None  # the reference with its float32 weights rounded to tf32
+        self.calls = 0
+        self.worst: dict[str, float] | None = None
+        self.unavailable: str | None = None
+        if not isinstance(reference, torch.nn.Module):
+            self.unavailable = "the task's Model is not a torch module"
+
+    def measure(self, inputs: list[Any], answer: list[Any]) -> float | None:
+        """The candidate's error on ``inputs`` as a multiple of the tf32 answer's (None: not
+        measured); the largest is kept for the Result."""
+        if self.unavailable is not None:
+            return None
+        try:
+            if self.exact is None:
+                self.exact = copy.deepcopy(self.reference).double()
+                self.at_tf32 = copy.deepcopy(self.reference)
+                with torch.no_grad():
+                    for tensor in [*self.at_tf32.parameters(), *self.at_tf32.buffers()]:
+                        if tensor.dtype == torch.float32:
+                            tensor.copy_(stress.tf32(tensor))
+            truth = compare.flatten(self.run(self.exact, _to(inputs, torch.Tensor.double)))
+            with stress.Tf32Operands():
+                tf32 = compare.flatten(self.run(self.at_tf32, _to(inputs, stress.tf32)))
+        except Exception as exc:  # noqa: BLE001  (a reference that takes no float64: no check)
+            self.unavailable = f"the reference does not run in float64: {str(exc)[:200]}"
+            self.exact = self.at_tf32 = None
+            return None
+        candidate = relative_l2(answer, truth)
+        allowed = relative_l2(tf32, truth)
+        if candidate is None or allowed is None:
+            return None
+        self.calls += 1
+        ratio = candidate / max(allowed, ERROR_FLOOR / ERROR_FACTOR)
+        if self.worst is None or ratio > self.worst["ratio"]:
+            self.worst = {"candidate": candidate, "tf32": allowed, "ratio": ratio}
+        return ratio
+
+    def report(self) -> dict[str, Any]:
+        """The Result's ``judge.precision.error``."""
+        if self.unavailable is not None:
+            return {"measured": False, "reason": self.unavailable}
+        if self.worst is None:
+            return {"measured": False, "reason": "no graded call on the task's inputs was right"}
+        return {
+            "measured": True,
+            "calls": self.calls,
+            "factor": ERROR_FACTOR,
+            "candidate_rel_l2": self.worst["candidate"],
+            "tf32_rel_l2": self.worst["tf32"],
+            "ratio": self.worst["ratio"],
+        }
+
+    def release(self) -> None:
+        """The two builds' memory back (before the timing window)."""
+        self.exact = self.at_tf32 = None

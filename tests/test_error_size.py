@@ -1,0 +1,118 @@
+"""The error-size check of ``faithful`` (harness/judge/error_size.py): compute below tf32 is
+seen by how much it errs, whatever types carried it."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+import torch.nn as nn
+
+from kgym.harness import stress
+from kgym.harness.judge.error_size import ERROR_FACTOR, ErrorSize, relative_l2
+
+
+class _Linear(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(256, 64)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.linear(x))
+
+
+def _run(model: Any, inputs: list[Any]) -> Any:
+    with torch.no_grad():
+        return model(*inputs)
+
+
+def _bf16(t: torch.Tensor) -> torch.Tensor:
+    return t.to(torch.bfloat16).to(torch.float32)
+
+
+def _checker() -> tuple[ErrorSize, _Linear, list[torch.Tensor]]:
+    torch.manual_seed(0)
+    model = _Linear().eval()
+    return ErrorSize(model, _run), model, [torch.randn(128, 256)]
+
+
+def test_float32_answer_errs_far_less_than_tf32() -> None:
+    check, model, inputs = _checker()
+    ratio = check.measure(inputs, [_run(model, inputs)])
+    assert ratio is not None and ratio < 0.1
+    report = check.report()
+    assert report["measured"] and report["calls"] == 1
+    assert report["tf32_rel_l2"] > 1e-4  # tf32 rounding: about 2^-11 relative
+
+
+def test_tf32_products_pass() -> None:
+    """A kernel whose products take tf32 operands (what the built-in solutions do on a GPU)."""
+    check, model, inputs = _checker()
+    w, b = model.linear.weight, model.linear.bias
+    answer = torch.relu(stress.tf32(inputs[0]) @ stress.tf32(w).T + b)
+    ratio = check.measure(inputs, [answer])
+    assert ratio is not None and ratio < 2.0
+
+
+def test_bf16_operands_fail_however_carried() -> None:
+    """Operands rounded to bfloat16 (by a cast, by integer operations on the bits, by a table:
+    the values are the same) err about 8 times as much as tf32's."""
+    check, model, inputs = _checker()
+    w, b = model.linear.weight, model.linear.bias
+    answer = torch.relu(_bf16(inputs[0]) @ _bf16(w).T + b)
+    ratio = check.measure(inputs, [answer])
+    assert ratio is not None and ratio > ERROR_FACTOR
+    # One operand alone in bfloat16 is still well beyond the bound.
+    check2, _, _ = _checker()
+    one = check2.measure(inputs, [torch.relu(inputs[0] @ _bf16(w).T + b)])
+    assert one is not None and one > ERROR_FACTOR
+
+
+def test_elementwise_table_of_bf16_inputs_fails() -> None:
+    class Gelu(nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return nn.functional.gelu(x)
+
+    check = ErrorSize(Gelu(), _run)
+    x = torch.randn(64, 512)
+    honest = check.measure([x], [nn.functional.gelu(x)])
+    looked_up = check.measure([x], [nn.functional.gelu(_bf16(x))])
+    assert honest is not None and honest < 0.1
+    assert looked_up is not None and looked_up > ERROR_FACTOR
+
+
+def test_exact_answers_are_not_held_below_the_floor() -> None:
+    """Where the tf32 answer is exact (integer values), float32's own rounding still passes."""
+
+    class Double(nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return x * 2
+
+    check = ErrorSize(Double(), _run)
+    x = torch.randint(-100, 100, (32, 32)).float()
+    ratio = check.measure([x], [x * 2])
+    assert ratio == 0.0
+
+
+def test_reference_without_float64_is_reported_unavailable() -> None:
+    class Float32Only(nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            if x.dtype != torch.float32:
+                raise TypeError("float32 only")
+            return x + 1
+
+    check = ErrorSize(Float32Only(), _run)
+    x = torch.randn(8)
+    assert check.measure([x], [x + 1]) is None
+    report = check.report()
+    assert report["measured"] is False and "float64" in report["reason"]
+
+
+def test_relative_l2_leaves_out_non_finite_truth_and_non_floats() -> None:
+    truth = [torch.tensor([1.0, math.inf, 2.0]), torch.tensor([3, 4])]
+    answer = [torch.tensor([1.0, 0.0, 2.0 + 1e-3]), torch.tensor([0, 0])]
+    err = relative_l2(answer, truth)
+    assert err is not None and abs(err - 1e-3 / math.sqrt(5)) < 1e-7  # 2.001 in float32
+    assert relative_l2([torch.zeros(3)], [torch.zeros(3)]) is None
+    assert relative_l2([torch.tensor([math.nan])], [torch.tensor([1.0])]) == math.inf
