@@ -80,3 +80,50 @@ def test_a_copy_into_other_places_of_a_buffer_is_still_a_copy() -> None:
     m = torch.full((8,), float("nan"))
     _, copied = ablation.launch_with_noise(row_max, None, (rows, m), {})
     assert not copied
+
+
+def test_a_copy_of_a_tensor_torch_made_is_a_copy_however_it_was_reached() -> None:
+    """A kernel that stores what the candidate's torch calls made in this call copies it,
+    whether it took it as an argument or read it at an address passed as a number; the same
+    store with the record of torch's tensors left out is not seen as one."""
+    answer = torch.softmax(torch.randn(8, 32), dim=-1)
+
+    def copy_from_address(fn_self: object, address: int, out: torch.Tensor) -> None:
+        assert address == answer.data_ptr()
+        out.copy_(answer)  # what a load from the address gives
+
+    y = torch.full((8, 32), float("nan"))
+    _, copied = ablation.launch_with_noise(copy_from_address, None, (answer.data_ptr(), y), {})
+    assert not copied
+    y = torch.full((8, 32), float("nan"))
+    _, copied = ablation.launch_with_noise(
+        copy_from_address, None, (answer.data_ptr(), y), {}, torch_made=[answer]
+    )
+    assert copied
+    # Work on torch's answer is not a copy of it.
+
+    def scaled_exp(fn_self: object, address: int, out: torch.Tensor) -> None:
+        out.copy_(answer.exp())
+
+    y = torch.full((8, 32), float("nan"))
+    _, copied = ablation.launch_with_noise(
+        scaled_exp, None, (answer.data_ptr(), y), {}, torch_made=[answer]
+    )
+    assert not copied
+
+
+def test_the_torch_op_record_keeps_what_compute_made_weakly() -> None:
+    from kgym.harness.torch_ops import MAX_MADE, TorchOpRecorder
+
+    recorder = TorchOpRecorder(lambda: False)
+    x = torch.randn(4, 4)
+    with recorder:
+        kept = torch.relu(x)
+        view = kept.view(16)  # a view: not compute, not kept
+        dropped = x * 2
+    del dropped
+    made = recorder.made()
+    assert len(made) == 1 and made[0] is kept and view is not None
+    with recorder:
+        many = [x + i for i in range(MAX_MADE + 10)]
+    assert len(recorder.made()) == MAX_MADE and recorder.made()[0] is many[-1]

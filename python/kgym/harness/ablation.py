@@ -53,6 +53,9 @@ def uninitialised_memory_filled() -> Iterator[None]:
 
 
 MAX_NESTED_TENSORS = 256  # a bound on what a launch's nested tuples may make the check copy
+# A bound on the torch-made tensors' bytes one launch's copy test copies (the runner's GPU
+# memory is charged to it, gpu_memory.py).
+MAX_MADE_SOURCE_BYTES = 1 << 30
 
 
 def _tensor_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[torch.Tensor]:
@@ -94,15 +97,28 @@ def launch_with_noise(
     kwargs: dict[str, Any],
     tolerance: tuple[float, float] | None = None,
     not_sources: frozenset[int] = frozenset(),
+    torch_made: list[torch.Tensor] | None = None,
 ) -> tuple[Any, bool]:
     """The launch, then noise into every element it wrote. Also says whether the launch only
     copied: every element it wrote holds the element at the same place of another tensor it
-    took (a Triton "store" of an answer torch computed), bit for bit or, for floating types,
-    within the task's ``tolerance`` (atol, rtol): at the tolerance the answer is graded at, a
-    store with trivial arithmetic (``v * 1.004``) is the same copy. ``not_sources``: storages
-    (by address) that are not an answer's (the judge's arena)."""
+    took, or of a tensor the candidate's torch calls made in this call (``torch_made``, latest
+    first: a kernel can reach one by an address passed as a number), a Triton "store" of an
+    answer torch computed, bit for bit or, for floating types, within the task's
+    ``tolerance`` (atol, rtol): at the tolerance the answer is graded at, a store with trivial
+    arithmetic (``v * 1.004``) is the same copy. ``not_sources``: storages (by address) that
+    are not an answer's (the judge's arena)."""
     tensors = _tensor_args(args, kwargs)
     before = [_whole_storage(t).clone() for t in tensors]
+    taken = {t.untyped_storage().data_ptr() for t in tensors} | not_sources
+    made: list[tuple[int, torch.Tensor]] = []  # (element size, the storage's bytes)
+    budget = MAX_MADE_SOURCE_BYTES
+    for u in torch_made or []:
+        key = u.untyped_storage().data_ptr()
+        if key in taken or u.untyped_storage().nbytes() > budget:
+            continue
+        taken.add(key)
+        budget -= u.untyped_storage().nbytes()
+        made.append((u.element_size(), _whole_storage(u).clone()))
     result = launch(fn_self, *args, **kwargs)
     wrote = False
     copied = True
@@ -120,7 +136,7 @@ def launch_with_noise(
             if j != index
             and u.element_size() == t.element_size()
             and u.untyped_storage().data_ptr() not in not_sources
-        ]
+        ] + [copy for size, copy in made if size == t.element_size()]
         # Element granularity, in the tensor's own dtype, over the elements of its storage; in
         # chunks, so that what the check makes (the comparison, the noise) stays a few chunks
         # beside the storage's copy: the candidate's runner is charged for its GPU memory

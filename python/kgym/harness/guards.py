@@ -180,6 +180,9 @@ class LaunchCounter:
         self.copying_launches = 0  # ablated launches that only copied another argument
         self.copy_tolerance: tuple[float, float] | None = None  # the task's (atol, rtol)
         self.arena_storage: frozenset[int] = frozenset()  # the judge's arena: not an answer
+        # The tensors the candidate's torch calls made in this call (TorchOpRecorder.made): an
+        # answer a kernel may copy without taking it as an argument.
+        self.torch_made: Callable[[], list[Any]] = list
         self.depth = 0  # > 0 while a launch is in progress (torch calls inside are Triton's)
         self.precision = DotPrecision()  # what the launched kernels' matrix products used
 
@@ -222,6 +225,7 @@ class LaunchCounter:
                         kwargs,
                         counter.copy_tolerance,
                         counter.arena_storage,
+                        counter.torch_made(),
                     )
                     counter.copying_launches += int(copied)
                 counter.precision.note_launch(result)

@@ -368,6 +368,7 @@ class Runner:
 
             recorder = TorchOpRecorder(lambda: counter is not None and counter.depth > 0)
         if counter is not None:
+            counter.torch_made = recorder.made if recorder is not None else list
             counter.ablate = ablate
             given = message.get("ablate_tolerance")
             counter.copy_tolerance = (float(given[0]), float(given[1])) if given else None

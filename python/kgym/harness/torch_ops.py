@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import sys
 import sysconfig
+import weakref
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -180,6 +181,9 @@ def _low_precision(result: Any) -> bool:
     return any(type(v) is torch.Tensor and v.dtype in LOW_PRECISION_DTYPES for v in values)
 
 
+MAX_MADE = 64  # the torch-made tensors a call's copy test looks at, the latest
+
+
 class TorchOpRecorder(TorchFunctionMode):
     """Counts the torch functions the candidate calls while active: every call outside a
     Triton launch, and inside one those made from the candidate's own frames."""
@@ -188,6 +192,10 @@ class TorchOpRecorder(TorchFunctionMode):
         super().__init__()
         self.calls: Counter[str] = Counter()
         self.low_precision: Counter[str] = Counter()  # calls that make fp16/bf16/fp8 values
+        # The tensors the candidate's torch calls made (weakly, the latest MAX_MADE): a kernel
+        # that stores one of them copies torch's answer, however it reached it (an argument, or
+        # an address passed as a number), which the decoy check's copy test must know.
+        self._made: list[weakref.ref[torch.Tensor]] = []
         self._in_launch = in_launch
 
     def __torch_function__(
@@ -200,6 +208,8 @@ class TorchOpRecorder(TorchFunctionMode):
         name = self._name(name, args, result)
         if self._counts(name, args):
             self.calls[name[:80]] += 1
+            if name not in NON_COMPUTE:
+                self._keep(result)
         if (
             name in LOW_PRECISION_METHODS
             or _low_precision(result)
@@ -210,6 +220,17 @@ class TorchOpRecorder(TorchFunctionMode):
         ):
             self.low_precision[name[:80]] += 1
         return result
+
+    def _keep(self, result: Any) -> None:
+        for value in result if type(result) in (tuple, list) else (result,):
+            if type(value) is torch.Tensor and value.numel() > 0:
+                self._made.append(weakref.ref(value))
+        del self._made[:-MAX_MADE]
+
+    def made(self) -> list[torch.Tensor]:
+        """The tensors the candidate's torch compute made that are still alive, latest first."""
+        alive = (ref() for ref in reversed(self._made))
+        return [t for t in alive if t is not None]
 
     def _candidate_made_it(self, name: str) -> bool:
         """Walking out from the call: torch's own wrappers, the installed libraries and the
