@@ -116,3 +116,29 @@ def test_relative_l2_leaves_out_non_finite_truth_and_non_floats() -> None:
     assert err is not None and abs(err - 1e-3 / math.sqrt(5)) < 1e-7  # 2.001 in float32
     assert relative_l2([torch.zeros(3)], [torch.zeros(3)]) is None
     assert relative_l2([torch.tensor([math.nan])], [torch.tensor([1.0])]) == math.inf
+
+
+class _Findings:
+    def __init__(self) -> None:
+        self.rules: list[str] = []
+
+    def add_once(self, rule: str, detail: str) -> None:
+        if rule not in self.rules:
+            self.rules.append(rule)
+
+
+def test_judge_finds_low_precision_only_under_faithful() -> None:
+    check, model, inputs = _checker()
+    w, b = model.linear.weight, model.linear.bias
+    laundered = [torch.relu(_bf16(inputs[0]) @ _bf16(w).T + b)]
+    tolerant = _Findings()
+    assert check.judge(inputs, laundered, tolerant, faithful=False) is False
+    assert tolerant.rules == []
+    faithful = _Findings()
+    assert check.judge(inputs, laundered, faithful, faithful=True) is True
+    assert faithful.rules == ["low-precision"]
+    # The Result keeps the worst call seen.
+    assert check.judge(inputs, [_run(model, inputs)], faithful, faithful=True) is False
+    assert check.report()["ratio"] > ERROR_FACTOR and check.report()["calls"] == 3
+    check.release()
+    assert check.measure(inputs, [_run(model, inputs)]) is not None  # built again on demand

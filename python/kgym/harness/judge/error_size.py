@@ -10,8 +10,9 @@ answer nearly exactly (the reference in float64) and as a tf32 kernel would (the
 model's weights rounded to tf32 once, and every matrix product's operands: ``Tf32Operands``),
 and holds the candidate's relative L2 error to at most ``ERROR_FACTOR`` times the tf32
 answer's. An honest float32 kernel errs far less than the tf32 answer; one computing its
-products in tf32 about as much. The check holds on every graded call on the task's inputs;
-any call may be the one a kernel launders on.
+products in tf32 about as much. The check holds on every graded call on the task's inputs, and on
+a share of the timed calls drawn at random (``TIMED_SHARE``): a candidate that tells a timed
+call from a graded one (they come in batches, back to back) and launders only there is seen.
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ ERROR_FACTOR = 3.0
 # Relative L2 error nobody is held below: float32's own rounding of an answer the tf32 one
 # gets exactly (integers, a sign).
 ERROR_FLOOR = 1e-6
+# The share of the candidate's verified timed batches one of whose calls is measured: about one
+# in four rounds, which no count of calls predicts (the draw is the OS's).
+TIMED_SHARE = 4
 
 
 def relative_l2(answer: list[Any], truth: list[Any]) -> float | None:
@@ -112,6 +116,21 @@ class ErrorSize:
         if self.worst is None or ratio > self.worst["ratio"]:
             self.worst = {"candidate": candidate, "tf32": allowed, "ratio": ratio}
         return ratio
+
+    def judge(self, inputs: list[Any], answer: list[Any], findings: Any, faithful: bool) -> bool:
+        """``measure``, and under ``faithful`` a ``low-precision`` finding where the error is
+        beyond the bound: whether it was."""
+        ratio = self.measure(inputs, answer)
+        if ratio is None or ratio <= ERROR_FACTOR or not faithful:
+            return False
+        worst = self.worst or {}
+        findings.add_once(
+            "low-precision",
+            f"the answer errs {ratio:.1f} times as much as computing from tf32 values does "
+            f"(relative L2 {worst.get('candidate', 0.0):.2e} against "
+            f"{worst.get('tf32', 0.0):.2e}): compute below tf32 (precision policy faithful)",
+        )
+        return True
 
     def report(self) -> dict[str, Any]:
         """The Result's ``judge.precision.error``."""

@@ -387,6 +387,8 @@ class Evaluation:
             self.kernels,
             TimingConfig.from_job(options),
         )
+        sampler.error_size = self.graded.error_size
+        sampler.faithful = self.policy.precision == "faithful"
         # The watch's thread rests through the window (its readings stay off the judge's
         # clock); one reading at each end.
         watch = sampler.memory_watch = self.memory_watch
@@ -396,6 +398,11 @@ class Evaluation:
                 options.get("baseline", "eager"),
                 record=bool(self.job["profile"]) and self.runners.trace["available"],
             )
+        if sampler.error_size is not None:
+            precision = self.graded.precision
+            if precision is not None:
+                precision["error"] = sampler.error_size.report()
+            sampler.error_size.release()
         if self.findings.memory_breach():
             raise EvaluationFailure("rejected", "timing", message="gpu-memory")
         # The guards' checks, skipped inside timed calls, now.

@@ -42,6 +42,7 @@ import torch
 from kgym.harness.arena import ArenaAllocationError
 from kgym.harness.gpu_memory import MemoryWatch
 from kgym.harness.judge import slots
+from kgym.harness.judge.error_size import TIMED_SHARE, ErrorSize
 from kgym.harness.judge.findings import Findings
 from kgym.harness.judge.runners import Runners, failed_reply
 from kgym.harness.judge.slots import Lender
@@ -156,6 +157,11 @@ class Sampler:
         # overwrites them.
         self.reference_answers: dict[str, Any] = {}
         self.disagreement: str | None = None
+        # On a float32 task, the error-size check of the correctness phase, measured again on
+        # timed calls (``faithful``: beyond its bound ends the rounds, a low-precision finding).
+        self.error_size: ErrorSize | None = None
+        self.faithful = True
+        self.imprecise = False
         self.recorded_calls = 0
         # The job's GPU memory watch: the arenas are planned within the job's share of the GPU.
         self.memory_watch: MemoryWatch | None = None
@@ -309,6 +315,19 @@ class Sampler:
         finally:
             self.spent["checks"] += _perf_counter() - began
 
+    def _error_size(self, batch: list[int], pristine: list[Any], reply: dict[str, Any]) -> None:
+        """One call of a verified timed batch, drawn at random, measured by the error-size
+        check, on its inputs drawn again from the slot's seed (or kept)."""
+        assert self.error_size is not None
+        began = _perf_counter()
+        index = secrets.randbelow(len(batch))
+        kept = pristine[index]
+        inputs = self.task.inputs(kept, timed=True) if self.regenerate else kept
+        answer = slots.answer(self.views["candidate"], batch[index], reply)
+        if self.error_size.judge(inputs, answer, self.findings, self.faithful):
+            self.imprecise = True
+        self.spent["checks"] += _perf_counter() - began
+
     def warm_up(self) -> None:
         """Warm-up (compilation, autotuning, caches) and the batch size: enough calls that a
         sample lasts ``batch_ms``, so the fixed cost of a round trip and a synchronisation is
@@ -401,9 +420,12 @@ class Sampler:
             # compiled variant overwrites it): at once where it came first.
             if pending is not None and "reference" in done:
                 problem = self.check(*pending)
-                pending = None
                 if problem and self.disagreement is None:
                     self.disagreement = problem
+                elif not problem and self.error_size is not None:
+                    if secrets.randbelow(TIMED_SHARE) == 0:
+                        self._error_size(*pending)
+                pending = None
 
     def confirm(self, canaries: dict[str, list[float]], rounds: int) -> tuple[str | None, str]:
         """Work left on the GPU after a reply delays the judge's canary. So does another
@@ -460,6 +482,9 @@ def time_runners(sampler: Sampler, baseline: str, record: bool = False) -> dict[
         rounds += 1
         if sampler.disagreement is not None:
             stop = "wrong answer"
+            break
+        if sampler.imprecise:
+            stop = "low precision"
             break
         elapsed_ms = (_perf_counter() - started) * 1e3
         stopped = stop_reason(sampler.config, rounds, elapsed_ms, samples)
