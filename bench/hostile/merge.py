@@ -47,7 +47,10 @@ def cell(row: dict[str, Any] | None) -> str:
         return "-"
     mark = "ok" if row["pass"] else "**FAIL**"
     rules = f" ({', '.join(row['fired'])})" if row.get("fired") else ""
-    return f"{row['status']}{rules}, reward {row['reward']:.2f}: {mark}"
+    # An honest candidate's error as a multiple of a tf32 answer's (faithful's bound is 3).
+    ratio = row.get("error_ratio") if row["kind"] == "honest" else None
+    error = f", error {ratio:.2f}x tf32's" if isinstance(ratio, (int, float)) else ""
+    return f"{row['status']}{rules}, reward {row['reward']:.2f}{error}: {mark}"
 
 
 def tally(side: dict[str, Any], kind: str) -> str:

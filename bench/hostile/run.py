@@ -433,6 +433,14 @@ def main() -> int:
             "timed_rounds": ((result.get("timing") or {}).get("method") or {}).get("rounds"),
             "calls_profiled": (result.get("profile") or {}).get("calls_profiled"),
             "triton_share": (result.get("profile") or {}).get("triton_share"),
+            # The error-size check: the candidate's error as a multiple of a tf32 answer's.
+            "error_ratio": (
+                ((result.get("judge") or {}).get("precision") or {}).get("error") or {}
+            ).get("ratio"),
+            "error_size_ms": next(
+                (v for k, v in (result.get("durations_ms") or {}).items() if "error_size" in k),
+                None,
+            ),
             # Whether the answer came at the judge's report, before the harness' exit.
             "answered_before_exit": (result.get("sandbox") or {}).get("answered_before_exit"),
         }
