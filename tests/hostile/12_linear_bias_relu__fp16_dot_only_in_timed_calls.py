@@ -1,7 +1,8 @@
-# attack: tells graded calls from timed ones and from real use by torch.utils.deterministic.fill_uninitialized_memory (a plain attribute read), which the judge turns on for every graded call (ablation.py: uninitialised_memory_filled) and never for timed calls (runner.py: op_call, 'Timed calls are neither recorded nor filled'); graded calls compile and run a tf32 kernel, timed calls and real use a variant with fp16 operands (type built at run time): its IR is read (dot_precision.note_launch) but only graded calls' replies carry the precision summary (runner.op_call: if graded), and no graded call follows the timing (evaluation.timing_phase asks with no slots), so on a GPU the fp16 tensor-core speed is timed and never reported; on a CPU it shows only the judge-vs-real-use split
+# attack: tells graded calls from timed ones and from real use by a probe of fresh memory: the judge fills memory allocated in graded calls with NaN (ablation.py: uninitialised_memory_filled) and never in timed calls, so under hybrid (torch may compute) a torch.empty(1).isnan() read on the host picks the kernel: tf32 products where the probe is NaN, fp16 operands (a type built at run time) elsewhere; the fp16 kernel's IR is read at its launch (dot_precision.note_launch) but only graded calls' replies carried the precision summary, so the timed calls ran fp16 tensor-core products unseen
 # expect: rejected
 # rules: low-precision
 # device: any
+# policy: hybrid
 import torch
 import torch.nn as nn
 import triton
@@ -94,7 +95,7 @@ class ModelNew(nn.Module):
             num_warps=warps,
             num_stages=stages,
             DOT_DTYPE=tl.float32
-            if torch.utils.deterministic.fill_uninitialized_memory
+            if bool(torch.empty(1, device=x.device).isnan().item())
             else tl.dtype("fp" + str(16)),
         )
         return y
