@@ -178,7 +178,7 @@ def _low_precision(result: Any) -> bool:
     """Whether a call made an fp16, bf16 or fp8 tensor, however its type was named (a dtype, a
     method, a type string such as ``'torch.BFloat16Tensor'``, another tensor's type)."""
     values = result if type(result) in (tuple, list) else (result,)
-    return any(type(v) is torch.Tensor and v.dtype in LOW_PRECISION_DTYPES for v in values)
+    return any(isinstance(v, torch.Tensor) and v.dtype in LOW_PRECISION_DTYPES for v in values)
 
 
 MAX_MADE = 64  # the torch-made tensors a call's copy test looks at, the latest
@@ -272,7 +272,8 @@ class TorchOpRecorder(TorchFunctionMode):
             and not _onto_device(args[0], result)
         ):
             return f"{name} (a copy)"
-        if name == "__setitem__" and len(args) > 2 and type(args[2]) is torch.Tensor:
+        # Any tensor, subclasses too (an nn.Parameter of a transposed view is the same copy).
+        if name == "__setitem__" and len(args) > 2 and isinstance(args[2], torch.Tensor):
             if args[2].numel() > 1:
                 return "__setitem__ (a copy of a tensor)"
         return name
