@@ -1,7 +1,7 @@
 # attack: launders precision only where it is not measured: the graded calls take their inputs at one address call after call, a timed batch at the slots of an arena one after the other, so the kernel keeps the previous call's input address (atomic_xchg into a buffer of its own, no Python state) and, where this call's lies a little above it (the next slot), rounds x and the weight to bf16 with integer operations, else computes in tf32; the timed outputs' check compares values at the task's tolerance, which bf16 passes, and the error-size check measured graded calls only
 # expect: rejected
 # rules: low-precision
-# device: cuda
+# device: gpu
 import torch
 import torch.nn as nn
 import triton
