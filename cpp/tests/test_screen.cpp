@@ -285,7 +285,18 @@ TEST(ScreenDunderAccess, Internals) {
   expect_reject(candidate("s = object.__subclasses__()"), "dunder-access");
   expect_reject(candidate("c = relu_kernel.fn.__globals__"), "dunder-access");
   expect_reject(candidate("k = x.__class__"), "dunder-access");
-  expect_clean(candidate("name = __name__\nkname = relu_kernel.__name__"));
+  expect_clean(candidate("kname = relu_kernel.__name__"));
+}
+
+TEST(ScreenDunderAccess, ModuleIdentityButTheMainGuard) {
+  // The name a module was loaded under tells the judge (kgym_candidate) from ordinary use.
+  expect_reject(candidate("name = __name__"), "dunder-access");
+  expect_reject(candidate("careful = __name__.startswith('kgym')"), "dunder-access");
+  expect_reject(candidate("where = __file__"), "dunder-access");
+  expect_reject(candidate("", "PKG = __package__\n"), "dunder-access");
+  expect_reject(candidate("judged = __name__ != '__main__'"), "dunder-access");
+  expect_clean(candidate("", "", "", "\nif __name__ == \"__main__\":\n    print(1)\n"));
+  expect_clean(candidate("", "", "", "\nif '__main__' == __name__:\n    print(1)\n"));
 }
 
 // ---- monkey-patch ---------------------------------------------------------------------------
