@@ -23,13 +23,16 @@ _set_deterministic = torch._C._set_deterministic_algorithms
 
 @contextlib.contextmanager
 def uninitialised_memory_filled() -> Iterator[None]:
-    """Through every graded call, memory a forward call allocates starts filled (NaN for
-    floats, the largest value for integers) instead of holding what the caching allocator's
-    block held before. Otherwise a kernel that writes into a fresh buffer the same values as
-    the previous call (weight-derived intermediates, zeros) changes no byte there, its work
-    cannot be seen when it is ablated, and an honest kernel is taken for a decoy. On in every
-    graded call alike, so that an ablated call cannot be told from another. A state the
-    candidate set itself meanwhile is left for the guards to find (``global-state``)."""
+    """Through every decoy call and about half of the other graded calls (the judge's draw),
+    memory a forward call allocates starts filled (NaN for floats, the largest value for
+    integers) instead of holding what the caching allocator's block held before. Otherwise a
+    kernel that writes into a fresh buffer the same values as the previous call
+    (weight-derived intermediates, zeros) changes no byte there, its work cannot be seen when
+    it is ablated, and an honest kernel is taken for a decoy. A filled call is not an ablated
+    one (most are not), and an unfilled call is not a timed one or ordinary use (the stress
+    sets are never filled): the fill tells a candidate nothing it could behave well by. A
+    state the candidate set itself meanwhile is left for the guards to find
+    (``global-state``)."""
     was_on = torch.are_deterministic_algorithms_enabled()
     was_warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
     was_filling = torch.utils.deterministic.fill_uninitialized_memory

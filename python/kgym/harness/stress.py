@@ -3,7 +3,8 @@
 A kernel that is right on one draw of ``get_inputs()`` may still be wrong: a softmax without
 max-subtraction overflows on large inputs, a polynomial activation holds only near zero, a
 kernel written for positive inputs (KernelBench's ``torch.rand`` tasks) never meets a negative
-one, a kernel written for the task's sizes drops a remainder at others. Each set transforms a
+one, a kernel written for the task's sizes drops a remainder at others, a "sparse" fast path
+that skips blocks with many zeros never meets one in a normal draw. Each set transforms a
 fresh draw of the task's inputs, or draws them at other sizes with a model built with other
 arguments (``other_sizes``). It is compared where the reference's output is finite, at the
 task's relative tolerance, with ``atol`` scaled by how much the reference's output grew or
@@ -29,6 +30,9 @@ SCALE_DOWN = 1e-3
 OFFSET_STDS = 1e3
 # Share of each float input's elements set to special values by the ``special`` set.
 SPECIAL_SHARE = 0.05
+# The least share of each float input's elements the ``sparse`` set makes exact zeros (up to
+# 0.8, drawn per call): about what a ReLU leaves of its inputs.
+SPARSE_SHARE = 0.5
 # The far sets make every float input one-signed at about this many of its standard deviations
 # (1 to 5 of them times this): a sentinel for a maximum or a minimum (-1e4), a clamp or a range
 # a kernel assumed meets values beyond it, with rows that are all of one sign.
@@ -65,11 +69,41 @@ def _one_signed(v: torch.Tensor) -> bool:
     return bool(finite.min() >= 0) or bool(finite.max() <= 0)
 
 
+# The sets a timed slot may hold (timing/sampling.py): those a draw of the task's inputs makes
+# again exactly from its seed (not ``special``, which draws its own places), where the graded
+# call on the set passed, compared element by element.
+TIMED_SETS = frozenset(
+    {
+        "scaled_up",
+        "scaled_down",
+        "offset_up",
+        "offset_down",
+        "far_positive",
+        "far_negative",
+        "sign_flipped",
+        "shifted",
+    }
+)
+
+
+def timed_sets(verdicts: dict[str, Any]) -> dict[str, float]:
+    """Of the graded calls' set verdicts, the sets a timed slot may hold, with their atol."""
+    return {
+        name: float(v["atol"])
+        for name, v in verdicts.items()
+        if name in TIMED_SETS
+        and isinstance(v, dict)
+        and v.get("passed") is True
+        and v.get("reference_finite") is True
+        and "conditioning" not in v
+    }
+
+
 def set_names(facts: InputFacts) -> list[str]:
     """The stress sets that apply to a task with these inputs."""
     if not facts.has_float:
         return []
-    names = ["scaled_up", "scaled_down", "offset_up", "offset_down", "special"]
+    names = ["scaled_up", "scaled_down", "offset_up", "offset_down", "special", "sparse"]
     names += ["far_positive", "far_negative"]
     if facts.one_signed:
         names += ["sign_flipped", "shifted"]
@@ -101,6 +135,8 @@ def derive(name: str, inputs: list[Any], generator: torch.Generator | None = Non
             v.abs_().add_(unit).mul_(FAR_STDS if name == "far_positive" else -FAR_STDS)
         elif name == "special":
             _special_values(v, generator)
+        elif name == "sparse":
+            _mostly_zeros(v, generator)
         else:
             raise ValueError(f"unknown stress set {name!r}")
     return inputs
@@ -123,6 +159,20 @@ def _special_values(v: torch.Tensor, generator: torch.Generator | None) -> None:
     flat[outliers] = (signs[outliers] * big).to(v.dtype)
     infinite = draw > 1.0 - SPECIAL_SHARE / 50
     flat[infinite] = (signs[infinite] * float("inf")).to(v.dtype)
+
+
+def _mostly_zeros(v: torch.Tensor, generator: torch.Generator | None) -> None:
+    """Exact zeros at random places, a share of ``SPARSE_SHARE`` or more (drawn per call), as
+    activations after a ReLU have: a kernel's fast path for zeros meets them, whatever block
+    density it keys on below that share."""
+    flat = v.view(-1) if v.is_contiguous() else None
+    if flat is None or not flat.numel():
+        return
+    share = SPARSE_SHARE + (1.0 - SPARSE_SHARE) * 0.6 * float(
+        torch.rand(1, generator=generator, device=v.device)
+    )
+    draw = torch.rand(flat.numel(), device=v.device, generator=generator)
+    flat[draw < share] = 0
 
 
 def _largest_safe(dtype: torch.dtype) -> float:

@@ -105,19 +105,29 @@ class GradedCalls:
         pristine: list[Any],
         phase: str,
         while_waiting: Callable[[], None] | None = None,
+        fill: bool | None = None,
         **options: Any,
     ) -> tuple[dict[str, Any], list[Any]]:
+        """A graded call on ``pristine``. ``fill``: whether memory the call allocates starts
+        filled (ablation.uninitialised_memory_filled; every decoy call's is, which the runner
+        sees to); by default drawn by the OS, so that neither a filled nor an unfilled call
+        tells a candidate which kind of call it is, nor a timed call (never filled) from a
+        graded one."""
         slots.fill(views, 0, pristine)
         dev.synchronize(self.task.device)
-        reply = self.call("candidate", [0], phase, while_waiting, **options)
+        if fill is None:
+            fill = _RANDOM.randrange(2) == 0
+        reply = self.call("candidate", [0], phase, while_waiting, fill=fill, **options)
         return reply, slots.answer(views, 0, reply)
 
-    def _graded_call(self, views: SlotViews, pristine: list[Any]) -> tuple[str | None, list[Any]]:
+    def _graded_call(
+        self, views: SlotViews, pristine: list[Any], fill: bool | None = None
+    ) -> tuple[str | None, list[Any]]:
         """A graded call after the first: (None, the answer), or (what was wrong, []) where the
         candidate's reply makes it only incorrect; any other failure raises. Its inputs must
         be left as they were, as in every trial (a kernel that rewrites only inputs no task
         draw reaches, such as a mask's -1e9, meets them here)."""
-        reply, answer = self._candidate_call(views, pristine, "correctness")
+        reply, answer = self._candidate_call(views, pristine, "correctness", fill=fill)
         if reply.get("ok"):
             if _mutated(views.inputs[0], pristine):
                 self.findings.add("input-mutated", "the candidate modified its inputs")
@@ -376,7 +386,9 @@ class GradedCalls:
         timeline, task = self.timeline, self.task
         stretch = time.perf_counter()
         pristine = stress.derive(name, task.inputs(fresh_seed()))
-        failed, answer = self._graded_call(views, pristine)
+        # Unfilled, as a timed call and ordinary use are: a kernel that takes a careful path
+        # only where fresh memory starts filled meets the set on its other path.
+        failed, answer = self._graded_call(views, pristine, fill=False)
         stretch = timeline.stretch("correctness_calls", stretch)
         if failed is not None:
             return {"passed": False, "mismatch": failed}
@@ -404,6 +416,11 @@ class GradedCalls:
         comparison = compare.compare_outputs(answer, expected, atol, rtol)
         timeline.stretch("correctness_checks", stretch)
         verdict: dict[str, Any] = {"passed": comparison.ok, "atol": atol, "compared": compared}
+        # Every element compared: the set may be met again, in a timed slot (TIMED_SETS).
+        verdict["reference_finite"] = compared == sum(
+            e.numel() if isinstance(e, torch.Tensor) and e.is_floating_point() else 1
+            for e in expected
+        )
         if not comparison.ok:
             verdict["mismatch"] = comparison.mismatch
         return verdict
@@ -436,11 +453,12 @@ class GradedCalls:
             except EvaluationFailure:
                 continue
             verdict: dict[str, Any] = {"sizes": sizes}
+            at = (sizes, model)
             if model is None:
-                return {**verdict, **self._call_at(layout, pristine, expected)}
+                return {**verdict, **self._call_at(layout, pristine, expected, at)}
             failed = self._build_candidate(model, init_inputs, seed)
             if failed is None:
-                verdict.update(self._call_at(layout, pristine, expected))
+                verdict.update(self._call_at(layout, pristine, expected, at))
             else:
                 verdict.update(passed=False, mismatch=failed)
             # The set-up's model back, also where a second build failed after a first one.
@@ -475,26 +493,55 @@ class GradedCalls:
         return None
 
     def _call_at(
-        self, layout: SlotLayout, pristine: list[Any], expected: list[Any]
+        self,
+        layout: SlotLayout,
+        pristine: list[Any],
+        expected: list[Any],
+        at: tuple[dict[str, Any], Any],
     ) -> dict[str, Any]:
         """A graded call on ``pristine`` in an arena of its own layout, compared with
-        ``expected``; the task's ``layout`` is lent again afterwards."""
+        ``expected`` and, on a float32 task, its error's size measured (``at``: the sizes and
+        the model, None for the reference, that made ``expected``); the task's ``layout`` is
+        lent again afterwards."""
         task, lender = self.task, self.lender
         other = SlotLayout.build(pristine, expected, 1)
         views = lender.lend("candidate", other, lender.new_arena("candidate", other))
+        verdict: dict[str, Any] = {}
         try:
-            failed, answer = self._graded_call(views, pristine)
+            failed, answer = self._graded_call(views, pristine, fill=False)
             if failed is not None:
                 return {"passed": False, "mismatch": failed}
             comparison = compare.compare_outputs(
                 answer, expected, task.tolerance.atol, task.tolerance.rtol
             )
+            if comparison.ok and self.error_size is not None:
+                verdict["error_ratio"] = self._error_size_at(at, pristine, answer)
             del answer  # views into the arena that the task's layout replaces next
         finally:
             lender.lend("candidate", layout, lender.new_arena("candidate", layout))
         if comparison.ok:
-            return {"passed": True}
+            return {"passed": True, **verdict}
         return {"passed": False, "mismatch": comparison.mismatch}
+
+    def _error_size_at(
+        self, at: tuple[dict[str, Any], Any], pristine: list[Any], answer: list[Any]
+    ) -> float | None:
+        """The error-size check at other sizes (precision kept only at the task's is not
+        kept), with the model built for them: its ratio, folded into the evaluation's."""
+        assert self.error_size is not None
+        sizes, model = at
+        task = self.task
+        stretch = time.perf_counter()
+        with task.sizes_changed(sizes):
+            there = ErrorSize(
+                task.reference if model is None else model,
+                lambda m, x: task.run_reference(x, "correctness", model=m),
+            )
+            faithful = self.policy.precision == "faithful"
+            there.judge(pristine, answer, self.findings, faithful)
+        self.error_size.absorb(there)
+        self.timeline.stretch("correctness_error_size", stretch)
+        return there.worst["ratio"] if there.worst else None
 
     def _decoy_call(self, name: str, views: SlotViews) -> None:
         """Every Triton kernel the candidate launches must matter: with its written elements

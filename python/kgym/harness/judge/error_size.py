@@ -132,6 +132,15 @@ class ErrorSize:
         )
         return True
 
+    def absorb(self, other: ErrorSize) -> None:
+        """Another model's measurements (the other sizes') into this evaluation's."""
+        self.calls += other.calls
+        if other.worst is not None and (
+            self.worst is None or other.worst["ratio"] > self.worst["ratio"]
+        ):
+            self.worst = dict(other.worst)
+        other.release()
+
     def report(self) -> dict[str, Any]:
         """The Result's ``judge.precision.error``."""
         if self.unavailable is not None:

@@ -24,7 +24,7 @@ from typing import Any
 import torch
 
 from kgym.harness import device as dev
-from kgym.harness import kernel_source, kernel_trace_build, triton_warm
+from kgym.harness import kernel_source, kernel_trace_build, stress, triton_warm
 from kgym.harness.channel import ReportChannel
 from kgym.harness.errors import EvaluationFailure, error_record, failure_record
 from kgym.harness.gpu_memory import MemoryWatch, Reader
@@ -388,6 +388,7 @@ class Evaluation:
             TimingConfig.from_job(options),
         )
         sampler.error_size = self.graded.error_size
+        sampler.timed_sets = stress.timed_sets(self.correctness.get("input_sets") or {})
         sampler.faithful = self.policy.precision == "faithful"
         # The watch's thread rests through the window (its readings stay off the judge's
         # clock); one reading at each end.
@@ -405,8 +406,13 @@ class Evaluation:
             sampler.error_size.release()
         if self.findings.memory_breach():
             raise EvaluationFailure("rejected", "timing", message="gpu-memory")
-        # The guards' checks, skipped inside timed calls, now.
-        self.graded.call("candidate", [], "timing")
+        # The guards' checks, skipped inside timed calls, now; and what every kernel the
+        # timed calls compiled computes in (a kernel only they launch is held to the policy).
+        after = self.graded.call("candidate", [], "timing")
+        self.policy.observe_products(after)
+        judged = self.policy.judge_precision(self.graded.dtypes[0] | self.graded.dtypes[1])
+        if self.graded.precision is not None:
+            self.graded.precision.update(judged)
         self.recorded_kernels = self.timing.pop("kernels", None)
         disagreement = self.timing.pop("disagreement", None)
         if disagreement:

@@ -51,6 +51,19 @@ class CallPolicy:
         for op in (ops.get("low_precision") or [])[:20]:
             if f"torch.{str(op)[:80]}" not in self.low_precision:
                 self.low_precision.append(f"torch.{str(op)[:80]}")
+        self.observe_products(reply)
+        if int(reply.get("launches") or 0) == 0:
+            self.findings.add_once("no-triton-launch", "a forward call launched no Triton kernel")
+        if self.torch_ops and self.torch_compute == "strict":
+            self.findings.add_once(
+                "torch-compute",
+                "torch computes part of the answer (strict policy): "
+                + ", ".join(self.torch_ops[:10]),
+            )
+
+    def observe_products(self, reply: dict[str, Any]) -> None:
+        """What the candidate's kernels compute in (``dot_precision``: every kernel its process
+        compiled so far, the timed calls' too when the call after the window reports)."""
         dots = reply.get("dot_precision") or {}
         if isinstance(dots, dict):
             if dots.get("source") in ("ir", "interpreter"):
@@ -65,14 +78,6 @@ class CallPolicy:
                     self.dot_products.append(product)
                     if dot_precision.is_reduced(product):
                         self.low_precision.append(f"tl.dot {product}")
-        if int(reply.get("launches") or 0) == 0:
-            self.findings.add_once("no-triton-launch", "a forward call launched no Triton kernel")
-        if self.torch_ops and self.torch_compute == "strict":
-            self.findings.add_once(
-                "torch-compute",
-                "torch computes part of the answer (strict policy): "
-                + ", ".join(self.torch_ops[:10]),
-            )
 
     def judge_precision(self, task_dtypes: set[torch.dtype]) -> dict[str, Any]:
         """The precision policy: on a task computed in float32 (or float64), ``faithful``

@@ -39,6 +39,7 @@ from typing import Any
 
 import torch
 
+from kgym.harness import stress
 from kgym.harness.arena import ArenaAllocationError
 from kgym.harness.gpu_memory import MemoryWatch
 from kgym.harness.judge import slots
@@ -57,7 +58,7 @@ from kgym.harness.judge.timing.plan import (
     plan_slots,
 )
 from kgym.harness.judge.timing.stop_rule import TimingConfig, stop_reason
-from kgym.harness.judge.timing.timed_checks import check_timed_outputs
+from kgym.harness.judge.timing.timed_checks import Spec, check_timed_outputs, timed_inputs
 from kgym.harness.judge.warmups import JudgeKernels
 from kgym.harness.kernel_trace import TraceError
 from kgym.harness.kernels.fused_check import FusedChecks
@@ -162,6 +163,11 @@ class Sampler:
         self.error_size: ErrorSize | None = None
         self.faithful = True
         self.imprecise = False
+        # The stress sets the graded calls compared element by element, with the atol each
+        # was compared at: about every other round one slot of the batches holds one of them.
+        self.timed_sets: dict[str, float] = {}
+        self.stressed_slots = 0
+        self.round_specs: list[Spec] = []  # the inputs of this round's slots
         self.recorded_calls = 0
         # The job's GPU memory watch: the arenas are planned within the job's share of the GPU.
         self.memory_watch: MemoryWatch | None = None
@@ -224,7 +230,7 @@ class Sampler:
         self.stretches["setup"] = _perf_counter() - self.started
 
     def batch(
-        self, name: str, batch: list[int], seeds: list[int] | None = None, hold_ms: float = 0.0
+        self, name: str, batch: list[int], seeds: list[Spec] | None = None, hold_ms: float = 0.0
     ) -> tuple[float, float, dict[str, Any], list[Any]]:
         """One sample: (time, canary time, the runner's reply, per slot what a check of its
         outputs needs: the seed of its inputs, or the inputs themselves). ``seeds``: the
@@ -239,12 +245,15 @@ class Sampler:
         began = _perf_counter()
         pristine: list[Any] = []
         for index, k in enumerate(batch):
-            seed = seeds[index] if seeds is not None else fresh_seed()
+            spec = seeds[index] if seeds is not None else fresh_seed()
+            seed, stressed = spec if isinstance(spec, tuple) else (spec, None)
             if self.draw is not None:
                 self.draw.fill(view, k, seed, poison)
-                pristine.append(seed)
+                if stressed:
+                    stress.derive(stressed, list(view.inputs[k]))  # in the slot, in place
+                pristine.append(spec)
             else:
-                inputs = self.task.inputs(seed, timed=True)
+                inputs = timed_inputs(self.task, spec)
                 slots.fill(view, k, inputs, poison=poison)
                 pristine.append(inputs)
                 del inputs
@@ -301,6 +310,14 @@ class Sampler:
                 return None
             return slots.answer(self.views["reference"], batch[index], answered["reply"])
 
+        specs = self.round_specs  # this round's, both sides' slot by slot
+
+        def atol_of(index: int) -> float:
+            spec = specs[index] if index < len(specs) else None
+            if isinstance(spec, tuple) and spec[1] in self.timed_sets:
+                return self.timed_sets[spec[1]]
+            return self.task.tolerance.atol
+
         try:
             return check_timed_outputs(
                 self.task,
@@ -311,6 +328,7 @@ class Sampler:
                 self.regenerate,
                 self.fused,
                 expected_of,
+                atol_of,
             )
         finally:
             self.spent["checks"] += _perf_counter() - began
@@ -320,9 +338,12 @@ class Sampler:
         check, on its inputs drawn again from the slot's seed (or kept)."""
         assert self.error_size is not None
         began = _perf_counter()
-        index = secrets.randbelow(len(batch))
+        plain = [i for i, spec in enumerate(self.round_specs[: len(batch)]) if type(spec) is int]
+        if not plain:
+            return
+        index = plain[secrets.randbelow(len(plain))]
         kept = pristine[index]
-        inputs = self.task.inputs(kept, timed=True) if self.regenerate else kept
+        inputs = timed_inputs(self.task, kept) if self.regenerate else kept
         answer = slots.answer(self.views["candidate"], batch[index], reply)
         if self.error_size.judge(inputs, answer, self.findings, self.faithful):
             self.imprecise = True
@@ -398,7 +419,14 @@ class Sampler:
             # Odd rounds start with the candidate's batch: the reference's runner has waited
             # since the round before as long as before its measured batches.
             self.fixed_samples.append(self._fixed_sample())
-        seeds = [fresh_seed() for _ in range(max(self.calls.values()))]
+        seeds: list[Spec] = [fresh_seed() for _ in range(max(self.calls.values()))]
+        if self.timed_sets and secrets.randbelow(2) == 0:
+            # One slot of both sides' batches holds a stress set; where is the OS's draw.
+            names = sorted(self.timed_sets)
+            slot = secrets.randbelow(min(self.calls.values()))
+            seeds[slot] = (int(seeds[slot]), names[secrets.randbelow(len(names))])
+            self.stressed_slots += 1
+        self.round_specs = seeds
         pending: tuple[list[int], list[Any], dict[str, Any]] | None = None
         done: set[str] = set()
         for name in order:
@@ -561,6 +589,9 @@ def _method(
         or sampler.max_slots < sampler.plan.slots,
         "memory_note": sampler.plan.note,
         "inputs_regenerated_for_checks": sampler.regenerate,
+        # Rounds whose batches held a stress set in one slot, and the sets drawn from.
+        "stressed_rounds": sampler.stressed_slots,
+        "stress_sets": sorted(sampler.timed_sets),
         "inputs_drawn_into_slots": bool(sampler.draw is not None and sampler.draw.redirect),
         "normals": {
             "by": "judge" if kernels.fast_normals_ready else "torch",
