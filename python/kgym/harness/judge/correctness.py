@@ -74,6 +74,7 @@ class GradedCalls:
         self.ablated: dict[str, bool] = {}  # the decoy check's verdict per kernel
         self.copying: set[str] = set()  # kernels whose ablated launches only copied
         self.base_rms = 0.0  # the reference output's magnitude on the task's inputs
+        self.tf32_meets_task = True  # tf32 products meet the task's tolerance (_tf32_meets)
         # The outputs' and inputs' dtypes (the checks' kernels are warmed for them).
         self.dtypes: tuple[set[torch.dtype], set[torch.dtype]] = (set(), set())
         self.layout: SlotLayout | None = None  # the task's call layout (the timed calls')
@@ -279,6 +280,7 @@ class GradedCalls:
         if self.memory_watch is not None:
             self.memory_watch.working_bytes = max(self.memory_watch.working_bytes, working)
         outputs = compare.flatten(expected_probe)
+        self.tf32_meets_task = self._tf32_meets(probe, outputs)
         self.layout = SlotLayout.build(probe, outputs, 1)
         self.dtypes = (_dtypes(outputs), _dtypes(probe))
         self.base_rms = stress.finite_rms(outputs)
@@ -296,6 +298,16 @@ class GradedCalls:
                 self.lender.arenas["candidate"].nbytes + self.memory_watch.reference_setup_bytes
             )
         return views, facts
+
+    def _tf32_meets(self, probe: list[Any], expected: list[Any]) -> bool:
+        """Whether the reference computed from tf32 products meets the task's tolerance on the
+        task's own inputs. Where it does not (a matmul of K=4096 at 1e-2, which asks for
+        tf32x3 or float32), tf32 is no floor a set's conditioning may be measured against:
+        every set would look ill-conditioned and be held to finite outputs only."""
+        tol = self.task.tolerance
+        with stress.Tf32Operands():
+            at_tf32 = compare.flatten(self.task.run_reference(probe, "correctness"))
+        return compare.compare_outputs(at_tf32, expected, tol.atol, tol.rtol, errors=False).ok
 
     def _one_trial(
         self, trial: int, views: SlotViews, result: dict[str, Any]
@@ -395,14 +407,19 @@ class GradedCalls:
         expected = compare.flatten(task.run_reference(pristine, "correctness"))
         with stress.Tf32Operands():
             at_tf32 = compare.flatten(task.run_reference(pristine, "correctness"))
-        atol = stress.scaled_atol(task.tolerance.atol, self.base_rms, stress.finite_rms(expected))
+        atol = stress.scaled_atol(
+            task.tolerance.atol, self.base_rms, stress.finite_rms(expected), name
+        )
         rtol = task.tolerance.rtol
         at_tf32, _, _ = stress.finite_only(at_tf32, expected)
         finite = stress.finite_where_expected(answer, expected)
         answer, expected, compared = stress.finite_only(answer, expected)
         if compared == 0:
             return {"passed": None, "reason": "the reference's output is not finite here"}
-        if not compare.compare_outputs(at_tf32, expected, atol, rtol, errors=False).ok:
+        if (
+            self.tf32_meets_task
+            and not compare.compare_outputs(at_tf32, expected, atol, rtol, errors=False).ok
+        ):
             timeline.stretch("correctness_checks", stretch)
             verdict = {
                 "passed": finite,

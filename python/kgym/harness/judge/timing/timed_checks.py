@@ -22,10 +22,10 @@ from kgym.harness.layout import SlotViews
 Spec = int | tuple[int, str]
 
 
-def timed_inputs(task: TaskSide, spec: Spec, into: Any = None) -> list[Any]:
-    """The inputs of a timed slot's ``spec``, drawn again (``into``: a slot to draw into)."""
+def timed_inputs(task: TaskSide, spec: Spec) -> list[Any]:
+    """The inputs of a timed slot's ``spec``, drawn again."""
     seed, stressed = spec if isinstance(spec, tuple) else (spec, None)
-    inputs = task.inputs(seed, into=into, timed=True)
+    inputs = task.inputs(seed, timed=True)
     return stress.derive(stressed, inputs) if stressed else inputs
 
 
