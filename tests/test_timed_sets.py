@@ -1,0 +1,57 @@
+"""Stress sets in timed slots (judge/timing): which sets a slot may hold, and a slot's inputs
+drawn again from its spec exactly as they were made."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from kgym.harness import stress
+from kgym.harness.judge.timing.timed_checks import timed_inputs
+
+
+def test_only_sets_a_graded_call_passed_element_by_element_come_back() -> None:
+    verdicts: dict[str, Any] = {
+        "scaled_up": {"passed": True, "atol": 10.0, "reference_finite": True},
+        "scaled_down": {"passed": False, "atol": 1e-5, "reference_finite": True},
+        "offset_up": {"passed": True, "atol": 0.01, "reference_finite": False},
+        "far_positive": {
+            "passed": True,
+            "atol": 0.01,
+            "reference_finite": True,
+            "conditioning": "ill-conditioned at tf32: only finite outputs are required",
+        },
+        "special": {"passed": True, "atol": 0.01, "reference_finite": True},  # own draws
+        "sparse": {"passed": True, "atol": 0.01, "reference_finite": True},  # own draws
+        "other_shape": {"passed": True},
+        "shifted": {"passed": None, "reason": "no one-signed input"},
+    }
+    assert stress.timed_sets(verdicts) == {"scaled_up": 10.0}
+
+
+class _Task:
+    def inputs(self, seed: int, timed: bool = False) -> list[Any]:
+        generator = torch.Generator().manual_seed(seed)
+        return [torch.randn(4, 8, generator=generator), 3]
+
+
+def test_a_stressed_slot_is_drawn_again_exactly() -> None:
+    task = _Task()
+    plain = timed_inputs(task, 7)  # type: ignore[arg-type]
+    scaled = timed_inputs(task, (7, "scaled_up"))  # type: ignore[arg-type]
+    assert torch.equal(scaled[0], plain[0] * stress.SCALE_UP) and scaled[1] == 3
+    offset = timed_inputs(task, (7, "offset_down"))  # type: ignore[arg-type]
+    again = timed_inputs(task, (7, "offset_down"))  # type: ignore[arg-type]
+    assert torch.equal(offset[0], again[0]) and not torch.equal(offset[0], plain[0])
+
+
+def test_the_sparse_set_is_mostly_exact_zeros_and_keeps_its_atol() -> None:
+    x = torch.randn(64, 256)
+    (sparse,) = stress.derive("sparse", [x.clone()])
+    share = float((sparse == 0).float().mean())
+    assert 0.45 < share < 0.85
+    kept = sparse != 0
+    assert torch.equal(sparse[kept], x[kept])
+    assert stress.scaled_atol(0.01, 8.0, 2.0, "sparse") == 0.01
+    assert stress.scaled_atol(0.01, 8.0, 2.0, "scaled_down") == 0.0025
