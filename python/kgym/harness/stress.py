@@ -252,13 +252,19 @@ class Tf32Operands(TorchFunctionMode):
     tf32 (10 bits of mantissa, to nearest): the reference as a kernel of the precision the
     policies allow could compute it. Where that answer and the float32 one disagree beyond the
     tolerance, the set is ill-conditioned at that precision (a softmax's near-ties at x1e3):
-    no kernel of that precision can be held to either answer element by element."""
+    no kernel of that precision can be held to either answer element by element. ``rounding``:
+    how an operand becomes tf32 (to nearest by default; judge/error_size.py cuts, as tensor
+    cores do)."""
+
+    def __init__(self, rounding: Any = None) -> None:
+        super().__init__()
+        self.rounding = rounding or tf32
 
     def __torch_function__(
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
     ) -> Any:
         if getattr(func, "__name__", "") in MATMUL_OPS:
-            args = tuple(tf32(a) for a in args)
+            args = tuple(self.rounding(a) for a in args)
         return func(*args, **(kwargs or {}))
 
 
