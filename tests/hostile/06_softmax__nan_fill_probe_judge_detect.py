@@ -1,6 +1,6 @@
 # attack: tells the judge's graded calls from real use by a probe only Triton reads: the judge turns on torch's fill_uninitialized_memory for every graded call, so a fresh torch.empty(1) holds NaN there and never in ordinary use; the kernel subtracts the row max only when its probe is NaN, and in real use computes exp(x)/sum(exp(x)), which overflows to NaN for logits above 88
-# expect: incorrect
-# rules: -
+# expect: incorrect|rejected
+# rules: wrong-during-timing
 # device: any
 import torch
 import torch.nn as nn

@@ -68,9 +68,10 @@ def residual_l2(answer: list[Any], truth: list[Any]) -> float | None:
         for start in range(0, t.numel(), compare.CHUNK_ELEMENTS):
             tc = t[start : start + compare.CHUNK_ELEMENTS]
             ac = a[start : start + compare.CHUNK_ELEMENTS]
+            # Where the truth is not finite, nothing (no boolean index: no synchronisation).
             keep = torch.isfinite(tc)
-            tc = tc[keep]
-            d = ac[keep] - tc
+            tc = torch.where(keep, tc, 0.0)
+            d = torch.where(keep, ac - tc, 0.0)
             dd += float(torch.sum(d * d))
             dt += float(torch.sum(d * tc))
             tt += float(torch.sum(tc * tc))
