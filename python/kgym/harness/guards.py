@@ -172,6 +172,8 @@ class LaunchCounter:
     def __init__(self) -> None:
         self.count = 0
         self.names: dict[str, int] = {}
+        # Where each launched kernel's Python function was written: (file name, first line).
+        self.origins: dict[str, tuple[str, int]] = {}
         self.installed: list[tuple[type, Callable[..., Any]]] = []
         # The decoy check: while set, every launch of the kernel of this name ("*": any) has the
         # elements it wrote overwritten with noise (kgym.harness.ablation).
@@ -210,6 +212,11 @@ class LaunchCounter:
             counter.count += 1
             name = getattr(getattr(fn_self, "fn", None), "__name__", "?")
             counter.names[name] = counter.names.get(name, 0) + 1
+            if name not in counter.origins:
+                code = getattr(getattr(fn_self, "fn", None), "__code__", None)
+                if code is not None:
+                    where = os.path.basename(str(code.co_filename))
+                    counter.origins[name] = (where, int(code.co_firstlineno))
             counter.depth += 1
             try:
                 if counter.ablate is None or counter.ablate not in ("*", name):

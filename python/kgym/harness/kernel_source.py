@@ -48,6 +48,14 @@ INTERPRETER_ATTRIBUTES = frozenset({"handle", "data"})
 class KernelSource:
     findings: list[dict[str, object]] = field(default_factory=list)
     low_precision: list[str] = field(default_factory=list)  # "name (line N)"
+    # The bodies read: (name, first line, def line), the first line its first decorator's. A
+    # kernel launched from another function of the candidate's file (``triton.jit(fn)`` called,
+    # not written as a decorator) was not read (judge/policy.py refuses it).
+    bodies: list[tuple[str, int, int]] = field(default_factory=list)
+
+    def read_body(self, name: str, line: int) -> bool:
+        """Whether a function ``name`` whose code starts at ``line`` is a body read here."""
+        return any(n == name and first <= line <= last for n, first, last in self.bodies)
 
 
 def _finding(line: int, detail: str) -> dict[str, object]:
@@ -206,6 +214,8 @@ def read(source: str) -> KernelSource:
     for fn in ast.walk(tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not _decorated_jit(fn):
             continue
+        first = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
+        out.bodies.append((fn.name, first, fn.lineno))
         own = _locals(fn)
         out.low_precision += _low_precision_in(fn)
         allowed = own | triton_names | kernels | constants | KERNEL_BUILTINS

@@ -47,6 +47,18 @@ CHECKS = {
     "held_ms": lambda v: isinstance(v, float) and 0.0 <= v < 2000.0,
     "launches": lambda v: isinstance(v, int) and not isinstance(v, bool),
     "launched": lambda v: _is_list_of(v, (str,)),
+    "kernel_origins": lambda v: (
+        isinstance(v, dict)
+        and all(
+            isinstance(k, str)
+            and isinstance(x, list)
+            and len(x) == 2
+            and isinstance(x[0], str)
+            and isinstance(x[1], int)
+            and not isinstance(x[1], bool)
+            for k, x in v.items()
+        )
+    ),
     "ablated_launches": lambda v: isinstance(v, int) and not isinstance(v, bool),
     "copying_launches": lambda v: isinstance(v, int) and not isinstance(v, bool),
     "torch_ops": lambda v: (

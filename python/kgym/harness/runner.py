@@ -427,6 +427,10 @@ class Runner:
             reply["launched"] = sorted(
                 n for n, c in counter.names.items() if c > names_before.get(n, 0)
             )
+            if graded:
+                reply["kernel_origins"] = {
+                    n: list(counter.origins[n]) for n in reply["launched"] if n in counter.origins
+                }
             if self.role == "candidate" and not message.get("timed"):
                 # Every kernel this process compiled so far, the timed calls' too (the call
                 # after the window asks): a kernel only timed calls launch is read as well.

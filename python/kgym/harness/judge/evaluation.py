@@ -208,6 +208,8 @@ class Evaluation:
         self.declared = declared_functions(candidate_source)
         kernels = kernel_source.read(candidate_source)
         self.findings.extend(kernels.findings)
+        self.policy.read_body = kernels.read_body
+        self.policy.candidate_file = Path(self.candidate_file).name
         self.policy.low_precision += [f"kernel {what}" for what in kernels.low_precision]
         if self.use_cuda:
             self.device = torch.device("cuda", torch.cuda.current_device())

@@ -6,6 +6,7 @@ A policy that held only on the first call would pay whatever the candidate does 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -37,6 +38,10 @@ class CallPolicy:
         self.dot_products: list[str] = []  # its kernels' matrix products (dot_precision)
         self.dot_source = "unknown"
         self.graded_calls = 0
+        # The kernel bodies the judge read in the candidate's source (kernel_source.py), and
+        # that source's file name: a launched kernel of that file must be one of them.
+        self.read_body: Callable[[str, int], bool] | None = None
+        self.candidate_file = "candidate.py"
 
     def observe(self, reply: dict[str, Any]) -> None:
         """One graded call's report of itself. The policy holds on each call."""
@@ -52,6 +57,7 @@ class CallPolicy:
             if f"torch.{str(op)[:80]}" not in self.low_precision:
                 self.low_precision.append(f"torch.{str(op)[:80]}")
         self.observe_products(reply)
+        self._observe_origins(reply)
         if int(reply.get("launches") or 0) == 0:
             self.findings.add_once("no-triton-launch", "a forward call launched no Triton kernel")
         if self.torch_ops and self.torch_compute == "strict":
@@ -60,6 +66,25 @@ class CallPolicy:
                 "torch computes part of the answer (strict policy): "
                 + ", ".join(self.torch_ops[:10]),
             )
+
+    def _observe_origins(self, reply: dict[str, Any]) -> None:
+        """A kernel the candidate made from a function of its own file that is not written as
+        a ``@triton.jit`` kernel (``triton.jit(fn)`` called, a lambda): its body was never
+        read, and under the interpreter it may be any Python (numpy on the interpreter's
+        arrays)."""
+        origins = reply.get("kernel_origins") or {}
+        if self.read_body is None or not isinstance(origins, dict):
+            return
+        for name, where in list(origins.items())[:64]:
+            if not (isinstance(where, list) and len(where) == 2):
+                continue
+            file, line = str(where[0]), int(where[1])
+            if file == self.candidate_file and not self.read_body(str(name), line):
+                self.findings.add_once(
+                    "kernel-not-triton",
+                    f"kernel {str(name)[:80]} (line {line}) is made from a function not written "
+                    "as a @triton.jit kernel: its body was not read",
+                )
 
     def observe_products(self, reply: dict[str, Any]) -> None:
         """What the candidate's kernels compute in (``dot_precision``: every kernel its process

@@ -1,0 +1,58 @@
+"""Which kernel bodies the judge read (kernel_source.read), and a launched kernel that is not one
+of them (judge/policy.py: kernel-not-triton)."""
+
+from __future__ import annotations
+
+from kgym.harness import kernel_source
+from kgym.harness.judge.findings import Findings
+from kgym.harness.judge.policy import CallPolicy
+
+SOURCE = """import triton
+import triton.language as tl
+
+
+@triton.autotune(configs=[triton.Config({"B": 64})], key=["n"])
+@triton.jit
+def tuned(x_ptr, n, B: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, B), 0.0)
+
+
+def _body(x_ptr, n, B: tl.constexpr):
+    pass
+
+
+called = triton.jit(_body)
+"""
+
+
+def test_read_bodies_span_their_decorators() -> None:
+    read = kernel_source.read(SOURCE)
+    assert read.bodies == [("tuned", 5, 7)]
+    assert read.read_body("tuned", 5) and read.read_body("tuned", 7)  # code starts at either
+    assert not read.read_body("_body", 11)
+    assert not read.read_body("tuned", 11)  # another function of that name
+
+
+def _policy(read: kernel_source.KernelSource) -> tuple[CallPolicy, Findings]:
+    findings = Findings()
+    policy = CallPolicy(findings, "strict", "faithful")
+    policy.read_body = read.read_body
+    return policy, findings
+
+
+def test_a_kernel_made_from_a_function_never_read_is_refused() -> None:
+    policy, findings = _policy(kernel_source.read(SOURCE))
+    reply = {"ok": True, "launches": 2, "launched": ["_body", "tuned"]}
+    policy.observe({**reply, "kernel_origins": {"tuned": ["candidate.py", 5]}})
+    assert not findings.items
+    policy.observe({**reply, "kernel_origins": {"_body": ["candidate.py", 11]}})
+    assert [f["rule"] for f in findings.items] == ["kernel-not-triton"]
+    assert "_body (line 11)" in str(findings.items[0]["detail"])
+
+
+def test_kernels_of_other_files_are_not_the_sources_to_read() -> None:
+    policy, findings = _policy(kernel_source.read(SOURCE))
+    policy.observe(
+        {"ok": True, "launches": 1, "launched": ["k"], "kernel_origins": {"k": ["ops.py", 3]}}
+    )
+    assert not findings.items
