@@ -119,11 +119,12 @@ def test_the_torch_op_record_keeps_what_compute_made_weakly() -> None:
     x = torch.randn(4, 4)
     with recorder:
         kept = torch.relu(x)
-        view = kept.view(16)  # a view: not compute, not kept
+        view = kept.view(16)  # a view: memory of another tensor, not kept
         dropped = x * 2
+        scratch = torch.empty(4, 4)  # allocated: torch may fill it unseen (t.real = ...)
     del dropped
     made = recorder.made()
-    assert len(made) == 1 and made[0] is kept and view is not None
+    assert made == [scratch, kept] and view is not None
     with recorder:
         many = [x + i for i in range(MAX_MADE + 10)]
     assert len(recorder.made()) == MAX_MADE and recorder.made()[0] is many[-1]

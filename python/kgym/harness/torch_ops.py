@@ -208,8 +208,7 @@ class TorchOpRecorder(TorchFunctionMode):
         name = self._name(name, args, result)
         if self._counts(name, args):
             self.calls[name[:80]] += 1
-            if name not in NON_COMPUTE:
-                self._keep(result)
+            self._keep(result, args)
         if (
             name in LOW_PRECISION_METHODS
             or _low_precision(result)
@@ -221,14 +220,19 @@ class TorchOpRecorder(TorchFunctionMode):
             self.low_precision[name[:80]] += 1
         return result
 
-    def _keep(self, result: Any) -> None:
+    def _keep(self, result: Any, args: tuple[Any, ...]) -> None:
+        """The call's tensors in memory of their own (computed, or allocated: torch may fill
+        a buffer where no call is seen, such as the ``.real`` setter's copy); views of a
+        tensor it took are not new memory."""
+        taken = {_storage(a) for a in args if isinstance(a, torch.Tensor)}
         for value in result if type(result) in (tuple, list) else (result,):
-            if type(value) is torch.Tensor and value.numel() > 0:
+            if type(value) is torch.Tensor and value.numel() > 0 and _storage(value) not in taken:
                 self._made.append(weakref.ref(value))
         del self._made[:-MAX_MADE]
 
     def made(self) -> list[torch.Tensor]:
-        """The tensors the candidate's torch compute made that are still alive, latest first."""
+        """The tensors the candidate's torch calls made (computed or allocated) that are still
+        alive, latest first."""
         alive = (ref() for ref in reversed(self._made))
         return [t for t in alive if t is not None]
 
