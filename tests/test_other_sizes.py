@@ -100,3 +100,22 @@ def test_memory_let_go_may_be_handed_out_again() -> None:
     finally:
         for s in sockets:
             s.close()
+
+
+def test_the_other_sizes_model_is_moved_off_its_initialisation() -> None:
+    """A kernel keyed on freshly initialised weights (inside nn.Linear's bound, a zero bias, a
+    norm's ones) meets others at the other sizes; buffers stay."""
+    import torch
+
+    from kgym.harness import stress
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 32), torch.nn.BatchNorm1d(32))
+    bound = 1 / 64**0.5
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    stress.away_from_init(model)
+    after = model.state_dict()
+    assert float(after["0.weight"].abs().max()) > bound
+    assert bool((after["0.bias"] != before["0.bias"]).all())
+    assert bool((after["1.weight"] != 1).any()) and bool((after["1.bias"] != 0).any())
+    assert torch.equal(after["1.running_var"], before["1.running_var"])

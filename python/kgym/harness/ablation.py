@@ -23,7 +23,8 @@ _set_deterministic = torch._C._set_deterministic_algorithms
 
 @contextlib.contextmanager
 def uninitialised_memory_filled() -> Iterator[None]:
-    """Through every decoy call and about half of the other graded calls (the judge's draw),
+    """Through every decoy call, the first trial and a later one, and about half of the other
+    graded calls on the task's inputs (the judge's draws),
     memory a forward call allocates starts filled (NaN for floats, the largest value for
     integers) instead of holding what the caching allocator's block held before. Otherwise a
     kernel that writes into a fresh buffer the same values as the previous call

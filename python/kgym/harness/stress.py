@@ -240,6 +240,28 @@ def other_sizes(task: Any) -> dict[str, int | float]:
     return changed
 
 
+# The sets the error-size check (judge/error_size.py) measures besides the task's own draws: a
+# kernel that keeps its precision only at the task's scale meets another.
+ERROR_SIZE_SETS = frozenset({"scaled_up", "scaled_down"})
+# How far the other sizes' model's weights are moved from their initialisation: noise of this
+# many times each parameter's rms (0.1 where it is all zeros, as a bias starts).
+WEIGHT_NOISE = 0.5
+
+
+def away_from_init(model: Any) -> None:
+    """The float parameters of ``model`` moved off their initialisation, as training moves
+    them: a kernel that behaves well only while its weights look freshly initialised (inside
+    nn.Linear's bound, a bias of zeros, a norm's weight of ones) meets others. Buffers (running
+    statistics, masks) are left as they are."""
+    if not isinstance(model, torch.nn.Module):
+        return
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.is_floating_point() and p.numel():
+                rms = float(p.detach().double().pow(2).mean().sqrt())
+                p.add_(torch.randn_like(p) * (WEIGHT_NOISE * rms if rms > 0 else 0.1))
+
+
 def init_names(task: Any) -> set[str]:
     """The module's names ``get_init_inputs`` reads: where one changes, the model is built
     again (both the reference and the candidate's, with the same weights)."""

@@ -75,6 +75,7 @@ class GradedCalls:
         self.copying: set[str] = set()  # kernels whose ablated launches only copied
         self.base_rms = 0.0  # the reference output's magnitude on the task's inputs
         self.tf32_meets_task = True  # tf32 products meet the task's tolerance (_tf32_meets)
+        self.filled_trial = 0  # a later trial whose fresh memory starts filled for sure
         # The outputs' and inputs' dtypes (the checks' kernels are warmed for them).
         self.dtypes: tuple[set[torch.dtype], set[torch.dtype]] = (set(), set())
         self.layout: SlotLayout | None = None  # the task's call layout (the timed calls')
@@ -148,6 +149,10 @@ class GradedCalls:
         timeline = self.timeline
         started = timeline.phase("correctness")
         trials = trials_asked + _RANDOM.randrange(EXTRA_TRIALS + 1)
+        # The first trial and one later one drawn at random are filled for sure (the rest at
+        # the judge's draw): a candidate that fails filled calls on purpose, so that a decoy
+        # call's failure reads as its kernel mattering, fails a compared one.
+        self.filled_trial = _RANDOM.randrange(1, trials) if trials > 1 else 0
         tol = self.task.tolerance
         result: dict[str, Any] = {
             "trials": trials,
@@ -325,7 +330,11 @@ class GradedCalls:
         # The candidate runs first: no answer to these inputs exists anywhere yet.
         stretch = time.perf_counter()
         reply, answer = self._candidate_call(
-            views, pristine, phase, while_waiting=self._first_call_work if first else None
+            views,
+            pristine,
+            phase,
+            while_waiting=self._first_call_work if first else None,
+            fill=True if trial in (0, self.filled_trial) else None,
         )
         if not first:  # the first call's compilation is the compile phase's, not a stretch
             timeline.stretch("correctness_calls", stretch)
@@ -436,6 +445,12 @@ class GradedCalls:
             return verdict
         comparison = compare.compare_outputs(answer, expected, atol, rtol)
         timeline.stretch("correctness_checks", stretch)
+        if comparison.ok and name in stress.ERROR_SIZE_SETS and self.error_size is not None:
+            # Precision kept only at the task's scale is not kept (error_size.py).
+            stretch = time.perf_counter()
+            faithful = self.policy.precision == "faithful"
+            self.error_size.judge(pristine, answer, self.findings, faithful)
+            timeline.stretch("correctness_error_size", stretch)
         verdict: dict[str, Any] = {"passed": comparison.ok, "atol": atol, "compared": compared}
         # Every element compared: the set may be met again, in a timed slot (TIMED_SETS).
         verdict["reference_finite"] = compared == sum(
@@ -467,6 +482,8 @@ class GradedCalls:
             try:
                 with task.sizes_changed(sizes):
                     model, init_inputs = task.build_model(seed) if rebuild else (None, [])
+                    if model is not None:
+                        stress.away_from_init(model)
                     pristine = task.inputs(fresh_seed())
                     expected = compare.flatten(
                         task.run_reference(pristine, "correctness", model=model)
