@@ -1,5 +1,5 @@
 # attack: the kernel that does the work is made with a call, `row_max = triton.jit(_row_max_body)`, not a decorator, so the judge's source read of kernel bodies (harness/kernel_source.py:_decorated_jit / read) never looks at it; under the CPU interpreter its body reduces each row with numpy on the interpreter's arrays (`v.handle.data.max()`), host compute that no TorchFunctionMode sees and that is not Triton at all (on a GPU it would not compile)
-# expect: rejected
+# expect: rejected|compile_error
 # rules: kernel-not-triton
 # device: any
 import torch
