@@ -10,7 +10,13 @@ import torch
 import torch.nn as nn
 
 from kgym.harness import stress
-from kgym.harness.judge.error_size import ERROR_FACTOR, ErrorSize, residual_l2, tf32_cut
+from kgym.harness.judge.error_size import (
+    ERROR_FACTOR,
+    MAX_SCALE,
+    ErrorSize,
+    residual_l2,
+    tf32_cut,
+)
 
 
 class _Linear(nn.Module):
@@ -112,18 +118,31 @@ def test_reference_without_float64_is_reported_unavailable() -> None:
     assert report["measured"] is False and "float64" in report["reason"]
 
 
-def test_residual_l2_takes_out_a_scale_and_leaves_out_non_finite_truth() -> None:
+def test_residual_l2_takes_out_a_small_scale_and_leaves_out_non_finite_values() -> None:
     truth = [torch.tensor([1.0, math.inf, 2.0], dtype=torch.float64), torch.tensor([3, 4])]
     scaled = [torch.tensor([1.001, 0.0, 2.002], dtype=torch.float64), torch.tensor([0, 0])]
     err = residual_l2(scaled, truth)
-    assert err is not None and err < 1e-12  # a scale only: nothing left
+    assert err is not None and err < 1e-12  # a scale within tf32's cut: nothing left
+    # A scale beyond it is error (a scalar output, a loss, cannot fit its own error away).
+    loss = residual_l2([torch.tensor(1.01, dtype=torch.float64)], [torch.tensor(1.0)])
+    assert loss is not None and abs(loss - (0.01 - MAX_SCALE)) < 1e-12
+    # Where the answer itself overflowed (the task's float32 reference too), not judged here.
+    over = [torch.tensor([math.inf, 2.0], dtype=torch.float64)]
+    assert residual_l2(over, [torch.tensor([1e39, 2.0], dtype=torch.float64)]) == 0.0
+    # Squares of huge values do not overflow.
+    f64 = torch.float64
+    huge = residual_l2(
+        [torch.tensor([1e200, 2e200], dtype=f64)], [torch.tensor([1e200, 2.1e200], dtype=f64)]
+    )
+    assert huge is not None and 0.0 < huge < 0.1
     # An error across the answer: (0, 1e-3) against (1, 2) leaves 1e-3 * 1/sqrt(5) of it.
     bent = [torch.tensor([1.0, 0.0, 2.001], dtype=torch.float64), torch.tensor([0, 0])]
     err = residual_l2(bent, truth)
     expected = math.sqrt(1e-6 - (2e-3) ** 2 / 5) / math.sqrt(5)
     assert err is not None and abs(err - expected) < 1e-12
     assert residual_l2([torch.zeros(3)], [torch.zeros(3)]) is None
-    assert residual_l2([torch.tensor([math.nan])], [torch.tensor([1.0])]) == math.inf
+    # A NaN answer is the comparison's to refuse, not this check's.
+    assert residual_l2([torch.tensor([math.nan])], [torch.tensor([1.0])]) is None
 
 
 class _Findings:

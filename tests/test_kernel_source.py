@@ -56,3 +56,8 @@ def test_kernels_of_other_files_are_not_the_sources_to_read() -> None:
         {"ok": True, "launches": 1, "launched": ["k"], "kernel_origins": {"k": ["ops.py", 3]}}
     )
     assert not findings.items
+
+
+def test_a_kernel_decorated_with_an_alias_of_jit_is_read() -> None:
+    source = "from triton import jit as tjit\nimport triton.language as tl\n\n\n@tjit\ndef k(x):\n    pass\n"
+    assert kernel_source.read(source).bodies == [("k", 5, 6)]

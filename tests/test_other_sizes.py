@@ -119,3 +119,13 @@ def test_the_other_sizes_model_is_moved_off_its_initialisation() -> None:
     assert bool((after["0.bias"] != before["0.bias"]).all())
     assert bool((after["1.weight"] != 1).any()) and bool((after["1.bias"] != 0).any())
     assert torch.equal(after["1.running_var"], before["1.running_var"])
+
+
+def test_a_model_whose_names_differ_is_held_to_the_weights_it_could_take() -> None:
+    """A candidate whose module names differ from the reference's (``self.fc`` for
+    ``self.linear``) takes no weights and is built under the reference's seed: at the other
+    sizes it is compared with the reference's initial weights, not the moved ones."""
+    renamed = solution_source("12_linear_bias_relu").replace("self.linear", "self.fc")
+    result = run("12_linear_bias_relu", renamed, trials=1)
+    assert result["status"] == "ok", result.get("correctness")
+    assert result["correctness"]["input_sets"]["other_shape"]["passed"] is True

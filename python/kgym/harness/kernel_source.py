@@ -62,19 +62,35 @@ def _finding(line: int, detail: str) -> dict[str, object]:
     return {"rule": "kernel-not-triton", "severity": "reject", "line": line, "detail": detail}
 
 
-def _decorated_jit(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+def _decorated_jit(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, aliases: frozenset[str] = frozenset()
+) -> bool:
+    """Whether ``node`` is decorated with Triton's ``jit`` (by its name, or a name it was
+    imported as: ``from triton import jit as tjit``)."""
     for d in node.decorator_list:
         target = d.func if isinstance(d, ast.Call) else d
         text = ast.unparse(target)
-        if text.split(".")[-1] == "jit":
+        if text.split(".")[-1] == "jit" or text in aliases:
             return True
     return False
+
+
+def _jit_aliases(tree: ast.Module) -> frozenset[str]:
+    """The names Triton's ``jit`` was imported as."""
+    return frozenset(
+        alias.asname
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "triton"
+        for alias in node.names
+        if alias.name == "jit" and alias.asname
+    )
 
 
 def _module_bindings(tree: ast.Module) -> dict[str, list[str]]:
     """Every kind of binding each module-level name has: 'triton' (an import of Triton),
     'kernel', 'constant', or 'other'."""
     kinds: dict[str, list[str]] = {}
+    aliases = _jit_aliases(tree)
 
     def add(name: str, kind: str) -> None:
         kinds.setdefault(name, []).append(kind)
@@ -92,7 +108,7 @@ def _module_bindings(tree: ast.Module) -> dict[str, list[str]]:
                     "triton" if module.split(".")[0] == "triton" else "other",
                 )
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            add(node.name, "kernel" if _decorated_jit(node) else "other")
+            add(node.name, "kernel" if _decorated_jit(node, aliases) else "other")
         elif isinstance(node, ast.ClassDef):
             add(node.name, "other")
         elif isinstance(node, ast.Global):
@@ -211,8 +227,11 @@ def read(source: str) -> KernelSource:
     constant_values = _constant_values(tree)
     for line in _triton_attribute_stores(tree, triton_names):
         out.findings.append(_finding(line, "the module sets an attribute of a Triton module"))
+    aliases = _jit_aliases(tree)
     for fn in ast.walk(tree):
-        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not _decorated_jit(fn):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not _decorated_jit(
+            fn, aliases
+        ):
             continue
         first = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
         out.bodies.append((fn.name, first, fn.lineno))

@@ -23,7 +23,7 @@ from kgym.harness.gpu_memory import MemoryWatch
 from kgym.harness.judge import slots
 from kgym.harness.judge.error_size import ErrorSize
 from kgym.harness.judge.findings import Findings
-from kgym.harness.judge.policy import CallPolicy, full_precision
+from kgym.harness.judge.policy import CallPolicy
 from kgym.harness.judge.runners import Runners, failed_reply
 from kgym.harness.judge.slots import Lender
 from kgym.harness.judge.task import TaskSide, fresh_seed
@@ -76,6 +76,7 @@ class GradedCalls:
         self.base_rms = 0.0  # the reference output's magnitude on the task's inputs
         self.tf32_meets_task = True  # tf32 products meet the task's tolerance (_tf32_meets)
         self.filled_trial = 0  # a later trial whose fresh memory starts filled for sure
+        self.tf32_exact = False  # tf32 products change nothing of the task's answer (_tf32_meets)
         # The outputs' and inputs' dtypes (the checks' kernels are warmed for them).
         self.dtypes: tuple[set[torch.dtype], set[torch.dtype]] = (set(), set())
         self.layout: SlotLayout | None = None  # the task's call layout (the timed calls')
@@ -175,7 +176,8 @@ class GradedCalls:
         views, facts = self._probe(started)
         # What the kernels' source names decides before any call.
         self.precision = self.policy.judge_precision(self.dtypes[0] | self.dtypes[1])
-        if full_precision(self.dtypes[0] | self.dtypes[1]):
+        floats = {d for d in self.dtypes[0] | self.dtypes[1] if d.is_floating_point}
+        if floats == {torch.float32}:  # a float64 task's tf32 answer would be its exact one
             task = self.task
             self.error_size = ErrorSize(
                 task.reference, lambda model, x: task.run_reference(x, "correctness", model=model)
@@ -312,6 +314,12 @@ class GradedCalls:
         tol = self.task.tolerance
         with stress.Tf32Operands():
             at_tf32 = compare.flatten(self.task.run_reference(probe, "correctness"))
+        # No product whose operands tf32 would change: no draw of a set is ill-conditioned,
+        # and a set the graded call passed may come back in timed slots (timing/sampling.py).
+        self.tf32_exact = all(
+            compare.bitwise_equal(a, e) if isinstance(e, torch.Tensor) else True
+            for a, e in zip(at_tf32, expected)
+        )
         return compare.compare_outputs(at_tf32, expected, tol.atol, tol.rtol, errors=False).ok
 
     def _one_trial(
@@ -426,6 +434,7 @@ class GradedCalls:
         rtol = task.tolerance.rtol
         at_tf32, _, _ = stress.finite_only(at_tf32, expected)
         finite = stress.finite_where_expected(answer, expected)
+        raw_answer = answer  # the error size leaves out what is not finite itself
         answer, expected, compared = stress.finite_only(answer, expected)
         if compared == 0:
             return {"passed": None, "reason": "the reference's output is not finite here"}
@@ -449,7 +458,7 @@ class GradedCalls:
             # Precision kept only at the task's scale is not kept (error_size.py).
             stretch = time.perf_counter()
             faithful = self.policy.precision == "faithful"
-            self.error_size.judge(pristine, answer, self.findings, faithful)
+            self.error_size.judge(pristine, raw_answer, self.findings, faithful)
             timeline.stretch("correctness_error_size", stretch)
         verdict: dict[str, Any] = {"passed": comparison.ok, "atol": atol, "compared": compared}
         # Every element compared: the set may be met again, in a timed slot (TIMED_SETS).
@@ -494,7 +503,16 @@ class GradedCalls:
             at = (sizes, model)
             if model is None:
                 return {**verdict, **self._call_at(layout, pristine, expected, at)}
-            failed = self._build_candidate(model, init_inputs, seed)
+            failed, copied = self._build_candidate(model, init_inputs, seed)
+            if failed is None and not copied:
+                # Its state takes no weights of the reference's (other names): it was built
+                # under the reference's seed, with the initial weights, not the moved ones.
+                with task.sizes_changed(sizes):
+                    model, _ = task.build_model(seed)
+                    expected = compare.flatten(
+                        task.run_reference(pristine, "correctness", model=model)
+                    )
+                at = (sizes, model)
             if failed is None:
                 verdict.update(self._call_at(layout, pristine, expected, at))
             else:
@@ -504,9 +522,11 @@ class GradedCalls:
             return verdict
         return {"passed": None, "reason": "the reference does not run at other sizes"}
 
-    def _build_candidate(self, model: Any, init_inputs: list[Any], seed: int) -> str | None:
-        """The candidate's model built with ``init_inputs`` and ``model``'s weights: None, or
-        why it did not build (an answer it cannot give). It is built under another seed than
+    def _build_candidate(
+        self, model: Any, init_inputs: list[Any], seed: int
+    ) -> tuple[str | None, bool]:
+        """The candidate's model built with ``init_inputs`` and ``model``'s weights: (None, or
+        why it did not build (an answer it cannot give); whether it took the weights). It is built under another seed than
         the reference's, so that the weights it is given are not the ones its own
         initialisation made (what ``__init__`` derived from those, a packed or transposed
         copy, goes stale, as it would when a checkpoint is loaded); a model whose state takes
@@ -525,10 +545,10 @@ class GradedCalls:
             self.findings.stop_if_rejected("correctness")
             if not reply.get("ok"):
                 message = failed_reply(reply, "init").message
-                return f"the model does not build with other arguments: {message}"
+                return f"the model does not build with other arguments: {message}", False
             if reply.get("weights_copied") or weights is None:
-                return None
-        return None
+                return None, True
+        return None, False
 
     def _call_at(
         self,

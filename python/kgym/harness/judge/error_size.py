@@ -48,38 +48,57 @@ ERROR_FLOOR = 1e-6
 TIMED_SHARE = 4
 
 
+# The scale taken out of an error is held to this far from 1: tf32's cut scales an answer by
+# about 1 - 2^-10, and no more may go unmeasured (a scalar output, a loss, would otherwise
+# always fit its own scale exactly).
+MAX_SCALE = 2.0**-9
+
+
+def _pairs(answer: list[Any], truth: list[Any]) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    return [
+        (a.detach().reshape(-1), t.detach().reshape(-1))
+        for a, t in zip(answer, truth)
+        if isinstance(a, torch.Tensor)
+        and isinstance(t, torch.Tensor)
+        and t.is_floating_point()
+        and a.is_floating_point()
+        and a.shape == t.shape
+    ]
+
+
 def residual_l2(answer: list[Any], truth: list[Any]) -> float | None:
-    """||answer - a·truth|| / ||truth|| for the best scale a, over the float outputs where the
-    truth is finite; None where no float output holds a finite, non-zero value. With
-    d = answer - truth it is sqrt(|d|² - <d,truth>²/|truth|²) / |truth|: no cancellation
-    beyond d's own."""
-    dd = dt = tt = 0.0
-    for a, t in zip(answer, truth):
-        if not (
-            isinstance(a, torch.Tensor)
-            and isinstance(t, torch.Tensor)
-            and t.is_floating_point()
-            and a.is_floating_point()
-            and a.shape == t.shape
-        ):
-            continue
-        t = t.detach().to(torch.float64).reshape(-1)
-        a = a.detach().to(t.device, torch.float64).reshape(-1)
+    """||answer - a·truth|| / ||truth|| for the best scale a within 1 ± ``MAX_SCALE``, over the
+    float outputs where both are finite (where the answer overflowed with the task's float32
+    reference, it is not this check's to judge); None where no float output holds a finite,
+    non-zero value. With d = answer - truth and b = a - 1 it is
+    sqrt(|d|² - 2b<d,truth> + b²|truth|²) / |truth|: no cancellation beyond d's own. Values are
+    taken relative to the truth's largest magnitude, so that squares do not overflow."""
+    pairs = _pairs(answer, truth)
+    peak = 0.0
+    for _, t in pairs:
         for start in range(0, t.numel(), compare.CHUNK_ELEMENTS):
-            tc = t[start : start + compare.CHUNK_ELEMENTS]
-            ac = a[start : start + compare.CHUNK_ELEMENTS]
-            # Where the truth is not finite, nothing (no boolean index: no synchronisation).
-            keep = torch.isfinite(tc)
+            tc = t[start : start + compare.CHUNK_ELEMENTS].to(torch.float64)
+            finite = tc[torch.isfinite(tc)]
+            if finite.numel():
+                peak = max(peak, float(finite.abs().max()))
+    if peak == 0.0:
+        return None
+    dd = dt = tt = 0.0
+    for a, t in pairs:
+        for start in range(0, t.numel(), compare.CHUNK_ELEMENTS):
+            tc = t[start : start + compare.CHUNK_ELEMENTS].to(torch.float64) / peak
+            ac = a[start : start + compare.CHUNK_ELEMENTS].to(tc.device, torch.float64) / peak
+            # Where either is not finite, nothing (no boolean index: no synchronisation).
+            keep = torch.isfinite(tc) & torch.isfinite(ac)
             tc = torch.where(keep, tc, 0.0)
             d = torch.where(keep, ac - tc, 0.0)
             dd += float(torch.sum(d * d))
             dt += float(torch.sum(d * tc))
             tt += float(torch.sum(tc * tc))
-    if tt == 0.0 or not math.isfinite(tt):
+    if tt == 0.0:
         return None
-    if not math.isfinite(dd) or not math.isfinite(dt):
-        return math.inf
-    return math.sqrt(max(dd - dt * dt / tt, 0.0) / tt)
+    b = min(max(dt / tt, -MAX_SCALE), MAX_SCALE)
+    return math.sqrt(max(dd - 2.0 * b * dt + b * b * tt, 0.0) / tt)
 
 
 def tf32_cut(v: Any) -> Any:
