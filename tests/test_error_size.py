@@ -15,7 +15,6 @@ from kgym.harness.judge.error_size import (
     MAX_SCALE,
     ErrorSize,
     residual_l2,
-    tf32_cut,
 )
 
 
@@ -60,7 +59,7 @@ def test_tf32_products_pass_rounded_or_cut() -> None:
     w, b = model.linear.weight, model.linear.bias
     rounded = check.measure(inputs, [torch.relu(stress.tf32(inputs[0]) @ stress.tf32(w).T + b)])
     assert rounded is not None and rounded < 1.5
-    cut = check.measure(inputs, [torch.relu(tf32_cut(inputs[0]) @ tf32_cut(w).T + b)])
+    cut = check.measure(inputs, [torch.relu(stress.tf32_cut(inputs[0]) @ stress.tf32_cut(w).T + b)])
     assert cut is not None and cut < 1.5
 
 

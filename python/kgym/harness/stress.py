@@ -321,12 +321,23 @@ MATMUL_OPS = frozenset(
 
 def tf32(v: Any) -> Any:
     """A float32 tensor's values rounded to tf32 (to nearest); anything else as it is."""
+    return _tf32_bits(v, 0x1000)
+
+
+def tf32_cut(v: Any) -> Any:
+    """A float32 tensor's values with the 13 low bits of the mantissa dropped, as a GPU's
+    tensor cores take a float32 operand of a tf32 product; anything else as it is."""
+    return _tf32_bits(v, 0)
+
+
+def _tf32_bits(v: Any, half: int) -> Any:
+    """``half`` (half of the 13 dropped bits' weight, or 0) added to the magnitude's bits, then
+    the bits dropped; non-finite values as they are."""
     if not (isinstance(v, torch.Tensor) and v.dtype == torch.float32 and v.numel()):
         return v
     bits = v.contiguous().view(torch.int32)
-    # Half of the 13 dropped bits' weight added to the magnitude's bits, then the bits dropped.
-    rounded = torch.bitwise_and(bits + 0x1000, ~0x1FFF).view(torch.float32)
-    return torch.where(torch.isfinite(v), rounded.view(v.shape), v.contiguous())
+    kept = torch.bitwise_and(bits + half if half else bits, ~0x1FFF).view(torch.float32)
+    return torch.where(torch.isfinite(v), kept.view(v.shape), v.contiguous())
 
 
 def finite_only(answer: list[Any], expected: list[Any]) -> tuple[list[Any], list[Any], int]:

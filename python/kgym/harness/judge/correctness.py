@@ -383,14 +383,19 @@ class GradedCalls:
             return
         if self.error_size.calls and _RANDOM.randrange(2):
             return
-        stretch = time.perf_counter()
-        faithful = self.policy.precision == "faithful"
-        beyond = self.error_size.judge(pristine, answer, self.findings, faithful)
-        self.timeline.stretch("correctness_error_size", stretch)
-        if beyond:
+        if self._judge_error(self.error_size, pristine, answer):
             if self.precision is not None:
                 self.precision["error"] = self.error_size.report()
             self.findings.stop_if_rejected("correctness")
+
+    def _judge_error(self, check: ErrorSize, inputs: list[Any], answer: list[Any]) -> bool:
+        """``check`` on one right answer, under the evaluation's precision policy: whether it
+        erred beyond the bound (a ``low-precision`` finding under ``faithful``)."""
+        stretch = time.perf_counter()
+        faithful = self.policy.precision == "faithful"
+        beyond = check.judge(inputs, answer, self.findings, faithful)
+        self.timeline.stretch("correctness_error_size", stretch)
+        return beyond
 
     def _first_call_work(self) -> None:
         if self.task.device.type != "cuda":
@@ -456,10 +461,7 @@ class GradedCalls:
         timeline.stretch("correctness_checks", stretch)
         if comparison.ok and name in stress.ERROR_SIZE_SETS and self.error_size is not None:
             # Precision kept only at the task's scale is not kept (error_size.py).
-            stretch = time.perf_counter()
-            faithful = self.policy.precision == "faithful"
-            self.error_size.judge(pristine, raw_answer, self.findings, faithful)
-            timeline.stretch("correctness_error_size", stretch)
+            self._judge_error(self.error_size, pristine, raw_answer)
         verdict: dict[str, Any] = {"passed": comparison.ok, "atol": atol, "compared": compared}
         # Every element compared: the set may be met again, in a timed slot (TIMED_SETS).
         verdict["reference_finite"] = compared == sum(
@@ -525,13 +527,13 @@ class GradedCalls:
     def _build_candidate(
         self, model: Any, init_inputs: list[Any], seed: int
     ) -> tuple[str | None, bool]:
-        """The candidate's model built with ``init_inputs`` and ``model``'s weights: (None, or
-        why it did not build (an answer it cannot give); whether it took the weights). It is built under another seed than
-        the reference's, so that the weights it is given are not the ones its own
-        initialisation made (what ``__init__`` derived from those, a packed or transposed
-        copy, goes stale, as it would when a checkpoint is loaded); a model whose state takes
-        no weights (other keys or shapes) is built again under the reference's seed, its only
-        way to the same parameters."""
+        """The candidate's model built with ``init_inputs`` and ``model``'s weights: None or
+        why it did not build (an answer it cannot give), and whether it took the weights. It
+        is built under another seed than the reference's, so that the weights it is given are
+        not the ones its own initialisation made (what ``__init__`` derived from those, a
+        packed or transposed copy, goes stale, as it would when a checkpoint is loaded); a
+        model whose state takes no weights (other keys or shapes) is built again under the
+        reference's seed, its only way to the same parameters."""
         for build_seed in (fresh_seed(), seed):
             weights, fds = self.lender.weights(model)
             spec = {"seed": build_seed, "init_inputs": init_inputs, "weights": weights}
@@ -589,16 +591,13 @@ class GradedCalls:
         assert self.error_size is not None
         sizes, model = at
         task = self.task
-        stretch = time.perf_counter()
         with task.sizes_changed(sizes):
             there = ErrorSize(
                 task.reference if model is None else model,
                 lambda m, x: task.run_reference(x, "correctness", model=m),
             )
-            faithful = self.policy.precision == "faithful"
-            there.judge(pristine, answer, self.findings, faithful)
+            self._judge_error(there, pristine, answer)
         self.error_size.absorb(there)
-        self.timeline.stretch("correctness_error_size", stretch)
         return there.worst["ratio"] if there.worst else None
 
     def _decoy_call(self, name: str, views: SlotViews) -> None:

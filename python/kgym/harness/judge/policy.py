@@ -19,12 +19,6 @@ PRECISION_POLICIES = ("faithful", "tolerant")
 FULL_PRECISION = (torch.float32, torch.float64)
 
 
-def full_precision(task_dtypes: set[torch.dtype]) -> bool:
-    """A task computed in float32 (or float64): the one the precision policy holds."""
-    floats = {d for d in task_dtypes if d.is_floating_point}
-    return bool(floats) and floats <= set(FULL_PRECISION)
-
-
 class CallPolicy:
     """What the graded calls showed, gathered call by call, and the findings it makes."""
 
@@ -110,7 +104,8 @@ class CallPolicy:
         is float32's matmul precision on a GPU and allowed. ``tolerant`` only reports. Returns
         the Result's ``judge.precision``."""
         floats = {d for d in task_dtypes if d.is_floating_point}
-        if full_precision(task_dtypes) and self.low_precision and self.precision == "faithful":
+        full = bool(floats) and floats <= set(FULL_PRECISION)
+        if full and self.low_precision and self.precision == "faithful":
             self.findings.add_once(
                 "low-precision",
                 "a float32 task computed in reduced precision (precision policy faithful): "
