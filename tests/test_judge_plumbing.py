@@ -552,3 +552,22 @@ def test_the_checks_warm_up_on_any_dtype_a_task_may_use(dtype: torch.dtype) -> N
     if DEVICE == "cuda" and not torch.cuda.is_available():
         pytest.skip("no GPU")
     compare.warm_checks(torch.device(DEVICE), {dtype}, {dtype})
+
+
+def test_each_input_of_a_slot_is_a_storage_of_its_own() -> None:
+    """Nothing about an input's memory tells one call from another: its storage starts at the
+    input and holds its bytes alone, whichever slot of whichever arena it lies in."""
+    layout = SlotLayout.build([torch.zeros(4, 3), torch.zeros(5)], [torch.zeros(4)], 1)
+    arena = Arena.create(layout.slot_bytes * 3, torch.device("cpu"))
+    views = SlotViews(arena, layout.with_slots(3))
+    for k in range(3):
+        for value, nbytes in zip(views.inputs[k], (48, 20)):
+            assert value.storage_offset() == 0
+            assert value.untyped_storage().nbytes() == nbytes
+    views.inputs[2][1].fill_(3.0)  # still the arena's memory
+    start = 2 * layout.slot_bytes + layout.inputs[1].offset
+    assert torch.equal(arena.bytes[start : start + 20].view(torch.float32), torch.full((5,), 3.0))
+    with pytest.raises(ValueError):
+        arena.view(arena.nbytes - 4, (2,), torch.float32)
+    del views
+    arena.close()

@@ -95,10 +95,17 @@ class ArenaExport:
 class Arena:
     """One shared block, seen as a flat uint8 tensor (``bytes``) in both processes."""
 
-    def __init__(self, tensor: torch.Tensor, release: Any, export: ArenaExport | None) -> None:
+    def __init__(
+        self,
+        tensor: torch.Tensor,
+        release: Any,
+        export: ArenaExport | None,
+        mapping: mmap.mmap | None = None,
+    ) -> None:
         self.bytes = tensor
         self._release = release
         self.export = export
+        self._mapping = mapping  # the CPU arena's mapping, which ``view`` cuts tensors from
 
     @property
     def nbytes(self) -> int:
@@ -133,7 +140,7 @@ class Arena:
         os.ftruncate(fd, nbytes)
         mapping = mmap.mmap(fd, nbytes)
         tensor = torch.frombuffer(mapping, dtype=torch.uint8)
-        return cls(tensor, mapping.close, ArenaExport("cpu", nbytes, fd=fd))
+        return cls(tensor, mapping.close, ArenaExport("cpu", nbytes, fd=fd), mapping)
 
     @classmethod
     def attach(cls, export: ArenaExport, device: torch.device) -> Arena:
@@ -153,15 +160,28 @@ class Arena:
         mapping = mmap.mmap(export.fd, export.nbytes)
         os.close(export.fd)
         tensor = torch.frombuffer(mapping, dtype=torch.uint8)
-        return cls(tensor, mapping.close, None)
+        return cls(tensor, mapping.close, None, mapping)
 
     def view(self, offset: int, shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
-        """A contiguous tensor of ``shape`` and ``dtype`` at ``offset`` bytes into the arena."""
+        """A contiguous tensor of ``shape`` and ``dtype`` at ``offset`` bytes into the arena, on
+        a storage of its own that starts there and holds its bytes alone, as a tensor a caller
+        allocated would: a slice of the arena's storage would tell a call's inputs apart by
+        their storage's size and offset (a timed arena of many slots, a graded call's of one),
+        and say where the other slots lie."""
         numel = 1
         for d in shape:
             numel *= d
         size = numel * torch.empty((), dtype=dtype).element_size()
-        return self.bytes[offset : offset + size].view(dtype).view(shape)
+        if offset < 0 or offset + size > self.nbytes:
+            raise ValueError(f"{size} bytes at {offset} lie outside an arena of {self.nbytes}")
+        if size == 0:
+            return torch.empty(shape, dtype=dtype, device=self.bytes.device)
+        if self._mapping is not None:
+            flat = torch.frombuffer(self._mapping, dtype=torch.uint8, count=size, offset=offset)
+        else:
+            memory = _CudaMemory(int(self.bytes.data_ptr()) + offset, size)
+            flat = torch.as_tensor(memory, device=self.bytes.device)
+        return flat.view(dtype).view(shape)
 
     def close(self) -> None:
         if self._release is None:
@@ -169,6 +189,7 @@ class Arena:
         if self.bytes.is_cuda:
             torch.cuda.synchronize(self.bytes.device)
         release, self._release = self._release, None
+        self._mapping = None
         del self.bytes
         try:
             release()
