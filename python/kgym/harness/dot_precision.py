@@ -43,6 +43,23 @@ def is_reduced(product: str) -> bool:
     return product.startswith(REDUCED)
 
 
+# A library kernel's types, as its name spells them (cuBLAS, cuBLASLt, CUTLASS, cuDNN, torch's
+# own templates): ``sm90_xmma_gemm_f16f16_f16f32_f32_...``, ``ampere_h16816gemm_...``,
+# ``cutlass_80_tensorop_bf16_s16816gemm_...``, ``..._e4m3...``, ``<c10::Half>``. A tf32 GEMM's
+# name (``..._f32f32_tf32f32_f32_...``) names none of them. The name is all the kernel trace
+# holds of a kernel the candidate did not write; a library that named its types otherwise
+# would pass here, and is left to the error size (judge/error_size.py).
+_LIBRARY_REDUCED = re.compile(
+    r"(?:^|[^a-z])(?:b?f16|fp16|half|bfloat16|e4m3|e5m2|fp8|float8|f8|i8|int8|imma|hgemm"
+    r"|h\d{3,6}gemm)",
+)
+
+
+def library_kernel_reduced(name: str) -> bool:
+    """Whether a kernel's name says it computes or stores below float32."""
+    return _LIBRARY_REDUCED.search(name.lower()) is not None
+
+
 def products_in_ir(ttir: str) -> set[str]:
     """Every ``tt.dot`` in a kernel's Triton IR, as ``OPERAND (PRECISION)``."""
     found = set()

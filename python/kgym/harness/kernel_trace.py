@@ -139,7 +139,7 @@ class TraceChannel:
         return command + nonce + hmac.digest(self.key, body, "sha256")
 
     def send(self, command: bytes) -> None:
-        """``b"S"`` starts recording, ``b"E"`` ends it, once each; the answer is read by
+        """``b"S"`` starts recording, ``b"E"`` ends it, in turn; the answer is read by
         ``started`` or ``kernels``, so that two runners' traces start and stop at once."""
         try:
             os.write(self.commands, self.sealed_command(command))

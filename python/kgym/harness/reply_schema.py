@@ -46,6 +46,7 @@ CHECKS = {
     "values": _values_ok,
     "held_ms": lambda v: isinstance(v, float) and 0.0 <= v < 2000.0,
     "launches": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "strided_timed_outputs": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
     "launched": lambda v: _is_list_of(v, (str,)),
     "kernel_origins": lambda v: (
         isinstance(v, dict)

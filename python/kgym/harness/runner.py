@@ -66,6 +66,9 @@ class Runner:
         self.model_class: Any = None  # the class the set-up built its model from
         self.first_model: Any = None  # the set-up's model while another build is called
         self.collector_paused = False
+        # Timed calls whose output was not contiguous: the copy into the arena laid it out for
+        # the candidate, as in a graded call (STRIDED_OUTPUT_COPY); reported after the window.
+        self.strided_timed_outputs = 0
 
     def _collector(self, timed: bool) -> None:
         """Python's cyclic garbage collector rests from the first timed call to the next message
@@ -403,12 +406,13 @@ class Runner:
                 del out
                 if problem is None and graded:
                     reused = reused or self._reused_memory(flat, self.views.inputs[k])
-                if recorder is not None and any(
-                    type(v) is torch.Tensor and not v.is_contiguous() for v in flat
-                ):
+                if any(type(v) is torch.Tensor and not v.is_contiguous() for v in flat):
                     # The copy into the arena below would lay the values out (a transpose's
-                    # whole work): torch's, done for the candidate.
-                    recorder.calls[STRIDED_OUTPUT_COPY] += 1
+                    # whole work): torch's, done for the candidate, in a timed call too.
+                    if recorder is not None:
+                        recorder.calls[STRIDED_OUTPUT_COPY] += 1
+                    elif message.get("timed") and self.role == "candidate":
+                        self.strided_timed_outputs += 1
                 if problem is None:
                     problem = self._store(flat, k, values.setdefault(str(k), []))
                 del flat
@@ -438,6 +442,8 @@ class Runner:
             if ablate:
                 reply["ablated_launches"] = counter.ablated_launches - ablated[0]
                 reply["copying_launches"] = counter.copying_launches - ablated[1]
+        if self.role == "candidate" and not message.get("timed"):
+            reply["strided_timed_outputs"] = self.strided_timed_outputs
         if recorder is not None:
             reply["torch_ops"] = recorder.summary()
         if reused is not None:

@@ -34,13 +34,18 @@ from kgym.harness.judge.findings import Findings
 from kgym.harness.judge.gpu_hold import GpuHold
 from kgym.harness.judge.gpu_watch import over_share, watch_job
 from kgym.harness.judge.policy import CallPolicy
-from kgym.harness.judge.profile import declared_functions, profile_of
+from kgym.harness.judge.profile import (
+    OTHER_KERNELS,
+    declared_functions,
+    kernel_names,
+    profile_of,
+)
 from kgym.harness.judge.runners import Runners
 from kgym.harness.judge.slots import Lender
 from kgym.harness.judge.task import TaskSide
 from kgym.harness.judge.timeline import Timeline
 from kgym.harness.judge.timing.measures import measure_bandwidth
-from kgym.harness.judge.timing.sampling import Sampler, time_runners
+from kgym.harness.judge.timing.sampling import Sampler, record_kernels, time_runners
 from kgym.harness.judge.timing.stop_rule import TimingConfig
 from kgym.harness.judge.warmups import JudgeKernels
 
@@ -355,9 +360,23 @@ class Evaluation:
         )
         graded.memory_watch = self.memory_watch
         self.graded = graded
+        # On a GPU the graded calls are traced as the timed calls are: a library kernel that
+        # only timed calls launch is work the graded calls never saw (policy.observe_timed).
+        traced = (
+            self.device.type == "cuda" and self.job["profile"] and self.runners.trace["available"]
+        )
+        if traced:
+            record_kernels(self.runners, self.findings, on=True, roles=("candidate",))
         self.correctness = graded.run(
             int(self.job["trials"]), self.weights_copied, self.inputs_policy == "robust"
         )
+        if traced:
+            # A call of no inputs, as the window's fixed-cost batches are, so that the kernels
+            # the runner itself launches there are seen here too.
+            graded.call("candidate", [], "correctness")
+            seen = record_kernels(self.runners, self.findings, on=False, roles=("candidate",))
+            # The trace's fold of names past its table is no name a timed kernel may hide in.
+            self.policy.graded_kernels = kernel_names(seen) - {OTHER_KERNELS}
         self.judge["kernels_contribute"] = dict(graded.ablated)
         self.judge["copying_kernels"] = sorted(graded.copying)
         self.judge["graded_calls"] = self.policy.graded_calls
@@ -411,10 +430,12 @@ class Evaluation:
             sampler.error_size.release()
         if self.findings.memory_breach():
             raise EvaluationFailure("rejected", "timing", message="gpu-memory")
-        # The guards' checks, skipped inside timed calls, now; and what every kernel the
-        # timed calls compiled computes in (a kernel only they launch is held to the policy).
+        # The guards' checks, skipped inside timed calls, now; and what the timed calls did
+        # (a kernel only they compile or launch, an output only they return strided) is held
+        # to the policies as a graded call's is.
         after = self.graded.call("candidate", [], "timing")
-        self.policy.observe_products(after)
+        traced = (self.timing.get("kernels") or {}).get("profile")
+        self.policy.observe_timed(after, traced, self.declared)
         judged = self.policy.judge_precision(self.graded.dtypes[0] | self.graded.dtypes[1])
         if self.graded.precision is not None:
             self.graded.precision.update(judged)

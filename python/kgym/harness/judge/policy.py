@@ -13,6 +13,8 @@ import torch
 
 from kgym.harness import dot_precision
 from kgym.harness.judge.findings import Findings
+from kgym.harness.judge.profile import kernel_names, reported_kernels
+from kgym.harness.runner import STRIDED_OUTPUT_COPY
 
 POLICIES = ("strict", "hybrid")
 PRECISION_POLICIES = ("faithful", "tolerant")
@@ -36,6 +38,10 @@ class CallPolicy:
         # that source's file name: a launched kernel of that file must be one of them.
         self.read_body: Callable[[str, int], bool] | None = None
         self.candidate_file = "candidate.py"
+        # Every kernel the graded calls launched, as the kernel trace names them (on a GPU
+        # that traces; None elsewhere): the timed calls may launch no other but the
+        # candidate's own Triton kernels.
+        self.graded_kernels: set[str] | None = None
 
     def observe(self, reply: dict[str, Any]) -> None:
         """One graded call's report of itself. The policy holds on each call."""
@@ -78,6 +84,35 @@ class CallPolicy:
                     "kernel-not-triton",
                     f"kernel {str(name)[:80]} (line {line}) is made from a function not written "
                     "as a @triton.jit kernel: its body was not read",
+                )
+
+    def observe_timed(self, after: dict[str, Any], traced: Any, declared: set[str]) -> None:
+        """What the timed calls showed, read after the window: ``after``, the candidate's reply
+        to the call after it (every kernel compiled, the timed outputs its runner laid out);
+        ``traced``, the kernel trace of the timed calls (kernel_trace.py), where a library
+        kernel's name says the types it computes in."""
+        self.observe_products(after)
+        if int(after.get("strided_timed_outputs") or 0) > 0:
+            op = f"{STRIDED_OUTPUT_COPY} in timed calls"
+            if op not in self.torch_ops:
+                self.torch_ops.append(op)
+            if self.torch_compute == "strict":
+                self.findings.add_once(
+                    "torch-compute",
+                    f"torch computes part of the answer (strict policy): {op}",
+                )
+        for name, _, _ in reported_kernels(traced):
+            if name not in declared and dot_precision.library_kernel_reduced(name):
+                entry = f"kernel {name[:80]}"
+                if entry not in self.low_precision and len(self.low_precision) < 64:
+                    self.low_precision.append(entry)
+        if self.graded_kernels is not None and isinstance(traced, dict):
+            unseen = sorted(kernel_names(traced) - declared - self.graded_kernels)
+            if unseen:
+                self.findings.add_once(
+                    "timed-calls-differ",
+                    f"the timed calls launched {len(unseen)} kernel(s) no graded call "
+                    f"launched: {', '.join(n[:100] for n in unseen[:4])}",
                 )
 
     def observe_products(self, reply: dict[str, Any]) -> None:

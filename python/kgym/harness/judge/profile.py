@@ -52,6 +52,16 @@ def reported_kernels(reported: Any) -> Iterator[tuple[str, float, int]]:
     yield OTHER_KERNELS, sum(ms for _, ms, _ in rest), sum(count for _, _, count in rest)
 
 
+def kernel_names(reported: Any) -> set[str]:
+    """Every kernel name a trace holds, as ``reported_kernels`` reads them but none folded."""
+    entries = reported.get("kernels") if isinstance(reported, dict) else None
+    return {
+        str(entry.get("name", "?"))[:MAX_NAME_CHARS]
+        for entry in (entries if isinstance(entries, list) else [])
+        if isinstance(entry, dict)
+    }
+
+
 def excess_kernel_time(
     reported: Any, calls: int, measured_ms: list[float]
 ) -> tuple[float, float] | None:

@@ -19,7 +19,8 @@
      bytes, little-endian, 0 for the first), the letter and the nonce: the candidate, which
      shares this process, can write into the command pipe but cannot seal a command. A command
      that fails its seal, or comes out of order, is answered "error ..." and ends the service;
-     each command is taken once, S then E, and each answer names the command's nonce (hex):
+     commands alternate, S then E (the graded calls' trace, then the timed calls'), and each
+     answer names the command's nonce (hex):
      command 'S': enable kernel activity, answer "started <nonce>";
      command 'E': flush and disable, answer "kernels <nonce> <records> <dropped>\n" then one line
                   per kernel name: "<calls>\t<total ns>\t<name>\n" (names demangled, at most 200
@@ -249,7 +250,8 @@ static void *serve_commands(void *unused) {
     }
     nonce[2 * NONCE_BYTES] = 0;
     char text[320];
-    if (command[0] == 'S' && number == 0) {
+    /* Starts and ends alternate, from a start: the graded calls' trace, then the window's. */
+    if (command[0] == 'S' && number % 2 == 0) {
       pthread_mutex_lock(&table_lock);
       clear_table();
       pthread_mutex_unlock(&table_lock);
@@ -262,12 +264,11 @@ static void *serve_commands(void *unused) {
         snprintf(text, sizeof text, "error %s cuptiActivityEnable: %s", nonce, what ? what : "?");
       }
       send_text(text);
-    } else if (command[0] == 'E' && number == 1) {
+    } else if (command[0] == 'E' && number % 2 == 1) {
       cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
       cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
       cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
       answer_kernels(nonce);
-      return NULL; /* one start and one end */
     } else {
       snprintf(text, sizeof text, "error %s a command out of order", nonce);
       send_text(text);

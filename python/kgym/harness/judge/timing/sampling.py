@@ -102,13 +102,18 @@ def inputs_regenerable(task: TaskSide) -> bool:
     return len(first) == len(second) and all(same_bytes(a, b) for a, b in zip(first, second))
 
 
-def record_kernels(runners: Runners, findings: Findings, on: bool) -> dict[str, Any]:
-    """Starts (``on``) or stops both runners' kernel traces (kernel_trace.py); the candidate's
-    kernels when stopped. Both are told before either answer is read, so they start or stop
-    at once. A reference trace that fails is the job's failure; a candidate's that answers with
-    a frame failing its seal, or not at all, was tampered with from inside its process, which
-    rejects (``kernel-trace-tampered``, ``kernel-trace-missing``)."""
-    traces = {role: runners[role].trace for role in ("reference", "candidate")}
+def record_kernels(
+    runners: Runners,
+    findings: Findings,
+    on: bool,
+    roles: tuple[str, ...] = ("reference", "candidate"),
+) -> dict[str, Any]:
+    """Starts (``on``) or stops the ``roles``' runners' kernel traces (kernel_trace.py); the
+    candidate's kernels when stopped. All are told before any answer is read, so they start or
+    stop at once. A reference trace that fails is the job's failure; a candidate's that answers
+    with a frame failing its seal, or not at all, was tampered with from inside its process,
+    which rejects (``kernel-trace-tampered``, ``kernel-trace-missing``)."""
+    traces = {role: runners[role].trace for role in roles}
     for trace in traces.values():
         if trace is None:
             raise RuntimeError("a runner has no kernel trace")
