@@ -1,4 +1,4 @@
-# attack: strict; in calls that come at consecutive slots of one arena (the input's address a fixed step above the call before's, twice running: a timed batch), kept in a module-level list written with operator.setitem, forward launches a Triton kernel that only streams 40% of x and returns the view x.transpose(1, 2): the runner's copy into the arena does the whole transpose outside the recorder, the trace lets a kernel named *copy* through under strict, and the judge subtracts a contiguous copy of the output from the sample
+# attack: strict; in calls that come at consecutive slots of one arena (the input's address one slot above the call before's, a slot being the inputs and outputs laid out at 512-byte alignment as the judge's layout.py does: a timed batch), kept in a module-level list written with operator.setitem, forward launches a Triton kernel that only streams x once, coalesced, and returns the view x.transpose(1, 2): the runner's copy into the arena does the whole transpose outside the recorder, the trace lets a kernel named *copy* through under strict, and the judge subtracts a contiguous copy of the output from the sample
 # expect: rejected
 # rules: torch-compute, timed-calls-differ
 # device: gpu
@@ -9,7 +9,11 @@ import torch.nn as nn
 import triton
 import triton.language as tl
 
-_LAST = [0, 0]  # the previous call's input address, and the step to it
+_LAST = [0]  # the previous call's input address
+
+
+def _aligned(n: int) -> int:
+    return (n + 511) // 512 * 512
 
 
 @triton.jit
@@ -46,14 +50,12 @@ class ModelNew(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         B, R, C = x.shape
         address = x.data_ptr()
-        step = address - operator.getitem(_LAST, 0)
-        timed = step > 0 and step == operator.getitem(_LAST, 1)
-        operator.setitem(_LAST, 1, step)
+        timed = address - operator.getitem(_LAST, 0) == 2 * _aligned(x.numel() * x.element_size())
         operator.setitem(_LAST, 0, address)
         if timed:
             # Consecutive slots of a timed arena: the runner's own copy into the arena lays
             # the view out, the transpose.
-            n = (B * R * C) * 2 // 5
+            n = B * R * C
             BLOCK = 4096
             s = torch.empty((triton.cdiv(n, BLOCK),), dtype=x.dtype, device=x.device)
             touch_kernel[(triton.cdiv(n, BLOCK),)](x, s, n, BLOCK=BLOCK)
