@@ -1,7 +1,8 @@
-# attack: strict; in calls that come at consecutive slots of one arena (the input's address one slot above the call before's, a slot being the inputs and outputs laid out at 512-byte alignment as the judge's layout.py does: a timed batch), kept in a module-level list written with operator.setitem, forward launches a Triton kernel that only streams x once, coalesced, and returns the view x.transpose(1, 2): the runner's copy into the arena does the whole transpose outside the recorder, the trace lets a kernel named *copy* through under strict, and the judge subtracts a contiguous copy of the output from the sample
+# attack: under hybrid, in calls that come at consecutive slots of one arena (the input's address one slot above the call before's, a slot being the inputs and outputs laid out at 512-byte alignment as the judge's layout.py does: a timed batch), kept in a module-level list written with operator.setitem, forward launches a Triton kernel that only streams x once, coalesced, and returns the view x.transpose(1, 2): the runner's copy into the arena does the whole transpose outside the recorder, torch compute is allowed beside a Triton kernel that matters, and the judge subtracts a contiguous copy of the output from the sample
 # expect: rejected
-# rules: torch-compute, timed-calls-differ
+# rules: timed-calls-differ
 # device: gpu
+# policy: hybrid
 import operator
 
 import torch
