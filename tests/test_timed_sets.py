@@ -3,6 +3,7 @@ drawn again from its spec exactly as they were made."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
@@ -55,3 +56,19 @@ def test_the_sparse_set_is_mostly_exact_zeros_and_keeps_its_atol() -> None:
     assert torch.equal(sparse[kept], x[kept])
     assert stress.scaled_atol(0.01, 8.0, 2.0, "sparse") == 0.01
     assert stress.scaled_atol(0.01, 8.0, 2.0, "scaled_down") == 0.0025
+
+
+def test_the_drawn_scale_is_a_fresh_power_of_ten_each_evaluation_and_holds_within_one() -> None:
+    factors = {stress.draw_scale() for _ in range(40)}
+    low, high = stress.DRAWN_DECADES
+    assert len(factors) == 40  # drawn, never a constant a candidate could learn
+    assert all(low <= abs(math.log10(f)) <= high for f in factors)
+    assert any(f < 1 for f in factors) and any(f > 1 for f in factors)
+    factor = stress.draw_scale()
+    task = _Task()
+    plain = timed_inputs(task, 7)  # type: ignore[arg-type]
+    # A timed slot holds the set at the same factor as the graded call that passed it.
+    drawn = timed_inputs(task, (7, "scaled_drawn"))  # type: ignore[arg-type]
+    assert torch.equal(drawn[0], plain[0] * factor)
+    assert "scaled_drawn" in stress.set_names(stress.InputFacts(True, False))
+    assert "scaled_drawn" in stress.ERROR_SIZE_SETS and "scaled_drawn" in stress.TIMED_SETS

@@ -173,7 +173,8 @@ std::vector<OptionSpec> make_table() {
                     &CheckJob::torch_compute));
   t.push_back(bound(choice("inputs", {"robust", "task"}, "robust",
                            "robust: correct on the task's inputs and on stress sets the judge "
-                           "derives from them (scaled x1e3 and x1e-3, offset, far, "
+                           "derives from them (scaled x1e3, x1e-3 and by a drawn power of ten, "
+                           "offset, far, "
                            "sign-flipped and shifted where one-signed, special values, mostly "
                            "zeros, other sizes; sets a graded call passed come back in timed "
                            "slots); task: on the task's own inputs only, as KernelBench",

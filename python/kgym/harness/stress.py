@@ -17,6 +17,7 @@ other sizes), same process state.
 from __future__ import annotations
 
 import math
+import secrets
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +26,12 @@ from torch.overrides import TorchFunctionMode
 
 SCALE_UP = 1e3
 SCALE_DOWN = 1e-3
+# The ``scaled_drawn`` set's factor is 10 to a power drawn per evaluation from the OS, of
+# magnitude between these (either sign): precision or a path kept only in a band of input
+# magnitudes that the fixed scales step over (x1e-3 ... x1 ... x1e3) is met with the band's
+# share of these six decades, in every evaluation afresh.
+DRAWN_DECADES = (0.3, 3.0)
+_drawn = {"factor": 1e-2}  # this evaluation's (draw_scale); the judge's process is its own
 # The offset sets move every float input by this many of its standard deviations: rows that are
 # all positive or all negative, and statistics taken as E[x^2] - E[x]^2 cancel.
 OFFSET_STDS = 1e3
@@ -76,6 +83,7 @@ TIMED_SETS = frozenset(
     {
         "scaled_up",
         "scaled_down",
+        "scaled_drawn",
         "offset_up",
         "offset_down",
         "far_positive",
@@ -103,7 +111,8 @@ def set_names(facts: InputFacts) -> list[str]:
     """The stress sets that apply to a task with these inputs."""
     if not facts.has_float:
         return []
-    names = ["scaled_up", "scaled_down", "offset_up", "offset_down", "special", "sparse"]
+    names = ["scaled_up", "scaled_down", "scaled_drawn", "offset_up", "offset_down"]
+    names += ["special", "sparse"]
     names += ["far_positive", "far_negative"]
     if facts.one_signed:
         names += ["sign_flipped", "shifted"]
@@ -119,6 +128,8 @@ def derive(name: str, inputs: list[Any], generator: torch.Generator | None = Non
             v.mul_(SCALE_UP)
         elif name == "scaled_down":
             v.mul_(SCALE_DOWN)
+        elif name == "scaled_drawn":
+            v.mul_(_drawn["factor"])
         elif name == "sign_flipped":
             if _one_signed(v):
                 v.neg_()
@@ -140,6 +151,19 @@ def derive(name: str, inputs: list[Any], generator: torch.Generator | None = Non
         else:
             raise ValueError(f"unknown stress set {name!r}")
     return inputs
+
+
+def draw_scale() -> float:
+    """A new factor for the ``scaled_drawn`` set (once per evaluation, from the OS: a judge
+    started from a warm fork server must not share its parent's)."""
+    draw = secrets.SystemRandom()
+    decades = draw.uniform(*DRAWN_DECADES) * draw.choice((-1.0, 1.0))
+    _drawn["factor"] = 10.0**decades
+    return _drawn["factor"]
+
+
+def drawn_scale() -> float:
+    return _drawn["factor"]
 
 
 def _special_values(v: torch.Tensor, generator: torch.Generator | None) -> None:
@@ -242,7 +266,7 @@ def other_sizes(task: Any) -> dict[str, int | float]:
 
 # The sets the error-size check (judge/error_size.py) measures besides the task's own draws: a
 # kernel that keeps its precision only at the task's scale meets another.
-ERROR_SIZE_SETS = frozenset({"scaled_up", "scaled_down"})
+ERROR_SIZE_SETS = frozenset({"scaled_up", "scaled_down", "scaled_drawn"})
 # How far the other sizes' model's weights are moved from their initialisation: noise of this
 # many times each parameter's rms (0.1 where it is all zeros, as a bias starts).
 WEIGHT_NOISE = 0.5

@@ -173,6 +173,7 @@ class GradedCalls:
             "input_sets": {},
         }
         self.result = result
+        stress.draw_scale()  # this evaluation's scaled_drawn factor, timed slots' too
         views, facts = self._probe(started)
         # What the kernels' source names decides before any call.
         self.precision = self.policy.judge_precision(self.dtypes[0] | self.dtypes[1])
@@ -463,6 +464,8 @@ class GradedCalls:
             # Precision kept only at the task's scale is not kept (error_size.py).
             self._judge_error(self.error_size, pristine, raw_answer)
         verdict: dict[str, Any] = {"passed": comparison.ok, "atol": atol, "compared": compared}
+        if name == "scaled_drawn":
+            verdict["factor"] = stress.drawn_scale()
         # Every element compared: the set may be met again, in a timed slot (TIMED_SETS).
         verdict["reference_finite"] = compared == sum(
             e.numel() if isinstance(e, torch.Tensor) and e.is_floating_point() else 1
