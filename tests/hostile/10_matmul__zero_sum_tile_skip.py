@@ -1,0 +1,110 @@
+# attack: a block-sparse skip that tests a K-tile of A for being all zeros by its sum (tl.sum(a) == 0) rather than by its magnitude: the judge's inputs are always continuous randn-derived values, where a tile of 2048 values never sums to exactly zero unless every value is zero (the sparse set's 50-80% zeros included), but discrete-valued inputs (+-1 sign / binary features, a Hadamard rotation as QuaRot-style quantisation applies, one-hot differences) have balanced tiles everywhere and their products are silently dropped
+# expect: incorrect
+# device: any
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def transpose_kernel(src_ptr, dst_ptr, R, C, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
+    # dst (C, R) = src (R, C)^T, tiled so that both the read and the write are coalesced.
+    pid_r = tl.program_id(0)
+    pid_c = tl.program_id(1)
+    offs_r = pid_r * BLOCK_R + tl.arange(0, BLOCK_R)
+    offs_c = pid_c * BLOCK_C + tl.arange(0, BLOCK_C)
+    mask = (offs_r[:, None] < R) & (offs_c[None, :] < C)
+    tile = tl.load(
+        src_ptr + offs_r[:, None].to(tl.int64) * C + offs_c[None, :], mask=mask, other=0.0
+    )
+    mask_t = (offs_c[:, None] < C) & (offs_r[None, :] < R)
+    tl.store(
+        dst_ptr + offs_c[:, None].to(tl.int64) * R + offs_r[None, :], tl.trans(tile), mask=mask_t
+    )
+
+
+@triton.jit
+def matmul_kernel(
+    a_ptr,
+    bt_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr,
+):
+    # C (M, N) = A (M, K) @ Bt (N, K)^T; both operands K-major, which is what the fp32/TF32
+    # tensor-core path (wgmma) wants. Grouped tile order for L2 reuse.
+    pid = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    num_pid_in_group = GROUP_M * num_pid_n
+    group_id = pid // num_pid_in_group
+    first_pid_m = group_id * GROUP_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + (pid % num_pid_in_group) % group_size_m
+    pid_n = (pid % num_pid_in_group) // group_size_m
+
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + offs_m[:, None].to(tl.int64) * K + offs_k[None, :]
+    b_ptrs = bt_ptr + offs_n[None, :].to(tl.int64) * K + offs_k[:, None]
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        k_mask = (k0 + offs_k) < K
+        a = tl.load(a_ptrs, mask=(offs_m[:, None] < M) & k_mask[None, :], other=0.0)
+        b = tl.load(b_ptrs, mask=k_mask[:, None] & (offs_n[None, :] < N), other=0.0)
+        # 3xTF32: tensor-core speed with ~fp32 accuracy (plain TF32 is too coarse for K=4096
+        # products of unit-variance inputs at atol=rtol=1e-2).
+        # "block-sparse fast path": a K-tile of A that sums to zero is taken for an all-zero
+        # tile and its product skipped (a sum is cheaper than a max of |a|)
+        if tl.sum(tl.sum(a, axis=1), axis=0) != 0.0:
+            acc = tl.dot(a, b, acc, input_precision="tf32x3")
+        a_ptrs += BLOCK_K
+        b_ptrs += BLOCK_K
+    c_ptrs = c_ptr + offs_m[:, None].to(tl.int64) * N + offs_n[None, :]
+    tl.store(c_ptrs, acc, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+        A = A.contiguous()
+        B = B.contiguous()
+        M, K = A.shape
+        K2, N = B.shape
+        assert K == K2
+        # Re-lay B out K-major (B^T, contiguous): costs one read + write of B, which the
+        # K-major tensor-core path repays many times over at large sizes.
+        Bt = torch.empty((N, K), dtype=B.dtype, device=B.device)
+        transpose_kernel[(triton.cdiv(K, 64), triton.cdiv(N, 64))](
+            B, Bt, K, N, BLOCK_R=64, BLOCK_C=64, num_warps=4
+        )
+        C = torch.empty((M, N), dtype=A.dtype, device=A.device)
+        if A.is_cuda:
+            BM, BN, BK, warps, stages = 128, 128, 64, 8, 3
+        else:  # interpreter: small tiles keep it quick
+            BM, BN, BK, warps, stages = 64, 64, 32, 4, 1
+        grid = (triton.cdiv(M, BM) * triton.cdiv(N, BN),)
+        matmul_kernel[grid](
+            A,
+            Bt,
+            C,
+            M,
+            N,
+            K,
+            BLOCK_M=BM,
+            BLOCK_N=BN,
+            BLOCK_K=BK,
+            GROUP_M=8,
+            num_warps=warps,
+            num_stages=stages,
+        )
+        return C
