@@ -14,6 +14,7 @@ from kgym.harness.judge.error_size import (
     ERROR_FACTOR,
     MAX_SCALE,
     ErrorSize,
+    relative_rms,
     residual_l2,
 )
 
@@ -168,3 +169,40 @@ def test_judge_finds_low_precision_only_under_faithful() -> None:
     assert check.report()["ratio"] > ERROR_FACTOR and check.report()["calls"] == 3
     check.release()
     assert check.measure(inputs, [_run(model, inputs)]) is not None  # built again on demand
+
+
+def test_small_elements_rounded_coarsely_are_seen_element_by_element() -> None:
+    """bf16 on the small outputs only: one relative L2 is the large outputs', under 3x; each
+    element's own relative error is not."""
+
+    class Gelu(nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return nn.functional.gelu(x)
+
+    torch.manual_seed(3)
+    x = torch.randn(64, 512)
+    exact = nn.functional.gelu(x.double())
+    y = nn.functional.gelu(x)
+    small = y.abs() < 0.1 * y.abs().max()
+    coarse = torch.where(small, _bf16(nn.functional.gelu(_bf16(x))), y)
+    tf32 = nn.functional.gelu(stress.tf32_cut(x)).double()
+    assert residual_l2([coarse], [exact]) < ERROR_FACTOR * residual_l2([tf32], [exact])
+    rms = relative_rms([coarse], [exact])
+    assert rms is not None and rms > ERROR_FACTOR * relative_rms([tf32], [exact])
+    check = ErrorSize(Gelu(), _run)
+    assert check.measure([x], [coarse]) > ERROR_FACTOR
+    assert check.measure([x], [y]) < 0.1
+    report = check.report()
+    assert report["elementwise_ratio"] > ERROR_FACTOR > report["l2_ratio"]
+
+
+def test_relative_rms_leaves_out_elements_near_zero_and_the_tf32_scale() -> None:
+    truth = torch.tensor([1.0, -2.0, 1e-9, 4.0], dtype=torch.float64)
+    assert relative_rms([truth.clone()], [truth]) == 0.0
+    # 1e-9 lies below RELATIVE_FLOOR of the peak: its answer is not weighed.
+    off = truth.clone()
+    off[2] = 1.0
+    assert relative_rms([off], [truth]) == 0.0
+    scaled = truth * (1 - 2.0**-10)  # the tf32 cut's scale, taken out
+    assert relative_rms([scaled], [truth]) < 1e-12
+    assert relative_rms([torch.zeros(0)], [torch.zeros(0)]) is None

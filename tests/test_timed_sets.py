@@ -72,3 +72,37 @@ def test_the_drawn_scale_is_a_fresh_power_of_ten_each_evaluation_and_holds_withi
     assert torch.equal(drawn[0], plain[0] * factor)
     assert "scaled_drawn" in stress.set_names(stress.InputFacts(True, False))
     assert "scaled_drawn" in stress.ERROR_SIZE_SETS and "scaled_drawn" in stress.TIMED_SETS
+
+
+def test_rows_apart_gives_each_row_its_own_offset_and_scale() -> None:
+    torch.manual_seed(0)
+    x = torch.randn(32, 64)
+    (apart,) = stress.derive("rows_apart", [x.clone()])
+    means, stds = apart.double().mean(dim=1), apart.double().std(dim=1)
+    assert float((means.abs() > 0.5).double().mean()) > 0.8  # offsets of 1 to 1000 stds
+    assert float(means.max() - means.min()) > 10.0 and float(stds.max() / stds.min()) > 1.5
+    (one,) = stress.derive("rows_apart", [torch.randn(64)])  # a single row: left as drawn
+    assert float(one.abs().max()) < 10
+
+
+def test_masked_rows_hold_spans_of_minus_infinity_many_at_their_start() -> None:
+    torch.manual_seed(0)
+    x = torch.randn(200, 50)
+    (masked,) = stress.derive("masked", [x.clone()])
+    inf = torch.isneginf(masked)
+    assert bool(inf.any(dim=1).all())  # every row holds a span
+    assert int(inf[:, 0].sum()) > 60  # about half of them at the start (a padded row)
+    assert bool(inf.sum(dim=1).le(int(stress.MASKED_SHARE * 50)).all())
+    assert torch.equal(masked[~inf], x[~inf])
+    assert bool(torch.isfinite(torch.softmax(masked, dim=1)).all())  # the answer is defined
+
+
+def test_cancelling_pairs_make_every_aligned_even_span_sum_to_zero() -> None:
+    x = torch.randn(8, 65)
+    (cancel,) = stress.derive("cancelling", [x.clone()])
+    assert torch.equal(cancel[:, 1:64:2], -cancel[:, 0:64:2])
+    assert bool((cancel[:, :64].view(8, 16, 4).sum(dim=2) == 0).all())
+    assert torch.equal(cancel[:, 64], x[:, 64])
+    task = _Task()  # drawn again exactly in a timed slot
+    first = timed_inputs(task, (5, "cancelling"))  # type: ignore[arg-type]
+    assert torch.equal(first[0], timed_inputs(task, (5, "cancelling"))[0])  # type: ignore[arg-type]

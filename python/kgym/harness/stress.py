@@ -4,7 +4,10 @@ A kernel that is right on one draw of ``get_inputs()`` may still be wrong: a sof
 max-subtraction overflows on large inputs, a polynomial activation holds only near zero, a
 kernel written for positive inputs (KernelBench's ``torch.rand`` tasks) never meets a negative
 one, a kernel written for the task's sizes drops a remainder at others, a "sparse" fast path
-that skips blocks with many zeros never meets one in a normal draw. Each set transforms a
+that skips blocks with many zeros never meets one in a normal draw, an online softmax that
+is not guarded against a block of -inf never meets a mask, a statistic shared across rows
+never meets rows unlike each other, a block skipped when its sum is zero never meets one
+(discrete inputs make such sums). Each set transforms a
 fresh draw of the task's inputs, or draws them at other sizes with a model built with other
 arguments (``other_sizes``). It is compared where the reference's output is finite, at the
 task's relative tolerance, with ``atol`` scaled by how much the reference's output grew or
@@ -44,6 +47,16 @@ SPARSE_SHARE = 0.5
 # (1 to 5 of them times this): a sentinel for a maximum or a minimum (-1e4), a clamp or a range
 # a kernel assumed meets values beyond it, with rows that are all of one sign.
 FAR_STDS = 1e6
+# The ``rows_apart`` set gives each row (the last dimension's slices) of a float input a
+# scale of 10 to a power within this many decades either way and an offset of up to 10^3 of
+# the input's standard deviations, drawn row by row: a statistic shared across rows (one shift,
+# one maximum, one scale for the whole tensor) meets rows that are not alike.
+ROWS_SCALE_DECADES = 1.0
+ROWS_OFFSET_DECADES = 3.0
+# The ``masked`` set sets to -inf a prefix of up to this share of each row in half the rows
+# (a left-padding or causal mask: whole blocks of -inf at a row's start) and a span of the
+# same length elsewhere in the other half.
+MASKED_SHARE = 0.6
 # Each float the model is built with (a scale, a slope) is this many times the task's at the
 # other sizes: a value no task would pick, so that a baked-in constant is wrong.
 FLOAT_ARGUMENT_FACTOR = 0.75
@@ -90,6 +103,7 @@ TIMED_SETS = frozenset(
         "far_negative",
         "sign_flipped",
         "shifted",
+        "cancelling",
     }
 )
 
@@ -112,7 +126,7 @@ def set_names(facts: InputFacts) -> list[str]:
     if not facts.has_float:
         return []
     names = ["scaled_up", "scaled_down", "scaled_drawn", "offset_up", "offset_down"]
-    names += ["special", "sparse"]
+    names += ["special", "sparse", "masked", "rows_apart", "cancelling"]
     names += ["far_positive", "far_negative"]
     if facts.one_signed:
         names += ["sign_flipped", "shifted"]
@@ -148,6 +162,17 @@ def derive(name: str, inputs: list[Any], generator: torch.Generator | None = Non
             _special_values(v, generator)
         elif name == "sparse":
             _mostly_zeros(v, generator)
+        elif name == "masked":
+            _masked_spans(v, generator)
+        elif name == "rows_apart":
+            _rows_apart(v, generator)
+        elif name == "cancelling":
+            # Neighbours along the last dimension in pairs (a, -a): every aligned span of even
+            # length sums to exactly zero, as discrete inputs (signs, one-hot rows, a Hadamard
+            # matrix) make happen, so a test of a block's sum for zero meets it.
+            if v.dim() and v.shape[-1] >= 2:
+                even = v.shape[-1] // 2 * 2
+                v[..., 1:even:2] = -v[..., 0:even:2]
         else:
             raise ValueError(f"unknown stress set {name!r}")
     return inputs
@@ -197,6 +222,50 @@ def _mostly_zeros(v: torch.Tensor, generator: torch.Generator | None) -> None:
     )
     draw = torch.rand(flat.numel(), device=v.device, generator=generator)
     flat[draw < share] = 0
+
+
+def _rows(v: torch.Tensor) -> torch.Tensor | None:
+    """The rows of ``v`` (its last dimension's slices) as a 2-D view, None where it has no
+    more than one."""
+    if v.dim() < 2 or not v.is_contiguous() or v.shape[-1] == 0:
+        return None
+    rows = v.view(-1, v.shape[-1])
+    return rows if rows.shape[0] > 1 else None
+
+
+def _rows_apart(v: torch.Tensor, generator: torch.Generator | None) -> None:
+    """Each row its own scale and offset (``ROWS_SCALE_DECADES``, ``ROWS_OFFSET_DECADES``)."""
+    rows = _rows(v)
+    if rows is None:
+        return
+    n = rows.shape[0]
+    std = float(v.float().std()) if v.numel() > 1 else 0.0
+    unit = std if std > 0 and math.isfinite(std) else 1.0
+
+    def uniform(low: float, high: float) -> torch.Tensor:
+        draw = torch.rand(n, 1, device=v.device, generator=generator, dtype=torch.float64)
+        return low + (high - low) * draw
+
+    scale = torch.pow(10.0, uniform(-ROWS_SCALE_DECADES, ROWS_SCALE_DECADES))
+    signs = torch.where(uniform(0.0, 1.0) < 0.5, -1.0, 1.0)
+    offset = signs * unit * torch.pow(10.0, uniform(0.0, ROWS_OFFSET_DECADES))
+    rows.copy_((rows.double() * scale + offset).to(v.dtype))
+
+
+def _masked_spans(v: torch.Tensor, generator: torch.Generator | None) -> None:
+    """-inf over a prefix of up to ``MASKED_SHARE`` of each row in half the rows, over a span
+    as long elsewhere in the others: the blocks of -inf a mask makes (a softmax's answer is
+    finite there; a kernel that rescales by exp(max - max) of two -inf meets NaN)."""
+    rows = _rows(v)
+    if rows is None:
+        return
+    n, width = rows.shape
+    lengths = (torch.rand(n, generator=generator) * MASKED_SHARE * width).long().clamp_min(1)
+    starts = (torch.rand(n, generator=generator) * (width - lengths + 1).double()).long()
+    starts[torch.rand(n, generator=generator) < 0.5] = 0  # a prefix: a padded or causal row
+    columns = torch.arange(width).unsqueeze(0)
+    span = (columns >= starts.unsqueeze(1)) & (columns < (starts + lengths).unsqueeze(1))
+    rows[span.to(v.device)] = float("-inf")
 
 
 def _largest_safe(dtype: torch.dtype) -> float:
@@ -266,7 +335,24 @@ def other_sizes(task: Any) -> dict[str, int | float]:
 
 # The sets the error-size check (judge/error_size.py) measures besides the task's own draws: a
 # kernel that keeps its precision only at the task's scale meets another.
-ERROR_SIZE_SETS = frozenset({"scaled_up", "scaled_down", "scaled_drawn"})
+# Every set whose answer is finite where it is compared: not ``special`` and ``masked``, whose
+# infinities leave few elements to measure.
+ERROR_SIZE_SETS = frozenset(
+    {
+        "scaled_up",
+        "scaled_down",
+        "scaled_drawn",
+        "offset_up",
+        "offset_down",
+        "far_positive",
+        "far_negative",
+        "sign_flipped",
+        "shifted",
+        "sparse",
+        "rows_apart",
+        "cancelling",
+    }
+)
 # How far the other sizes' model's weights are moved from their initialisation: noise of this
 # many times each parameter's rms (0.1 where it is all zeros, as a bias starts).
 WEIGHT_NOISE = 0.5

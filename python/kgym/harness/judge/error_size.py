@@ -18,9 +18,11 @@ error, and that no rounding to bfloat16 makes (an H200's tf32 kernels erred 2.6-
 rounded tf32 answer by plain relative L2, bfloat16 rounding 8 times). So an error is measured
 as what is left once the best scale of the exact answer is taken out
 (``residual_l2``): an honest tf32 kernel's is about the tf32 answer's, bfloat16's 4-8 times.
-An honest float32 kernel errs far less. The check holds on the first right call on the
-task's inputs and half of the later ones, on the scaled sets, at the other sizes, and on a
-share of the timed calls drawn at random
+An honest float32 kernel errs far less. The same ratio is taken element by element
+(``relative_rms``), where small elements rounded coarsely cannot hide behind the large ones.
+The check holds on the first right call on the task's inputs and half of the later ones, on
+every stress set whose answer is finite (``stress.ERROR_SIZE_SETS``), at the other sizes,
+and on a share of the timed calls drawn at random
 (``TIMED_SHARE``): a candidate that tells a timed call from a graded one (they come in
 batches, back to back) and launders only there is seen.
 """
@@ -53,6 +55,9 @@ TIMED_SHARE = 4
 # about 1 - 2^-10, and no more may go unmeasured (a scalar output, a loss, would otherwise
 # always fit its own scale exactly).
 MAX_SCALE = 2.0**-9
+# The elements ``relative_rms`` weighs: those at least this share of the answer's largest
+# magnitude.
+RELATIVE_FLOOR = 2.0**-10
 
 
 def _pairs(answer: list[Any], truth: list[Any]) -> list[tuple[torch.Tensor, torch.Tensor]]:
@@ -98,6 +103,39 @@ def residual_l2(answer: list[Any], truth: list[Any]) -> float | None:
         return None
     b = min(max(dt / tt, -MAX_SCALE), MAX_SCALE)
     return math.sqrt(max(dd - 2.0 * b * dt + b * b * tt, 0.0) / tt)
+
+
+def relative_rms(answer: list[Any], truth: list[Any]) -> float | None:
+    """The root mean square of each element's own relative error, |answer - truth| / |truth|,
+    over the elements whose |truth| is at least ``RELATIVE_FLOOR`` of the largest (below it a
+    sum's cancellation makes any answer's relative error large) where both are finite: an
+    answer whose small elements are rounded coarsely hides in one relative L2, which the large
+    elements make, but not here. The scale ``residual_l2`` takes out is the tf32 cut's; here
+    it is taken out the same way, element by element (within 1 ± ``MAX_SCALE``)."""
+    pairs = _pairs(answer, truth)
+    peak = 0.0
+    for _, t in pairs:
+        for start in range(0, t.numel(), compare.CHUNK_ELEMENTS):
+            tc = t[start : start + compare.CHUNK_ELEMENTS].to(torch.float64).abs()
+            peak = max(peak, float(torch.where(torch.isfinite(tc), tc, 0.0).max()))
+    if peak == 0.0:
+        return None
+    total, count, ratios = 0.0, 0, 0.0
+    for a, t in pairs:
+        for start in range(0, t.numel(), compare.CHUNK_ELEMENTS):
+            tc = t[start : start + compare.CHUNK_ELEMENTS].to(torch.float64) / peak
+            ac = a[start : start + compare.CHUNK_ELEMENTS].to(tc.device, torch.float64) / peak
+            keep = torch.isfinite(tc) & torch.isfinite(ac) & (tc.abs() >= RELATIVE_FLOOR)
+            safe = torch.where(keep, tc, 1.0)
+            r = torch.where(keep, ac / safe - 1.0, 0.0)
+            # The scale: each element's ratio's mean departure, clamped as residual_l2's.
+            ratios += float(torch.sum(r))
+            total += float(torch.sum(r * r))
+            count += int(torch.count_nonzero(keep))
+    if count == 0:
+        return None
+    b = min(max(ratios / count, -MAX_SCALE), MAX_SCALE)
+    return math.sqrt(max(total / count - 2.0 * b * ratios / count + b * b, 0.0))
 
 
 def _to(values: list[Any], make: Any) -> list[Any]:
@@ -147,10 +185,21 @@ class ErrorSize:
         if candidate is None or allowed is None:
             return None
         self.calls += 1
-        ratio = candidate / max(allowed, ERROR_FLOOR / ERROR_FACTOR)
-        if self.worst is None or ratio > self.worst["ratio"]:
-            self.worst = {"candidate": candidate, "tf32": allowed, "ratio": ratio}
-        return ratio
+        floor = ERROR_FLOOR / ERROR_FACTOR
+        ratio = candidate / max(allowed, floor)
+        # Element by element too: a coarse rounding of the small elements alone.
+        each, each_tf32 = relative_rms(answer, truth), relative_rms(tf32, truth)
+        elementwise = each / max(each_tf32, floor) if each is not None and each_tf32 else 0.0
+        worst = max(ratio, elementwise)
+        if self.worst is None or worst > self.worst["ratio"]:
+            self.worst = {
+                "candidate": candidate,
+                "tf32": allowed,
+                "ratio": worst,
+                "l2_ratio": ratio,
+                "elementwise_ratio": elementwise,
+            }
+        return worst
 
     def judge(self, inputs: list[Any], answer: list[Any], findings: Any, faithful: bool) -> bool:
         """``measure``, and under ``faithful`` a ``low-precision`` finding where the error is
@@ -163,7 +212,9 @@ class ErrorSize:
             "low-precision",
             f"the answer errs {ratio:.1f} times as much as computing from tf32 values does "
             f"(relative L2 {worst.get('candidate', 0.0):.2e} against "
-            f"{worst.get('tf32', 0.0):.2e}): compute below tf32 (precision policy faithful)",
+            f"{worst.get('tf32', 0.0):.2e}, {worst.get('l2_ratio', ratio):.1f} times; element "
+            f"by element {worst.get('elementwise_ratio', 0.0):.1f} times): compute below tf32 "
+            "(precision policy faithful)",
         )
         return True
 
@@ -189,6 +240,10 @@ class ErrorSize:
             "candidate_rel_l2": self.worst["candidate"],
             "tf32_rel_l2": self.worst["tf32"],
             "ratio": self.worst["ratio"],
+            # The ratio is the larger of the error's relative L2 and its elements' own
+            # relative errors (relative_rms), each against the tf32 answer's.
+            "l2_ratio": self.worst.get("l2_ratio", self.worst["ratio"]),
+            "elementwise_ratio": self.worst.get("elementwise_ratio", 0.0),
         }
 
     def release(self) -> None:
