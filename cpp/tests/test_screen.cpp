@@ -288,6 +288,22 @@ TEST(ScreenDunderAccess, Internals) {
   expect_clean(candidate("kname = relu_kernel.__name__"));
 }
 
+TEST(ScreenDunderAccess, ConversionHooksTorchCallsInsideItsOperations) {
+  // Torch calls these while one of its operations runs, where the operator record is off.
+  expect_reject(
+      candidate("", "", "", "\nclass Span:\n    def __index__(self):\n        return 4\n"),
+      "dunder-access");
+  expect_reject(candidate("", "", "", "\nclass Fill:\n    __float__ = float\n"), "dunder-access");
+  expect_reject(candidate("S = type('S', (), {'__len__': len})"), "dunder-access");
+  expect_clean(candidate("n = len(x)"));
+}
+
+TEST(ScreenRawStorage, StorageBytesAreRefused) {
+  expect_reject(candidate("s = x.untyped_storage()"), "raw-storage");
+  expect_reject(candidate("s = torch.UntypedStorage(16)"), "raw-storage");
+  expect_clean(candidate("o = x.storage_offset()"));
+}
+
 TEST(ScreenDunderAccess, ModuleIdentityButTheMainGuard) {
   // The name a module was loaded under tells the judge (kgym_candidate) from ordinary use.
   expect_reject(candidate("name = __name__"), "dunder-access");

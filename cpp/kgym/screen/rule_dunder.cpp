@@ -14,6 +14,51 @@ bool is_module_identity(std::string_view name) {
          name == "__cached__" || name == "__path__";
 }
 
+// The methods torch (and Python) call on an object while one of its own operations runs: a
+// length, an index, a number, an array's interface, a finaliser. The torch-operator record is
+// off inside an operation's handler, so what such a method computes is not recorded.
+bool is_conversion_hook(std::string_view name) {
+  static constexpr std::string_view hooks[] = {"__index__",
+                                               "__int__",
+                                               "__float__",
+                                               "__complex__",
+                                               "__bool__",
+                                               "__len__",
+                                               "__iter__",
+                                               "__next__",
+                                               "__getitem__",
+                                               "__array__",
+                                               "__del__",
+                                               "__dlpack__",
+                                               "__dlpack_device__",
+                                               "__array_interface__",
+                                               "__cuda_array_interface__",
+                                               "__array_priority__",
+                                               "__array_function__",
+                                               "__array_ufunc__"};
+  for (const auto hook : hooks)
+    if (name == hook) return true;
+  return false;
+}
+
+// Raw storage: bytes read and written with no tensor operation, which no record sees.
+bool is_raw_storage(std::string_view name) {
+  return name == "untyped_storage" || name == "storage" || name == "_storage" ||
+         name == "typed_storage" || name == "_typed_storage" || name == "UntypedStorage" ||
+         name == "TypedStorage" || name == "_UntypedStorage";
+}
+
+std::string_view unquoted(std::string_view text) {
+  while (!text.empty() && (text.front() == 'r' || text.front() == 'b' || text.front() == 'u' ||
+                           text.front() == 'R' || text.front() == 'B' || text.front() == 'U' ||
+                           text.front() == 'f' || text.front() == 'F'))
+    text.remove_prefix(1);
+  if (text.size() >= 2 && (text.front() == '"' || text.front() == '\'') &&
+      text.back() == text.front())
+    return text.substr(1, text.size() - 2);
+  return text;
+}
+
 bool is_main_string(const Module& m, std::uint32_t i) {
   if (i >= m.tokens.size() || m.tokens[i].kind != Tok::kString) return false;
   const auto text = m.sv(i);
@@ -39,8 +84,28 @@ void dunder_access(Context& c) {
   const auto n = static_cast<std::uint32_t>(m.tokens.size());
   for (std::uint32_t k = 0; k < n; ++k) {
     const Token& t = m.tokens[k];
+    if (t.kind == Tok::kString && is_conversion_hook(unquoted(m.sv(k)))) {
+      c.add("dunder-access", true, t.line,
+            fmt::format("names the conversion hook {} (setattr, type(), a class's dict)",
+                        unquoted(m.sv(k))));
+      continue;
+    }
     if (t.kind != Tok::kName) continue;
     const auto name = m.sv(k);
+    if (is_conversion_hook(name)) {
+      c.add("dunder-access", true, t.line,
+            fmt::format("'{}': torch calls it inside its own operations, where nothing it "
+                        "computes is recorded",
+                        name));
+      continue;
+    }
+    if (is_raw_storage(name)) {
+      c.add("raw-storage", true, t.line,
+            fmt::format("'{}': a tensor's raw storage is read and written with no tensor "
+                        "operation",
+                        name));
+      continue;
+    }
     if (m.is_op(k - 1, Op::kDot)) {
       if (is_forbidden_attr(name)) {
         c.add("dunder-access", true, t.line, fmt::format("access to '.{}'", name));

@@ -9,11 +9,13 @@ reference is never measured under the candidate's settings.
 from __future__ import annotations
 
 import builtins
+import inspect
 import os
 import signal
 import sys
 import threading
 import time
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -187,6 +189,8 @@ class LaunchCounter:
         self.torch_made: Callable[[], list[Any]] = list
         self.depth = 0  # > 0 while a launch is in progress (torch calls inside are Triton's)
         self.precision = DotPrecision()  # what the launched kernels' matrix products used
+        # Launches that handed a kernel something only Python can run (foreign_arguments).
+        self.foreign: list[str] = []
 
     def install(self) -> None:
         from triton.runtime.jit import JITFunction
@@ -217,6 +221,9 @@ class LaunchCounter:
                 if code is not None:
                     where = os.path.basename(str(code.co_filename))
                     counter.origins[name] = (where, int(code.co_firstlineno))
+            foreign = foreign_arguments(fn_self, args, kwargs)
+            if foreign and len(counter.foreign) < 8:
+                counter.foreign.append(f"{name}: {foreign}")
             counter.depth += 1
             try:
                 if counter.ablate is None or counter.ablate not in ("*", name):
@@ -241,6 +248,51 @@ class LaunchCounter:
                 counter.depth -= 1
 
         return run
+
+
+def foreign_arguments(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    """What a launch hands its kernel that only Python can run ("" where nothing): a callable
+    that is neither a Triton function nor one of triton.language's, or a tensor given as a
+    constexpr. Under the CPU interpreter a kernel calls what it is given as plain Python (numpy
+    on its values, torch's methods on the tensor); Triton's compiler takes neither, so no
+    kernel that runs on a GPU needs them."""
+    fn = getattr(kernel, "fn", None)
+    try:
+        names = list(inspect.signature(fn).parameters) if fn is not None else []
+    except (TypeError, ValueError):
+        names = []
+    annotations = getattr(fn, "__annotations__", {}) if fn is not None else {}
+    # The kernel's own parameters only: the launch's options (grid, num_warps) are not its.
+    given = [*zip(names, args), *((k, v) for k, v in kwargs.items() if k in names)]
+    for name, value in given:
+        if _is_triton_callable(value) or isinstance(value, (type, int, float, bool, str)):
+            continue
+        if callable(value):
+            return f"argument {name!r} is a Python callable ({type(value).__name__})"
+        constexpr = "constexpr" in str(annotations.get(name, ""))
+        if constexpr and isinstance(value, torch.Tensor):
+            return f"argument {name!r} is a tensor given as a constexpr"
+    return ""
+
+
+def _is_triton_callable(value: Any) -> bool:
+    """A Triton function, or one of triton.language's (its builtins, dtypes, constexprs):
+    read without running any of the candidate's code (no attribute of its objects is read)."""
+    from triton.runtime.jit import JITFunction
+
+    if isinstance(value, JITFunction):
+        return True
+    try:
+        from triton.runtime.interpreter import InterpretedFunction
+
+        if isinstance(value, InterpretedFunction):
+            return True
+    except ImportError:
+        pass
+    if type(value) is types.FunctionType:
+        return str(value.__module__).startswith("triton.language")
+    module = type.__dict__["__module__"].__get__(type(value))
+    return isinstance(module, str) and module.startswith("triton.language")
 
 
 # torch._dynamo, when something imports it (the CUDA profiler does), rebinds torch.manual_seed to
