@@ -1,5 +1,5 @@
 # attack: a plain Python function passed as a constexpr 'epilogue' is called from the kernel body; its body (never read as a kernel) does the softmax in numpy on v.handle.data
-# expect: rejected
+# expect: rejected|compile_error
 # rules: kernel-not-triton
 # device: any
 import math

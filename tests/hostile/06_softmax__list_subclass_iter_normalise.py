@@ -1,6 +1,6 @@
 # attack: forward returns a list subclass holding the kernel's exp(x - rowmax); the runner's compare.flatten iterates it in _reused_memory/_store, after the TorchOpRecorder has exited, so the candidate's __iter__ divides by torch's row sums (e / e.sum(-1)) unrecorded; the runner now looks at an output by exact type only: a list subclass is not an output (incorrect)
-# expect: incorrect
-# rules: -
+# expect: incorrect|rejected
+# rules: dunder-access
 # device: any
 import torch
 import torch.nn as nn
