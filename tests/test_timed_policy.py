@@ -112,3 +112,14 @@ def test_without_a_trace_of_the_graded_calls_nothing_is_compared() -> None:
     policy = CallPolicy(findings, "hybrid", "faithful")
     policy.observe_timed({"ok": True}, _trace("anything"), set())
     assert not findings.items
+
+
+def test_torch_compute_made_while_a_launch_runs_is_not_triton_under_both_policies() -> None:
+    for torch_compute in ("strict", "hybrid"):
+        findings = Findings()
+        policy = CallPolicy(findings, torch_compute, "faithful")
+        reply = {"ok": True, "launches": 1, "launched": ["k"]}
+        policy.observe({**reply, "torch_ops": {"compute": [], "in_launch": []}})
+        assert not findings.items
+        policy.observe({**reply, "torch_ops": {"compute": ["clamp"], "in_launch": ["clamp"]}})
+        assert "kernel-not-triton" in [f["rule"] for f in findings.items]

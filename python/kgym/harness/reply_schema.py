@@ -65,6 +65,7 @@ CHECKS = {
     "torch_ops": lambda v: (
         isinstance(v, dict)
         and _is_list_of(v.get("compute", []), (str,))
+        and _is_list_of(v.get("in_launch", []), (str,))
         and isinstance(v.get("calls", {}), dict)
     ),
     "dot_precision": lambda v: (

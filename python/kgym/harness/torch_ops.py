@@ -122,6 +122,17 @@ NON_COMPUTE = frozenset(
 TRITON_DATA_MOVES = frozenset(
     {"cpu", "copy_", "clone", "zero_", "to", "untyped_storage", "data_ptr", "detach", "cuda"}
 )
+# The frames of Triton's launch machinery that call what the candidate handed over: a grid, a
+# heuristic, a pruning function, a config's hook (JITFunction.run, the interpreter's
+# GridExecutor.__call__, Heuristics.run, the autotuner's run, prune_configs, _bench and its
+# kernel_call). A callable made only of C glue (functools.partial over map and next) leaves
+# no frame of its own, so a torch call it makes is met with one of these as its nearest
+# Python caller: it is the candidate's, whatever its name. Triton's own moves of arguments
+# are made in frames of other names (the interpreter's _to_cpu and _from_cpu, the
+# autotuner's _pre_hook and _post_hook).
+TRITON_CALLBACK_SITES = frozenset(
+    {"run", "__call__", "prune_configs", "_bench", "kernel_call", "warmup", "_call_hook"}
+)
 # Operators that return a view (or their own input) where they can, and a copy where they
 # cannot or are asked to (a gather by an index tensor, the reshape of a transpose, a move or
 # conversion that makes a new tensor, ``to(copy=True)``): a copy is counted as compute, as
@@ -197,18 +208,24 @@ class TorchOpRecorder(TorchFunctionMode):
         # an address passed as a number), which the decoy check's copy test must know.
         self._made: list[weakref.ref[torch.Tensor]] = []
         self._in_launch = in_launch
+        # Compute the candidate's own code made while a launch ran (a grid, a heuristic, a hook,
+        # a kernel body under the interpreter): no kernel's work, under either policy.
+        self.in_launch: Counter[str] = Counter()
 
     def __torch_function__(
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
     ) -> Any:
         name = str(getattr(func, "__name__", None) or func)
-        if self._in_launch() and not self._candidate_made_it(name):
+        launching = self._in_launch()
+        if launching and not self._candidate_made_it(name):
             return func(*args, **(kwargs or {}))
         result = func(*args, **(kwargs or {}))
         name = self._name(name, args, result)
         if self._counts(name, args):
             self.calls[name[:80]] += 1
             self._keep(result, args)
+            if launching and name not in NON_COMPUTE:
+                self.in_launch[name[:80]] += 1
         if (
             name in LOW_PRECISION_METHODS
             or _low_precision(result)
@@ -240,14 +257,17 @@ class TorchOpRecorder(TorchFunctionMode):
         """Walking out from the call: torch's own wrappers, the installed libraries and the
         interpreter's frozen modules are looked through; kgym's frame met first makes the call
         kgym's (the decoy check's copies), Triton's makes it Triton's only for Triton's own moves
-        of arguments (``TRITON_DATA_MOVES``), any other frame the candidate's (its file, or code
-        it made at run time)."""
+        of arguments (``TRITON_DATA_MOVES``) made outside the frames that call the candidate's
+        callables (``TRITON_CALLBACK_SITES``), any other frame the candidate's (its file, or
+        code it made at run time)."""
         frame = sys._getframe(2)
         while frame is not None:
             filename = frame.f_code.co_filename
             if filename.startswith(_KGYM_DIR):
                 return False
             if filename.startswith(_TRITON_DIR):
+                if frame.f_code.co_name in TRITON_CALLBACK_SITES:
+                    return True
                 return name not in TRITON_DATA_MOVES
             if not filename.startswith((*_INSTALLED, "<frozen ")):
                 return True
@@ -287,4 +307,5 @@ class TorchOpRecorder(TorchFunctionMode):
             "calls": dict(self.calls.most_common(40)),
             "compute": self.compute_ops(),
             "low_precision": sorted(self.low_precision)[:20],
+            "in_launch": sorted(self.in_launch)[:20],
         }

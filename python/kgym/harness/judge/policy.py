@@ -53,6 +53,13 @@ class CallPolicy:
         for op in (ops.get("compute") or [])[:64]:
             if str(op)[:80] not in self.torch_ops:
                 self.torch_ops.append(str(op)[:80])
+        in_launch = [str(op)[:80] for op in (ops.get("in_launch") or [])[:8]]
+        if in_launch:
+            self.findings.add_once(
+                "kernel-not-triton",
+                "torch computes while a Triton launch runs (a grid, a heuristic, a hook or a "
+                "kernel body): " + ", ".join(in_launch),
+            )
         for op in (ops.get("low_precision") or [])[:20]:
             if f"torch.{str(op)[:80]}" not in self.low_precision:
                 self.low_precision.append(f"torch.{str(op)[:80]}")
