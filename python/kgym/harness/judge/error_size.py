@@ -72,6 +72,16 @@ def _pairs(answer: list[Any], truth: list[Any]) -> list[tuple[torch.Tensor, torc
     ]
 
 
+def _peak(pairs: list[tuple[torch.Tensor, torch.Tensor]]) -> float:
+    """The truth's largest finite magnitude (0.0 where it has none)."""
+    peak = 0.0
+    for _, t in pairs:
+        for start in range(0, t.numel(), compare.CHUNK_ELEMENTS):
+            tc = t[start : start + compare.CHUNK_ELEMENTS].to(torch.float64).abs()
+            peak = max(peak, float(torch.where(torch.isfinite(tc), tc, 0.0).max()))
+    return peak
+
+
 def residual_l2(answer: list[Any], truth: list[Any]) -> float | None:
     """||answer - a·truth|| / ||truth|| for the best scale a within 1 ± ``MAX_SCALE``, over the
     float outputs where both are finite (where the answer overflowed with the task's float32
@@ -80,11 +90,7 @@ def residual_l2(answer: list[Any], truth: list[Any]) -> float | None:
     sqrt(|d|² - 2b<d,truth> + b²|truth|²) / |truth|: no cancellation beyond d's own. Values are
     taken relative to the truth's largest magnitude, so that squares do not overflow."""
     pairs = _pairs(answer, truth)
-    peak = 0.0
-    for _, t in pairs:
-        for start in range(0, t.numel(), compare.CHUNK_ELEMENTS):
-            tc = t[start : start + compare.CHUNK_ELEMENTS].to(torch.float64).abs()
-            peak = max(peak, float(torch.where(torch.isfinite(tc), tc, 0.0).max()))
+    peak = _peak(pairs)
     if peak == 0.0:
         return None
     dd = dt = tt = 0.0
@@ -113,11 +119,7 @@ def relative_rms(answer: list[Any], truth: list[Any]) -> float | None:
     elements make, but not here. The scale ``residual_l2`` takes out is the tf32 cut's; here
     it is taken out the same way, element by element (within 1 ± ``MAX_SCALE``)."""
     pairs = _pairs(answer, truth)
-    peak = 0.0
-    for _, t in pairs:
-        for start in range(0, t.numel(), compare.CHUNK_ELEMENTS):
-            tc = t[start : start + compare.CHUNK_ELEMENTS].to(torch.float64).abs()
-            peak = max(peak, float(torch.where(torch.isfinite(tc), tc, 0.0).max()))
+    peak = _peak(pairs)
     if peak == 0.0:
         return None
     total, count, ratios = 0.0, 0, 0.0
