@@ -124,7 +124,62 @@ def test_the_torch_op_record_keeps_what_compute_made_weakly() -> None:
         scratch = torch.empty(4, 4)  # allocated: torch may fill it unseen (t.real = ...)
     del dropped
     made = recorder.made()
-    assert made == [scratch, kept] and view is not None
+    assert made == [kept, scratch] and view is not None
     with recorder:
         many = [x + i for i in range(MAX_MADE + 10)]
-    assert len(recorder.made()) == MAX_MADE and recorder.made()[0] is many[-1]
+    computed = [t for t in recorder.made() if t is not scratch]
+    assert len(computed) == MAX_MADE and computed[0] is many[-1]
+
+
+def test_tiny_tensors_made_afterwards_do_not_push_an_answer_out_of_the_record() -> None:
+    """The copy test's sources: the largest computed tensors, then the latest allocations; a
+    softmax followed by a hundred one-element tensors is still among them."""
+    from kgym.harness.torch_ops import TorchOpRecorder
+
+    recorder = TorchOpRecorder(lambda: False)
+    x = torch.randn(64, 64)
+    with recorder:
+        answer = torch.softmax(x, dim=-1)
+        tiny = [x.new_zeros(1) for _ in range(100)] + [x[:1, :1] * 2 for _ in range(100)]
+    assert any(t is answer for t in recorder.made()) and len(tiny) == 200
+
+
+def test_a_shifted_copy_with_trivial_arithmetic_is_a_copy_at_the_tasks_tolerance() -> None:
+    x = torch.randn(64)
+
+    def shifted_scaled(fn_self: object, src: torch.Tensor, out: torch.Tensor) -> None:
+        out[1:65] = src * (1 + 2.0**-21)
+
+    y = torch.full((66,), float("nan"))
+    _, copied = ablation.launch_with_noise(shifted_scaled, None, (x, y), {})
+    assert not copied  # bit for bit, no place holds it
+    y = torch.full((66,), float("nan"))
+    _, copied = ablation.launch_with_noise(shifted_scaled, None, (x, y), {}, (1e-2, 1e-2))
+    assert copied
+
+    def doubled(fn_self: object, src: torch.Tensor, out: torch.Tensor) -> None:
+        out[1:65] = src * 2  # work, not a copy, at any shift
+
+    y = torch.full((66,), float("nan"))
+    _, copied = ablation.launch_with_noise(doubled, None, (x, y), {}, (1e-2, 1e-2))
+    assert not copied
+
+
+def test_an_input_rewritten_before_the_launch_is_a_copy_source_again() -> None:
+    """The judge's arena is no copy source while it holds what the judge wrote (a kernel that
+    is the identity on its inputs does work); once the candidate's torch calls rewrite an
+    input with the answer, a kernel that stores it copies it."""
+    x = torch.randn(8, 16)
+    pristine = {x.untyped_storage().data_ptr(): x.clone()}
+    arena = frozenset(pristine)
+
+    def identity(fn_self: object, src: torch.Tensor, out: torch.Tensor) -> None:
+        out.copy_(src)
+
+    y = torch.full((8, 16), float("nan"))
+    _, copied = ablation.launch_with_noise(identity, None, (x, y), {}, None, arena, [], pristine)
+    assert not copied
+    x.copy_(torch.softmax(x, dim=-1))  # the answer, computed in place in the input
+    y = torch.full((8, 16), float("nan"))
+    _, copied = ablation.launch_with_noise(identity, None, (x, y), {}, None, arena, [], pristine)
+    assert copied

@@ -106,3 +106,15 @@ def test_cancelling_pairs_make_every_aligned_even_span_sum_to_zero() -> None:
     task = _Task()  # drawn again exactly in a timed slot
     first = timed_inputs(task, (5, "cancelling"))  # type: ignore[arg-type]
     assert torch.equal(first[0], timed_inputs(task, (5, "cancelling"))[0])  # type: ignore[arg-type]
+
+
+def test_flat_rows_are_all_zeros_or_constant_at_least_one_of_each() -> None:
+    torch.manual_seed(0)
+    x = torch.randn(40, 16)
+    (flat,) = stress.derive("flat_rows", [x.clone()])
+    zero = (flat == 0).all(dim=1)
+    constant = (flat == flat[:, :1]).all(dim=1) & ~zero
+    assert bool(zero[0]) and bool(constant[-1])
+    assert 3 <= int(zero.sum()) <= 20 and 3 <= int(constant.sum()) <= 20
+    kept = ~(zero | constant)
+    assert torch.equal(flat[kept], x[kept])

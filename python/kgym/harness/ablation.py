@@ -102,6 +102,7 @@ def launch_with_noise(
     tolerance: tuple[float, float] | None = None,
     not_sources: frozenset[int] = frozenset(),
     torch_made: list[torch.Tensor] | None = None,
+    pristine: dict[int, torch.Tensor] | None = None,
 ) -> tuple[Any, bool]:
     """The launch, then noise into every element it wrote. Also says whether the launch only
     copied: every element it wrote holds the element at the same place of another tensor it
@@ -110,9 +111,18 @@ def launch_with_noise(
     answer torch computed, bit for bit or, for floating types, within the task's
     ``tolerance`` (atol, rtol): at the tolerance the answer is graded at, a store with trivial
     arithmetic (``v * 1.004``) is the same copy. ``not_sources``: storages (by address) that
-    are not an answer's (the judge's arena)."""
+    are not an answer's (the judge's arena), unless they no longer hold what ``pristine`` (by
+    address: the inputs as the judge wrote them) holds: an answer computed in place in an
+    input is a source like any other."""
     tensors = _tensor_args(args, kwargs)
     before = [_whole_storage(t).clone() for t in tensors]
+    rewritten = {
+        key
+        for key, was in (pristine or {}).items()
+        for t, now in zip(tensors, before)
+        if t.untyped_storage().data_ptr() == key and not torch.equal(now, _whole_storage(was))
+    }
+    not_sources = not_sources - rewritten
     taken = {t.untyped_storage().data_ptr() for t in tensors} | not_sources
     made: list[tuple[int, torch.Tensor]] = []  # (element size, the storage's bytes)
     budget = MAX_MADE_SOURCE_BYTES
@@ -159,6 +169,7 @@ def launch_with_noise(
                 copied = any(
                     _same(chunk, src[begin:end], changed, t.dtype, size, tolerance)
                     or _shifted(chunk, begin, src, changed, size)
+                    or _shifted_close(chunk, begin, src, changed, t.dtype, tolerance)
                     for src in sources
                 )
             _noise_where_changed(chunk, was, t, size)
@@ -216,6 +227,46 @@ def _shifted(
         if bool((taken < 0).any()) or bool((taken >= theirs.numel()).any()):
             continue
         if bool((theirs[taken] == mine[places]).all()):
+            return True
+    return False
+
+
+# The places nearest in value to a copy's first element that are tried as its source, where a
+# copy is held to the task's tolerance (a store with trivial arithmetic moves every value a
+# little, so no place holds it bit for bit).
+CLOSE_SHIFT_CANDIDATES = 16
+
+
+def _shifted_close(
+    chunk: torch.Tensor,
+    begin: int,
+    src: torch.Tensor,
+    changed: torch.Tensor,
+    dtype: torch.dtype,
+    tolerance: tuple[float, float] | None,
+) -> bool:
+    """``_shifted`` at the task's tolerance: the changed elements of ``chunk`` are those of
+    ``src`` at one fixed shift, each within (atol, rtol) of its source (``y[i + 1] = x[i] *
+    (1 + 2^-21)`` is the copy a bitwise test misses)."""
+    size = torch.empty((), dtype=dtype).element_size()
+    if tolerance is None or not dtype.is_floating_point or dtype.is_complex:
+        return False
+    if src.numel() < size or chunk.numel() % size:
+        return False
+    mine = chunk.view(dtype).double()
+    theirs = src[: src.numel() // size * size].view(dtype).double()
+    places = changed.nonzero().flatten()
+    wanted = mine[places]
+    distance = (theirs - wanted[0]).abs()
+    distance = torch.where(torch.isfinite(distance), distance, float("inf"))
+    nearest = torch.topk(distance, min(CLOSE_SHIFT_CANDIDATES, distance.numel()), largest=False)
+    at = begin // size + places
+    atol, rtol = tolerance
+    for start in nearest.indices.tolist():
+        taken = at - (int(at[0]) - start)
+        if bool((taken < 0).any()) or bool((taken >= theirs.numel()).any()):
+            continue
+        if bool(torch.isclose(wanted, theirs[taken], rtol=rtol, atol=atol).all()):
             return True
     return False
 

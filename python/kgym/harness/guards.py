@@ -184,6 +184,7 @@ class LaunchCounter:
         self.copying_launches = 0  # ablated launches that only copied another argument
         self.copy_tolerance: tuple[float, float] | None = None  # the task's (atol, rtol)
         self.arena_storage: frozenset[int] = frozenset()  # the judge's arena: not an answer
+        self.arena_pristine: dict[int, torch.Tensor] = {}  # ... unless rewritten since
         # The tensors the candidate's torch calls made in this call (TorchOpRecorder.made): an
         # answer a kernel may copy without taking it as an argument.
         self.torch_made: Callable[[], list[Any]] = list
@@ -240,6 +241,7 @@ class LaunchCounter:
                         counter.copy_tolerance,
                         counter.arena_storage,
                         counter.torch_made(),
+                        counter.arena_pristine,
                     )
                     counter.copying_launches += int(copied)
                 counter.precision.note_launch(result)

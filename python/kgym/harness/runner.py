@@ -382,6 +382,14 @@ class Runner:
                 for v in self.views.inputs[k]
                 if type(v) is torch.Tensor
             )
+            # The inputs as the judge wrote them: an input the candidate's torch calls have
+            # rewritten by a launch (an answer computed in place) is a copy's source again.
+            counter.arena_pristine = {
+                int(v.untyped_storage().data_ptr()): v.detach().clone()
+                for k in (slots if ablate else [])
+                for v in self.views.inputs[k]
+                if type(v) is torch.Tensor
+            }
         filled = contextlib.ExitStack()
         if graded and (ablate or message.get("fill", True)):
             from kgym.harness.ablation import uninitialised_memory_filled

@@ -126,7 +126,7 @@ def set_names(facts: InputFacts) -> list[str]:
     if not facts.has_float:
         return []
     names = ["scaled_up", "scaled_down", "scaled_drawn", "offset_up", "offset_down"]
-    names += ["special", "sparse", "masked", "rows_apart", "cancelling"]
+    names += ["special", "sparse", "masked", "rows_apart", "cancelling", "flat_rows"]
     names += ["far_positive", "far_negative"]
     if facts.one_signed:
         names += ["sign_flipped", "shifted"]
@@ -166,6 +166,8 @@ def derive(name: str, inputs: list[Any], generator: torch.Generator | None = Non
             _masked_spans(v, generator)
         elif name == "rows_apart":
             _rows_apart(v, generator)
+        elif name == "flat_rows":
+            _flat_rows(v, generator)
         elif name == "cancelling":
             # Neighbours along the last dimension in pairs (a, -a): every aligned span of even
             # length sums to exactly zero, as discrete inputs (signs, one-hot rows, a Hadamard
@@ -252,6 +254,21 @@ def _rows_apart(v: torch.Tensor, generator: torch.Generator | None) -> None:
     rows.copy_((rows.double() * scale + offset).to(v.dtype))
 
 
+def _flat_rows(v: torch.Tensor, generator: torch.Generator | None) -> None:
+    """About a quarter of the rows all zeros (padding tokens), another quarter constant (each
+    its first value throughout), at least one of each: a row's spread, norm or maximum is
+    zero there, which a kernel that divides by it meets (the reference's answer is defined:
+    where it is not finite it is not compared)."""
+    rows = _rows(v)
+    if rows is None:
+        return
+    draw = torch.rand(rows.shape[0], generator=generator)
+    draw[0], draw[-1] = 0.0, 0.3  # one of each, whatever the draw
+    zero, constant = (draw < 0.25).to(v.device), ((draw >= 0.25) & (draw < 0.5)).to(v.device)
+    rows[constant] = rows[constant][:, :1].expand(-1, rows.shape[1])
+    rows[zero] = 0
+
+
 def _masked_spans(v: torch.Tensor, generator: torch.Generator | None) -> None:
     """-inf over a prefix of up to ``MASKED_SHARE`` of each row in half the rows, over a span
     as long elsewhere in the others: the blocks of -inf a mask makes (a softmax's answer is
@@ -336,7 +353,9 @@ def other_sizes(task: Any) -> dict[str, int | float]:
 # The sets the error-size check (judge/error_size.py) measures besides the task's own draws: a
 # kernel that keeps its precision only at the task's scale meets another.
 # Every set whose answer is finite where it is compared: not ``special`` and ``masked``, whose
-# infinities leave few elements to measure.
+# infinities leave few elements to measure, nor ``flat_rows``, whose constant rows amplify a
+# sum's last rounding by 1/sqrt(eps) in an honest float32 norm (a mean of equal values is
+# off by an ulp, then divided by a spread of nearly zero) where torch's answer is exact.
 ERROR_SIZE_SETS = frozenset(
     {
         "scaled_up",

@@ -192,7 +192,10 @@ def _low_precision(result: Any) -> bool:
     return any(isinstance(v, torch.Tensor) and v.dtype in LOW_PRECISION_DTYPES for v in values)
 
 
-MAX_MADE = 64  # the torch-made tensors a call's copy test looks at, the latest
+# The torch-made tensors a call's copy test looks at: of those computed, the largest (an
+# answer is as large as the output, and pushing it out takes as many computed tensors as
+# large: their work); of those only allocated, the latest.
+MAX_MADE = 64
 
 
 class TorchOpRecorder(TorchFunctionMode):
@@ -207,6 +210,7 @@ class TorchOpRecorder(TorchFunctionMode):
         # that stores one of them copies torch's answer, however it reached it (an argument, or
         # an address passed as a number), which the decoy check's copy test must know.
         self._made: list[weakref.ref[torch.Tensor]] = []
+        self._computed: list[tuple[int, int, weakref.ref[torch.Tensor]]] = []  # (bytes, n, ref)
         self._in_launch = in_launch
         # Compute the candidate's own code made while a launch ran (a grid, a heuristic, a hook,
         # a kernel body under the interpreter): no kernel's work, under either policy.
@@ -223,7 +227,7 @@ class TorchOpRecorder(TorchFunctionMode):
         name = self._name(name, args, result)
         if self._counts(name, args):
             self.calls[name[:80]] += 1
-            self._keep(result, args)
+            self._keep(result, args, name not in NON_COMPUTE)
             if launching and name not in NON_COMPUTE:
                 self.in_launch[name[:80]] += 1
         if (
@@ -237,20 +241,32 @@ class TorchOpRecorder(TorchFunctionMode):
             self.low_precision[name[:80]] += 1
         return result
 
-    def _keep(self, result: Any, args: tuple[Any, ...]) -> None:
+    def _keep(self, result: Any, args: tuple[Any, ...], computed: bool) -> None:
         """The call's tensors in memory of their own (computed, or allocated: torch may fill
         a buffer where no call is seen, such as the ``.real`` setter's copy); views of a
-        tensor it took are not new memory."""
+        tensor it took are not new memory. Computed ones are kept by size, the largest
+        ``MAX_MADE`` (tiny tensors made afterwards do not push an answer out); allocated ones
+        by recency."""
         taken = {_storage(a) for a in args if isinstance(a, torch.Tensor)}
         for value in result if type(result) in (tuple, list) else (result,):
             if type(value) is torch.Tensor and value.numel() > 0 and _storage(value) not in taken:
-                self._made.append(weakref.ref(value))
+                if computed:
+                    size = int(value.untyped_storage().nbytes())
+                    self._computed.append((size, len(self._computed), weakref.ref(value)))
+                    if len(self._computed) > 2 * MAX_MADE:
+                        self._computed = [e for e in self._computed if e[2]() is not None]
+                        self._computed.sort(key=lambda e: (e[0], e[1]), reverse=True)
+                        del self._computed[MAX_MADE:]
+                else:
+                    self._made.append(weakref.ref(value))
         del self._made[:-MAX_MADE]
 
     def made(self) -> list[torch.Tensor]:
-        """The tensors the candidate's torch calls made (computed or allocated) that are still
-        alive, latest first."""
-        alive = (ref() for ref in reversed(self._made))
+        """The tensors the candidate's torch calls made that are still alive: the largest
+        computed ones, then the latest allocated ones."""
+        computed = sorted(self._computed, key=lambda e: (e[0], e[1]), reverse=True)
+        alive = [e[2]() for e in computed[:MAX_MADE]]
+        alive += [ref() for ref in reversed(self._made)]
         return [t for t in alive if t is not None]
 
     def _candidate_made_it(self, name: str) -> bool:
