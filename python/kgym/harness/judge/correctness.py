@@ -77,6 +77,7 @@ class GradedCalls:
         self.tf32_meets_task = True  # tf32 products meet the task's tolerance (_tf32_meets)
         self.filled_trial = 0  # a later trial whose fresh memory starts filled for sure
         self.tf32_exact = False  # tf32 products change nothing of the task's answer (_tf32_meets)
+        self.robust = True  # the stress sets decide (--inputs robust), or only report (task)
         # The outputs' and inputs' dtypes (the checks' kernels are warmed for them).
         self.dtypes: tuple[set[torch.dtype], set[torch.dtype]] = (set(), set())
         self.layout: SlotLayout | None = None  # the task's call layout (the timed calls')
@@ -149,6 +150,8 @@ class GradedCalls:
         verdict under both input conventions (kgym eval reports both)."""
         timeline = self.timeline
         started = timeline.phase("correctness")
+        # Under ``task`` the stress sets decide nothing: their error size is not measured.
+        self.robust = robust
         trials = trials_asked + _RANDOM.randrange(EXTRA_TRIALS + 1)
         # The first trial and one later one drawn at random are filled for sure (the rest at
         # the judge's draw): a candidate that fails filled calls on purpose, so that a decoy
@@ -460,7 +463,8 @@ class GradedCalls:
             return verdict
         comparison = compare.compare_outputs(answer, expected, atol, rtol)
         timeline.stretch("correctness_checks", stretch)
-        if comparison.ok and name in stress.ERROR_SIZE_SETS and self.error_size is not None:
+        measured = self.robust and name in stress.ERROR_SIZE_SETS
+        if comparison.ok and measured and self.error_size is not None:
             # Precision kept only at the task's scale is not kept (error_size.py).
             self._judge_error(self.error_size, pristine, raw_answer)
         verdict: dict[str, Any] = {"passed": comparison.ok, "atol": atol, "compared": compared}
@@ -577,7 +581,7 @@ class GradedCalls:
             comparison = compare.compare_outputs(
                 answer, expected, task.tolerance.atol, task.tolerance.rtol
             )
-            if comparison.ok and self.error_size is not None:
+            if comparison.ok and self.robust and self.error_size is not None:
                 verdict["error_ratio"] = self._error_size_at(at, pristine, answer)
             del answer  # views into the arena that the task's layout replaces next
         finally:
