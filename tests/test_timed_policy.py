@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from kgym.harness.dot_precision import library_kernel_reduced
+from kgym.harness.dot_precision import kernel_name_reduced
 from kgym.harness.judge.findings import Findings
 from kgym.harness.judge.policy import CallPolicy
 
@@ -30,7 +30,7 @@ from kgym.harness.judge.policy import CallPolicy
     ],
 )
 def test_a_library_kernel_named_for_a_reduced_type_is_read_as_one(name: str) -> None:
-    assert library_kernel_reduced(name)
+    assert kernel_name_reduced(name)
 
 
 @pytest.mark.parametrize(
@@ -47,7 +47,7 @@ def test_a_library_kernel_named_for_a_reduced_type_is_read_as_one(name: str) -> 
     ],
 )
 def test_float32_and_tf32_kernels_are_not(name: str) -> None:
-    assert not library_kernel_reduced(name)
+    assert not kernel_name_reduced(name)
 
 
 def _trace(*names: str) -> dict:

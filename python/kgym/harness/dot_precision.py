@@ -61,7 +61,7 @@ _LIBRARY_REDUCED = re.compile(
 _NVJET_TYPES = re.compile(r"nvjet_(?:sm\d+_)?([a-z]+)_")
 
 
-def library_kernel_reduced(name: str) -> bool:
+def kernel_name_reduced(name: str) -> bool:
     """Whether a kernel's name says it computes or stores below float32."""
     lower = name.lower()
     nvjet = _NVJET_TYPES.search(lower)

@@ -109,7 +109,7 @@ class CallPolicy:
                     f"torch computes part of the answer (strict policy): {op}",
                 )
         for name, _, _ in reported_kernels(traced):
-            if name not in declared and dot_precision.library_kernel_reduced(name):
+            if name not in declared and dot_precision.kernel_name_reduced(name):
                 entry = f"kernel {name[:80]}"
                 if entry not in self.low_precision and len(self.low_precision) < 64:
                     self.low_precision.append(entry)
