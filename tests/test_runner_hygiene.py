@@ -171,15 +171,14 @@ def test_an_input_rewritten_before_the_launch_is_a_copy_source_again() -> None:
     input with the answer, a kernel that stores it copies it."""
     x = torch.randn(8, 16)
     pristine = {x.untyped_storage().data_ptr(): x.clone()}
-    arena = frozenset(pristine)
 
     def identity(fn_self: object, src: torch.Tensor, out: torch.Tensor) -> None:
         out.copy_(src)
 
     y = torch.full((8, 16), float("nan"))
-    _, copied = ablation.launch_with_noise(identity, None, (x, y), {}, None, arena, [], pristine)
+    _, copied = ablation.launch_with_noise(identity, None, (x, y), {}, None, pristine, [])
     assert not copied
     x.copy_(torch.softmax(x, dim=-1))  # the answer, computed in place in the input
     y = torch.full((8, 16), float("nan"))
-    _, copied = ablation.launch_with_noise(identity, None, (x, y), {}, None, arena, [], pristine)
+    _, copied = ablation.launch_with_noise(identity, None, (x, y), {}, None, pristine, [])
     assert copied

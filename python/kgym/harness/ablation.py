@@ -100,9 +100,8 @@ def launch_with_noise(
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
     tolerance: tuple[float, float] | None = None,
-    not_sources: frozenset[int] = frozenset(),
+    arena: dict[int, torch.Tensor] | None = None,
     torch_made: list[torch.Tensor] | None = None,
-    pristine: dict[int, torch.Tensor] | None = None,
 ) -> tuple[Any, bool]:
     """The launch, then noise into every element it wrote. Also says whether the launch only
     copied: every element it wrote holds the element at the same place of another tensor it
@@ -110,19 +109,21 @@ def launch_with_noise(
     first: a kernel can reach one by an address passed as a number), a Triton "store" of an
     answer torch computed, bit for bit or, for floating types, within the task's
     ``tolerance`` (atol, rtol): at the tolerance the answer is graded at, a store with trivial
-    arithmetic (``v * 1.004``) is the same copy. ``not_sources``: storages (by address) that
-    are not an answer's (the judge's arena), unless they no longer hold what ``pristine`` (by
-    address: the inputs as the judge wrote them) holds: an answer computed in place in an
-    input is a source like any other."""
+    arithmetic (``v * 1.004``) is the same copy. ``arena``: the call's inputs by storage
+    address, as the judge wrote them; an input that still holds them is not an answer's
+    source (a kernel that is the identity on its inputs does work), one the candidate's torch
+    calls rewrote (an answer computed in place) is a source like any other."""
     tensors = _tensor_args(args, kwargs)
     before = [_whole_storage(t).clone() for t in tensors]
-    rewritten = {
+    arena = arena or {}
+    not_sources = {
         key
-        for key, was in (pristine or {}).items()
-        for t, now in zip(tensors, before)
-        if t.untyped_storage().data_ptr() == key and not torch.equal(now, _whole_storage(was))
+        for key, was in arena.items()
+        if not any(
+            t.untyped_storage().data_ptr() == key and not torch.equal(now, _whole_storage(was))
+            for t, now in zip(tensors, before)
+        )
     }
-    not_sources = not_sources - rewritten
     taken = {t.untyped_storage().data_ptr() for t in tensors} | not_sources
     made: list[tuple[int, torch.Tensor]] = []  # (element size, the storage's bytes)
     budget = MAX_MADE_SOURCE_BYTES

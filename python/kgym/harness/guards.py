@@ -183,8 +183,9 @@ class LaunchCounter:
         self.ablated_launches = 0
         self.copying_launches = 0  # ablated launches that only copied another argument
         self.copy_tolerance: tuple[float, float] | None = None  # the task's (atol, rtol)
-        self.arena_storage: frozenset[int] = frozenset()  # the judge's arena: not an answer
-        self.arena_pristine: dict[int, torch.Tensor] = {}  # ... unless rewritten since
+        # The call's inputs as the judge wrote them, by storage address: not an answer's
+        # source unless the candidate rewrote them (kgym.harness.ablation).
+        self.arena: dict[int, torch.Tensor] = {}
         # The tensors the candidate's torch calls made in this call (TorchOpRecorder.made): an
         # answer a kernel may copy without taking it as an argument.
         self.torch_made: Callable[[], list[Any]] = list
@@ -192,6 +193,49 @@ class LaunchCounter:
         self.precision = DotPrecision()  # what the launched kernels' matrix products used
         # Launches that handed a kernel something only Python can run (foreign_arguments).
         self.foreign: list[str] = []
+        self._params: dict[Any, tuple[list[str], set[str]]] = {}  # per kernel function
+        self.triton_functions: tuple[type, ...] = ()  # JITFunction, InterpretedFunction
+
+    def foreign_arguments(self, kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+        """What a launch hands its kernel that only Python can run ("" where nothing): a
+        callable that is neither a Triton function nor one of triton.language's, or a tensor
+        given as a constexpr. Under the CPU interpreter a kernel calls what it is given as plain
+        Python (numpy on its values, torch's methods on the tensor); Triton's compiler takes
+        neither, so no kernel that runs on a GPU needs them. Every launch is read, timed ones
+        too: a kernel's parameters are read once."""
+        fn = getattr(kernel, "fn", None)
+        params = self._params.get(fn) if fn is not None else None
+        if params is None:
+            try:
+                names = list(inspect.signature(fn).parameters) if fn is not None else []
+            except (TypeError, ValueError):
+                names = []
+            notes = getattr(fn, "__annotations__", {}) if fn is not None else {}
+            constexprs = {n for n in names if "constexpr" in str(notes.get(n, ""))}
+            params = (names, constexprs)
+            if fn is not None:
+                self._params[fn] = params
+        names, constexprs = params
+        # The kernel's own parameters only: the launch's options (grid, num_warps) are not its.
+        given = [*zip(names, args), *((k, v) for k, v in kwargs.items() if k in names)]
+        for name, value in given:
+            if isinstance(value, (type, int, float, bool, str)) or self._is_triton(value):
+                continue
+            if callable(value):
+                return f"argument {name!r} is a Python callable ({type(value).__name__})"
+            if name in constexprs and isinstance(value, torch.Tensor):
+                return f"argument {name!r} is a tensor given as a constexpr"
+        return ""
+
+    def _is_triton(self, value: Any) -> bool:
+        """A Triton function, or one of triton.language's (its builtins, dtypes, constexprs):
+        read without running any of the candidate's code (no attribute of its objects)."""
+        if isinstance(value, self.triton_functions):
+            return True
+        if type(value) is types.FunctionType:
+            return str(value.__module__).startswith("triton.language")
+        module = type.__dict__["__module__"].__get__(type(value))
+        return isinstance(module, str) and module.startswith("triton.language")
 
     def install(self) -> None:
         from triton.runtime.jit import JITFunction
@@ -205,6 +249,7 @@ class LaunchCounter:
             pass
         if os.environ.get("TRITON_INTERPRET") == "1":
             self.precision.install_interpreter()
+        self.triton_functions = tuple(classes)
         for cls in classes:
             wrapped = self._counting(cls.run)
             cls.run = wrapped  # type: ignore[method-assign]
@@ -222,7 +267,7 @@ class LaunchCounter:
                 if code is not None:
                     where = os.path.basename(str(code.co_filename))
                     counter.origins[name] = (where, int(code.co_firstlineno))
-            foreign = foreign_arguments(fn_self, args, kwargs)
+            foreign = counter.foreign_arguments(fn_self, args, kwargs)
             if foreign and len(counter.foreign) < 8:
                 counter.foreign.append(f"{name}: {foreign}")
             counter.depth += 1
@@ -239,9 +284,8 @@ class LaunchCounter:
                         args,
                         kwargs,
                         counter.copy_tolerance,
-                        counter.arena_storage,
+                        counter.arena,
                         counter.torch_made(),
-                        counter.arena_pristine,
                     )
                     counter.copying_launches += int(copied)
                 counter.precision.note_launch(result)
@@ -250,51 +294,6 @@ class LaunchCounter:
                 counter.depth -= 1
 
         return run
-
-
-def foreign_arguments(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
-    """What a launch hands its kernel that only Python can run ("" where nothing): a callable
-    that is neither a Triton function nor one of triton.language's, or a tensor given as a
-    constexpr. Under the CPU interpreter a kernel calls what it is given as plain Python (numpy
-    on its values, torch's methods on the tensor); Triton's compiler takes neither, so no
-    kernel that runs on a GPU needs them."""
-    fn = getattr(kernel, "fn", None)
-    try:
-        names = list(inspect.signature(fn).parameters) if fn is not None else []
-    except (TypeError, ValueError):
-        names = []
-    annotations = getattr(fn, "__annotations__", {}) if fn is not None else {}
-    # The kernel's own parameters only: the launch's options (grid, num_warps) are not its.
-    given = [*zip(names, args), *((k, v) for k, v in kwargs.items() if k in names)]
-    for name, value in given:
-        if _is_triton_callable(value) or isinstance(value, (type, int, float, bool, str)):
-            continue
-        if callable(value):
-            return f"argument {name!r} is a Python callable ({type(value).__name__})"
-        constexpr = "constexpr" in str(annotations.get(name, ""))
-        if constexpr and isinstance(value, torch.Tensor):
-            return f"argument {name!r} is a tensor given as a constexpr"
-    return ""
-
-
-def _is_triton_callable(value: Any) -> bool:
-    """A Triton function, or one of triton.language's (its builtins, dtypes, constexprs):
-    read without running any of the candidate's code (no attribute of its objects is read)."""
-    from triton.runtime.jit import JITFunction
-
-    if isinstance(value, JITFunction):
-        return True
-    try:
-        from triton.runtime.interpreter import InterpretedFunction
-
-        if isinstance(value, InterpretedFunction):
-            return True
-    except ImportError:
-        pass
-    if type(value) is types.FunctionType:
-        return str(value.__module__).startswith("triton.language")
-    module = type.__dict__["__module__"].__get__(type(value))
-    return isinstance(module, str) and module.startswith("triton.language")
 
 
 # torch._dynamo, when something imports it (the CUDA profiler does), rebinds torch.manual_seed to

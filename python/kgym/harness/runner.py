@@ -376,15 +376,8 @@ class Runner:
             counter.ablate = ablate
             given = message.get("ablate_tolerance")
             counter.copy_tolerance = (float(given[0]), float(given[1])) if given else None
-            counter.arena_storage = frozenset(
-                int(v.untyped_storage().data_ptr())
-                for k in (slots if ablate else [])
-                for v in self.views.inputs[k]
-                if type(v) is torch.Tensor
-            )
-            # The inputs as the judge wrote them: an input the candidate's torch calls have
-            # rewritten by a launch (an answer computed in place) is a copy's source again.
-            counter.arena_pristine = {
+            # The inputs as the judge wrote them (ablation.launch_with_noise's ``arena``).
+            counter.arena = {
                 int(v.untyped_storage().data_ptr()): v.detach().clone()
                 for k in (slots if ablate else [])
                 for v in self.views.inputs[k]

@@ -356,22 +356,8 @@ def other_sizes(task: Any) -> dict[str, int | float]:
 # infinities leave few elements to measure, nor ``flat_rows``, whose constant rows amplify a
 # sum's last rounding by 1/sqrt(eps) in an honest float32 norm (a mean of equal values is
 # off by an ulp, then divided by a spread of nearly zero) where torch's answer is exact.
-ERROR_SIZE_SETS = frozenset(
-    {
-        "scaled_up",
-        "scaled_down",
-        "scaled_drawn",
-        "offset_up",
-        "offset_down",
-        "far_positive",
-        "far_negative",
-        "sign_flipped",
-        "shifted",
-        "sparse",
-        "rows_apart",
-        "cancelling",
-    }
-)
+# These are the timed slots' sets and the two drawn afresh each call.
+ERROR_SIZE_SETS = TIMED_SETS | {"sparse", "rows_apart"}
 # How far the other sizes' model's weights are moved from their initialisation: noise of this
 # many times each parameter's rms (0.1 where it is all zeros, as a bias starts).
 WEIGHT_NOISE = 0.5
