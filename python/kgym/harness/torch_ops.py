@@ -13,6 +13,7 @@ there. A call that makes an fp16, bf16 or fp8 tensor is reported for the precisi
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 import sysconfig
@@ -211,6 +212,7 @@ class TorchOpRecorder(TorchFunctionMode):
         # an address passed as a number), which the decoy check's copy test must know.
         self._made: list[weakref.ref[torch.Tensor]] = []
         self._computed: list[tuple[int, int, weakref.ref[torch.Tensor]]] = []  # (bytes, n, ref)
+        self._order = itertools.count()  # n: which was made later, among tensors of one size
         self._in_launch = in_launch
         # Compute the candidate's own code made while a launch ran (a grid, a heuristic, a hook,
         # a kernel body under the interpreter): no kernel's work, under either policy.
@@ -252,7 +254,7 @@ class TorchOpRecorder(TorchFunctionMode):
             if type(value) is torch.Tensor and value.numel() > 0 and _storage(value) not in taken:
                 if computed:
                     size = int(value.untyped_storage().nbytes())
-                    self._computed.append((size, len(self._computed), weakref.ref(value)))
+                    self._computed.append((size, next(self._order), weakref.ref(value)))
                     if len(self._computed) > 2 * MAX_MADE:
                         self._computed = [e for e in self._computed if e[2]() is not None]
                         self._computed.sort(key=lambda e: (e[0], e[1]), reverse=True)

@@ -340,6 +340,15 @@ class Evaluation:
         failed = self.correctness is None or not self.correct_on_all_sets()
         return over_share or failed or self.findings.rejected()
 
+    def _traced(self) -> bool:
+        """Whether the candidate's kernel trace records its calls: on a GPU whose runners
+        loaded it, for a job that profiles (the graded calls' and the timed calls')."""
+        return (
+            self.device.type == "cuda"
+            and bool(self.job["profile"])
+            and bool(self.runners.trace["available"])
+        )
+
     def correct_on_all_sets(self) -> bool:
         assert self.correctness is not None
         if self.correctness["passed"] < self.correctness["trials"]:
@@ -362,9 +371,7 @@ class Evaluation:
         self.graded = graded
         # On a GPU the graded calls are traced as the timed calls are: a library kernel that
         # only timed calls launch is work the graded calls never saw (policy.observe_timed).
-        traced = (
-            self.device.type == "cuda" and self.job["profile"] and self.runners.trace["available"]
-        )
+        traced = self._traced()
         if traced:
             record_kernels(self.runners, self.findings, on=True, roles=("candidate",))
         self.correctness = graded.run(
@@ -421,7 +428,7 @@ class Evaluation:
             self.timing = time_runners(
                 sampler,
                 options.get("baseline", "eager"),
-                record=bool(self.job["profile"]) and self.runners.trace["available"],
+                record=self._traced(),
             )
         if sampler.error_size is not None:
             precision = self.graded.precision
