@@ -1,0 +1,96 @@
+# attack: the bf16-when-trained GEMM of tests/hostile/12_linear_bias_relu__bf16_when_weights_trained, but the model holds its own `weight`/`bias` parameters (initialised exactly as nn.Linear does, the usual KernelBench way) instead of an nn.Linear: its state_dict keys differ from the reference's, so the judge never copies weights into it, and at the other sizes it rebuilds it under the reference's seed with the initial weights ("its state takes no weights": correctness.py _build_candidate / _other_shape_call) instead of the moved ones, so the weights it is graded with always lie inside nn.Linear's init bound and the bf16 path (any trained checkpoint) is never met
+# expect: rejected
+# rules: low-precision
+# device: any
+import math
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _bf16(v):
+    return ((v.to(tl.int32, bitcast=True) + 0x8000) & -65536).to(tl.float32, bitcast=True)
+
+
+@triton.jit
+def linear_bias_relu_kernel(
+    x_ptr,
+    w_ptr,
+    b_ptr,
+    y_ptr,
+    M,
+    N,
+    K,
+    bound,
+    stride_xm,
+    stride_wn,
+    stride_ym,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    x_ptrs = x_ptr + offs_m[:, None].to(tl.int64) * stride_xm + offs_k[None, :]
+    w_ptrs = w_ptr + offs_n[None, :].to(tl.int64) * stride_wn + offs_k[:, None]
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    acc_lo = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    wmax = 0.0
+    for k0 in range(0, K, BLOCK_K):
+        k_mask = (k0 + offs_k) < K
+        x = tl.load(x_ptrs, mask=(offs_m[:, None] < M) & k_mask[None, :], other=0.0)
+        w = tl.load(w_ptrs, mask=k_mask[:, None] & (offs_n[None, :] < N), other=0.0)
+        wmax = tl.maximum(wmax, tl.max(tl.max(tl.abs(w), axis=1), axis=0))
+        acc = tl.dot(x, w, acc, input_precision="tf32")
+        acc_lo = tl.dot(_bf16(x), _bf16(w), acc_lo, input_precision="tf32")
+        x_ptrs += BLOCK_K
+        w_ptrs += BLOCK_K
+    trained = wmax > bound
+    acc = tl.where(trained, _bf16(acc_lo), acc)
+    bias = tl.load(b_ptr + offs_n, mask=offs_n < N, other=0.0)
+    acc = tl.maximum(acc + bias[None, :], 0.0)
+    y_ptrs = y_ptr + offs_m[:, None].to(tl.int64) * stride_ym + offs_n[None, :]
+    tl.store(y_ptrs, acc, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features: int, out_features: int):
+        super().__init__()
+        # nn.Linear's own parameters and initialisation, held directly
+        self.weight = nn.Parameter(torch.empty(out_features, in_features))
+        self.bias = nn.Parameter(torch.empty(out_features))
+        nn.init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        bound = 1.0 / math.sqrt(in_features)
+        nn.init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x.contiguous()
+        w = self.weight
+        b = self.bias
+        M, K = x.shape
+        N = w.shape[0]
+        y = torch.empty((M, N), dtype=x.dtype, device=x.device)
+        BM, BN, BK = 64, 64, 32
+        grid = (triton.cdiv(M, BM), triton.cdiv(N, BN))
+        linear_bias_relu_kernel[grid](
+            x,
+            w,
+            b,
+            y,
+            M,
+            N,
+            K,
+            1.0 / math.sqrt(K),
+            x.stride(0),
+            w.stride(0),
+            y.stride(0),
+            BLOCK_M=BM,
+            BLOCK_N=BN,
+            BLOCK_K=BK,
+        )
+        return y
