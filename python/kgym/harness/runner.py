@@ -34,6 +34,33 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
+def _matching_names(
+    own: dict[str, torch.Tensor], state: dict[str, torch.Tensor]
+) -> dict[str, str] | None:
+    """For each of the judge's weights, the entry of the model's state that takes it: the one
+    of the same name where every name and shape matches, else, in order, the next entry of the
+    same shape and type (a ModelNew that holds its own ``weight`` where the task's Model holds
+    an ``nn.Linear``, made in the same order: the usual way); None where some weight finds no
+    entry. Entries of the model's own beyond the task's are left as they are."""
+    if not state:
+        return None
+    if own.keys() == state.keys() and all(own[k].shape == state[k].shape for k in state):
+        return {k: k for k in state}
+    entries = list(own.items())
+    names: dict[str, str] = {}
+    at = 0
+    for name, value in state.items():
+        while at < len(entries) and (
+            entries[at][1].shape != value.shape or entries[at][1].dtype != value.dtype
+        ):
+            at += 1
+        if at == len(entries):
+            return None
+        names[name] = entries[at][0]
+        at += 1
+    return names
+
+
 class Runner:
     def __init__(
         self,
@@ -290,15 +317,30 @@ class Runner:
                 for name, (offset, shape, dtype) in weights["tensors"].items()
             }
             own = model.state_dict()
-            if not state or own.keys() != state.keys():
+            names = _matching_names(own, state)
+            if names is None:
                 return False
-            if any(tuple(own[k].shape) != tuple(state[k].shape) for k in state):
-                return False
-            model.load_state_dict({k: v.to(own[k].device) for k, v in state.items()})
+            model.load_state_dict(
+                {names[k]: v.to(own[names[k]].device) for k, v in state.items()}, strict=False
+            )
             return True
         finally:
             _sync(self.device)
             arena.close()
+
+    def op_weights(self, message: dict[str, Any], payload: Any, fds: list[int]) -> dict[str, Any]:
+        """The judge's weights loaded into the model set up, as a checkpoint is loaded into a
+        model that exists (and may have been called): what its forward derived from the old
+        weights is stale from here."""
+        if not isinstance(self.model, torch.nn.Module):
+            for fd in fds:
+                os.close(fd)
+            return {"ok": True, "weights_copied": False}
+        try:
+            copied = self._load_weights(self.model, payload, fds)
+        except BaseException as exc:  # noqa: BLE001  (the candidate's load hooks ran)
+            raise _Failure(self._exception_reply(exc, "call")) from exc
+        return {"ok": True, "weights_copied": copied}
 
     def op_layout(self, message: dict[str, Any], payload: Any, fds: list[int]) -> dict[str, Any]:
         if self.arena is not None:

@@ -177,6 +177,12 @@ class GradedCalls:
         }
         self.result = result
         stress.draw_scale()  # this evaluation's scaled_drawn factor, timed slots' too
+        # Graded with trained weights, not the initial ones alone: the task's own model too.
+        moved = self._new_weights() if weights_copied else None
+        if moved is not None:
+            result.update(first_failed_trial=0, mismatch=moved, correct_on_task_inputs=False)
+            timeline.done("correctness", started)
+            return result
         views, facts = self._probe(started)
         # What the kernels' source names decides before any call.
         self.precision = self.policy.judge_precision(self.dtypes[0] | self.dtypes[1])
@@ -206,6 +212,8 @@ class GradedCalls:
             steps.insert(at, ("repeat", ""))
             other = _RANDOM.randrange(at + 1, len(steps) + 1)
             steps.insert(other, ("other_shape", ""))
+            if weights_copied:  # new weights into the model as it is, after some calls
+                steps.insert(_RANDOM.randrange(1, len(steps) + 1), ("weights", ""))
             if not any(kind in ("trial", "stress") for kind, _ in steps[other + 1 :]):
                 steps.append(("trial", ""))
                 result["trials"] += 1
@@ -257,6 +265,11 @@ class GradedCalls:
                     failed = f"trial {trial}: {mismatch}"
             elif kind == "repeat":
                 failed = self._repeat(views, *last)
+            elif kind == "weights":
+                failed = self._new_weights()
+                # A compared call next, whose answer the repeat compares with from here.
+                steps.insert(0, ("trial", ""))
+                result["trials"] += 1
             elif kind in ("stress", "other_shape"):
                 if kind == "stress":
                     verdict = self._stress_call(name, views)
@@ -279,6 +292,46 @@ class GradedCalls:
             if not steps:
                 steps = [("decoy", "")] * sum(n not in self.ablated for n in self.policy.launched)
         return set_failed
+
+    def _new_weights(self) -> str | None:
+        """The reference's weights moved off where they are (``stress.away_from_init``, under
+        a seed of the OS's), as training or a loaded checkpoint moves them, and loaded into
+        both runners' models as they are, called or not (``runner.op_weights``): a candidate
+        that behaves well only with its initial weights, in its first instance or at the
+        task's width, or keeps what it derived from the weights of its first call, meets
+        trained ones. Returns why the candidate's model did not take them (its answer is then
+        not the task's), or None."""
+        reference = self.task.reference
+        dev.seed_generators(fresh_seed(), self.task.device)
+        stress.away_from_init(reference)
+        weights, fds = self.lender.weights(reference)
+        try:
+            for role in ("reference", "candidate"):
+                reply = self.runners.ask(
+                    role, {"op": "weights"}, "correctness", payload=weights, fds=list(fds)
+                )
+                if role == "reference":
+                    if not reply.get("ok") or not reply.get("weights_copied"):
+                        raise EvaluationFailure(
+                            "infra_error",
+                            "correctness",
+                            message=f"the reference's runner took no weights: {str(reply)[:300]}",
+                        )
+                    continue
+                self.findings.take_from_reply(reply)
+                self.findings.stop_if_rejected("correctness")
+                if not reply.get("ok"):
+                    failure = failed_reply(reply, "correctness")
+                    if failure.status != "incorrect":
+                        raise failure
+                    return f"new weights: {failure.message}"
+                if not reply.get("weights_copied"):
+                    return "the model's state no longer takes the task's weights"
+        finally:
+            self.lender.free_weights()
+        if self.error_size is not None:
+            self.error_size.release()  # its float64 and tf32 builds copied the old weights
+        return None
 
     def _probe(self, started: float) -> tuple[SlotViews, stress.InputFacts]:
         """The output layout, from the reference on inputs the candidate never sees, and the
