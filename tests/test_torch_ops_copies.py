@@ -58,3 +58,19 @@ def test_an_output_is_looked_at_by_exact_type_only() -> None:
     assert values == [] and problem is not None and "Sneaky" in problem
     assert ran == []  # its __iter__ never ran
     assert _plain_output(t.as_subclass(torch.nn.Parameter))[1] is not None
+
+
+class _HookedList(list):  # type: ignore[type-arg]
+    """A list whose attribute lookups, which torch.tensor makes while its handler runs with
+    the record off the mode stack, compute with torch."""
+
+    def __getattr__(self, name: str) -> object:
+        torch.exp(torch.ones(2))
+        raise AttributeError(name)
+
+
+def test_torch_run_in_the_candidates_hook_that_torch_calls_back_is_recorded() -> None:
+    summary = _record(lambda: torch.tensor(_HookedList([1.0, 2.0])))
+    assert "exp" in summary["compute"]
+    # torch's own Python under a call (softmax's wrapper) stays torch's.
+    assert _record(lambda: torch.nn.functional.softmax(torch.ones(3), 0))["compute"] == ["softmax"]

@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 import triton
-from torch.overrides import TorchFunctionMode
+from torch.overrides import TorchFunctionMode, _pop_mode, _push_mode
 
 _TRITON_DIR = os.path.dirname(triton.__file__) + os.sep
 _KGYM_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -160,6 +160,12 @@ VIEW_OR_COPY = frozenset(
 )
 
 
+def _candidates(filename: str) -> bool:
+    """Code of the candidate's (its file, or code it made at run time): not kgym's, Triton's,
+    the installed libraries' or the interpreter's frozen modules."""
+    return not filename.startswith((_KGYM_DIR, _TRITON_DIR, *_INSTALLED, "<frozen ", "<string>"))
+
+
 def _storage(value: Any) -> int | None:
     try:
         return int(value.untyped_storage().data_ptr()) if isinstance(value, torch.Tensor) else None
@@ -217,6 +223,7 @@ class TorchOpRecorder(TorchFunctionMode):
         # Compute the candidate's own code made while a launch ran (a grid, a heuristic, a hook,
         # a kernel body under the interpreter): no kernel's work, under either policy.
         self.in_launch: Counter[str] = Counter()
+        self._callback: Any = None  # the candidate's frame torch called back into (_run)
 
     def __torch_function__(
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
@@ -225,7 +232,7 @@ class TorchOpRecorder(TorchFunctionMode):
         launching = self._in_launch()
         if launching and not self._candidate_made_it(name):
             return func(*args, **(kwargs or {}))
-        result = func(*args, **(kwargs or {}))
+        result = self._run(func, args, kwargs or {})
         name = self._name(name, args, result)
         if self._counts(name, args):
             self.calls[name[:80]] += 1
@@ -242,6 +249,34 @@ class TorchOpRecorder(TorchFunctionMode):
         ):
             self.low_precision[name[:80]] += 1
         return result
+
+    def _run(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """``func`` with this record taken up again in whatever of the candidate's code torch
+        calls back into while it runs: torch takes this mode off its stack for the length of
+        the call, and reads its arguments through their own methods (a ``__getattr__`` asked
+        for ``__cuda_array_interface__``, an ``__index__``, a subclass's ``__torch_function__``),
+        whose torch calls are the candidate's as much as its forward's."""
+        previous, outer = sys.getprofile(), self._callback
+        self._callback = None  # this call's own: a call inside a callback has its own
+        sys.setprofile(self._watch)
+        try:
+            return func(*args, **kwargs)
+        finally:
+            sys.setprofile(previous)
+            if self._callback is not None:  # a frame that never saw its return event
+                _pop_mode()
+            self._callback = outer
+
+    def _watch(self, frame: Any, event: str, _arg: Any) -> None:
+        """The profile hook while a torch call runs: the candidate's frame entered from it
+        puts this record back on the stack until that frame returns."""
+        if event == "call" and self._callback is None:
+            if _candidates(frame.f_code.co_filename):
+                self._callback = frame
+                _push_mode(self)
+        elif event == "return" and frame is self._callback:
+            self._callback = None
+            _pop_mode()
 
     def _keep(self, result: Any, args: tuple[Any, ...], computed: bool) -> None:
         """The call's tensors in memory of their own (computed, or allocated: torch may fill
