@@ -352,12 +352,13 @@ def other_sizes(task: Any) -> dict[str, int | float]:
 
 # The sets the error-size check (judge/error_size.py) measures besides the task's own draws: a
 # kernel that keeps its precision only at the task's scale meets another.
-# Every set whose answer is finite where it is compared: not ``special`` and ``masked``, whose
-# infinities leave few elements to measure, nor ``flat_rows``, whose constant rows amplify a
-# sum's last rounding by 1/sqrt(eps) in an honest float32 norm (a mean of equal values is
-# off by an ulp, then divided by a spread of nearly zero) where torch's answer is exact.
-# These are the timed slots' sets and the two drawn afresh each call.
-ERROR_SIZE_SETS = TIMED_SETS | {"sparse", "rows_apart"}
+# Every set but ``special`` (NaN and infinities in every row: little is finite), and
+# ``flat_rows``, whose constant rows amplify a sum's last rounding by 1/sqrt(eps) in an honest
+# float32 norm (a mean of equal values is off by an ulp, then divided by a spread of nearly
+# zero) where torch's answer is exact. ``masked`` is measured where its answer is finite (a
+# masked softmax's rows are, a layer norm's are not): a kernel that rounds coarsely only in
+# rows that hold a mask meets it there.
+ERROR_SIZE_SETS = TIMED_SETS | {"sparse", "rows_apart", "masked"}
 # How far the other sizes' model's weights are moved from their initialisation: noise of this
 # many times each parameter's rms (0.1 where it is all zeros, as a bias starts).
 WEIGHT_NOISE = 0.5
