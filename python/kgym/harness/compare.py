@@ -270,6 +270,17 @@ def compare_outputs(
                 return Comparison(False, f"{where}: dtype {a.dtype}, expected {e.dtype}")
             if a.device != e.device:
                 return Comparison(False, f"{where}: on {a.device}, expected {e.device}")
+            if not (e.is_floating_point() or e.is_complex()):
+                # Integers and booleans (an argmax's indices, a mask) are right or wrong: a
+                # tolerance scaled by their size would let an index of 100 be off by one.
+                if not bitwise_equal(a, e):
+                    wrong = int(torch.count_nonzero(a.reshape(-1) != e.reshape(-1)))
+                    return Comparison(
+                        False,
+                        f"{where}: {wrong} of {e.numel()} values differ ({e.dtype}: compared "
+                        "exactly)",
+                    )
+                continue
             if defer is not None and not errors and defer(a, e):
                 continue
             close, max_abs, max_rel = _values_close(a, e, atol, rtol, relative_l2, errors)
@@ -289,7 +300,11 @@ def compare_outputs(
                     False, f"{where}: expected {type(e).__name__}, got {type(a).__name__}"
                 )
             if isinstance(e, float):
-                if abs(a - e) > atol + rtol * abs(e):
+                # Written so that a NaN fails it (a NaN's distance compares False with anything)
+                # unless NaN is what was expected; infinities must be the same one.
+                both_nan = math.isnan(a) and math.isnan(e)
+                near = math.isfinite(e) and abs(a - e) <= atol + rtol * abs(e)
+                if not (a == e or near or both_nan):
                     return Comparison(False, f"{where}: {a!r}, expected {e!r}")
             elif a != e:
                 return Comparison(False, f"{where}: {a!r}, expected {e!r}")
