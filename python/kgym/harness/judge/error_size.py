@@ -72,14 +72,63 @@ def _pairs(answer: list[Any], truth: list[Any]) -> list[tuple[torch.Tensor, torc
     ]
 
 
-def _peak(pairs: list[tuple[torch.Tensor, torch.Tensor]]) -> float:
-    """The truth's largest finite magnitude (0.0 where it has none)."""
-    peak = 0.0
-    for _, t in pairs:
+def _peak(truths: list[torch.Tensor]) -> float:
+    """The truth's largest finite magnitude (0.0 where it has none): one read back."""
+    peak: torch.Tensor | None = None
+    for t in truths:
         for start in range(0, t.numel(), compare.CHUNK_ELEMENTS):
             tc = t[start : start + compare.CHUNK_ELEMENTS].to(torch.float64).abs()
-            peak = max(peak, float(torch.where(torch.isfinite(tc), tc, 0.0).max()))
-    return peak
+            top = torch.where(torch.isfinite(tc), tc, 0.0).max()
+            peak = top if peak is None else torch.maximum(peak, top)
+    return 0.0 if peak is None else float(peak)
+
+
+def sizes(answers: list[list[Any]], truth: list[Any]) -> list[tuple[float | None, float | None]]:
+    """For each answer, (``residual_l2``, ``relative_rms``) against ``truth``: the truth's peak
+    found once, and each answer's sums kept on the device, read back once (a check that
+    synchronised per chunk and per statistic took seconds of a GPU's shared hold a call)."""
+    pairs_of = [_pairs(answer, truth) for answer in answers]
+    truths = {id(t): t for pairs in pairs_of for _, t in pairs}
+    peak = _peak(list(truths.values()))
+    if peak == 0.0:
+        return [(None, None) for _ in answers]
+    out: list[tuple[float | None, float | None]] = []
+    for pairs in pairs_of:
+        # |d|², <d,t>, |t|², the elements' ratios' sum, their squares' sum, how many.
+        sums: torch.Tensor | None = None
+        for a, t in pairs:
+            for start in range(0, t.numel(), compare.CHUNK_ELEMENTS):
+                tc = t[start : start + compare.CHUNK_ELEMENTS].to(torch.float64) / peak
+                ac = a[start : start + compare.CHUNK_ELEMENTS].to(tc.device, torch.float64) / peak
+                # Where either is not finite, nothing (no boolean index: no synchronisation).
+                finite = torch.isfinite(tc) & torch.isfinite(ac)
+                tk = torch.where(finite, tc, 0.0)
+                d = torch.where(finite, ac - tk, 0.0)
+                large = finite & (tc.abs() >= RELATIVE_FLOOR)
+                r = torch.where(large, ac / torch.where(large, tc, 1.0) - 1.0, 0.0)
+                chunk = torch.stack(
+                    [
+                        torch.sum(d * d),
+                        torch.sum(d * tk),
+                        torch.sum(tk * tk),
+                        torch.sum(r),
+                        torch.sum(r * r),
+                        torch.count_nonzero(large).to(torch.float64),
+                    ]
+                )
+                sums = chunk if sums is None else sums + chunk
+        dd, dt, tt, ratios, total, count = sums.tolist() if sums is not None else [0.0] * 6
+        l2 = None
+        if tt != 0.0:
+            b = min(max(dt / tt, -MAX_SCALE), MAX_SCALE)
+            l2 = math.sqrt(max(dd - 2.0 * b * dt + b * b * tt, 0.0) / tt)
+        each = None
+        if count:
+            # The scale: each element's ratio's mean departure, clamped as residual_l2's.
+            b = min(max(ratios / count, -MAX_SCALE), MAX_SCALE)
+            each = math.sqrt(max(total / count - 2.0 * b * ratios / count + b * b, 0.0))
+        out.append((l2, each))
+    return out
 
 
 def residual_l2(answer: list[Any], truth: list[Any]) -> float | None:
@@ -89,26 +138,7 @@ def residual_l2(answer: list[Any], truth: list[Any]) -> float | None:
     non-zero value. With d = answer - truth and b = a - 1 it is
     sqrt(|d|² - 2b<d,truth> + b²|truth|²) / |truth|: no cancellation beyond d's own. Values are
     taken relative to the truth's largest magnitude, so that squares do not overflow."""
-    pairs = _pairs(answer, truth)
-    peak = _peak(pairs)
-    if peak == 0.0:
-        return None
-    dd = dt = tt = 0.0
-    for a, t in pairs:
-        for start in range(0, t.numel(), compare.CHUNK_ELEMENTS):
-            tc = t[start : start + compare.CHUNK_ELEMENTS].to(torch.float64) / peak
-            ac = a[start : start + compare.CHUNK_ELEMENTS].to(tc.device, torch.float64) / peak
-            # Where either is not finite, nothing (no boolean index: no synchronisation).
-            keep = torch.isfinite(tc) & torch.isfinite(ac)
-            tc = torch.where(keep, tc, 0.0)
-            d = torch.where(keep, ac - tc, 0.0)
-            dd += float(torch.sum(d * d))
-            dt += float(torch.sum(d * tc))
-            tt += float(torch.sum(tc * tc))
-    if tt == 0.0:
-        return None
-    b = min(max(dt / tt, -MAX_SCALE), MAX_SCALE)
-    return math.sqrt(max(dd - 2.0 * b * dt + b * b * tt, 0.0) / tt)
+    return sizes([answer], truth)[0][0]
 
 
 def relative_rms(answer: list[Any], truth: list[Any]) -> float | None:
@@ -118,26 +148,7 @@ def relative_rms(answer: list[Any], truth: list[Any]) -> float | None:
     answer whose small elements are rounded coarsely hides in one relative L2, which the large
     elements make, but not here. The scale ``residual_l2`` takes out is the tf32 cut's; here
     it is taken out the same way, element by element (within 1 ± ``MAX_SCALE``)."""
-    pairs = _pairs(answer, truth)
-    peak = _peak(pairs)
-    if peak == 0.0:
-        return None
-    total, count, ratios = 0.0, 0, 0.0
-    for a, t in pairs:
-        for start in range(0, t.numel(), compare.CHUNK_ELEMENTS):
-            tc = t[start : start + compare.CHUNK_ELEMENTS].to(torch.float64) / peak
-            ac = a[start : start + compare.CHUNK_ELEMENTS].to(tc.device, torch.float64) / peak
-            keep = torch.isfinite(tc) & torch.isfinite(ac) & (tc.abs() >= RELATIVE_FLOOR)
-            safe = torch.where(keep, tc, 1.0)
-            r = torch.where(keep, ac / safe - 1.0, 0.0)
-            # The scale: each element's ratio's mean departure, clamped as residual_l2's.
-            ratios += float(torch.sum(r))
-            total += float(torch.sum(r * r))
-            count += int(torch.count_nonzero(keep))
-    if count == 0:
-        return None
-    b = min(max(ratios / count, -MAX_SCALE), MAX_SCALE)
-    return math.sqrt(max(total / count - 2.0 * b * ratios / count + b * b, 0.0))
+    return sizes([answer], truth)[0][1]
 
 
 def _to(values: list[Any], make: Any) -> list[Any]:
@@ -182,15 +193,13 @@ class ErrorSize:
             self.unavailable = f"the reference does not run in float64: {str(exc)[:200]}"
             self.exact = self.at_tf32 = None
             return None
-        candidate = residual_l2(answer, truth)
-        allowed = residual_l2(tf32, truth)
+        (candidate, each), (allowed, each_tf32) = sizes([answer, tf32], truth)
         if candidate is None or allowed is None:
             return None
         self.calls += 1
         floor = ERROR_FLOOR / ERROR_FACTOR
         ratio = candidate / max(allowed, floor)
         # Element by element too: a coarse rounding of the small elements alone.
-        each, each_tf32 = relative_rms(answer, truth), relative_rms(tf32, truth)
         elementwise = each / max(each_tf32, floor) if each is not None and each_tf32 else 0.0
         worst = max(ratio, elementwise)
         if self.worst is None or worst > self.worst["ratio"]:
