@@ -114,6 +114,25 @@ def main() -> int:
         for side, label in (("a", args.label_a), ("b", args.label_b))
     }
     ratio = summary["a"]["median_total_s"] / summary["b"]["median_total_s"]
+
+    def stretches(side: str) -> str:
+        """The medians of the correctness phase's stretches (durations_ms), largest first."""
+        keys = {
+            k
+            for r in rows
+            if r["side"] == side
+            for k in r.get("durations_ms", {})
+            if k.startswith(("harness_correctness_", "harness_decoy_"))
+        }
+        medians = {
+            k.removeprefix("harness_"): statistics.median(
+                (r.get("durations_ms") or {}).get(k, 0.0) / 1000 for r in rows if r["side"] == side
+            )
+            for k in keys
+        }
+        top = sorted(medians.items(), key=lambda kv: -kv[1])[:8]
+        return ", ".join(f"{k} {v:.2f}" for k, v in top) or "-"
+
     command = "python " + " ".join(shlex.quote(a) for a in sys.argv)
     lines = [
         *header(f"One evaluation's cost: {args.label_a} against {args.label_b}", command),
@@ -124,6 +143,7 @@ def main() -> int:
         f"- median correctness phase: {summary['a']['median_correctness_s']:.2f} s against "
         f"{summary['b']['median_correctness_s']:.2f} s",
         f"- accepted: {summary['a']['accepted']} and {summary['b']['accepted']} of {len(tasks)}",
+        f"- where {args.label_a}'s correctness phase goes (median s): {stretches('a')}",
         "",
         f"| task | {args.label_a} s | {args.label_b} s | {args.label_a} correctness s | "
         f"{args.label_b} correctness s | {args.label_a} graded calls |",
