@@ -5,6 +5,7 @@ the candidate's (runner._plain_output)."""
 
 from __future__ import annotations
 
+import functools
 import operator
 
 import torch
@@ -74,3 +75,18 @@ def test_torch_run_in_the_candidates_hook_that_torch_calls_back_is_recorded() ->
     assert "exp" in summary["compute"]
     # torch's own Python under a call (softmax's wrapper) stays torch's.
     assert _record(lambda: torch.nn.functional.softmax(torch.ones(3), 0))["compute"] == ["softmax"]
+
+
+class _GlueList(list):  # type: ignore[type-arg]
+    """A list whose attribute lookup is C code alone (no frame of the candidate's runs): it
+    raises AttributeError (``getattr`` of a name a list lacks), as torch expects."""
+
+    __getattr__ = functools.partial(getattr, [])
+
+
+def test_a_torch_call_handed_an_object_of_the_candidates_type_is_reported() -> None:
+    summary = _record(lambda: torch.tensor(_GlueList([1.0, 2.0])))
+    assert summary["callbacks"] == ["tensor (_GlueList)"]
+    plain = _record(lambda: torch.tensor([[1, 2.0], (3, 4)]) + torch.zeros(2, device="cpu"))
+    assert plain["callbacks"] == []
+    assert _record(lambda: torch.empty(torch.Size([2, 3]), dtype=torch.float32))["callbacks"] == []

@@ -17,6 +17,7 @@ import itertools
 import os
 import sys
 import sysconfig
+import types
 import weakref
 from collections import Counter
 from collections.abc import Callable
@@ -160,6 +161,44 @@ VIEW_OR_COPY = frozenset(
 )
 
 
+# Values torch reads without calling anything of the candidate's: exact types (a subclass of
+# list or int brings methods of its own), besides tensors and torch's and numpy's types.
+_PLAIN = frozenset(
+    {int, float, bool, complex, str, bytes, type(None), slice, type(Ellipsis), range}
+)
+_CONTAINERS = frozenset({list, tuple, dict})
+_LIBRARIES = ("torch", "numpy")
+# How many values a call's arguments are read for: beyond it (a list of a million numbers
+# for torch.tensor), the rest is taken as read.
+_FOREIGN_SCAN = 1 << 16
+
+
+def _foreign(value: Any) -> str | None:
+    """The name of a type of the candidate's own among a call's arguments (into lists, tuples
+    and dicts), or None. torch calls such a value's methods while the call runs (a
+    ``__getattr__`` asked for ``__cuda_array_interface__``, an ``__index__``, a subclass's
+    ``__torch_function__``), and what C code does there (``functools.partial`` over ``map``)
+    no frame shows: no torch call needs one. Plain Python functions are let through (their
+    frames are the candidate's: ``_run`` records them)."""
+    stack, seen = [value], 0
+    while stack and seen < _FOREIGN_SCAN:
+        item = stack.pop()
+        seen += 1
+        kind = type(item)
+        if kind in _PLAIN:
+            continue
+        if kind in _CONTAINERS:
+            stack.extend(item.values() if kind is dict else item)
+            continue
+        if isinstance(item, types.FunctionType):
+            continue
+        module = str(getattr(kind, "__module__", "") or "")
+        if module.split(".")[0] in _LIBRARIES and module != "torch.overrides":
+            continue
+        return kind.__name__[:40]
+    return None
+
+
 def _candidates(filename: str) -> bool:
     """Code of the candidate's (its file, or code it made at run time): not kgym's, Triton's,
     the installed libraries' or the interpreter's frozen modules."""
@@ -224,6 +263,8 @@ class TorchOpRecorder(TorchFunctionMode):
         # a kernel body under the interpreter): no kernel's work, under either policy.
         self.in_launch: Counter[str] = Counter()
         self._callback: Any = None  # the candidate's frame torch called back into (_run)
+        # Calls handed an object of a type of the candidate's own (_foreign).
+        self.callbacks: Counter[str] = Counter()
 
     def __torch_function__(
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
@@ -232,6 +273,9 @@ class TorchOpRecorder(TorchFunctionMode):
         launching = self._in_launch()
         if launching and not self._candidate_made_it(name):
             return func(*args, **(kwargs or {}))
+        foreign = _foreign((args, kwargs))
+        if foreign is not None:
+            self.callbacks[f"{name[:60]} ({foreign})"] += 1
         result = self._run(func, args, kwargs or {})
         name = self._name(name, args, result)
         if self._counts(name, args):
@@ -361,4 +405,5 @@ class TorchOpRecorder(TorchFunctionMode):
             "compute": self.compute_ops(),
             "low_precision": sorted(self.low_precision)[:20],
             "in_launch": sorted(self.in_launch)[:20],
+            "callbacks": sorted(self.callbacks)[:20],
         }

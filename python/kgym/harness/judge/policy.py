@@ -60,6 +60,14 @@ class CallPolicy:
                 "torch computes while a Triton launch runs (a grid, a heuristic, a hook or a "
                 "kernel body): " + ", ".join(in_launch),
             )
+        callbacks = [str(op)[:80] for op in (ops.get("callbacks") or [])[:8]]
+        if callbacks:
+            self.findings.add_once(
+                "torch-callback",
+                "a torch call was handed an object of the candidate's own type, whose methods "
+                "torch calls while its record is off (torch's work there is unseen): "
+                + ", ".join(callbacks),
+            )
         for op in (ops.get("low_precision") or [])[:20]:
             if f"torch.{str(op)[:80]}" not in self.low_precision:
                 self.low_precision.append(f"torch.{str(op)[:80]}")
