@@ -21,7 +21,7 @@ from kgym.harness import device as dev
 from kgym.harness.errors import EvaluationFailure
 from kgym.harness.gpu_memory import MemoryWatch
 from kgym.harness.judge import slots
-from kgym.harness.judge.error_size import ErrorSize
+from kgym.harness.judge.error_size import CUT_INPUT_SETS, ErrorSize
 from kgym.harness.judge.findings import Findings
 from kgym.harness.judge.policy import CallPolicy
 from kgym.harness.judge.runners import Runners, failed_reply
@@ -83,6 +83,7 @@ class GradedCalls:
         self.layout: SlotLayout | None = None  # the task's call layout (the timed calls')
         self.precision: dict[str, Any] | None = None  # the Result's judge.precision, once decided
         self.error_size: ErrorSize | None = None  # on a float32 task: the error's size, checked
+        self.measure_next = False  # the next right trial's error is measured (new weights)
 
     # -- one call ------------------------------------------------------------------------------
     def call(
@@ -177,8 +178,10 @@ class GradedCalls:
         }
         self.result = result
         stress.draw_scale()  # this evaluation's scaled_drawn factor, timed slots' too
-        # Graded with trained weights, not the initial ones alone: the task's own model too.
-        moved = self._new_weights() if weights_copied else None
+        # Graded with trained weights, not the initial ones alone: the task's own model too,
+        # before its first call or not (a model loaded once and called, as deployed), and
+        # again between calls, in place (as training moves them), once or twice.
+        moved = self._new_weights() if weights_copied and _RANDOM.randrange(2) else None
         if moved is not None:
             result.update(first_failed_trial=0, mismatch=moved, correct_on_task_inputs=False)
             timeline.done("correctness", started)
@@ -212,7 +215,7 @@ class GradedCalls:
             steps.insert(at, ("repeat", ""))
             other = _RANDOM.randrange(at + 1, len(steps) + 1)
             steps.insert(other, ("other_shape", ""))
-            if weights_copied:  # new weights into the model as it is, after some calls
+            for _ in range(1 + _RANDOM.randrange(2) if weights_copied else 0):
                 steps.insert(_RANDOM.randrange(1, len(steps) + 1), ("weights", ""))
             if not any(kind in ("trial", "stress") for kind, _ in steps[other + 1 :]):
                 steps.append(("trial", ""))
@@ -267,8 +270,10 @@ class GradedCalls:
                 failed = self._repeat(views, *last)
             elif kind == "weights":
                 failed = self._new_weights()
-                # A compared call next, whose answer the repeat compares with from here.
+                # A compared call next, whose answer the repeat compares with from here, and
+                # whose error is measured.
                 steps.insert(0, ("trial", ""))
+                self.measure_next = True
                 result["trials"] += 1
             elif kind in ("stress", "other_shape"):
                 if kind == "stress":
@@ -438,19 +443,22 @@ class GradedCalls:
         float64 reference of a large task costs a tenth of a second or more)."""
         if self.error_size is None:
             return
-        if self.error_size.calls and _RANDOM.randrange(2):
+        if self.error_size.calls and not self.measure_next and _RANDOM.randrange(2):
             return
+        self.measure_next = False
         if self._judge_error(self.error_size, pristine, answer):
             if self.precision is not None:
                 self.precision["error"] = self.error_size.report()
             self.findings.stop_if_rejected("correctness")
 
-    def _judge_error(self, check: ErrorSize, inputs: list[Any], answer: list[Any]) -> bool:
+    def _judge_error(
+        self, check: ErrorSize, inputs: list[Any], answer: list[Any], cut_inputs: bool = False
+    ) -> bool:
         """``check`` on one right answer, under the evaluation's precision policy: whether it
         erred beyond the bound (a ``low-precision`` finding under ``faithful``)."""
         stretch = time.perf_counter()
         faithful = self.policy.precision == "faithful"
-        beyond = check.judge(inputs, answer, self.findings, faithful)
+        beyond = check.judge(inputs, answer, self.findings, faithful, cut_inputs)
         self.timeline.stretch("correctness_error_size", stretch)
         return beyond
 
@@ -519,7 +527,8 @@ class GradedCalls:
         measured = self.robust and name in stress.ERROR_SIZE_SETS
         if comparison.ok and measured and self.error_size is not None:
             # Precision kept only at the task's scale is not kept (error_size.py).
-            self._judge_error(self.error_size, pristine, raw_answer)
+            cut = name in CUT_INPUT_SETS
+            self._judge_error(self.error_size, pristine, raw_answer, cut)
         verdict: dict[str, Any] = {"passed": comparison.ok, "atol": atol, "compared": compared}
         if name == "scaled_drawn":
             verdict["factor"] = stress.drawn_scale()
