@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from kgym.harness.runner import _matching_names
+from kgym.harness.runner import _matching_names, _state
 
 
 class _OwnNames(nn.Module):
@@ -41,3 +41,14 @@ def test_a_state_with_no_entry_for_some_weight_takes_none() -> None:
     assert _matching_names(transposed, state) is None
     assert _matching_names({}, state) is None
     assert _matching_names(_OwnNames().state_dict(), {}) is None
+
+
+def test_the_state_written_in_place_is_named_as_state_dict_names_it_without_its_hooks() -> None:
+    model = nn.Sequential(nn.Linear(4, 3), nn.BatchNorm1d(3), _OwnNames())
+    model.register_buffer("passing", torch.zeros(2), persistent=False)
+    calls: list[str] = []
+    model._register_state_dict_hook(lambda *args: calls.append("hook"))
+    own = _state(model)
+    assert calls == []
+    assert list(own) == list(model.state_dict())
+    assert own["0.weight"] is model[0].weight  # the parameter itself: written in place

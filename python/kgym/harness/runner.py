@@ -34,6 +34,21 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
+def _state(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """The model's parameters and persistent buffers themselves, named and ordered as
+    ``state_dict`` names them, read without calling any hook of the model's."""
+    own: dict[str, torch.Tensor] = {}
+    for prefix, module in model.named_modules(remove_duplicate=False):
+        lead = f"{prefix}." if prefix else ""
+        for name, value in module._parameters.items():
+            if value is not None:
+                own[lead + name] = value
+        for name, value in module._buffers.items():
+            if value is not None and name not in module._non_persistent_buffers_set:
+                own[lead + name] = value
+    return own
+
+
 def _matching_names(
     own: dict[str, torch.Tensor], state: dict[str, torch.Tensor]
 ) -> dict[str, str] | None:
@@ -307,7 +322,11 @@ class Runner:
         return model, weights_copied
 
     def _load_weights(
-        self, model: torch.nn.Module, weights: dict[str, Any], fds: list[int]
+        self,
+        model: torch.nn.Module,
+        weights: dict[str, Any],
+        fds: list[int],
+        in_place: bool = False,
     ) -> bool:
         export = ArenaExport(**{**weights["export"], "fd": fds[0] if fds else -1})
         arena = Arena.attach(export, self.device)
@@ -316,10 +335,15 @@ class Runner:
                 name: arena.view(offset, tuple(shape), dtype_from(dtype)).clone()
                 for name, (offset, shape, dtype) in weights["tensors"].items()
             }
-            own = model.state_dict()
+            own = _state(model) if in_place else model.state_dict()
             names = _matching_names(own, state)
             if names is None:
                 return False
+            if in_place:
+                with torch.no_grad():
+                    for k, v in state.items():
+                        own[names[k]].copy_(v.to(own[names[k]].device))
+                return True
             model.load_state_dict(
                 {names[k]: v.to(own[names[k]].device) for k, v in state.items()}, strict=False
             )
@@ -329,15 +353,15 @@ class Runner:
             arena.close()
 
     def op_weights(self, message: dict[str, Any], payload: Any, fds: list[int]) -> dict[str, Any]:
-        """The judge's weights loaded into the model set up, as a checkpoint is loaded into a
-        model that exists (and may have been called): what its forward derived from the old
-        weights is stale from here."""
+        """The judge's weights written into the model set up, in place, as an optimiser's step
+        writes them (no ``load_state_dict``, whose hooks the model could watch): what its
+        forward derived from the old weights is stale from here."""
         if not isinstance(self.model, torch.nn.Module):
             for fd in fds:
                 os.close(fd)
             return {"ok": True, "weights_copied": False}
         try:
-            copied = self._load_weights(self.model, payload, fds)
+            copied = self._load_weights(self.model, payload, fds, in_place=True)
         except BaseException as exc:  # noqa: BLE001  (the candidate's load hooks ran)
             raise _Failure(self._exception_reply(exc, "call")) from exc
         return {"ok": True, "weights_copied": copied}
