@@ -81,6 +81,8 @@ def test_rows_apart_gives_each_row_its_own_offset_and_scale() -> None:
     means, stds = apart.double().mean(dim=1), apart.double().std(dim=1)
     assert float((means.abs() > 0.5).double().mean()) > 0.8  # offsets of 1 to 1000 stds
     assert float(means.max() - means.min()) > 10.0 and float(stds.max() / stds.min()) > 1.5
+    # The first row at the largest offset, the last at the smallest of the other sign.
+    assert float(means[0]) * float(means[-1]) < 0 and abs(float(means[0])) > 500
     (one,) = stress.derive("rows_apart", [torch.randn(64)])  # a single row: left as drawn
     assert float(one.abs().max()) < 10
 
@@ -106,6 +108,29 @@ def test_cancelling_pairs_make_every_aligned_even_span_sum_to_zero() -> None:
     task = _Task()  # drawn again exactly in a timed slot
     first = timed_inputs(task, (5, "cancelling"))  # type: ignore[arg-type]
     assert torch.equal(first[0], timed_inputs(task, (5, "cancelling"))[0])  # type: ignore[arg-type]
+
+
+def test_rows_scaled_give_each_row_its_own_spread_about_zero() -> None:
+    torch.manual_seed(0)
+    x = torch.randn(64, 256)
+    (scaled,) = stress.derive("rows_scaled", [x.clone()])
+    ratio = scaled.double().std(dim=1) / x.double().std(dim=1)
+    assert float(ratio.min()) < 0.3 and float(ratio.max()) > 3.0
+    assert torch.allclose(scaled / ratio[:, None].float(), x, rtol=1e-5, atol=1e-6)
+
+
+def test_reduced_values_are_a_half_types_values_and_rectified_ones_one_signed() -> None:
+    x = torch.randn(8, 64)
+    (reduced,) = stress.derive("reduced_values", [x.clone()])
+    half = torch.bfloat16 if bool(x[0, 0] > 0) else torch.float16
+    assert torch.equal(reduced, x.to(half).float())
+    assert not torch.equal(reduced, x)
+    (rectified,) = stress.derive("rectified", [x.clone()])
+    assert bool((rectified >= 0).all()) and bool((rectified == 0).any())
+    task = _Task()  # drawn again exactly in a timed slot
+    for name in ("reduced_values", "rectified"):
+        first = timed_inputs(task, (5, name))  # type: ignore[arg-type]
+        assert torch.equal(first[0], timed_inputs(task, (5, name))[0])  # type: ignore[arg-type]
 
 
 def test_flat_rows_are_all_zeros_or_constant_at_least_one_of_each() -> None:

@@ -104,6 +104,8 @@ TIMED_SETS = frozenset(
         "sign_flipped",
         "shifted",
         "cancelling",
+        "reduced_values",
+        "rectified",
     }
 )
 
@@ -127,6 +129,7 @@ def set_names(facts: InputFacts) -> list[str]:
         return []
     names = ["scaled_up", "scaled_down", "scaled_drawn", "offset_up", "offset_down"]
     names += ["special", "sparse", "masked", "rows_apart", "cancelling", "flat_rows"]
+    names += ["rows_scaled", "reduced_values", "rectified"]
     names += ["far_positive", "far_negative"]
     if facts.one_signed:
         names += ["sign_flipped", "shifted"]
@@ -166,8 +169,20 @@ def derive(name: str, inputs: list[Any], generator: torch.Generator | None = Non
             _masked_spans(v, generator)
         elif name == "rows_apart":
             _rows_apart(v, generator)
+        elif name == "rows_scaled":
+            _rows_scaled(v, generator)
         elif name == "flat_rows":
             _flat_rows(v, generator)
+        elif name == "reduced_values":
+            # Values a bfloat16 or fp16 tensor holds, upcast (a checkpoint's activations, a
+            # mixed-precision layer's output): where the tf32 cut changes nothing, a kernel
+            # that rounds coarsely only there is measured against a float32-exact answer.
+            # Which, from the values (a timed slot's set is made again from its seed alike).
+            to_bf16 = bool(v.reshape(-1)[0] > 0) or not bool((v.abs() < 6e4).all())
+            v.copy_(v.to(torch.bfloat16 if to_bf16 else torch.float16).to(v.dtype))
+        elif name == "rectified":
+            # One-signed with exact zeros: a ReLU's output, the input of every layer after it.
+            v.clamp_(min=0)
         elif name == "cancelling":
             # Neighbours along the last dimension in pairs (a, -a): every aligned span of even
             # length sums to exactly zero, as discrete inputs (signs, one-hot rows, a Hadamard
@@ -250,8 +265,28 @@ def _rows_apart(v: torch.Tensor, generator: torch.Generator | None) -> None:
 
     scale = torch.pow(10.0, uniform(-ROWS_SCALE_DECADES, ROWS_SCALE_DECADES))
     signs = torch.where(uniform(0.0, 1.0) < 0.5, -1.0, 1.0)
-    offset = signs * unit * torch.pow(10.0, uniform(0.0, ROWS_OFFSET_DECADES))
+    decades = uniform(0.0, ROWS_OFFSET_DECADES)
+    if n > 1:
+        # The widest apart whatever the draw: the first row at the largest offset, the last
+        # at the smallest and of the other sign (a kernel that takes one row's statistics,
+        # the first's, for all meets rows far from it every time).
+        decades[0], decades[-1] = ROWS_OFFSET_DECADES, 0.0
+        signs[-1] = -signs[0]
+    offset = signs * unit * torch.pow(10.0, decades)
     rows.copy_((rows.double() * scale + offset).to(v.dtype))
+
+
+def _rows_scaled(v: torch.Tensor, generator: torch.Generator | None) -> None:
+    """Each row its own scale (10 to a power within ``ROWS_SCALE_DECADES`` either way, drawn
+    row by row) and no offset: rows of every spread about zero (a layer's output, whatever
+    its width made its scale), where a kernel that keeps its precision only at the task's
+    scale meets the others in one call."""
+    rows = _rows(v)
+    if rows is None:
+        return
+    draw = torch.rand(rows.shape[0], 1, device=v.device, generator=generator, dtype=torch.float64)
+    scale = torch.pow(10.0, ROWS_SCALE_DECADES * (2.0 * draw - 1.0))
+    rows.copy_((rows.double() * scale).to(v.dtype))
 
 
 def _flat_rows(v: torch.Tensor, generator: torch.Generator | None) -> None:
@@ -352,13 +387,13 @@ def other_sizes(task: Any) -> dict[str, int | float]:
 
 # The sets the error-size check (judge/error_size.py) measures besides the task's own draws: a
 # kernel that keeps its precision only at the task's scale meets another.
-# Every set but ``special`` (NaN and infinities in every row: little is finite), and
-# ``flat_rows``, whose constant rows amplify a sum's last rounding by 1/sqrt(eps) in an honest
+# Every set but ``flat_rows``, whose constant rows amplify a sum's last rounding by 1/sqrt(eps) in an honest
 # float32 norm (a mean of equal values is off by an ulp, then divided by a spread of nearly
 # zero) where torch's answer is exact. ``masked`` is measured where its answer is finite (a
 # masked softmax's rows are, a layer norm's are not): a kernel that rounds coarsely only in
-# rows that hold a mask meets it there.
-ERROR_SIZE_SETS = TIMED_SETS | {"sparse", "rows_apart", "masked"}
+# rows that hold a mask meets it there; ``special`` likewise (its outliers, x100 a row's
+# largest, are an LLM's massive activations).
+ERROR_SIZE_SETS = TIMED_SETS | {"sparse", "rows_apart", "rows_scaled", "masked", "special"}
 # How far the other sizes' model's weights are moved from their initialisation: noise of this
 # many times each parameter's rms (0.1 where it is all zeros, as a bias starts).
 WEIGHT_NOISE = 0.5
