@@ -161,21 +161,53 @@ VIEW_OR_COPY = frozenset(
 )
 
 
-# Values torch reads without calling anything of the candidate's: exact types (a subclass of
-# list or int brings methods of its own), besides tensors and torch's and numpy's types.
+# Values torch reads without calling anything of the candidate's: exact types only (a
+# subclass of list or int, a class that names torch its module, a torch module whose
+# attributes the candidate set, each brings methods of its own), tensors, torch's value
+# types and numpy's arrays and scalars.
 _PLAIN = frozenset(
-    {int, float, bool, complex, str, bytes, type(None), slice, type(Ellipsis), range}
+    {
+        int,
+        float,
+        bool,
+        complex,
+        str,
+        bytes,
+        type(None),
+        slice,
+        type(Ellipsis),
+        range,
+        torch.Tensor,
+        torch.nn.Parameter,
+        torch.dtype,
+        torch.device,
+        torch.Size,
+        torch.memory_format,
+        torch.layout,
+        torch.Generator,
+    }
 )
 _CONTAINERS = frozenset({list, tuple, dict})
-_LIBRARIES = ("torch", "numpy")
 # How many values a call's arguments are read for: beyond it (a list of a million numbers
 # for torch.tensor), the rest is taken as read.
 _FOREIGN_SCAN = 1 << 16
 
 
+def _numpy_types() -> frozenset[type]:
+    """numpy's array and scalar types, where numpy is installed (torch reads them natively)."""
+    try:
+        import numpy
+    except ImportError:
+        return frozenset()
+    return frozenset({numpy.ndarray, *(numpy.dtype(c).type for c in "?bhilqBHILQefdgFDG")})
+
+
+_PLAIN = _PLAIN | _numpy_types()
+
+
 def _foreign(value: Any) -> str | None:
-    """The name of a type of the candidate's own among a call's arguments (into lists, tuples
-    and dicts), or None. torch calls such a value's methods while the call runs (a
+    """The name of a type outside ``_PLAIN`` among a call's arguments (into lists, tuples and
+    dicts), or None. torch calls such a value's methods while the call runs (a
     ``__getattr__`` asked for ``__cuda_array_interface__``, an ``__index__``, a subclass's
     ``__torch_function__``), and what C code does there (``functools.partial`` over ``map``)
     no frame shows: no torch call needs one. Plain Python functions are let through (their
@@ -188,12 +220,9 @@ def _foreign(value: Any) -> str | None:
         if kind in _PLAIN:
             continue
         if kind in _CONTAINERS:
-            stack.extend(item.values() if kind is dict else item)
+            stack.extend(dict.values(item) if kind is dict else item)
             continue
-        if isinstance(item, types.FunctionType):
-            continue
-        module = str(getattr(kind, "__module__", "") or "")
-        if module.split(".")[0] in _LIBRARIES and module != "torch.overrides":
+        if kind is types.FunctionType:
             continue
         return kind.__name__[:40]
     return None
@@ -329,9 +358,15 @@ class TorchOpRecorder(TorchFunctionMode):
         ``MAX_MADE`` (tiny tensors made afterwards do not push an answer out); allocated ones
         by recency."""
         taken = {_storage(a) for a in args if isinstance(a, torch.Tensor)}
+        if computed and args and type(args[0]) is torch.Tensor and result is args[0]:
+            # Computed in place (``copy_``, ``exp_``): the tensor now holds torch's work, kept
+            # by size like any computed one (tiny allocations do not push it out).
+            taken.discard(_storage(result))
         for value in result if type(result) in (tuple, list) else (result,):
             if type(value) is torch.Tensor and value.numel() > 0 and _storage(value) not in taken:
                 if computed:
+                    if any(e[2]() is value for e in self._computed):
+                        continue  # computed in place again: kept once
                     size = int(value.untyped_storage().nbytes())
                     self._computed.append((size, next(self._order), weakref.ref(value)))
                     if len(self._computed) > 2 * MAX_MADE:
