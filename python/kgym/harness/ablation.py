@@ -10,6 +10,7 @@ so noise in them makes it wrong.
 from __future__ import annotations
 
 import contextlib
+import os
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -86,12 +87,29 @@ def _whole_storage(t: torch.Tensor) -> torch.Tensor:
     return torch.empty(0, dtype=torch.uint8, device=t.device).set_(storage, 0, (storage.nbytes(),))
 
 
+# The noise's own generators, one per device, seeded from the OS: drawn from torch's global
+# ones, the noise moved their state, which a candidate reads (``torch.get_rng_state``) to
+# tell a decoy call from the others.
+_GENERATORS: dict[str, torch.Generator] = {}
+
+
+def _generator(device: torch.device) -> torch.Generator:
+    key = str(device)
+    if key not in _GENERATORS:
+        generator = torch.Generator(device=device)
+        generator.manual_seed(int.from_bytes(os.urandom(8), "little") >> 1)
+        _GENERATORS[key] = generator
+    return _GENERATORS[key]
+
+
 def _noise_like(t: torch.Tensor) -> torch.Tensor:
+    g = _generator(t.device)
     if t.dtype.is_floating_point or t.dtype.is_complex:
-        return (torch.randn(t.shape, device=t.device, dtype=torch.float32) * 1e3 + 7.0).to(t.dtype)
+        noise = torch.randn(t.shape, device=t.device, dtype=torch.float32, generator=g)
+        return (noise * 1e3 + 7.0).to(t.dtype)
     if t.dtype == torch.bool:
-        return torch.randint(0, 2, t.shape, device=t.device).to(torch.bool)
-    return torch.randint(-100, 100, t.shape, device=t.device).to(t.dtype)
+        return torch.randint(0, 2, t.shape, device=t.device, generator=g).to(torch.bool)
+    return torch.randint(-100, 100, t.shape, device=t.device, generator=g).to(t.dtype)
 
 
 def launch_with_noise(
@@ -125,7 +143,7 @@ def launch_with_noise(
         )
     }
     taken = {t.untyped_storage().data_ptr() for t in tensors} | not_sources
-    made: list[tuple[int, torch.Tensor]] = []  # (element size, the storage's bytes)
+    made: list[tuple[torch.dtype, torch.Tensor]] = []  # (its dtype, the storage's bytes)
     budget = MAX_MADE_SOURCE_BYTES
     for u in torch_made or []:
         key = u.untyped_storage().data_ptr()
@@ -133,25 +151,23 @@ def launch_with_noise(
             continue
         taken.add(key)
         budget -= u.untyped_storage().nbytes()
-        made.append((u.element_size(), _whole_storage(u).clone()))
+        made.append((u.dtype, _whole_storage(u).clone()))
     result = launch(fn_self, *args, **kwargs)
-    wrote = False
-    copied = True
+    wrote = written = copies = 0
     for index, (t, old) in enumerate(zip(tensors, before)):
         raw = _whole_storage(t)
         if t.is_cuda:
             torch.cuda.synchronize(t.device)
-        # Sources a copy could have come from: the launch's other tensors of the same element
-        # size (an answer torch computed, in a buffer of any length), but the judge's arena:
-        # the call's inputs live there, and a kernel that is the identity on these inputs (a
-        # ReLU of positive ones) is not a copy of an answer.
+        # Sources a copy could have come from: the launch's other tensors (an answer torch
+        # computed, in a buffer of any length and of any float width: a float64 answer cast
+        # is the same copy), but the judge's arena: the call's inputs live there, and a
+        # kernel that is the identity on these inputs (a ReLU of positive ones) is not a copy
+        # of an answer.
         sources = [
-            before[j]
+            (u.dtype, before[j])
             for j, u in enumerate(tensors)
-            if j != index
-            and u.element_size() == t.element_size()
-            and u.untyped_storage().data_ptr() not in not_sources
-        ] + [copy for size, copy in made if size == t.element_size()]
+            if j != index and u.untyped_storage().data_ptr() not in not_sources
+        ] + made
         # Element granularity, in the tensor's own dtype, over the elements of its storage; in
         # chunks, so that what the check makes (the comparison, the noise) stays a few chunks
         # beside the storage's copy: the candidate's runner is charged for its GPU memory
@@ -165,42 +181,78 @@ def launch_with_noise(
             changed = (chunk != was).view(-1, size).any(dim=1)
             if not bool(changed.any()):
                 continue
-            wrote = True
-            if copied:
-                copied = any(
-                    _same(chunk, src[begin:end], changed, t.dtype, size, tolerance)
-                    or _shifted(chunk, begin, src, changed, size)
-                    or _shifted_close(chunk, begin, src, changed, t.dtype, tolerance)
-                    for src in sources
-                )
-            _noise_where_changed(chunk, was, t, size)
-    return result, wrote and copied
+            wrote = 1
+            copied = torch.zeros_like(changed)
+            for src_dtype, src in sources:
+                copied |= _same_place(chunk, begin // size, t.dtype, src, src_dtype, tolerance)
+            copied &= changed
+            # What no source holds at the same place may be a source's at one shift (a copy
+            # into other places of a buffer; two halves torch made apart, gathered).
+            for src_dtype, src in sources:
+                rest = changed & ~copied
+                if not bool(rest.any()):
+                    break
+                if torch.empty((), dtype=src_dtype).element_size() == size and (
+                    _shifted(chunk, begin, src, rest, size)
+                    or _shifted_close(chunk, begin, src, rest, t.dtype, tolerance)
+                ):
+                    copied |= rest
+            written += int(changed.sum())
+            copies += int(copied.sum())
+            # The noise goes where the launch did work: an element that copies an answer
+            # torch made keeps it, so that a store of torch's answer beside a flag nothing
+            # reads does not "matter" by the answer it copied.
+            _noise_where_changed(chunk, was, t, size, where=changed & ~copied)
+    all_copies = bool(wrote) and copies == written
+    if all_copies:
+        # Nothing but copies: noise into all of it (the answer then goes wrong by a kernel
+        # whose only work was storing it, which the caller reports as copying).
+        for t, old in zip(tensors, before):
+            raw, size = _whole_storage(t), t.element_size()
+            usable = raw.numel() // size * size
+            step = max(1, NOISE_CHUNK_BYTES // size) * size
+            for begin in range(0, usable, step):
+                end = min(begin + step, usable)
+                _noise_where_changed(raw[begin:end], old[begin:end], t, size)
+    return result, all_copies
 
 
-def _same(
+def _same_place(
     chunk: torch.Tensor,
-    src: torch.Tensor,
-    changed: torch.Tensor,
+    first: int,
     dtype: torch.dtype,
-    size: int,
+    src: torch.Tensor,
+    src_dtype: torch.dtype,
     tolerance: tuple[float, float] | None,
-) -> bool:
-    """Whether the changed elements of ``chunk`` (bytes of a storage, ``size`` bytes an
-    element) are those of ``src`` (the same bytes of another storage, which may end sooner)."""
-    have = src.numel() // size
-    if have < changed.numel():
-        if have == 0 or bool(changed[have:].any()):
-            return False
-        chunk, changed = chunk[: have * size], changed[:have]
-    mine, theirs = chunk.view(-1, size)[changed], src[: have * size].view(-1, size)[changed]
-    if bool((mine == theirs).all()):
-        return True
-    if tolerance is None or not dtype.is_floating_point or dtype.is_complex:
-        return False
-    a = mine.reshape(-1).view(dtype).double()
-    b = theirs.reshape(-1).view(dtype).double()
-    atol, rtol = tolerance
-    return bool(torch.isclose(a, b, rtol=rtol, atol=atol).all())
+) -> torch.Tensor:
+    """Which elements of ``chunk`` (bytes of a storage of ``dtype``, its element ``first``
+    on) hold the element at the same place of ``src`` (another storage's bytes, of
+    ``src_dtype``, which may end sooner): bit for bit in one width; cast to ``dtype`` from
+    another float width; or, for floats, within the task's ``tolerance``, where the source's
+    value is not itself within atol of zero (small values are no evidence of a copy)."""
+    size = torch.empty((), dtype=dtype).element_size()
+    src_size = torch.empty((), dtype=src_dtype).element_size()
+    count = chunk.numel() // size
+    mask = torch.zeros(count, dtype=torch.bool, device=chunk.device)
+    have = min(count, max(0, src.numel() // src_size - first))
+    if have == 0:
+        return mask
+    mine = chunk[: have * size]
+    theirs = src[first * src_size : (first + have) * src_size]
+    if src_size == size:
+        mask[:have] |= (mine.view(-1, size) == theirs.view(-1, size)).all(dim=1)
+    floats = dtype.is_floating_point and src_dtype.is_floating_point
+    if not floats or dtype.is_complex or src_dtype.is_complex:
+        return mask
+    a = mine.view(dtype)
+    b = theirs.view(src_dtype)
+    if src_dtype != dtype:
+        mask[:have] |= a == b.to(dtype)
+    if tolerance is not None:
+        atol, rtol = tolerance
+        a64, b64 = a.double(), b.double()
+        mask[:have] |= torch.isclose(a64, b64, rtol=rtol, atol=atol) & (b64.abs() > atol)
+    return mask
 
 
 # Places of a source a shifted copy's first element may come from that are tried.
@@ -272,15 +324,37 @@ def _shifted_close(
     return False
 
 
-def _noise_where_changed(raw: torch.Tensor, old: torch.Tensor, t: torch.Tensor, size: int) -> None:
+def _noise_where_changed(
+    raw: torch.Tensor,
+    old: torch.Tensor,
+    t: torch.Tensor,
+    size: int,
+    where: torch.Tensor | None = None,
+) -> None:
     """Noise into the elements of ``raw`` (a chunk of ``t``'s storage, whole elements) whose
-    bytes differ from ``old``."""
-    changed_bytes = raw != old
-    if not bool(changed_bytes.any()):
-        return
-    changed = changed_bytes.view(-1, size).any(dim=1)
+    bytes differ from ``old`` (or, given, into the elements ``where`` says)."""
+    if where is None:
+        changed_bytes = raw != old
+        if not bool(changed_bytes.any()):
+            return
+        changed = changed_bytes.view(-1, size).any(dim=1)
+    else:
+        if not bool(where.any()):
+            return
+        changed = where
     if size not in _INT_VIEW:
-        raw.view(-1, size)[changed] = torch.randint_like(raw.view(-1, size)[changed], 0, 255)
+        rows = raw.view(-1, size)[changed]
+        rows.copy_(
+            torch.randint(
+                0,
+                255,
+                rows.shape,
+                device=rows.device,
+                dtype=rows.dtype,
+                generator=_generator(rows.device),
+            )
+        )
+        raw.view(-1, size)[changed] = rows
         return
     as_dtype = raw.view(t.dtype)
     # Elementwise in place: a boolean index (``as_dtype[changed] = ...``) counted the changed
