@@ -36,16 +36,29 @@ def _sync(device: torch.device) -> None:
 
 def _state(model: torch.nn.Module) -> dict[str, torch.Tensor]:
     """The model's parameters and persistent buffers themselves, named and ordered as
-    ``state_dict`` names them, read without calling any hook of the model's."""
+    ``state_dict`` names them, read from the modules' own dicts with ``dict``'s methods: no
+    method of the model's (``named_modules``, ``state_dict``'s hooks) or of a dict subclass it
+    put there runs, so nothing tells it that the judge wrote its weights."""
     own: dict[str, torch.Tensor] = {}
-    for prefix, module in model.named_modules(remove_duplicate=False):
-        lead = f"{prefix}." if prefix else ""
-        for name, value in module._parameters.items():
-            if value is not None:
-                own[lead + name] = value
-        for name, value in module._buffers.items():
-            if value is not None and name not in module._non_persistent_buffers_set:
-                own[lead + name] = value
+    stack: list[tuple[str, Any]] = [("", model)]
+    while stack:
+        prefix, module = stack.pop()
+        fields = object.__getattribute__(module, "__dict__")
+        skip = fields.get("_non_persistent_buffers_set", set())
+        for name, value in dict.items(fields.get("_parameters", {})):
+            if isinstance(value, torch.Tensor):
+                own[prefix + name] = value
+        for name, value in dict.items(fields.get("_buffers", {})):
+            if isinstance(value, torch.Tensor) and not (
+                isinstance(skip, set) and set.__contains__(skip, name)
+            ):
+                own[prefix + name] = value
+        children = list(dict.items(fields.get("_modules", {})))
+        stack.extend(
+            (f"{prefix}{name}.", child)
+            for name, child in reversed(children)
+            if isinstance(child, torch.nn.Module)
+        )
     return own
 
 
@@ -331,8 +344,10 @@ class Runner:
         export = ArenaExport(**{**weights["export"], "fd": fds[0] if fds else -1})
         arena = Arena.attach(export, self.device)
         try:
+            # Views of the judge's arena, copied from before it closes (no clone: a copy of
+            # every weight would count against the runner's GPU memory).
             state = {
-                name: arena.view(offset, tuple(shape), dtype_from(dtype)).clone()
+                name: arena.view(offset, tuple(shape), dtype_from(dtype))
                 for name, (offset, shape, dtype) in weights["tensors"].items()
             }
             own = _state(model) if in_place else model.state_dict()
