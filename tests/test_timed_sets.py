@@ -119,6 +119,15 @@ def test_rows_scaled_give_each_row_its_own_spread_about_zero() -> None:
     assert torch.allclose(scaled / ratio[:, None].float(), x, rtol=1e-5, atol=1e-6)
 
 
+def test_padded_rows_are_zero_rows_at_least_one_the_rest_as_drawn() -> None:
+    torch.manual_seed(0)
+    x = torch.randn(40, 16)
+    (padded,) = stress.derive("padded_rows", [x.clone()])
+    zero = (padded == 0).all(dim=1)
+    assert bool(zero[-1]) and 1 <= int(zero.sum()) < 20
+    assert torch.equal(padded[~zero], x[~zero])
+
+
 def test_reduced_values_are_a_half_types_values_and_rectified_ones_one_signed() -> None:
     x = torch.randn(8, 64)
     (reduced,) = stress.derive("reduced_values", [x.clone()])

@@ -129,7 +129,7 @@ def set_names(facts: InputFacts) -> list[str]:
         return []
     names = ["scaled_up", "scaled_down", "scaled_drawn", "offset_up", "offset_down"]
     names += ["special", "sparse", "masked", "rows_apart", "cancelling", "flat_rows"]
-    names += ["rows_scaled", "reduced_values", "rectified"]
+    names += ["rows_scaled", "padded_rows", "reduced_values", "rectified"]
     names += ["far_positive", "far_negative"]
     if facts.one_signed:
         names += ["sign_flipped", "shifted"]
@@ -171,6 +171,8 @@ def derive(name: str, inputs: list[Any], generator: torch.Generator | None = Non
             _rows_apart(v, generator)
         elif name == "rows_scaled":
             _rows_scaled(v, generator)
+        elif name == "padded_rows":
+            _padded_rows(v, generator)
         elif name == "flat_rows":
             _flat_rows(v, generator)
         elif name == "reduced_values":
@@ -289,6 +291,19 @@ def _rows_scaled(v: torch.Tensor, generator: torch.Generator | None) -> None:
     rows.copy_((rows.double() * scale).to(v.dtype))
 
 
+def _padded_rows(v: torch.Tensor, generator: torch.Generator | None) -> None:
+    """About a quarter of the rows all zeros, at least one (a batch's padding tokens), the
+    others as drawn: the rows beside a padding row, measured for their error (``flat_rows``
+    has such rows too, and constant ones, whose norm an honest float32 kernel cannot get to
+    the last bits, so it is not measured)."""
+    rows = _rows(v)
+    if rows is None:
+        return
+    draw = torch.rand(rows.shape[0], generator=generator)
+    draw[-1] = 0.0  # one, whatever the draw
+    rows[(draw < 0.25).to(v.device)] = 0
+
+
 def _flat_rows(v: torch.Tensor, generator: torch.Generator | None) -> None:
     """About a quarter of the rows all zeros (padding tokens), another quarter constant (each
     its first value throughout), at least one of each: a row's spread, norm or maximum is
@@ -393,7 +408,14 @@ def other_sizes(task: Any) -> dict[str, int | float]:
 # masked softmax's rows are, a layer norm's are not): a kernel that rounds coarsely only in
 # rows that hold a mask meets it there; ``special`` likewise (its outliers, x100 a row's
 # largest, are an LLM's massive activations).
-ERROR_SIZE_SETS = TIMED_SETS | {"sparse", "rows_apart", "rows_scaled", "masked", "special"}
+ERROR_SIZE_SETS = TIMED_SETS | {
+    "sparse",
+    "rows_apart",
+    "rows_scaled",
+    "padded_rows",
+    "masked",
+    "special",
+}
 # How far the other sizes' model's weights are moved from their initialisation: noise of this
 # many times each parameter's rms (0.1 where it is all zeros, as a bias starts).
 WEIGHT_NOISE = 0.5
