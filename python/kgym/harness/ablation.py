@@ -244,14 +244,19 @@ def _same_place(
     floats = dtype.is_floating_point and src_dtype.is_floating_point
     if not floats or dtype.is_complex or src_dtype.is_complex:
         return mask
+    # In the destination's type, a chunk's worth of temporaries at a time: the candidate's
+    # runner is charged for the GPU memory the check makes (an honest linear layer's decoy
+    # call came within 3% of its bound on an H200 with float64 copies of each source).
     a = mine.view(dtype)
     b = theirs.view(src_dtype)
     if src_dtype != dtype:
-        mask[:have] |= a == b.to(dtype)
+        b = b.to(dtype)
+        mask[:have] |= a == b
     if tolerance is not None:
         atol, rtol = tolerance
-        a64, b64 = a.double(), b.double()
-        mask[:have] |= torch.isclose(a64, b64, rtol=rtol, atol=atol) & (b64.abs() > atol)
+        size_of_b = b.abs()
+        near = (a - b).abs_() <= size_of_b * rtol + atol  # NaN on either side: not near
+        mask[:have] |= near & (size_of_b > atol)
     return mask
 
 
