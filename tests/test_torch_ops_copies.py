@@ -90,3 +90,9 @@ def test_a_torch_call_handed_an_object_of_the_candidates_type_is_reported() -> N
     plain = _record(lambda: torch.tensor([[1, 2.0], (3, 4)]) + torch.zeros(2, device="cpu"))
     assert plain["callbacks"] == []
     assert _record(lambda: torch.empty(torch.Size([2, 3]), dtype=torch.float32))["callbacks"] == []
+
+
+def test_an_argument_too_long_to_read_to_its_end_is_foreign() -> None:
+    long = [0.0] * ((1 << 16) + 1)
+    assert _record(lambda: torch.tensor(long))["callbacks"] == ["tensor (more than 65536 values)"]
+    assert _record(lambda: torch.tensor(long[: 1 << 15]))["callbacks"] == []

@@ -227,8 +227,8 @@ def _same_place(
 ) -> torch.Tensor:
     """Which elements of ``chunk`` (bytes of a storage of ``dtype``, its element ``first``
     on) hold the element at the same place of ``src`` (another storage's bytes, of
-    ``src_dtype``, which may end sooner): bit for bit in one width; cast to ``dtype`` from
-    another float width; or, for floats, within the task's ``tolerance``, where the source's
+    ``src_dtype``, which may end sooner): bit for bit in one width; the same value, cast to
+    ``dtype`` from another float width or not (a zero stored as -0.0); or, for floats, within the task's ``tolerance``, where the source's
     value is not itself within atol of zero (small values are no evidence of a copy)."""
     size = torch.empty((), dtype=dtype).element_size()
     src_size = torch.empty((), dtype=src_dtype).element_size()
@@ -251,7 +251,8 @@ def _same_place(
     b = theirs.view(src_dtype)
     if src_dtype != dtype:
         b = b.to(dtype)
-        mask[:have] |= a == b
+    # Equal values in other bits too: a zero stored as -0.0 is the same copy.
+    mask[:have] |= a == b
     if tolerance is not None:
         atol, rtol = tolerance
         size_of_b = b.abs()

@@ -188,8 +188,9 @@ _PLAIN = frozenset(
     }
 )
 _CONTAINERS = frozenset({list, tuple, dict})
-# How many values a call's arguments are read for: beyond it (a list of a million numbers
-# for torch.tensor), the rest is taken as read.
+# How many values a call's arguments are read for: an argument holding more (a list of a
+# million numbers for torch.tensor) is not read to its end, and is itself foreign (what is
+# not read may hold anything; a forward has no need of such a list).
 _FOREIGN_SCAN = 1 << 16
 
 
@@ -213,9 +214,11 @@ def _foreign(value: Any) -> str | None:
     no frame shows: no torch call needs one. Plain Python functions are let through (their
     frames are the candidate's: ``_run`` records them)."""
     stack, seen = [value], 0
-    while stack and seen < _FOREIGN_SCAN:
+    while stack:
         item = stack.pop()
         seen += 1
+        if seen > _FOREIGN_SCAN:
+            return f"more than {_FOREIGN_SCAN} values"
         kind = type(item)
         if kind in _PLAIN:
             continue
