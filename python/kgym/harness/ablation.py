@@ -227,20 +227,26 @@ def _same_place(
 ) -> torch.Tensor:
     """Which elements of ``chunk`` (bytes of a storage of ``dtype``, its element ``first``
     on) hold the element at the same place of ``src`` (another storage's bytes, of
-    ``src_dtype``, which may end sooner): bit for bit in one width; the same value, cast to
+    ``src_dtype``, which may end sooner): the same bytes at the same byte offset, whatever
+    the widths; the same value, cast to
     ``dtype`` from another float width or not (a zero stored as -0.0); or, for floats, within the task's ``tolerance``, where the source's
     value is not itself within atol of zero (small values are no evidence of a copy)."""
     size = torch.empty((), dtype=dtype).element_size()
     src_size = torch.empty((), dtype=src_dtype).element_size()
     count = chunk.numel() // size
     mask = torch.zeros(count, dtype=torch.bool, device=chunk.device)
+    # The same bytes at the same byte offset, whatever either side's type: an answer read
+    # through a view of another width (int64 over float32) and stored is still its bytes.
+    bytes_have = min(count, max(0, src.numel() // size - first))
+    if bytes_have:
+        mine_bytes = chunk[: bytes_have * size].view(-1, size)
+        theirs_bytes = src[first * size : (first + bytes_have) * size].view(-1, size)
+        mask[:bytes_have] |= (mine_bytes == theirs_bytes).all(dim=1)
     have = min(count, max(0, src.numel() // src_size - first))
     if have == 0:
         return mask
     mine = chunk[: have * size]
     theirs = src[first * src_size : (first + have) * src_size]
-    if src_size == size:
-        mask[:have] |= (mine.view(-1, size) == theirs.view(-1, size)).all(dim=1)
     floats = dtype.is_floating_point and src_dtype.is_floating_point
     if not floats or dtype.is_complex or src_dtype.is_complex:
         return mask
