@@ -228,8 +228,8 @@ def _same_place(
     """Which elements of ``chunk`` (bytes of a storage of ``dtype``, its element ``first``
     on) hold the element at the same place of ``src`` (another storage's bytes, of
     ``src_dtype``, which may end sooner): the same bytes at the same byte offset, whatever
-    the widths; the same value, cast to
-    ``dtype`` from another float width or not (a zero stored as -0.0); or, for floats, within the task's ``tolerance``, where the source's
+    the widths; the same value, cast to ``dtype`` from another float width or not (a zero
+    stored as -0.0); or, for floats, within the task's ``tolerance``, where the source's
     value is not itself within atol of zero (small values are no evidence of a copy)."""
     size = torch.empty((), dtype=dtype).element_size()
     src_size = torch.empty((), dtype=src_dtype).element_size()
