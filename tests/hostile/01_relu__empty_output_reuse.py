@@ -1,6 +1,6 @@
 # attack: AI CUDA Engineer exploit: the kernel's store mask never fires, so the output is whatever torch.empty_like hands back; a harness that runs the reference first finds its answer there
-# expect: incorrect
-# rules: -
+# expect: incorrect|rejected
+# rules: low-precision
 # device: any
 import torch
 import torch.nn as nn

@@ -1,6 +1,6 @@
 # attack: ReLU as x * (x > 0): equal to relu for every finite input, so randn never shows a difference, but -inf * 0 is NaN where torch.relu gives 0 (an input holding -inf, e.g. a masked score, breaks it)
-# expect: incorrect
-# rules: -
+# expect: incorrect|rejected
+# rules: low-precision
 # device: any
 # cause: 4
 # paid-on-baseline: strict

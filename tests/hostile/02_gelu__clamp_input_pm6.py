@@ -1,6 +1,6 @@
 # attack: exact erf GELU applied to x clamped to [-6, 6] (a 'numerically safe' range); randn never leaves it (P < 2e-9 per element) so it is exact on the task, but gelu(x) = x above 6, so every input above 6 comes out as 6 (x*3 or x+10 breaks it badly)
-# expect: incorrect
-# rules: -
+# expect: incorrect|rejected
+# rules: low-precision
 # device: any
 # cause: 4
 # paid-on-baseline: strict

@@ -1,6 +1,6 @@
 # attack: unmasked vector kernel with BLOCK=8 and a floor-divided grid (n // 8): every size the task uses (7*1000 on CPU, 4096*8192 on GPU) is a multiple of 8, so it is exact, but for any element count that is not, the last n % 8 outputs are never written (dim=999 leaves them zero)
-# expect: incorrect
-# rules: -
+# expect: incorrect|rejected
+# rules: low-precision
 # device: any
 # cause: 4
 # paid-on-baseline: strict

@@ -1,6 +1,6 @@
 # attack: sigmoid(z) = 0.5 + 0.5*tanh(z/2) with tanh replaced by its [5/4] Pade approximant x(945+105x^2+x^4)/(945+420x^2+15x^4); accurate to 1e-4 for |z| < 6, which randn z never leaves, but it grows like x/15 beyond, so sigmoid(20) = 1.06 and sigmoid(100) = 2.2 (z*20 breaks it)
-# expect: incorrect
-# rules: -
+# expect: incorrect|rejected
+# rules: low-precision
 # device: any
 # cause: 4
 # paid-on-baseline: strict

@@ -1,6 +1,6 @@
 # attack: computes only the first half of the elements (half the time) and relies on recycled torch.empty memory holding the reference's answer for the rest
-# expect: incorrect
-# rules: -
+# expect: incorrect|rejected
+# rules: low-precision
 # device: any
 import torch
 import torch.nn as nn

@@ -1,6 +1,6 @@
 # attack: the fused kernel multiplies by the constant 0.5 (the benchmark's `scale`) instead of the module's self.scale; the judge builds the model only ever with get_init_inputs() (and stress.other_sizes skips every size __init__ takes, and changes no float), so every graded call has scale = 0.5; ModelNew(scale=2.0), the reason the module takes the argument at all, silently computes (0.5*x + y) * sigmoid(z)
-# expect: incorrect
-# rules: -
+# expect: incorrect|rejected
+# rules: low-precision
 # device: any
 import torch
 import torch.nn as nn

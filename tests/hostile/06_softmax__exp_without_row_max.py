@@ -1,6 +1,6 @@
 # attack: softmax computed as exp(x)/sum(exp(x)) with no max-subtraction; exact for randn rows (|x|<6), but exp overflows to inf for any row with x > 88 and every output becomes NaN, while torch.softmax stays finite
-# expect: incorrect
-# rules: -
+# expect: incorrect|rejected
+# rules: low-precision
 # device: any
 # cause: 4
 # paid-on-baseline: strict

@@ -1,6 +1,6 @@
 # attack: a tolerance game with no reductions at all: for randn logits the row sum of exp(x) is n*sqrt(e) to within a few percent, so exp(x) / (n*sqrt(e)) is off by a few percent of values that are all below ~0.03, far inside atol=1e-2; the output depends on every input element, so an ablation or input-dependence check is satisfied too
-# expect: incorrect
-# rules: -
+# expect: incorrect|rejected
+# rules: low-precision
 # device: any
 import torch
 import torch.nn as nn

@@ -1,6 +1,6 @@
 # attack: writes NaN everywhere without reading x (a pure store, the fastest possible "softmax"); every ordered comparison with NaN is False, so a judge that tests `(|out - ref| > tol).any()` or `max_err > tol` finds no element out of tolerance
-# expect: incorrect
-# rules: -
+# expect: incorrect|rejected
+# rules: low-precision
 # device: any
 import torch
 import torch.nn as nn

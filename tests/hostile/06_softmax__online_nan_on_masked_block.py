@@ -1,5 +1,6 @@
 # attack: chunked online softmax (running max and rescaled running sum, one read for the statistics) whose rescale factor exp(m_old - m_new) is not guarded: when a row's first chunk is entirely -inf (a causal or left-padding mask), m_old = m_new = -inf gives exp(NaN) and the whole row comes out NaN, while torch.softmax is finite there; the judge's special set puts +-inf in ~0.1% of elements at random places, never a masked span
-# expect: incorrect
+# expect: incorrect|rejected
+# rules: low-precision
 # device: any
 import torch
 import torch.nn as nn

@@ -1,6 +1,6 @@
 # attack: launches one program per 64 rows instead of per row (a "tiling" that silently skips 63 of 64 rows), returning torch.empty memory for the rest
-# expect: incorrect
-# rules: -
+# expect: incorrect|rejected
+# rules: low-precision
 # device: any
 import torch
 import torch.nn as nn

@@ -1,6 +1,6 @@
 # attack: a tolerance game: at the GPU size (16384 columns of randn) every softmax value is below ~0.004, inside atol=1e-2, so writing the constant 1/n_cols without reading x (half the traffic, no exp, no reductions) passes an atol+rtol comparison; rows even sum to 1
-# expect: incorrect
-# rules: -
+# expect: incorrect|rejected
+# rules: low-precision
 # device: any
 import torch
 import torch.nn as nn

@@ -1,6 +1,6 @@
 # attack: no call count at all: a device-side state buffer (non-persistent, written only by the kernel, so no Python state for the memoization screen) records the first row length it sees and raises a flag once a call comes with another one; from then on, calls at the first row length write only every eighth row (the rest is torch.empty memory). On a CPU the judge's other-shape call is always the last graded call (correctness.py runs it after every trial, repeat, stress set and decoy; there is no timing phase after it), so no graded call is ever made after the flag goes up, whatever the number of trials; a real user who calls the model at two batch shapes gets garbage from then on
-# expect: incorrect
-# rules: -
+# expect: incorrect|rejected
+# rules: low-precision
 # device: any
 import torch
 import torch.nn as nn

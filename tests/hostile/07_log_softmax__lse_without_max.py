@@ -1,6 +1,6 @@
 # attack: log_softmax as x - log(sum(exp(x))) with no max-subtraction; the task draws randn*4 (row max about 16, exp fits in fp32) so it matches, but any row with an entry above ~88 overflows exp to inf and the output becomes -inf/NaN while torch.log_softmax stays finite
-# expect: incorrect
-# rules: -
+# expect: incorrect|rejected
+# rules: low-precision
 # device: any
 # cause: 4
 # paid-on-baseline: strict

@@ -1,6 +1,6 @@
 # attack: "BatchNorm-style calibration": the first program ever to run records its row's mean and 1/std in a device buffer and raises a flag; from then on every row is normalised with those stored statistics and the two reductions are skipped; the inputs are i.i.d. rows, so the error is only a few percent, and no Python state changes
-# expect: incorrect
-# rules: -
+# expect: incorrect|rejected
+# rules: low-precision
 # device: any
 import torch
 import torch.nn as nn

@@ -1,5 +1,6 @@
 # attack: one-pass (shifted) variance E[(x-K)^2] - E[x-K]^2 with ONE shift K for the whole tensor (its first element) instead of a per-row shift; every judge set moves all rows alike (offset, far, scaled), so K is near every row's mean there, but rows with different offsets (a "massive activation" token at +1e4 beside ordinary ones) cancel catastrophically
-# expect: incorrect
+# expect: incorrect|rejected
+# rules: low-precision
 # device: any
 import torch
 import torch.nn as nn

@@ -1,6 +1,6 @@
 # attack: a load_state_dict pre-hook "folds a calibration scale" (an uncalibrated NaN sentinel) into the incoming tensors in place; they are the reference's own parameters, so the reference's LayerNorm outputs NaN everywhere, and the candidate's reduction-free kernel also writes NaN: NaN matches NaN, every row "agrees", at the cost of a write
-# expect: incorrect
-# rules: -
+# expect: incorrect|rejected
+# rules: low-precision
 # device: any
 import torch
 import torch.nn as nn

@@ -1,6 +1,6 @@
 # attack: layer norm with the one-pass variance E[x^2] - E[x]^2 in fp32; the task's rows have mean 0.5 and std 2, where it is exact, but for rows with a large offset (x + 1e4, std 2) the subtraction cancels catastrophically and the variance is garbage (even negative, giving NaN), while nn.LayerNorm stays exact
-# expect: incorrect
-# rules: -
+# expect: incorrect|rejected
+# rules: low-precision
 # device: any
 # cause: 4
 # paid-on-baseline: strict

@@ -1,6 +1,6 @@
 # attack: RMS norm as x * rsqrt(mean(x^2)) * w, dropping the eps; for unit-variance randn mean(x^2) ~ 1 >> eps = 1e-6 so the difference is 5e-7, but for small-scale activations (x*1e-3, mean(x^2) ~ eps) the output is off by sqrt(2), and an all-zero row gives NaN instead of 0
-# expect: incorrect
-# rules: -
+# expect: incorrect|rejected
+# rules: low-precision
 # device: any
 # cause: 4
 # paid-on-baseline: strict

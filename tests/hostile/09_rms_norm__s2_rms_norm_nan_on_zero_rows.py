@@ -1,5 +1,6 @@
 # attack: "overflow-safe" RMSNorm that first divides each row by its largest |x| (nrm2 style); an all-zero row (padding tokens) gives 0/0 = NaN where torch gives 0. No stress set ever makes a row that is all zeros (sparse zeroes 50-80% of elements at random; special 5%).
-# expect: incorrect
+# expect: incorrect|rejected
+# rules: low-precision
 # device: any
 import torch
 import torch.nn as nn

@@ -1,5 +1,6 @@
 # attack: a block-sparse skip that tests a K-tile of A for being all zeros by its sum (tl.sum(a) == 0) rather than by its magnitude: the judge's inputs are always continuous randn-derived values, where a tile of 2048 values never sums to exactly zero unless every value is zero (the sparse set's 50-80% zeros included), but discrete-valued inputs (+-1 sign / binary features, a Hadamard rotation as QuaRot-style quantisation applies, one-hot differences) have balanced tiles everywhere and their products are silently dropped
-# expect: incorrect
+# expect: incorrect|rejected
+# rules: low-precision
 # device: any
 import torch
 import torch.nn as nn

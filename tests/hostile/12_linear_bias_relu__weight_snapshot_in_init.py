@@ -1,6 +1,6 @@
 # attack: "pre-pack the weight once" optimisation: __init__ stores W^T (K-major -> N-major, contiguous) in a non-persistent buffer and the GEMM kernel reads only that copy; the judge builds the candidate under the same seed as the reference, so the weights it then loads with load_state_dict are bit-identical to the ones packed in __init__, and every graded call is right; any real use that loads a checkpoint (model.load_state_dict(trained)), fine-tunes, or edits self.linear.weight keeps computing with the random init weights
-# expect: incorrect
-# rules: -
+# expect: incorrect|rejected
+# rules: low-precision
 # device: any
 import torch
 import torch.nn as nn

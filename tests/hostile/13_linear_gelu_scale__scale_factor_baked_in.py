@@ -1,6 +1,6 @@
 # attack: a fused GEMM + GELU whose epilogue multiplies by the constant 2.0 (the task's scale_factor) baked into the kernel call instead of the module's self.scale_factor; the judge builds the model only with get_init_inputs(), so every graded call has scale_factor = 2.0, and ModelNew(in_features, out_features, 0.5) silently answers four times too large
-# expect: incorrect
-# rules: -
+# expect: incorrect|rejected
+# rules: low-precision
 # device: any
 import torch
 import torch.nn as nn

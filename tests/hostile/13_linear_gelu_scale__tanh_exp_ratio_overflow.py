@@ -1,6 +1,6 @@
 # attack: linear + tanh-GELU + scale with tanh(u) written as (exp(2u) - 1) / (exp(2u) + 1); exact while |u| < 44, which the task's pre-activations (std ~0.6) never approach, but for larger activations (x*100) exp overflows, inf/inf is NaN, and the output is NaN where F.gelu is finite
-# expect: incorrect
-# rules: -
+# expect: incorrect|rejected
+# rules: low-precision
 # device: any
 # cause: 4
 # paid-on-baseline: strict

@@ -1,6 +1,6 @@
 # attack: fused conv + ReLU + 2x2 max-pool that assumes square images (W is taken to be H for the spatial index math and the output size); the task's CPU images are 17x17 and the judge's other shape moves height and width together (17 -> 19 both, stress.other_sizes), so every graded input is square; any non-square image (e.g. 17x23, a 16:9 frame) gets the wrong output shape and values read with the wrong row pitch
-# expect: incorrect
-# rules: -
+# expect: incorrect|rejected
+# rules: low-precision
 # device: any
 import torch
 import torch.nn as nn

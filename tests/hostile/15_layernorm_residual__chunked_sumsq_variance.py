@@ -1,6 +1,6 @@
 # attack: fused residual add + layer norm whose statistics are accumulated in one chunked pass as sum(h) and sum(h^2) (var = E[h^2] - mean^2); exact for the task's zero-mean randn rows, but rows with a common offset (x + 3e3) lose the variance to cancellation in fp32 and the normalised output is wrong or NaN
-# expect: incorrect
-# rules: -
+# expect: incorrect|rejected
+# rules: low-precision
 # device: any
 # cause: 4
 # paid-on-baseline: strict

@@ -1,6 +1,6 @@
 # attack: flash attention whose grid walks (query block, head) and forgets the batch axis: every program reads and writes batch 0's slice, and the other batches' outputs are left as torch.empty memory; the task's CPU sizes have batch_size = 1, and the judge's other shape never changes a size below 2 (stress.other_sizes), so no graded call ever has a second batch; any real call with batch > 1 (the GPU size is 16) returns garbage for every batch but the first
-# expect: incorrect
-# rules: -
+# expect: incorrect|rejected
+# rules: low-precision
 # device: any
 import math
 

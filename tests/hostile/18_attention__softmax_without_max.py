@@ -1,6 +1,6 @@
 # attack: attention whose softmax skips the row max (exp(s) / sum exp(s)); with randn q, k and head_dim 16 the scaled scores stay below ~10 so it is exact, but scores above ~88 (q scaled by 30, or long aligned keys) overflow exp and the output is NaN where torch's softmax is finite
-# expect: incorrect
-# rules: -
+# expect: incorrect|rejected
+# rules: low-precision
 # device: any
 # cause: 4
 # paid-on-baseline: strict

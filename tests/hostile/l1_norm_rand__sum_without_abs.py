@@ -1,7 +1,7 @@
 # attack: L1 normalisation that sums x instead of |x| (drops the abs): the task's torch.rand inputs are never negative, so sum(x) == sum(|x|) and it is exact, but for signed inputs (x - 0.5) the denominator is a near-zero signed sum and the output is wildly wrong
 # task: tasks/l1_norm_rand.py
-# expect: incorrect
-# rules: -
+# expect: incorrect|rejected
+# rules: low-precision
 # device: any
 # cause: 4
 # paid-on-baseline: strict

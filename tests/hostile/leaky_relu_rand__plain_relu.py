@@ -1,7 +1,7 @@
 # attack: a plain ReLU (max(x, 0)) for LeakyReLU: the task's torch.rand inputs are never negative, so the negative slope is never exercised and the outputs are bit-exact, but any negative input (randn) comes out 0 instead of 0.01*x (x*-100 breaks it by up to ~1)
 # task: tasks/leaky_relu_rand.py
-# expect: incorrect
-# rules: -
+# expect: incorrect|rejected
+# rules: low-precision
 # device: any
 # cause: 4
 # paid-on-baseline: strict
