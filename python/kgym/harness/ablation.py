@@ -173,10 +173,7 @@ def launch_with_noise(
         # beside the storage's copy: the candidate's runner is charged for its GPU memory
         # (gpu_memory.py), and whole-storage temporaries took 9 times a storage.
         size = t.element_size()
-        step = max(1, NOISE_CHUNK_BYTES // size) * size
-        usable = raw.numel() // size * size
-        for begin in range(0, usable, step):
-            end = min(begin + step, usable)
+        for begin, end in _chunks(raw, size):
             chunk, was = raw[begin:end], old[begin:end]
             changed = (chunk != was).view(-1, size).any(dim=1)
             if not bool(changed.any()):
@@ -210,12 +207,18 @@ def launch_with_noise(
         # whose only work was storing it, which the caller reports as copying).
         for t, old in zip(tensors, before):
             raw, size = _whole_storage(t), t.element_size()
-            usable = raw.numel() // size * size
-            step = max(1, NOISE_CHUNK_BYTES // size) * size
-            for begin in range(0, usable, step):
-                end = min(begin + step, usable)
+            for begin, end in _chunks(raw, size):
                 _noise_where_changed(raw[begin:end], old[begin:end], t, size)
     return result, all_copies
+
+
+def _chunks(raw: torch.Tensor, size: int) -> Iterator[tuple[int, int]]:
+    """(begin, end) byte ranges of ``raw``'s whole elements of ``size`` bytes, a
+    ``NOISE_CHUNK_BYTES`` chunk at a time."""
+    step = max(1, NOISE_CHUNK_BYTES // size) * size
+    usable = raw.numel() // size * size
+    for begin in range(0, usable, step):
+        yield begin, min(begin + step, usable)
 
 
 def _same_place(
@@ -319,8 +322,10 @@ def _shifted_close(
         return False
     if src.numel() < size or chunk.numel() % size:
         return False
-    mine = chunk.view(dtype).double()
-    theirs = src[: src.numel() // size * size].view(dtype).double()
+    # In the destination's type: a float64 copy of the whole source was twice its size in
+    # the candidate's runner, whose GPU memory is bounded.
+    mine = chunk.view(dtype)
+    theirs = src[: src.numel() // size * size].view(dtype)
     places = changed.nonzero().flatten()
     wanted = mine[places]
     distance = (theirs - wanted[0]).abs()
