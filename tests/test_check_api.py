@@ -47,17 +47,22 @@ def test_result_has_every_documented_field() -> None:
     json.dumps(result, allow_nan=False)
 
 
-def test_the_correctness_phase_says_where_its_start_went() -> None:
-    """The output layout's probe, the candidate's arena and its runner's mapping of it are
-    stretches of their own, each named in the schema's doc, and inside the phase."""
-    result = run("06_softmax", solution_source("06_softmax"), trials=1)
+def test_the_correctness_phase_says_where_its_time_went() -> None:
+    """The output layout's probe, the candidate's arena and its runner's mapping of it, the
+    other sizes' call and the weights' moves are stretches of their own, each named in the
+    schema's doc, disjoint, and inside the phase."""
+    result = run("12_linear_bias_relu", solution_source("12_linear_bias_relu"), trials=1)
     assert result["status"] == "ok", result.get("error")
+    assert result["correctness"]["input_sets"]["other_shape"]["passed"] is True
     ms = result["durations_ms"]
     doc = (ROOT / "docs" / "result-schema.md").read_text()
-    stretches = [ms[f"harness_correctness_{name}"] for name in ("probe", "arena", "layout")]
+    names = ("probe", "arena", "layout", "other_sizes", "weights", "error_size")
+    stretches = [ms.get(f"harness_correctness_{name}", 0.0) for name in names]
     assert all(s >= 0 for s in stretches) and ms["harness_correctness_probe"] > 0
+    assert ms["harness_correctness_other_sizes"] > 0 and ms["harness_correctness_weights"] > 0
     assert sum(stretches) <= ms["harness_correctness"]
-    assert "`harness_correctness_probe`" in doc and "`_arena`" in doc and "`_layout`" in doc
+    assert all(f"`_{name}`" in doc for name in names[1:])
+    assert "`harness_correctness_probe`" in doc
 
 
 @pytest.mark.skipif(DEVICE != "cuda", reason="the device's CUDA fields exist on a GPU only")

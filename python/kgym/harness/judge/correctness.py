@@ -12,7 +12,7 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 
@@ -34,6 +34,8 @@ from kgym.harness.layout import SlotLayout, SlotViews
 # its way to the last graded call.
 EXTRA_TRIALS = 2
 _RANDOM = secrets.SystemRandom()
+
+_T = TypeVar("_T")
 
 
 def _mutated(inputs: list[Any], pristine: list[Any]) -> bool:
@@ -181,7 +183,9 @@ class GradedCalls:
         # Graded with trained weights, not the initial ones alone: the task's own model too,
         # before its first call or not (a model loaded once and called, as deployed), and
         # again between calls, in place (as training moves them), once or twice.
-        moved = self._new_weights() if weights_copied and _RANDOM.randrange(2) else None
+        moved = None
+        if weights_copied and _RANDOM.randrange(2):
+            moved = self._timed_step("correctness_weights", self._new_weights)
         if moved is not None:
             result.update(first_failed_trial=0, mismatch=moved, correct_on_task_inputs=False)
             timeline.done("correctness", started)
@@ -269,7 +273,7 @@ class GradedCalls:
             elif kind == "repeat":
                 failed = self._repeat(views, *last)
             elif kind == "weights":
-                failed = self._new_weights()
+                failed = self._timed_step("correctness_weights", self._new_weights)
                 # A compared call next, whose answer the repeat compares with from here, and
                 # whose error is measured.
                 steps.insert(0, ("trial", ""))
@@ -279,8 +283,8 @@ class GradedCalls:
                 if kind == "stress":
                     verdict = self._stress_call(name, views)
                 else:
-                    assert self.layout is not None
-                    name, verdict = kind, self._other_shape_call(self.layout)
+                    name = kind
+                    verdict = self._timed_step("correctness_other_sizes", self._other_shape_call)
                     views = self.lender.views["candidate"]  # the task's layout, lent again
                 result["input_sets"][name] = verdict
                 if robust and verdict.get("passed") is False and set_failed is None:
@@ -297,6 +301,18 @@ class GradedCalls:
             if not steps:
                 steps = [("decoy", "")] * sum(n not in self.ablated for n in self.policy.launched)
         return set_failed
+
+    def _timed_step(self, name: str, step: Callable[[], _T]) -> _T:
+        """``step``, its time a stretch of its own (``name``) less the error sizes it measured,
+        which are ``correctness_error_size``'s: the stretches stay disjoint."""
+        durations = self.timeline.durations
+        measured = durations.get("correctness_error_size", 0.0)
+        started = time.perf_counter()
+        try:
+            return step()
+        finally:
+            self.timeline.stretch(name, started)
+            durations[name] -= durations.get("correctness_error_size", 0.0) - measured
 
     def _new_weights(self) -> str | None:
         """The reference's weights moved off where they are (``stress.away_from_init``, under
@@ -544,13 +560,14 @@ class GradedCalls:
             verdict["mismatch"] = comparison.mismatch
         return verdict
 
-    def _other_shape_call(self, layout: SlotLayout) -> dict[str, Any]:
+    def _other_shape_call(self) -> dict[str, Any]:
         """One call at other sizes of the task (stress.other_sizes), with both models built
         again where a size or a number the model is built with changed: the candidate's from
         the class it set up, with the judge's weights. Where the task's Model does not build or
         run with the changed arguments, only the sizes its inputs alone use change. The
         task's own model and layout are lent again afterwards, for the timed calls."""
-        task = self.task
+        task, layout = self.task, self.layout
+        assert layout is not None
         changes = stress.other_sizes(task.module)
         if not changes:
             return {"passed": None, "reason": "no size constant the judge can change"}
