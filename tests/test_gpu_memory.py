@@ -162,6 +162,19 @@ def test_the_reference_sets_the_limit_and_its_set_up_is_waited_for() -> None:
     assert w.limit() == 2 * (600 * MIB + weights)  # as much again as the reference, above slack
 
 
+def test_the_other_sizes_model_is_allowed_beside_the_set_ups() -> None:
+    # At the other sizes (about the task's own on a GPU) the candidate's runner builds a
+    # second model of 3000 MiB of weights and keeps its set-up's: allowed, and no more.
+    w, killed = watch([{REFERENCE: 5000 * MIB, RUNNER: 12500 * MIB}])
+    w.other_model_bytes = 3000 * MIB
+    assert w.sample() is None and killed == []
+    assert w.limit() == 2 * 5000 * MIB + 3000 * MIB
+    over, killed = watch([{REFERENCE: 5000 * MIB, RUNNER: 13500 * MIB}])
+    over.other_model_bytes = 3000 * MIB
+    assert over.sample() is not None and killed
+    assert over.record()["other_model_mib"] == 3000.0
+
+
 def test_a_driver_that_cannot_tell_leaves_the_watch_unavailable() -> None:
     blind, _ = watch([{4242: 600 * MIB}])  # pids of another PID namespace
     assert blind.sample() is None

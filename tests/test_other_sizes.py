@@ -44,6 +44,22 @@ def test_a_declared_size_only_the_model_takes_changes_too() -> None:
     assert changes["kernel"] not in (3,) and changes["kernel"] % 2 == 1
 
 
+def test_on_a_gpu_the_other_sizes_are_made_from_the_sizes_the_task_runs_at() -> None:
+    """A GPU runs the task at its own sizes (often powers of two): the other sizes are made
+    from those, not from the small CPU sizes, so that a row longer than a block meets a
+    remainder; a power of two stays only where the CPU size is one too (a head size)."""
+    task = _task({"batch": 6, "width": 100})
+    task.batch, task.width = 4096, 4096  # not applied: the sizes a GPU runs at
+    changes = stress.other_sizes(task)
+    assert changes["batch"] % 2 == 1 and 4096 < changes["batch"] < 4110
+    assert changes["width"] % 2 == 1 and 4096 < changes["width"] < 4110
+    assert changes["batch"] != changes["width"]
+    structural = _task({"batch": 6, "width": 64})
+    structural.batch, structural.width = 4096, 128
+    changes = stress.other_sizes(structural)
+    assert changes["width"] == 128 and changes["batch"] % 2 == 1
+
+
 def test_a_scale_baked_into_the_kernel_is_wrong_at_the_other_arguments() -> None:
     honest = solution_source("03_scale_add_mul")
     baked = honest.replace("float(self.scale)", "0.5")

@@ -21,9 +21,10 @@ allocator's blocks. The candidate may hold that and, on top of it, the largest o
 bytes, twice the reference's working memory in one call (the peak of the judge's own reference
 call, from its allocator) with a copy of a correctness call's arena and of the weights (the
 decoy check's), and as much again as the reference's runner (a copy of the weights in another
-layout). Beyond that its runner is killed at once, so that the memory goes back before it
-starves anyone, and the verdict is ``rejected`` (rule ``gpu-memory``). A thread samples every
-50 ms, except inside the timing window, which is sampled at its ends (``hold``), so that the
+layout), and the weights of the model it builds at the other sizes (about the task's own on a
+GPU), beside its set-up's; a call's working memory there counts as the task's does. Beyond
+that its runner is killed at once, so that the memory goes back before it starves anyone, and
+the verdict is ``rejected`` (rule ``gpu-memory``). A thread samples every 50 ms, except inside the timing window, which is sampled at its ends (``hold``), so that the
 thread's work stays off the judge's clock.
 
 The job as a whole has a share of the GPU's memory besides (``gpu_memory_share_mib``; by
@@ -137,6 +138,8 @@ class MemoryWatch:
     # "candidate"): read at each sample, taken off that runner's reading.
     lent: Callable[[str], int] = lambda role: 0
     working_bytes: int = 0  # the reference's peak allocation in one call, in the judge
+    # The model the candidate's runner builds at the other sizes, beside its set-up's own.
+    other_model_bytes: int = 0
     # What the gym's own checks in the candidate's runner copy (the decoy check: the whole
     # storage of every tensor a kernel takes, the arena of a correctness call and the weights).
     check_copy_bytes: int = 0
@@ -166,7 +169,7 @@ class MemoryWatch:
     def limit(self) -> int:
         reference = max(self.reference_peak, self.reference_floor)
         working = 2 * self.working_bytes + self.check_copy_bytes
-        return reference + max(self.slack_bytes, working, reference)
+        return reference + max(self.slack_bytes, working, reference) + self.other_model_bytes
 
     def _is_candidates(self, pid: int) -> bool:
         if pid in (self.judge_pid, self.reference_pid):
@@ -334,6 +337,7 @@ class MemoryWatch:
             "candidate_peak_phase": self.candidate_peak_phase,
             "reference_call_working_mib": round(self.working_bytes / MIB, 1),
             "check_copy_mib": round(self.check_copy_bytes / MIB, 1),
+            "other_model_mib": round(self.other_model_bytes / MIB, 1),
             "candidate_limit_mib": round(self.limit() / MIB, 1),
             "slack_mib": round(self.slack_bytes / MIB, 1),
             "job_peak_mib": round(self.job_peak / MIB, 1),

@@ -363,29 +363,33 @@ def scaled_atol(atol: float, base_rms: float, set_rms: float, name: str = "") ->
 
 def other_sizes(task: Any) -> dict[str, int | float]:
     """Another value for each size constant of the task and each number its model is built
-    with. Sizes: those its inputs use (a model's width, where ``get_init_inputs`` passes the
-    same name, changes with them) and those it declares as its CPU sizes, made from those
-    declared sizes where there are any (also on a GPU, whose sizes are often all powers of
-    two), else from the sizes it runs at: odd where the size is not a power of two (a kernel
-    that assumes a multiple of its block meets a remainder), each size by a different step
-    (so that sizes that were equal are not after, and a size of one becomes three), unchanged
-    where it is a power of two of 16 or more (often a structural dimension, such as a head
-    size, that honest kernels may require). Numbers: each float constant ``get_init_inputs``
-    passes (a scale, a slope, an epsilon) times ``FLOAT_ARGUMENT_FACTOR``, so that a kernel
-    that bakes in the task's value instead of the module's is wrong. Integers only the model
-    takes (a kernel size, a reduction's dimension, a stride) are left alone: they choose an
-    algorithm rather than a size. Empty: nothing the judge can change."""
+    with. Sizes: those it declares as its CPU sizes that its inputs or model use, else those
+    its inputs use (a model's width, where ``get_init_inputs`` passes the same name, changes
+    with them), each made from the size it runs at (its CPU size on a CPU, its own on a GPU:
+    a row longer than a block meets a block's remainder there): odd where it is not a power
+    of two (a kernel that assumes a multiple of its block meets a remainder), each size by a
+    different step (so that sizes that were equal are not after, and a size of one becomes
+    three), unchanged where it is a power of two of 16 or more and its CPU size, where it
+    declares one, is too (a structural dimension, such as a head size, that honest kernels
+    may require; a CPU size that is no power of two says the dimension is not one). Numbers:
+    each float constant ``get_init_inputs`` passes (a scale, a slope, an epsilon) times
+    ``FLOAT_ARGUMENT_FACTOR``, so that a kernel that bakes in the task's value instead of the
+    module's is wrong. Integers only the model takes (a kernel size, a reduction's
+    dimension, a stride) are left alone: they choose an algorithm rather than a size. Empty:
+    nothing the judge can change."""
     get_inputs = getattr(task, "get_inputs", None)
     used = set(getattr(getattr(get_inputs, "__code__", None), "co_names", ()))
     by_init = init_names(task)
     declared = getattr(task, "KGYM_CPU_SIZES", None)
     declared = dict(declared) if isinstance(declared, dict) else {}
-    base = declared or {n: getattr(task, n, None) for n in used}
     changed: dict[str, int | float] = {}
-    for name, value in sorted(base.items()):
-        if type(value) is not int or value < 1 or name not in used | (by_init & set(declared)):
+    # A task that declares CPU sizes names its sizes there; another, by its inputs' use.
+    names = set(declared) & (used | by_init) if declared else used
+    for name in sorted(names):
+        value = getattr(task, name, None)
+        if type(value) is not int or value < 1:
             continue
-        if value >= 16 and value & (value - 1) == 0:
+        if _structural(value) and _structural(declared.get(name, value)):
             changed[name] = value
         else:
             # Each size its own odd value: two sizes that were equal (an image's height and
@@ -398,6 +402,11 @@ def other_sizes(task: Any) -> dict[str, int | float]:
     if all(getattr(task, name, None) == value for name, value in changed.items()):
         return {}
     return changed
+
+
+def _structural(size: Any) -> bool:
+    """A power of two of 16 or more: maybe a dimension honest kernels may require."""
+    return type(size) is int and size >= 16 and size & (size - 1) == 0
 
 
 # The sets the error-size check (judge/error_size.py) measures besides the task's own draws: a

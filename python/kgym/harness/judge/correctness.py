@@ -585,11 +585,12 @@ class GradedCalls:
                     if model is not None:
                         stress.away_from_init(model)
                     pristine = task.inputs(fresh_seed())
-                    expected = compare.flatten(
-                        task.run_reference(pristine, "correctness", model=model)
-                    )
+                    answer, working = task.measured_reference(pristine, model)
+                    expected = compare.flatten(answer)
+                    del answer
             except EvaluationFailure:
                 continue
+            self._allow_other_sizes(model, working)
             verdict: dict[str, Any] = {"sizes": sizes}
             at = (sizes, model)
             if model is None:
@@ -612,6 +613,20 @@ class GradedCalls:
             self.runners.ask("candidate", {"op": "model", "restore": True}, "correctness")
             return verdict
         return {"passed": None, "reason": "the reference does not run at other sizes"}
+
+    def _allow_other_sizes(self, model: Any, working: int) -> None:
+        """The candidate's runner may hold, at the other sizes (about the task's own on a
+        GPU), a call's working memory there twice over and the other sizes' model beside its
+        set-up's (gpu_memory.py)."""
+        watch = self.memory_watch
+        if watch is None:
+            return
+        watch.working_bytes = max(watch.working_bytes, working)
+        if model is not None:
+            held = [*model.parameters(), *model.buffers()]
+            watch.other_model_bytes = max(
+                watch.other_model_bytes, sum(t.numel() * t.element_size() for t in held)
+            )
 
     def _build_candidate(
         self, model: Any, init_inputs: list[Any], seed: int

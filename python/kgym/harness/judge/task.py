@@ -127,14 +127,15 @@ class TaskSide:
                 "infra_error", phase, exc, f"the reference fails: {exc}"
             ) from exc
 
-    def measured_reference(self, inputs: list[Any]) -> tuple[Any, int]:
-        """The reference's answer, and (on a GPU) the peak of what its call allocated in the
-        judge: a call's working memory, which the candidate's runner may hold twice over."""
+    def measured_reference(self, inputs: list[Any], model: Any = None) -> tuple[Any, int]:
+        """The reference's answer (``model``'s, as ``run_reference``), and (on a GPU) the peak
+        of what its call allocated in the judge: a call's working memory, which the
+        candidate's runner may hold twice over."""
         if self.device.type != "cuda":
-            return self.run_reference(inputs, "correctness"), 0
+            return self.run_reference(inputs, "correctness", model=model), 0
         torch.cuda.reset_peak_memory_stats(self.device)
         before = torch.cuda.memory_allocated(self.device)
-        answer = self.run_reference(inputs, "correctness")
+        answer = self.run_reference(inputs, "correctness", model=model)
         return answer, torch.cuda.max_memory_allocated(self.device) - before
 
     @contextlib.contextmanager
