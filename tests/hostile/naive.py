@@ -44,9 +44,10 @@ def naive_verdict(task_file: Path, candidate_file: Path, trials: int = 3) -> dic
     try:
         candidate = _load(candidate_file, "naive_candidate")
         torch.manual_seed(0)
-        reference = task.Model(*task.get_init_inputs()).to(device)
+        # Evaluated as kgym evaluates them (eval mode: a batch norm uses its running statistics).
+        reference = task.Model(*task.get_init_inputs()).to(device).eval()
         torch.manual_seed(0)
-        model = candidate.ModelNew(*task.get_init_inputs()).to(device)
+        model = candidate.ModelNew(*task.get_init_inputs()).to(device).eval()
         for trial in range(trials):
             torch.manual_seed(1000 + trial)
             inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in task.get_inputs()]
