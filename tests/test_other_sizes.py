@@ -120,13 +120,15 @@ def test_memory_let_go_may_be_handed_out_again() -> None:
 
 def test_the_other_sizes_model_is_moved_off_its_initialisation() -> None:
     """A kernel keyed on freshly initialised weights (inside nn.Linear's bound, a zero bias, a
-    norm's ones) meets others at the other sizes; buffers stay."""
+    norm's ones) meets others at the other sizes; so do a batch norm's running statistics
+    (variances stay positive); other buffers (a mask) stay."""
     import torch
 
     from kgym.harness import stress
 
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(64, 32), torch.nn.BatchNorm1d(32))
+    model.register_buffer("mask", torch.tril(torch.ones(4, 4)))
     bound = 1 / 64**0.5
     before = {k: v.clone() for k, v in model.state_dict().items()}
     stress.away_from_init(model)
@@ -134,7 +136,11 @@ def test_the_other_sizes_model_is_moved_off_its_initialisation() -> None:
     assert float(after["0.weight"].abs().max()) > bound
     assert bool((after["0.bias"] != before["0.bias"]).all())
     assert bool((after["1.weight"] != 1).any()) and bool((after["1.bias"] != 0).any())
-    assert torch.equal(after["1.running_var"], before["1.running_var"])
+    assert bool((after["1.running_mean"] != 0).all())
+    var = after["1.running_var"]
+    assert bool((var > 0).all()) and float((var.log()).abs().mean()) > 0.3
+    assert torch.equal(after["mask"], before["mask"])
+    assert torch.equal(after["1.num_batches_tracked"], before["1.num_batches_tracked"])
 
 
 def test_a_model_whose_names_differ_is_held_to_the_weights_it_could_take() -> None:

@@ -433,8 +433,9 @@ WEIGHT_NOISE = 0.5
 def away_from_init(model: Any) -> None:
     """The float parameters of ``model`` moved off their initialisation, as training moves
     them: a kernel that behaves well only while its weights look freshly initialised (inside
-    nn.Linear's bound, a bias of zeros, a norm's weight of ones) meets others. Buffers (running
-    statistics, masks) are left as they are."""
+    nn.Linear's bound, a bias of zeros, a norm's weight of ones) meets others. So are the
+    running statistics of its batch norms (``_running_statistics``); other buffers (masks,
+    tables) are the model's structure and stay as they are."""
     if not isinstance(model, torch.nn.Module):
         return
     with torch.no_grad():
@@ -442,6 +443,24 @@ def away_from_init(model: Any) -> None:
             if p.is_floating_point() and p.numel():
                 rms = float(p.detach().double().pow(2).mean().sqrt())
                 p.add_(torch.randn_like(p) * (WEIGHT_NOISE * rms if rms > 0 else 0.1))
+        for mean, var in _running_statistics(model):
+            # A trained model's: means off zero by about half a feature's spread, variances
+            # off one by a factor of e^(±WEIGHT_NOISE) and more, positive as variances are.
+            mean.add_(torch.randn_like(mean) * WEIGHT_NOISE * var.sqrt())
+            var.mul_(torch.exp(torch.randn_like(var) * WEIGHT_NOISE * 2))
+
+
+def _running_statistics(model: torch.nn.Module) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """The float running mean and variance of each batch or instance norm that keeps them
+    (torch's ``_NormBase``: what an evaluated model normalises with, zeros and ones as built)."""
+    found = []
+    for module in model.modules():
+        if isinstance(module, torch.nn.modules.batchnorm._NormBase):
+            mean, var = module.running_mean, module.running_var
+            if isinstance(mean, torch.Tensor) and isinstance(var, torch.Tensor):
+                if mean.is_floating_point() and var.is_floating_point():
+                    found.append((mean, var))
+    return found
 
 
 def init_names(task: Any) -> set[str]:
