@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import socket
 import types
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -58,6 +59,63 @@ def test_on_a_gpu_the_other_sizes_are_made_from_the_sizes_the_task_runs_at() -> 
     structural.batch, structural.width = 4096, 128
     changes = stress.other_sizes(structural)
     assert changes["width"] == 128 and changes["batch"] % 2 == 1
+
+
+_RELU_AT_TWO_SCALES = """import torch
+import torch.nn as nn
+
+batch_size = 8
+dim = 2048
+
+KGYM_CPU_SIZES = {"batch_size": 3, "dim": 40}
+
+
+class Model(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(x)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_at_its_own_sizes_a_task_meets_other_sizes_near_them_and_near_its_cpu_sizes(
+    tmp_path: Path,
+) -> None:
+    """A task run at sizes other than its CPU sizes (a GPU's; ``--sizes gpu`` here) is called
+    at other sizes made from the sizes it runs at and at small ones made from its CPU sizes:
+    a kernel whose short rows take a path of their own is graded there too."""
+    task = tmp_path / "relu_two_scales.py"
+    task.write_text(_RELU_AT_TWO_SCALES)
+    honest = solution_source("01_relu")
+    right = run(task, honest, trials=1, sizes="gpu")
+    assert right["status"] == "ok", right
+    sets = right["correctness"]["input_sets"]
+    assert sets["other_shape"]["sizes"] == {"batch_size": 9, "dim": 2051}
+    assert sets["small_shape"]["sizes"] == {"batch_size": 5, "dim": 43}
+    assert sets["small_shape"]["passed"] is True
+    # Wrong only on short rows: the task's sizes and the other sizes near them pass.
+    short_rows_wrong = honest.replace(
+        "BLOCK: tl.constexpr):", "BLOCK: tl.constexpr, SHORT: tl.constexpr):"
+    ).replace(
+        "    y = tl.where(x > 0.0, x, 0.0)", "    y = x if SHORT else tl.where(x > 0.0, x, 0.0)"
+    )
+    short_rows_wrong = short_rows_wrong.replace(
+        "BLOCK=BLOCK,", "BLOCK=BLOCK, SHORT=x.shape[-1] < 100,"
+    )
+    assert short_rows_wrong != honest
+    wrong = run(task, short_rows_wrong, trials=1, sizes="gpu")
+    assert wrong["status"] == "incorrect", wrong
+    sets = wrong["correctness"]["input_sets"]
+    assert sets["small_shape"]["passed"] is False
+    assert sets.get("other_shape", {}).get("passed") is not False
+    on_cpu = run(task, honest, trials=1)
+    assert "small_shape" not in on_cpu["correctness"]["input_sets"]
 
 
 def test_a_scale_baked_into_the_kernel_is_wrong_at_the_other_arguments() -> None:

@@ -361,7 +361,7 @@ def scaled_atol(atol: float, base_rms: float, set_rms: float, name: str = "") ->
     return atol * set_rms / base_rms
 
 
-def other_sizes(task: Any) -> dict[str, int | float]:
+def other_sizes(task: Any, start: dict[str, Any] | None = None) -> dict[str, int | float]:
     """Another value for each size constant of the task and each number its model is built
     with. Sizes: those it declares as its CPU sizes that its inputs or model use, else those
     its inputs use (a model's width, where ``get_init_inputs`` passes the same name, changes
@@ -371,7 +371,8 @@ def other_sizes(task: Any) -> dict[str, int | float]:
     different step (so that sizes that were equal are not after, and a size of one becomes
     three), unchanged where it is a power of two of 16 or more and its CPU size, where it
     declares one, is too (a structural dimension, such as a head size, that honest kernels
-    may require; a CPU size that is no power of two says the dimension is not one). Numbers:
+    may require; a CPU size that is no power of two says the dimension is not one), or from
+    ``start``'s where it names the size (a GPU's small call starts at the CPU sizes). Numbers:
     each float constant ``get_init_inputs`` passes (a scale, a slope, an epsilon) times
     ``FLOAT_ARGUMENT_FACTOR``, so that a kernel that bakes in the task's value instead of the
     module's is wrong. Integers only the model takes (a kernel size, a reduction's
@@ -386,7 +387,7 @@ def other_sizes(task: Any) -> dict[str, int | float]:
     # A task that declares CPU sizes names its sizes there; another, by its inputs' use.
     names = set(declared) & (used | by_init) if declared else used
     for name in sorted(names):
-        value = getattr(task, name, None)
+        value = (start or {}).get(name, getattr(task, name, None))
         if type(value) is not int or value < 1:
             continue
         if _structural(value) and _structural(declared.get(name, value)):

@@ -9,6 +9,7 @@ noise and answer wrong on purpose, which the decoy check does not yet tell apart
 
 from __future__ import annotations
 
+import functools
 import secrets
 import time
 from collections.abc import Callable
@@ -217,11 +218,12 @@ class GradedCalls:
             # sizes leaves must meet one.
             at = _RANDOM.randrange(len(steps) + 1)
             steps.insert(at, ("repeat", ""))
-            other = _RANDOM.randrange(at + 1, len(steps) + 1)
-            steps.insert(other, ("other_shape", ""))
+            for shape in self._other_shapes():
+                steps.insert(_RANDOM.randrange(at + 1, len(steps) + 1), ("other_shape", shape))
             for _ in range(1 + _RANDOM.randrange(2) if weights_copied else 0):
                 steps.insert(_RANDOM.randrange(1, len(steps) + 1), ("weights", ""))
-            if not any(kind in ("trial", "stress") for kind, _ in steps[other + 1 :]):
+            last_other = max(i for i, (kind, _) in enumerate(steps) if kind == "other_shape")
+            if not any(kind in ("trial", "stress") for kind, _ in steps[last_other + 1 :]):
                 steps.append(("trial", ""))
                 result["trials"] += 1
             set_failed = self._steps(steps, views, result, last, robust)
@@ -283,8 +285,8 @@ class GradedCalls:
                 if kind == "stress":
                     verdict = self._stress_call(name, views)
                 else:
-                    name = kind
-                    verdict = self._timed_step("correctness_other_sizes", self._other_shape_call)
+                    call = functools.partial(self._other_shape_call, name)
+                    verdict = self._timed_step("correctness_other_sizes", call)
                     views = self.lender.views["candidate"]  # the task's layout, lent again
                 result["input_sets"][name] = verdict
                 if robust and verdict.get("passed") is False and set_failed is None:
@@ -560,7 +562,20 @@ class GradedCalls:
             verdict["mismatch"] = comparison.mismatch
         return verdict
 
-    def _other_shape_call(self) -> dict[str, Any]:
+    def _other_shapes(self) -> list[str]:
+        """The calls at other sizes (input sets): ``other_shape``, made from the sizes the task
+        runs at; where it runs at sizes other than the CPU sizes it declares (a GPU's own),
+        ``small_shape`` too, made from those (a short row's path, a grid smaller than the
+        GPU, which the task's own sizes never take)."""
+        shapes = ["other_shape"]
+        declared = getattr(self.task.module, "KGYM_CPU_SIZES", None)
+        if isinstance(declared, dict) and any(
+            getattr(self.task.module, name, value) != value for name, value in declared.items()
+        ):
+            shapes.append("small_shape")
+        return shapes
+
+    def _other_shape_call(self, name: str) -> dict[str, Any]:
         """One call at other sizes of the task (stress.other_sizes), with both models built
         again where a size or a number the model is built with changed: the candidate's from
         the class it set up, with the judge's weights. Where the task's Model does not build or
@@ -568,7 +583,8 @@ class GradedCalls:
         task's own model and layout are lent again afterwards, for the timed calls."""
         task, layout = self.task, self.layout
         assert layout is not None
-        changes = stress.other_sizes(task.module)
+        small = getattr(task.module, "KGYM_CPU_SIZES", None) if name == "small_shape" else None
+        changes = stress.other_sizes(task.module, small)
         if not changes:
             return {"passed": None, "reason": "no size constant the judge can change"}
         built_with = stress.init_names(task.module) & set(changes)
