@@ -40,6 +40,24 @@ def test_sizes_the_inputs_use_change_and_floats_the_model_takes_are_scaled() -> 
     assert stress.init_names(_task()) & set(changes) == {"width", "slope"}
 
 
+def test_the_other_sizes_are_drawn_per_evaluation() -> None:
+    """A kernel cannot list the shapes it will be graded at: each size is drawn by the OS,
+    odd, between half its own and a quarter more, no two alike, the whole at most
+    MAX_GROWTH times as large (a batch of one becomes three, the other sizes make up)."""
+    import math
+
+    draws = [stress._drawn_sizes({"rows": 13, "cols": 1000}) for _ in range(200)]
+    assert len({tuple(d.values()) for d in draws}) > 100
+    for d in draws:
+        assert d["rows"] % 2 == 1 and d["cols"] % 2 == 1 and d["rows"] != d["cols"]
+        assert 6 <= d["rows"] <= 17 and 500 <= d["cols"] <= 1250 and d["rows"] != 13
+        assert d["rows"] * d["cols"] <= stress.MAX_GROWTH * 13 * 1000
+    one = [stress._drawn_sizes({"batch": 1, "dim": 4096}) for _ in range(50)]
+    assert all(d["batch"] == 3 for d in one)
+    assert all(math.prod((d["batch"], d["dim"])) <= stress.MAX_GROWTH * 4096 for d in one)
+    assert len({d["dim"] for d in one}) > 10
+
+
 def test_a_declared_size_only_the_model_takes_changes_too() -> None:
     changes = stress.other_sizes(_task({"batch": 6, "width": 100, "kernel": 3}))
     assert changes["kernel"] not in (3,) and changes["kernel"] % 2 == 1
@@ -52,9 +70,10 @@ def test_on_a_gpu_the_other_sizes_are_made_from_the_sizes_the_task_runs_at() -> 
     task = _task({"batch": 6, "width": 100})
     task.batch, task.width = 4096, 4096  # not applied: the sizes a GPU runs at
     changes = stress.other_sizes(task)
-    assert changes["batch"] % 2 == 1 and 4096 < changes["batch"] < 4110
-    assert changes["width"] % 2 == 1 and 4096 < changes["width"] < 4110
+    assert changes["batch"] % 2 == 1 and 2048 <= changes["batch"] <= 5120
+    assert changes["width"] % 2 == 1 and 2048 <= changes["width"] <= 5120
     assert changes["batch"] != changes["width"]
+    assert changes["batch"] * changes["width"] <= stress.MAX_GROWTH * 4096 * 4096
     structural = _task({"batch": 6, "width": 64})
     structural.batch, structural.width = 4096, 128
     changes = stress.other_sizes(structural)
@@ -96,8 +115,9 @@ def test_at_its_own_sizes_a_task_meets_other_sizes_near_them_and_near_its_cpu_si
     right = run(task, honest, trials=1, sizes="gpu")
     assert right["status"] == "ok", right
     sets = right["correctness"]["input_sets"]
-    assert sets["other_shape"]["sizes"] == {"batch_size": 9, "dim": 2051}
-    assert sets["small_shape"]["sizes"] == {"batch_size": 5, "dim": 43}
+    near_own, near_cpu = sets["other_shape"]["sizes"], sets["small_shape"]["sizes"]
+    assert 4 <= near_own["batch_size"] <= 12 and 1024 <= near_own["dim"] <= 2560
+    assert 1 <= near_cpu["batch_size"] <= 7 and 20 <= near_cpu["dim"] <= 50
     assert sets["small_shape"]["passed"] is True
     # Wrong only on short rows: the task's sizes and the other sizes near them pass.
     short_rows_wrong = honest.replace(

@@ -365,17 +365,18 @@ def other_sizes(task: Any, start: dict[str, Any] | None = None) -> dict[str, int
     """Another value for each size constant of the task and each number its model is built
     with. Sizes: those it declares as its CPU sizes that its inputs or model use, else those
     its inputs use (a model's width, where ``get_init_inputs`` passes the same name, changes
-    with them), each made from the size it runs at (its CPU size on a CPU, its own on a GPU:
-    a row longer than a block meets a block's remainder there): odd where it is not a power
-    of two (a kernel that assumes a multiple of its block meets a remainder), each size by a
-    different step (so that sizes that were equal are not after, and a size of one becomes
-    three), unchanged where it is a power of two of 16 or more and its CPU size, where it
-    declares one, is too (a structural dimension, such as a head size, that honest kernels
-    may require; a CPU size that is no power of two says the dimension is not one), or from
-    ``start``'s where it names the size (a GPU's small call starts at the CPU sizes). Numbers:
-    each float constant ``get_init_inputs`` passes (a scale, a slope, an epsilon) times
-    ``FLOAT_ARGUMENT_FACTOR``, so that a kernel that bakes in the task's value instead of the
-    module's is wrong. Integers only the model takes (a kernel size, a reduction's
+    with them), each drawn near the size it runs at (its CPU size on a CPU, its own on a GPU:
+    a row longer than a block meets a block's remainder there), or near ``start``'s where it
+    names the size (a GPU's small call starts at the CPU sizes): ``_drawn_size``, odd (a
+    kernel that assumes a multiple of its block meets a remainder), drawn by the OS per
+    evaluation (a kernel cannot list the shapes it will be graded at), no two alike (sizes
+    that were equal, an image's height and width, differ after), the whole no more than
+    ``MAX_GROWTH`` times as large. A power of two of 16 or more stays where its CPU size, if
+    it declares one, is one too (a structural dimension, such as a head size, that honest
+    kernels may require; a CPU size that is no power of two says the dimension is not one).
+    Numbers: each float constant ``get_init_inputs`` passes (a scale, a slope, an epsilon)
+    times ``FLOAT_ARGUMENT_FACTOR``, so that a kernel that bakes in the task's value instead
+    of the module's is wrong. Integers only the model takes (a kernel size, a reduction's
     dimension, a stride) are left alone: they choose an algorithm rather than a size. Empty:
     nothing the judge can change."""
     get_inputs = getattr(task, "get_inputs", None)
@@ -383,19 +384,19 @@ def other_sizes(task: Any, start: dict[str, Any] | None = None) -> dict[str, int
     by_init = init_names(task)
     declared = getattr(task, "KGYM_CPU_SIZES", None)
     declared = dict(declared) if isinstance(declared, dict) else {}
-    changed: dict[str, int | float] = {}
     # A task that declares CPU sizes names its sizes there; another, by its inputs' use.
     names = set(declared) & (used | by_init) if declared else used
+    fixed: dict[str, int] = {}
+    varied: dict[str, int] = {}
     for name in sorted(names):
         value = (start or {}).get(name, getattr(task, name, None))
         if type(value) is not int or value < 1:
             continue
         if _structural(value) and _structural(declared.get(name, value)):
-            changed[name] = value
+            fixed[name] = value
         else:
-            # Each size its own odd value: two sizes that were equal (an image's height and
-            # width) differ after, and a size of one (a batch) becomes several.
-            changed[name] = (value + 1 if value % 2 == 0 else value + 2) + 2 * len(changed)
+            varied[name] = value
+    changed: dict[str, int | float] = {**fixed, **_drawn_sizes(varied)}
     for name in sorted(by_init):
         value = getattr(task, name, None)
         if type(value) is float and math.isfinite(value) and value != 0.0:
@@ -403,6 +404,53 @@ def other_sizes(task: Any, start: dict[str, Any] | None = None) -> dict[str, int
     if all(getattr(task, name, None) == value for name, value in changed.items()):
         return {}
     return changed
+
+
+# The other sizes' elements at most this many times the sizes' they are drawn near (the call's
+# memory is about the task's, on a GPU too; a batch of one becomes three, which the other sizes
+# make up for): each size drawn between half and a quarter more of its own, the largest drawn
+# again below what it drew while the whole is more.
+MAX_GROWTH = 2.0
+_SIZES_DRAW = secrets.SystemRandom()
+
+
+def _drawn_sizes(sizes: dict[str, int]) -> dict[str, int]:
+    """An odd size for each of ``sizes``, drawn between half of it and a quarter more (at
+    least four more), none equal to its own or to another's, the product of the growths at
+    most ``MAX_GROWTH`` wherever the sizes are large enough to make up for a small one's."""
+    drawn: dict[str, int] = {}
+    for name, value in sizes.items():
+        drawn[name] = _odd_size(value, max(1, value // 2), value + max(4, value // 4), drawn)
+    while math.prod(drawn[name] / value for name, value in sizes.items()) > MAX_GROWTH:
+        smaller = {
+            n: _odd_choices(v, max(1, v // 2), drawn[n] - 1, drawn, n) for n, v in sizes.items()
+        }
+        name = max((n for n in sizes if smaller[n]), key=lambda n: drawn[n], default=None)
+        if name is None:
+            break  # every size as small as it may be: tiny sizes, whose growth costs nothing
+        drawn[name] = _SIZES_DRAW.choice(smaller[name])
+    return drawn
+
+
+def _odd_size(value: int, low: int, high: int, taken: dict[str, int]) -> int:
+    """An odd size in [low, high] other than ``value`` and the ``taken`` ones, drawn; the
+    range goes on upwards where those fill it (many sizes of one or two)."""
+    while True:
+        choices = _odd_choices(value, low, high, taken, "")
+        if choices:
+            return _SIZES_DRAW.choice(choices)
+        high += 2
+
+
+def _odd_choices(value: int, low: int, high: int, drawn: dict[str, int], name: str) -> list[int]:
+    """The odd sizes in [low, high] other than ``value`` and the other sizes' draws, at most
+    a few hundred of them (spread over the range): the choices left for ``name``."""
+    taken = {v for n, v in drawn.items() if n != name} | {value}
+    first = low | 1
+    if high < first:
+        return []
+    step = 2 * max(1, (high - first) // 512)
+    return [s for s in range(first, high + 1, step) if s not in taken]
 
 
 def _structural(size: Any) -> bool:
