@@ -221,6 +221,28 @@ def test_the_other_sizes_model_is_moved_off_its_initialisation() -> None:
     assert torch.equal(after["1.num_batches_tracked"], before["1.num_batches_tracked"])
 
 
+def test_a_sparse_move_changes_a_few_elements_far() -> None:
+    """A sparse move (a pruned or edited weight) changes one to three elements of each float
+    parameter by SPARSE_NOISE times its rms, and leaves the rest exactly as they were."""
+    import torch
+
+    from kgym.harness import stress
+
+    torch.manual_seed(1)
+    model = torch.nn.Sequential(torch.nn.Linear(256, 128), torch.nn.BatchNorm1d(128))
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    stress.away_from_init(model, sparse=True)
+    after = model.state_dict()
+    for name in ("0.weight", "0.bias", "1.weight", "1.bias", "1.running_mean"):
+        changed = int((after[name] != before[name]).sum())
+        assert 1 <= changed <= 3, (name, changed)
+    weight = before["0.weight"]
+    rms = float(weight.pow(2).mean().sqrt())
+    moved = (after["0.weight"] - weight)[after["0.weight"] != weight].abs()
+    assert float(moved.min()) >= 0.99 * stress.SPARSE_NOISE * rms  # a stale copy shows
+    assert torch.equal(after["1.running_var"], before["1.running_var"])
+
+
 def test_a_model_whose_names_differ_is_held_to_the_weights_it_could_take() -> None:
     """A candidate whose module names differ from the reference's (``self.fc`` for
     ``self.linear``) takes no weights and is built under the reference's seed: at the other

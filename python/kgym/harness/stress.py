@@ -479,24 +479,55 @@ ERROR_SIZE_SETS = TIMED_SETS | {
 WEIGHT_NOISE = 0.5
 
 
-def away_from_init(model: Any) -> None:
+def away_from_init(model: Any, sparse: bool = False) -> None:
     """The float parameters of ``model`` moved off their initialisation, as training moves
     them: a kernel that behaves well only while its weights look freshly initialised (inside
     nn.Linear's bound, a bias of zeros, a norm's weight of ones) meets others. So are the
     running statistics of its batch norms (``_running_statistics``); other buffers (masks,
-    tables) are the model's structure and stay as they are."""
+    tables) are the model's structure and stay as they are. With ``sparse`` only a few
+    elements of each move, each by ``SPARSE_NOISE`` times the tensor's rms or more (a pruned or
+    edited weight: a kernel that refreshes a derived copy only when a sample of the weights
+    changes misses it, and the answer shows it)."""
     if not isinstance(model, torch.nn.Module):
         return
     with torch.no_grad():
         for p in model.parameters():
             if p.is_floating_point() and p.numel():
                 rms = float(p.detach().double().pow(2).mean().sqrt())
-                p.add_(torch.randn_like(p) * (WEIGHT_NOISE * rms if rms > 0 else 0.1))
+                if sparse:
+                    _move_a_few(p, SPARSE_NOISE * rms if rms > 0 else 1.0)
+                else:
+                    p.add_(torch.randn_like(p) * (WEIGHT_NOISE * rms if rms > 0 else 0.1))
         for mean, var in _running_statistics(model):
+            if sparse:
+                _move_a_few(mean, SPARSE_NOISE * WEIGHT_NOISE * float(var.mean().sqrt()))
+                continue
             # A trained model's: means off zero by about half a feature's spread, variances
             # off one by a factor of e^(±WEIGHT_NOISE) and more, positive as variances are.
             mean.add_(torch.randn_like(mean) * WEIGHT_NOISE * var.sqrt())
             var.mul_(torch.exp(torch.randn_like(var) * WEIGHT_NOISE * 2))
+
+
+# How far a sparse move takes each of its few elements, in rms of the tensor: far enough that
+# a call's answer shows an element left stale (a matrix product's column moves by about this
+# many of its terms' typical size), near enough to stay a plausible weight.
+SPARSE_NOISE = 8.0
+
+
+def _move_a_few(t: torch.Tensor, scale: float) -> None:
+    """One to three elements of ``t`` at places the generator draws, each moved by one to two
+    times ``scale``, up or down."""
+    flat = t.view(-1) if t.is_contiguous() else None
+    count = min(t.numel(), 1 + int(torch.randint(3, ()).item()))
+    places = torch.randperm(t.numel(), device=t.device)[:count]
+    # Between one and two times ``scale`` either way: never a move too small to show.
+    sizes = 1.0 + torch.rand(count, device=t.device, dtype=t.dtype)
+    signs = torch.randint(2, (count,), device=t.device).to(t.dtype) * 2.0 - 1.0
+    moves = sizes * signs * scale
+    if flat is not None:
+        flat.index_add_(0, places, moves)
+    else:
+        t.copy_(t.reshape(-1).index_add(0, places, moves).view_as(t))
 
 
 def _running_statistics(model: torch.nn.Module) -> list[tuple[torch.Tensor, torch.Tensor]]:

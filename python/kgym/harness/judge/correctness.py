@@ -220,8 +220,8 @@ class GradedCalls:
             steps.insert(at, ("repeat", ""))
             for shape in self._other_shapes():
                 steps.insert(_RANDOM.randrange(at + 1, len(steps) + 1), ("other_shape", shape))
-            for _ in range(1 + _RANDOM.randrange(2) if weights_copied else 0):
-                steps.insert(_RANDOM.randrange(1, len(steps) + 1), ("weights", ""))
+            for move in self._weight_moves() if weights_copied else []:
+                steps.insert(_RANDOM.randrange(1, len(steps) + 1), ("weights", move))
             last_other = max(i for i, (kind, _) in enumerate(steps) if kind == "other_shape")
             if not any(kind in ("trial", "stress") for kind, _ in steps[last_other + 1 :]):
                 steps.append(("trial", ""))
@@ -275,7 +275,8 @@ class GradedCalls:
             elif kind == "repeat":
                 failed = self._repeat(views, *last)
             elif kind == "weights":
-                failed = self._timed_step("correctness_weights", self._new_weights)
+                move = functools.partial(self._new_weights, sparse=name == "sparse")
+                failed = self._timed_step("correctness_weights", move)
                 # A compared call next, whose answer the repeat compares with from here, and
                 # whose error is measured.
                 steps.insert(0, ("trial", ""))
@@ -316,9 +317,19 @@ class GradedCalls:
             self.timeline.stretch(name, started)
             durations[name] -= durations.get("correctness_error_size", 0.0) - measured
 
-    def _new_weights(self) -> str | None:
+    @staticmethod
+    def _weight_moves() -> list[str]:
+        """The moves between calls, in a drawn order: every element moved (as an optimiser
+        step), and a few elements alone (a pruned or edited weight), which no sample of the
+        weights short of all of them sees; half the time one more of either kind."""
+        moves = ["dense", "sparse"] + ([_RANDOM.choice(["dense", "sparse"])] * _RANDOM.randrange(2))
+        _RANDOM.shuffle(moves)
+        return moves
+
+    def _new_weights(self, sparse: bool = False) -> str | None:
         """The reference's weights moved off where they are (``stress.away_from_init``, under
-        a seed of the OS's), as training or a loaded checkpoint moves them, and loaded into
+        a seed of the OS's; with ``sparse`` a few elements of each alone), as training, a
+        pruned weight or a loaded checkpoint moves them, and loaded into
         both runners' models as they are, called or not (``runner.op_weights``): a candidate
         that behaves well only with its initial weights, in its first instance or at the
         task's width, or keeps what it derived from the weights of its first call, meets
@@ -326,7 +337,7 @@ class GradedCalls:
         not the task's), or None."""
         reference = self.task.reference
         dev.seed_generators(fresh_seed(), self.task.device)
-        stress.away_from_init(reference)
+        stress.away_from_init(reference, sparse)
         weights, fds = self.lender.weights(reference)
         try:
             for role in ("reference", "candidate"):
