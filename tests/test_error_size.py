@@ -206,3 +206,35 @@ def test_relative_rms_leaves_out_elements_near_zero_and_the_tf32_scale() -> None
     scaled = truth * (1 - 2.0**-10)  # the tf32 cut's scale, taken out
     assert relative_rms([scaled], [truth]) < 1e-12
     assert relative_rms([torch.zeros(0)], [torch.zeros(0)]) is None
+
+
+def test_rows_left_out_are_not_measured_and_blocks_may_be_left_unheld() -> None:
+    """``flat_rows``' constant rows (stress.constant_rows) are left out of the measure, in the
+    tf32 answer's too: coarse rounding there alone is not seen, and elsewhere it is. Without
+    blocks (a set ill-conditioned at tf32) the worst block is not held."""
+
+    class Norm(nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return nn.functional.layer_norm(x, x.shape[-1:])
+
+    torch.manual_seed(0)
+    x = torch.randn(64, 512)
+    x[::4] = 3.0  # a quarter of the rows constant
+    left_out = stress.constant_rows([x])
+    assert left_out is not None and int(left_out.sum()) == 16
+    honest = nn.functional.layer_norm(x, x.shape[-1:])
+    wrong_on_constant_rows = honest.clone()
+    wrong_on_constant_rows[::4] += 0.01
+    check = ErrorSize(Norm(), _run)
+    left = check.measure([x], [wrong_on_constant_rows], left_out=left_out)
+    assert left is not None and left < 1.0
+    coarse = _bf16(honest)
+    coarse[::4] = honest[::4]
+    assert (check.measure([x], [coarse], left_out=left_out) or 0.0) > ERROR_FACTOR
+    # One row coarse among many exact: its block is seen, the whole answer barely.
+    one_row = honest.clone()
+    one_row[1] = _bf16(honest[1])
+    held = ErrorSize(Norm(), _run)
+    assert (held.measure([x], [one_row], left_out=left_out) or 0.0) > ERROR_FACTOR
+    unheld = ErrorSize(Norm(), _run)
+    assert (unheld.measure([x], [one_row], blocks=False, left_out=left_out) or 0.0) < ERROR_FACTOR

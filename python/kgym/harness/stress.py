@@ -304,6 +304,17 @@ def _padded_rows(v: torch.Tensor, generator: torch.Generator | None) -> None:
     rows[(draw < 0.25).to(v.device)] = 0
 
 
+def constant_rows(inputs: list[Any]) -> torch.Tensor | None:
+    """A flag per row (every dimension but the last) of the first float input with two or
+    more dimensions: whether all its values are equal (``flat_rows``' zero and constant
+    rows); None where there is no such input."""
+    for x in inputs:
+        if isinstance(x, torch.Tensor) and x.is_floating_point() and x.dim() >= 2:
+            rows = x.reshape(-1, x.shape[-1])
+            return (rows.amax(dim=1) == rows.amin(dim=1)).cpu()
+    return None
+
+
 def _flat_rows(v: torch.Tensor, generator: torch.Generator | None) -> None:
     """About a quarter of the rows all zeros (padding tokens), another quarter constant (each
     its first value throughout), at least one of each: a row's spread, norm or maximum is
@@ -460,9 +471,9 @@ def _structural(size: Any) -> bool:
 
 # The sets the error-size check (judge/error_size.py) measures besides the task's own draws: a
 # kernel that keeps its precision only at the task's scale meets another.
-# Every set but ``flat_rows``, whose constant rows amplify a sum's last rounding by 1/sqrt(eps) in an honest
-# float32 norm (a mean of equal values is off by an ulp, then divided by a spread of nearly
-# zero) where torch's answer is exact. ``masked`` is measured where its answer is finite (a
+# ``flat_rows`` on its other rows (``constant_rows``): its constant rows amplify a sum's last
+# rounding by 1/sqrt(eps) in an honest float32 norm (a mean of equal values is off by an ulp,
+# then divided by a spread of nearly zero) where torch's answer is exact. ``masked`` is measured where its answer is finite (a
 # masked softmax's rows are, a layer norm's are not): a kernel that rounds coarsely only in
 # rows that hold a mask meets it there; ``special`` likewise (its outliers, x100 a row's
 # largest, are an LLM's massive activations).
@@ -473,6 +484,7 @@ ERROR_SIZE_SETS = TIMED_SETS | {
     "padded_rows",
     "masked",
     "special",
+    "flat_rows",
 }
 # How far the other sizes' model's weights are moved from their initialisation: noise of this
 # many times each parameter's rms (0.1 where it is all zeros, as a bias starts).

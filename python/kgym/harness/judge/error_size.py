@@ -210,6 +210,18 @@ def relative_rms(answer: list[Any], truth: list[Any]) -> float | None:
     return sizes([answer], truth)[0][1]
 
 
+def _rows_left_out(t: Any, left_out: torch.Tensor) -> Any:
+    """``t`` with NaN in the rows ``left_out`` flags (where its leading elements are as many
+    as the flags): NaN is left out of every statistic, the tf32 answer's too."""
+    if not isinstance(t, torch.Tensor) or not t.is_floating_point() or t.dim() == 0:
+        return t
+    rows = t.numel() // t.shape[-1] if t.shape[-1] else 0
+    if rows != left_out.numel():
+        return t
+    flags = left_out.to(t.device).view(*t.shape[:-1], 1)
+    return torch.where(flags, torch.full((), math.nan, dtype=t.dtype, device=t.device), t)
+
+
 def _to(values: list[Any], make: Any) -> list[Any]:
     return [
         make(v) if isinstance(v, torch.Tensor) and v.dtype == torch.float32 else v for v in values
@@ -232,17 +244,30 @@ class ErrorSize:
             self.unavailable = "the task's Model is not a torch module"
 
     def measure(
-        self, inputs: list[Any], answer: list[Any], cut_inputs: bool = False
+        self,
+        inputs: list[Any],
+        answer: list[Any],
+        cut_inputs: bool = False,
+        blocks: bool = True,
+        left_out: torch.Tensor | None = None,
     ) -> float | None:
         """The candidate's error on ``inputs`` as a multiple of the tf32 answer's (None: not
         measured); the largest is kept for the Result. ``cut_inputs``: the tf32 answer takes
-        the inputs cut to tf32 too (``CUT_INPUT_SETS``), not only its products' operands."""
+        the inputs cut to tf32 too (``CUT_INPUT_SETS``), not only its products' operands.
+        ``blocks=False``: the worst block is not held (a set ill-conditioned at tf32, whose
+        near-ties flip where any two kernels of that precision differ, block by block; the
+        whole answer's flips are about as many in either). ``left_out``: rows (one flag per
+        row of the first input) whose outputs, in each output with as many rows, are not
+        measured (``flat_rows``' constant rows, where a norm divides an honest float32 sum's
+        last rounding by a spread of nearly zero)."""
         if self.unavailable is not None:
             return None
         try:
             if self.exact is None:
                 self.exact = copy.deepcopy(self.reference).double()
             truth = compare.flatten(self.run(self.exact, _to(inputs, torch.Tensor.double)))
+            if left_out is not None:
+                truth = [_rows_left_out(t, left_out) for t in truth]
             given = _to(inputs, stress.tf32_cut) if cut_inputs else inputs
             with stress.Tf32Operands(stress.tf32_cut):
                 tf32 = compare.flatten(self.run(self.reference, given))
@@ -250,7 +275,8 @@ class ErrorSize:
             self.unavailable = f"the reference does not run in float64: {str(exc)[:200]}"
             self.exact = None
             return None
-        (candidate, each, blocks), (allowed, each_tf32, tf32_blocks) = sizes([answer, tf32], truth)
+        measured = sizes([answer, tf32], truth)
+        (candidate, each, block_sizes), (allowed, each_tf32, tf32_blocks) = measured
         if candidate is None or allowed is None:
             return None
         self.calls += 1
@@ -258,7 +284,10 @@ class ErrorSize:
         # Element by element too: a coarse rounding of the small elements alone; and block by
         # block, the elements of a few blocks (rows) alone, each against the tf32 answer's.
         elementwise = each / max(each_tf32 or 0.0, TF32_FLOOR) if each is not None else 0.0
-        blockwise = worst_block(blocks, tf32_blocks, max(allowed, TF32_FLOOR)) or 0.0
+        blockwise = 0.0
+        if blocks:
+            held = worst_block(block_sizes, tf32_blocks, max(allowed, TF32_FLOOR))
+            blockwise = held or 0.0
         worst = max(ratio, elementwise, blockwise)
         if self.worst is None or worst > self.worst["ratio"]:
             self.worst = {
@@ -277,11 +306,11 @@ class ErrorSize:
         answer: list[Any],
         findings: Any,
         faithful: bool,
-        cut_inputs: bool = False,
+        **how: Any,
     ) -> bool:
-        """``measure``, and under ``faithful`` a ``low-precision`` finding where the error is
-        beyond the bound: whether it was."""
-        ratio = self.measure(inputs, answer, cut_inputs)
+        """``measure`` (``how``: its options), and under ``faithful`` a ``low-precision``
+        finding where the error is beyond the bound: whether it was."""
+        ratio = self.measure(inputs, answer, **how)
         if ratio is None or ratio <= ERROR_FACTOR or not faithful:
             return False
         worst = self.worst or {}
