@@ -52,3 +52,22 @@ def test_the_state_written_in_place_is_named_as_state_dict_names_it_without_its_
     assert calls == []
     assert list(own) == list(model.state_dict())
     assert own["0.weight"] is model[0].weight  # the parameter itself: written in place
+
+
+def test_weights_held_in_less_precision_are_named() -> None:
+    """A float32 weight loaded into a float16 entry is rounded by the load itself: the runner
+    names every such entry (runner.Runner._narrowed), and nothing where the types are as the
+    task's or wider."""
+    from kgym.harness.runner import Runner
+
+    spec = {"tensors": {"0.weight": (0, [3, 4], "float32"), "0.bias": (64, [3], "float32")}}
+    names = {"0.weight": "0.weight", "0.bias": "0.bias"}
+    half = nn.Sequential(nn.Linear(4, 3)).half()
+    assert Runner._narrowed(half, spec, names) == [
+        "0.weight: float32 held as torch.float16",
+        "0.bias: float32 held as torch.float16",
+    ]
+    wide = nn.Sequential(nn.Linear(4, 3)).double()
+    assert Runner._narrowed(wide, spec, names) == []
+    assert Runner._narrowed(nn.Sequential(nn.Linear(4, 3)), spec, names) == []
+    assert Runner._narrowed(half, spec, None) == []

@@ -76,6 +76,7 @@ CHECKS = {
     ),
     "findings": _findings_ok,
     "weights_copied": lambda v: isinstance(v, bool),
+    "weights_narrowed": lambda v: _is_list_of(v, (str,), limit=4096),
     "triton_functions": lambda v: _is_list_of(v, (str,)),
     "precompile": lambda v: (
         v is None

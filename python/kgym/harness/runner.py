@@ -289,10 +289,11 @@ class Runner:
         self.jit = loader.jit_line_ranges(self.module)
         self.triton_names = set(loader.jit_functions(self.module))
         self.model_class = cls
-        self.model, weights_copied = self._build(spec, fds)
+        self.model, narrowed = self._build(spec, fds)
         return {
             "ok": True,
-            "weights_copied": weights_copied,
+            "weights_copied": narrowed is not None,
+            "weights_narrowed": narrowed or [],
             "triton_functions": sorted(self.triton_names),
         }
 
@@ -308,15 +309,20 @@ class Runner:
             return {"ok": True}
         if self.model_class is None:
             return {"ok": False, "kind": "refused", "detail": "no model was set up"}
-        model, weights_copied = self._build(payload, fds)
+        model, narrowed = self._build(payload, fds)
         if self.first_model is None:
             self.first_model = self.model
         self.model = model
-        return {"ok": True, "weights_copied": weights_copied}
+        return {
+            "ok": True,
+            "weights_copied": narrowed is not None,
+            "weights_narrowed": narrowed or [],
+        }
 
-    def _build(self, spec: dict[str, Any], fds: list[int]) -> tuple[Any, bool]:
+    def _build(self, spec: dict[str, Any], fds: list[int]) -> tuple[Any, list[str] | None]:
         """The model class built under the spec's seed with its ``init_inputs``, the judge's
-        weights loaded where its state has the same keys and shapes, on the device."""
+        weights loaded where its state has the same keys and shapes, on the device; with the
+        entries that hold them in less precision (``_narrowed``), None where it took none."""
         try:
             torch.manual_seed(int(spec["seed"]))
             model = self.model_class(*spec["init_inputs"])
@@ -324,15 +330,17 @@ class Runner:
             for fd in fds:
                 os.close(fd)
             raise _Failure(self._exception_reply(exc, "init")) from exc
-        weights_copied = False
+        names = None
         if spec.get("weights") is not None and isinstance(model, torch.nn.Module):
-            weights_copied = self._load_weights(model, spec["weights"], fds)
+            names = self._load_weights(model, spec["weights"], fds)
         else:
             for fd in fds:
                 os.close(fd)
         if isinstance(model, torch.nn.Module):
             model = model.to(self.device).eval()
-        return model, weights_copied
+        if names is None:
+            return model, None
+        return model, self._narrowed(model, spec["weights"], names)
 
     def _load_weights(
         self,
@@ -340,7 +348,9 @@ class Runner:
         weights: dict[str, Any],
         fds: list[int],
         in_place: bool = False,
-    ) -> bool:
+    ) -> dict[str, str] | None:
+        """The judge's weights into ``model``; which of its entries took each (None: its
+        state takes them neither by name nor in order by shape)."""
         export = ArenaExport(**{**weights["export"], "fd": fds[0] if fds else -1})
         arena = Arena.attach(export, self.device)
         try:
@@ -353,19 +363,40 @@ class Runner:
             own = _state(model) if in_place else model.state_dict()
             names = _matching_names(own, state)
             if names is None:
-                return False
+                return None
             if in_place:
                 with torch.no_grad():
                     for k, v in state.items():
                         own[names[k]].copy_(v.to(own[names[k]].device))
-                return True
+                return names
             model.load_state_dict(
                 {names[k]: v.to(own[names[k]].device) for k, v in state.items()}, strict=False
             )
-            return True
+            return names
         finally:
             _sync(self.device)
             arena.close()
+
+    @staticmethod
+    def _narrowed(
+        model: Any, weights: dict[str, Any] | None, names: dict[str, str] | None
+    ) -> list[str]:
+        """The model's entries that hold one of the judge's float weights in a float type of
+        less precision (float32 loaded into float16: the load itself rounds them, and a
+        kernel that widens the bits with integer operations names no reduced type), read
+        from the modules' own dicts (``_state``) once the model is set up as it will be
+        called."""
+        if weights is None or names is None or not isinstance(model, torch.nn.Module):
+            return []
+        own = _state(model)
+        narrowed = []
+        for name, (_, _, dtype) in weights["tensors"].items():
+            given, held = dtype_from(dtype), own.get(names.get(name, ""))
+            if held is None or not given.is_floating_point or not held.is_floating_point():
+                continue
+            if torch.finfo(held.dtype).eps > torch.finfo(given).eps:
+                narrowed.append(f"{names[name]}: {dtype} held as {held.dtype}")
+        return narrowed
 
     def op_weights(self, message: dict[str, Any], payload: Any, fds: list[int]) -> dict[str, Any]:
         """The judge's weights written into the model set up, in place, as an optimiser's step
@@ -376,10 +407,14 @@ class Runner:
                 os.close(fd)
             return {"ok": True, "weights_copied": False}
         try:
-            copied = self._load_weights(self.model, payload, fds, in_place=True)
+            names = self._load_weights(self.model, payload, fds, in_place=True)
         except BaseException as exc:  # noqa: BLE001  (the candidate's load hooks ran)
             raise _Failure(self._exception_reply(exc, "call")) from exc
-        return {"ok": True, "weights_copied": copied}
+        return {
+            "ok": True,
+            "weights_copied": names is not None,
+            "weights_narrowed": self._narrowed(self.model, payload, names),
+        }
 
     def op_layout(self, message: dict[str, Any], payload: Any, fds: list[int]) -> dict[str, Any]:
         if self.arena is not None:

@@ -354,6 +354,7 @@ class GradedCalls:
                     continue
                 self.findings.take_from_reply(reply)
                 self.findings.stop_if_rejected("correctness")
+                self.policy.observe_weights(reply)
                 if not reply.get("ok"):
                     failure = failed_reply(reply, "correctness")
                     if failure.status != "incorrect":
@@ -688,6 +689,7 @@ class GradedCalls:
                 self.lender.free_weights()
             self.findings.take_from_reply(reply)
             self.findings.stop_if_rejected("correctness")
+            self.policy.observe_weights(reply)
             if not reply.get("ok"):
                 message = failed_reply(reply, "init").message
                 return f"the model does not build with other arguments: {message}", False

@@ -262,6 +262,7 @@ class Evaluation:
             }
         reply = self.runners.set_up(specs, fds)
         self.weights_copied = bool(reply.get("weights_copied"))
+        self.policy.observe_weights(reply)
         self.judge["candidate_sandbox"] = {
             **self.runners["candidate"].layers,
             **self.runners.candidate_observed,

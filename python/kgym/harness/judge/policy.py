@@ -148,6 +148,15 @@ class CallPolicy:
                     if dot_precision.is_reduced(product):
                         self.low_precision.append(f"tl.dot {product}")
 
+    def observe_weights(self, reply: dict[str, Any]) -> None:
+        """The entries of the candidate's model that hold the task's weights in a float type
+        of less precision (runner._narrowed): its compute starts from rounded weights, which
+        a float32 task's faithful precision refuses as it does a cast in a kernel."""
+        for entry in (reply.get("weights_narrowed") or [])[:8]:
+            entry = f"weights {str(entry)[:120]}"
+            if entry not in self.low_precision:
+                self.low_precision.append(entry)
+
     def judge_precision(self, task_dtypes: set[torch.dtype]) -> dict[str, Any]:
         """The precision policy: on a task computed in float32 (or float64), ``faithful``
         refuses fp16, bf16 and fp8 compute in the candidate's kernels or its torch calls; tf32
