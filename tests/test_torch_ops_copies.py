@@ -45,6 +45,19 @@ def test_a_reduced_precision_tensor_is_seen_however_its_type_is_named() -> None:
     assert _record(lambda: torch.mm(x, x))["low_precision"] == []
 
 
+def test_every_type_below_float32_is_reduced_precision_complex32_too() -> None:
+    """float16 arithmetic through complex32 (two float16 halves) is reduced precision, as is
+    every float8, float4 and quantized type torch has: the list is made from torch's types."""
+    from kgym.harness.torch_ops import LOW_PRECISION_DTYPES
+
+    x = torch.randn(4, 4)
+    made = _record(lambda: (x.chalf() * x.chalf()).to(torch.complex64).real)
+    assert "chalf" in made["low_precision"] and "mul" in made["low_precision"]
+    assert torch.complex32 in LOW_PRECISION_DTYPES and torch.float8_e5m2fnuz in LOW_PRECISION_DTYPES
+    assert torch.quint8 in LOW_PRECISION_DTYPES
+    assert not {torch.float32, torch.float64, torch.complex64, torch.int8} & LOW_PRECISION_DTYPES
+
+
 def test_an_output_is_looked_at_by_exact_type_only() -> None:
     ran = []
 

@@ -244,12 +244,26 @@ def _storage(value: Any) -> int | None:
         return None
 
 
+def _below_float32(dtype: torch.dtype) -> bool:
+    """A float or complex type whose values hold less precision than float32's (float16,
+    bfloat16, every float8 and float4, complex32: two float16 halves), or a quantized one:
+    every such type torch has, not a list that a new one would miss."""
+    if str(dtype).removeprefix("torch.").startswith(("qint", "quint")):
+        return True
+    if not (dtype.is_floating_point or dtype.is_complex):
+        return False
+    try:
+        return torch.finfo(dtype).eps > torch.finfo(torch.float32).eps
+    except (TypeError, NotImplementedError):  # a packed type (float4 pairs): below it
+        return True
+
+
 LOW_PRECISION_DTYPES = frozenset(
-    getattr(torch, name)
-    for name in ("float16", "bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz")
-    if hasattr(torch, name)
+    value
+    for value in (getattr(torch, name, None) for name in dir(torch))
+    if isinstance(value, torch.dtype) and _below_float32(value)
 )
-LOW_PRECISION_METHODS = frozenset({"half", "bfloat16"})
+LOW_PRECISION_METHODS = frozenset({"half", "bfloat16", "chalf"})
 
 
 def _onto_device(source: Any, result: Any) -> bool:
