@@ -244,6 +244,50 @@ def _storage(value: Any) -> int | None:
         return None
 
 
+def _tensors_in(value: Any, depth: int = 0) -> list[torch.Tensor]:
+    """The tensors ``value`` holds: itself, or inside tuples (named ones and
+    ``torch.return_types`` too), lists and dicts, a few levels deep, any tensor type."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if depth > 3:
+        return []
+    if isinstance(value, dict):
+        value = list(dict.values(value))
+    if isinstance(value, (tuple, list)):
+        return [t for v in list(value)[:MAX_MADE] for t in _tensors_in(v, depth + 1)]
+    return []
+
+
+def _written(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[torch.Tensor]:
+    """The tensors a computing call wrote into: its first argument for an in-place method
+    (``exp_``, ``copy_``, ``__iadd__``) or an item store, and its ``out=``."""
+    base = name.split(" ", 1)[0]
+    inplace = (base.endswith("_") and not base.endswith("__")) or base in INPLACE_DUNDERS
+    written = [args[0]] if inplace and args and isinstance(args[0], torch.Tensor) else []
+    return written + _tensors_in(kwargs.get("out"))
+
+
+# Item stores and the augmented assignments: they write into their first argument.
+INPLACE_DUNDERS = frozenset(
+    {
+        "__setitem__",
+        "__iadd__",
+        "__isub__",
+        "__imul__",
+        "__itruediv__",
+        "__ifloordiv__",
+        "__imod__",
+        "__ipow__",
+        "__iand__",
+        "__ior__",
+        "__ixor__",
+        "__ilshift__",
+        "__irshift__",
+        "__imatmul__",
+    }
+)
+
+
 def _below_float32(dtype: torch.dtype) -> bool:
     """A float or complex type whose values hold less precision than float32's (float16,
     bfloat16, every float8 and float4, complex32: two float16 halves), or a quantized one:
@@ -280,8 +324,7 @@ def _onto_device(source: Any, result: Any) -> bool:
 def _low_precision(result: Any) -> bool:
     """Whether a call made an fp16, bf16 or fp8 tensor, however its type was named (a dtype, a
     method, a type string such as ``'torch.BFloat16Tensor'``, another tensor's type)."""
-    values = result if type(result) in (tuple, list) else (result,)
-    return any(isinstance(v, torch.Tensor) and v.dtype in LOW_PRECISION_DTYPES for v in values)
+    return any(v.dtype in LOW_PRECISION_DTYPES for v in _tensors_in(result))
 
 
 # The torch-made tensors a call's copy test looks at: of those computed, the largest (an
@@ -326,7 +369,7 @@ class TorchOpRecorder(TorchFunctionMode):
         name = self._name(name, args, result)
         if self._counts(name, args):
             self.calls[name[:80]] += 1
-            self._keep(result, args, name not in NON_COMPUTE)
+            self._keep(result, args, kwargs or {}, name)
             if launching and name not in NON_COMPUTE:
                 self.in_launch[name[:80]] += 1
         if (
@@ -363,36 +406,55 @@ class TorchOpRecorder(TorchFunctionMode):
         if event == "call" and self._callback is None:
             if _candidates(frame.f_code.co_filename):
                 self._callback = frame
+                self._take_arguments(frame)
                 _push_mode(self)
         elif event == "return" and frame is self._callback:
             self._callback = None
             _pop_mode()
 
-    def _keep(self, result: Any, args: tuple[Any, ...], computed: bool) -> None:
-        """The call's tensors in memory of their own (computed, or allocated: torch may fill
-        a buffer where no call is seen, such as the ``.real`` setter's copy); views of a
-        tensor it took are not new memory. Computed ones are kept by size, the largest
-        ``MAX_MADE`` (tiny tensors made afterwards do not push an answer out); allocated ones
-        by recency."""
+    def _keep(self, result: Any, args: tuple[Any, ...], kwargs: dict[str, Any], name: str) -> None:
+        """The tensors a call handed the candidate in memory of their own (computed, or
+        allocated: torch may fill a buffer where no call is seen, such as the ``.real``
+        setter's copy): whatever its result holds, at any depth and of any tensor type (an
+        ``nn.Parameter``, a ``torch.return_types`` result), and what a computing call wrote
+        into (``_written``: ``copy_``, ``exp_``, an item store, ``out=``), kept by its base
+        (a view's base outlives the view). Views of a tensor it took are not new memory.
+        Computed ones are kept by size, the largest ``MAX_MADE`` (tiny tensors made afterwards
+        do not push an answer out); allocated ones by recency."""
+        computed = name not in NON_COMPUTE
+        written = _written(name, args, kwargs) if computed else []
         taken = {_storage(a) for a in args if isinstance(a, torch.Tensor)}
-        if computed and args and type(args[0]) is torch.Tensor and result is args[0]:
-            # Computed in place (``copy_``, ``exp_``): the tensor now holds torch's work, kept
-            # by size like any computed one (tiny allocations do not push it out).
-            taken.discard(_storage(result))
-        for value in result if type(result) in (tuple, list) else (result,):
-            if type(value) is torch.Tensor and value.numel() > 0 and _storage(value) not in taken:
-                if computed:
-                    if any(e[2]() is value for e in self._computed):
-                        continue  # computed in place again: kept once
-                    size = int(value.untyped_storage().nbytes())
-                    self._computed.append((size, next(self._order), weakref.ref(value)))
-                    if len(self._computed) > 2 * MAX_MADE:
-                        self._computed = [e for e in self._computed if e[2]() is not None]
-                        self._computed.sort(key=lambda e: (e[0], e[1]), reverse=True)
-                        del self._computed[MAX_MADE:]
-                else:
-                    self._made.append(weakref.ref(value))
+        taken -= {_storage(w) for w in written}
+        for value in _tensors_in(result) + written:
+            if value.numel() == 0 or _storage(value) in taken:
+                continue
+            if computed:
+                self._keep_computed(value if value._base is None else value._base)
+            else:
+                self._made.append(weakref.ref(value))
         del self._made[:-MAX_MADE]
+
+    def _keep_computed(self, value: torch.Tensor) -> None:
+        if any(e[2]() is value for e in self._computed):
+            return  # computed in place again: kept once
+        size = int(value.untyped_storage().nbytes())
+        self._computed.append((size, next(self._order), weakref.ref(value)))
+        if len(self._computed) > 2 * MAX_MADE:
+            self._computed = [e for e in self._computed if e[2]() is not None]
+            self._computed.sort(key=lambda e: (e[0], e[1]), reverse=True)
+            del self._computed[MAX_MADE:]
+
+    def _take_arguments(self, frame: Any) -> None:
+        """The tensors torch hands the candidate's code it calls back into (a hook's gradient,
+        a ``__torch_function__``'s arguments): torch's work as much as a call's result."""
+        code = frame.f_code
+        count = code.co_argcount + code.co_kwonlyargcount
+        count += bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)  # *args, **kwargs
+        values = frame.f_locals
+        for name in code.co_varnames[:count]:
+            for value in _tensors_in(values.get(name)):
+                if value.numel() > 0:
+                    self._keep_computed(value if value._base is None else value._base)
 
     def made(self) -> list[torch.Tensor]:
         """The tensors the candidate's torch calls made that are still alive: the largest
