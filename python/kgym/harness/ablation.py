@@ -184,10 +184,11 @@ def launch_with_noise(
                 copied |= _same_place(chunk, begin // size, t.dtype, src, src_dtype, tolerance)
             copied &= changed
             # What no source holds at the same place may be a source's at one shift (a copy
-            # into other places of a buffer; two halves torch made apart, gathered).
+            # into other places of a buffer; two halves torch made apart, gathered; torch's
+            # answer in one half of the destination's own storage, moved to the other).
             # Each source's bytes are read in the destination's width, whatever its own: its
             # type does not decide which test runs (an int64 view of a float32 answer).
-            for _, src in sources:
+            for _, src in [*sources, (t.dtype, old)]:
                 rest = changed & ~copied
                 if not bool(rest.any()):
                     break
@@ -264,11 +265,21 @@ def _same_place(
     # Equal values in other bits too: a zero stored as -0.0 is the same copy.
     mask[:have] |= a == b
     if tolerance is not None:
-        atol, rtol = tolerance
-        size_of_b = b.abs()
-        near = (a - b).abs_() <= size_of_b * rtol + atol  # NaN on either side: not near
-        mask[:have] |= near & (size_of_b > atol)
+        mask[:have] |= _near(a, b, tolerance)
     return mask
+
+
+def _near(a: torch.Tensor, b: torch.Tensor, tolerance: tuple[float, float]) -> torch.Tensor:
+    """Where ``a`` holds ``b`` at the task's tolerance: within rtol of it (a store times
+    1 + 2^-9, whatever the size: a softmax's values all lie below atol), or within atol + rtol
+    where ``b`` is not itself within atol of zero (below, atol makes any two values near,
+    which is no evidence of a copy). NaN on either side is not near."""
+    atol, rtol = tolerance
+    size_of_b = b.abs()
+    apart = (a - b).abs_()
+    return (apart <= size_of_b * rtol) & (size_of_b > 0) | (apart <= size_of_b * rtol + atol) & (
+        size_of_b > atol
+    )
 
 
 # Places of a source a shifted copy's first element may come from that are tried.
@@ -332,12 +343,13 @@ def _shifted_close(
     distance = torch.where(torch.isfinite(distance), distance, float("inf"))
     nearest = torch.topk(distance, min(CLOSE_SHIFT_CANDIDATES, distance.numel()), largest=False)
     at = begin // size + places
-    atol, rtol = tolerance
-    for start in nearest.indices.tolist():
+    # The same place first (a copy moved a little everywhere, the first element among them),
+    # then the places nearest in value.
+    for start in [int(at[0]), *nearest.indices.tolist()]:
         taken = at - (int(at[0]) - start)
         if bool((taken < 0).any()) or bool((taken >= theirs.numel()).any()):
             continue
-        if bool(torch.isclose(wanted, theirs[taken], rtol=rtol, atol=atol).all()):
+        if bool(_near(wanted, theirs[taken], tolerance).all()):
             return True
     return False
 
