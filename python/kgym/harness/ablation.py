@@ -273,13 +273,15 @@ def _near(a: torch.Tensor, b: torch.Tensor, tolerance: tuple[float, float]) -> t
     """Where ``a`` holds ``b`` at the task's tolerance: within rtol of it (a store times
     1 + 2^-9, whatever the size: a softmax's values all lie below atol), or within atol + rtol
     where ``b`` is not itself within atol of zero (below, atol makes any two values near,
-    which is no evidence of a copy). NaN on either side is not near."""
+    which is no evidence of a copy). Infinite or NaN on either side is not near (every value
+    is within rtol of an infinity)."""
     atol, rtol = tolerance
     size_of_b = b.abs()
     apart = (a - b).abs_()
-    return (apart <= size_of_b * rtol) & (size_of_b > 0) | (apart <= size_of_b * rtol + atol) & (
-        size_of_b > atol
-    )
+    finite = torch.isfinite(apart) & torch.isfinite(size_of_b)
+    relative = (apart <= size_of_b * rtol) & (size_of_b > 0)
+    absolute = (apart <= size_of_b * rtol + atol) & (size_of_b > atol)
+    return finite & (relative | absolute)
 
 
 # Places of a source a shifted copy's first element may come from that are tried.
