@@ -258,6 +258,36 @@ def _tensors_in(value: Any, depth: int = 0) -> list[torch.Tensor]:
     return []
 
 
+# At most this many nodes of an autograd graph are walked for the leaves a backward wrote.
+MAX_GRAPH_NODES = 4096
+
+
+def _accumulated_grads(roots: list[torch.Tensor]) -> list[torch.Tensor]:
+    """The ``.grad`` of every leaf the graphs of ``roots`` end in (after ``backward``)."""
+    stack = [root.grad_fn for root in roots if root.grad_fn is not None]
+    seen: set[int] = set()
+    grads: list[torch.Tensor] = []
+    while stack and len(seen) < MAX_GRAPH_NODES:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        leaf = getattr(node, "variable", None)
+        if isinstance(leaf, torch.Tensor) and isinstance(leaf.grad, torch.Tensor):
+            grads.append(leaf.grad)
+        stack.extend(following for following, _ in getattr(node, "next_functions", ()))
+    return grads
+
+
+def _alive(refs: list[weakref.ref[torch.Tensor]]) -> torch.Tensor | None:
+    """The first of ``refs`` still alive."""
+    for ref in refs:
+        value = ref()
+        if value is not None:
+            return value
+    return None
+
+
 def _written(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[torch.Tensor]:
     """The tensors a computing call wrote into: its first argument for an in-place method
     (``exp_``, ``copy_``, ``__iadd__``) or an item store, and its ``out=``."""
@@ -345,7 +375,11 @@ class TorchOpRecorder(TorchFunctionMode):
         # that stores one of them copies torch's answer, however it reached it (an argument, or
         # an address passed as a number), which the decoy check's copy test must know.
         self._made: list[weakref.ref[torch.Tensor]] = []
-        self._computed: list[tuple[int, int, weakref.ref[torch.Tensor]]] = []  # (bytes, n, ref)
+        # The computed tensors by memory: (bytes, n, every tensor seen on that memory, weakly:
+        # the result, and its aliases a later call handed back, ``.detach()`` or a tensor
+        # ``.data =`` rebound onto it), alive while any of them is.
+        self._computed: list[tuple[int, int, list[weakref.ref[torch.Tensor]]]] = []
+        self._by_storage: dict[int | None, list[weakref.ref[torch.Tensor]]] = {}
         self._order = itertools.count()  # n: which was made later, among tensors of one size
         self._in_launch = in_launch
         # Compute the candidate's own code made while a launch ran (a grid, a heuristic, a hook,
@@ -425,7 +459,12 @@ class TorchOpRecorder(TorchFunctionMode):
         written = _written(name, args, kwargs) if computed else []
         taken = {_storage(a) for a in args if isinstance(a, torch.Tensor)}
         taken -= {_storage(w) for w in written}
-        for value in _tensors_in(result) + written:
+        results = _tensors_in(result)
+        if computed and name == "backward":
+            # The autograd engine accumulates into each leaf's ``.grad`` in C++, with no
+            # call: a gradient set beforehand to a view of the candidate's own buffer.
+            written += _accumulated_grads([*_tensors_in(list(args)), *_tensors_in(kwargs)])
+        for value in results + written:
             if value.numel() == 0 or _storage(value) in taken:
                 continue
             if computed:
@@ -433,16 +472,40 @@ class TorchOpRecorder(TorchFunctionMode):
             else:
                 self._made.append(weakref.ref(value))
         del self._made[:-MAX_MADE]
+        # Any tensor a call takes or gives that lies on computed memory is that memory's too.
+        self._keep_aliases([*_tensors_in(list(args)), *results])
 
     def _keep_computed(self, value: torch.Tensor) -> None:
-        if any(e[2]() is value for e in self._computed):
+        if self._entry(value) is not None:
             return  # computed in place again: kept once
         size = int(value.untyped_storage().nbytes())
-        self._computed.append((size, next(self._order), weakref.ref(value)))
+        refs = [weakref.ref(value)]
+        self._computed.append((size, next(self._order), refs))
+        self._by_storage[_storage(value)] = refs
         if len(self._computed) > 2 * MAX_MADE:
-            self._computed = [e for e in self._computed if e[2]() is not None]
+            self._computed = [e for e in self._computed if _alive(e[2]) is not None]
             self._computed.sort(key=lambda e: (e[0], e[1]), reverse=True)
             del self._computed[MAX_MADE:]
+            kept = {id(e[2]) for e in self._computed}
+            self._by_storage = {k: v for k, v in self._by_storage.items() if id(v) in kept}
+
+    def _entry(self, value: torch.Tensor) -> list[weakref.ref[torch.Tensor]] | None:
+        """The aliases of the computed memory ``value`` lies on, or None (memory freed and
+        given out again is another's)."""
+        where = _storage(value)
+        refs = self._by_storage.get(where)
+        held = _alive(refs) if refs is not None else None
+        if held is not None and (held is value or _storage(held) == where):
+            return refs
+        return None
+
+    def _keep_aliases(self, tensors: list[torch.Tensor]) -> None:
+        if not self._computed:
+            return
+        for value in tensors:
+            refs = self._entry(value)
+            if refs is not None and not any(r() is value for r in refs) and len(refs) < 16:
+                refs.append(weakref.ref(value))
 
     def _take_arguments(self, frame: Any) -> None:
         """The tensors torch hands the candidate's code it calls back into (a hook's gradient,
@@ -460,7 +523,7 @@ class TorchOpRecorder(TorchFunctionMode):
         """The tensors the candidate's torch calls made that are still alive: the largest
         computed ones, then the latest allocated ones."""
         computed = sorted(self._computed, key=lambda e: (e[0], e[1]), reverse=True)
-        alive = [e[2]() for e in computed[:MAX_MADE]]
+        alive = [_alive(e[2]) for e in computed[:MAX_MADE]]
         alive += [ref() for ref in reversed(self._made)]
         return [t for t in alive if t is not None]
 
