@@ -217,3 +217,38 @@ def test_a_move_within_the_destination_and_a_small_scaled_store_are_copies() -> 
     arena = {rows.untyped_storage().data_ptr(): rows.clone()}
     _, copied = ablation.launch_with_noise(row_max, None, (rows, m), {}, (1e-2, 1e-2), arena)
     assert not copied
+
+
+def test_the_record_follows_computed_memory_through_its_aliases_and_grads() -> None:
+    """Computed memory stays a copy source while any tensor on it lives: a ``.detach()`` of
+    a result, a tensor ``.data =`` rebound onto it; so does a ``.grad`` the autograd engine
+    accumulated into, which no call returns; and a torch-made source is read where it lies,
+    however large, with no budget a filler could use up."""
+    from kgym.harness.torch_ops import TorchOpRecorder
+
+    recorder = TorchOpRecorder(lambda: False)
+    x = torch.randn(8, 32)
+    box = torch.zeros(8, 32)
+    leaf = torch.zeros(8, 32, requires_grad=True)
+    preset = torch.zeros(8, 32)
+    leaf.grad = preset
+    with recorder:
+        detached = torch.softmax(x, dim=-1).detach()
+        box.data = torch.softmax(x * 2, dim=-1)
+        with torch.enable_grad():
+            torch.logsumexp(x + leaf, dim=-1).sum().backward()
+    made = recorder.made()
+    assert any(t is detached for t in made)
+    assert any(t.data_ptr() == box.data_ptr() for t in made)
+    assert any(t.data_ptr() == preset.data_ptr() for t in made)
+
+
+def test_a_fingerprint_changes_with_any_byte() -> None:
+    raw = torch.randint(0, 255, (4099,), dtype=torch.uint8)
+    seed = 12345
+    before = ablation._fingerprint(raw, seed)
+    assert ablation._fingerprint(raw, seed) == before
+    for place in (0, 2048, 4098):  # a word's byte, and the tail past the last whole word
+        changed = raw.clone()
+        changed[place] ^= 1
+        assert ablation._fingerprint(changed, seed) != before
