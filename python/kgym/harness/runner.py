@@ -17,6 +17,7 @@ import os
 import socket
 import time
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +88,77 @@ def _matching_names(
         names[name] = entries[at][0]
         at += 1
     return names
+
+
+def _called_with(inputs: list[Any], manner: dict[str, Any]) -> tuple[list[Any], list[torch.Tensor]]:
+    """The arguments of a graded call made in ``manner`` (the judge's draw): ``offset``,
+    each tensor input a copy that starts that many elements into a storage of its own (a
+    slice of a batch: no longer on the arena's 512-byte boundary), with the copies as the
+    judge wrote them, to check them against after; ``alias``, pairs (i, j) where input j is
+    input i itself (``model(x, x, x)``)."""
+    given = list(inputs)
+    kept: list[torch.Tensor] = []
+    offset = int(manner.get("offset") or 0)
+    if offset:
+        for index, value in enumerate(given):
+            if type(value) is torch.Tensor:
+                storage = torch.empty(
+                    value.numel() + offset, dtype=value.dtype, device=value.device
+                )
+                moved = storage[offset:].view(value.shape).copy_(value)
+                kept.append(moved.clone())
+                given[index] = moved
+    for first, second in manner.get("alias") or []:
+        given[int(second)] = given[int(first)]
+    return given, kept
+
+
+def _same_bits(a: torch.Tensor, b: Any) -> bool:
+    """Whether ``b`` holds ``a``'s bytes (NaN is NaN)."""
+    return (
+        isinstance(b, torch.Tensor)
+        and a.shape == b.shape
+        and a.dtype == b.dtype
+        and bool((_flat_bytes(a) == _flat_bytes(b)).all())
+    )
+
+
+def _flat_bytes(t: torch.Tensor) -> torch.Tensor:
+    return t.contiguous().view(-1).view(torch.uint8)
+
+
+@contextlib.contextmanager
+def _manner(model: Any, manner: dict[str, Any]) -> Iterator[None]:
+    """A graded call in the judge's drawn ``manner``: with grad mode on (torch's default, a
+    training step's call) and with every module in training mode (nn.Module's default),
+    set in the modules' own dicts, no method of the model's run, and set back after."""
+    modules = _modules(model) if manner.get("train") else []
+    for module in modules:
+        object.__getattribute__(module, "__dict__")["training"] = True
+    try:
+        with torch.enable_grad() if manner.get("grad") else contextlib.nullcontext():
+            yield
+    finally:
+        for module in modules:
+            object.__getattribute__(module, "__dict__")["training"] = False
+
+
+def _modules(model: Any) -> list[torch.nn.Module]:
+    """Every module of ``model``, read from the modules' own dicts (as ``_state``)."""
+    if not isinstance(model, torch.nn.Module):
+        return []
+    found: list[torch.nn.Module] = []
+    stack = [model]
+    while stack and len(found) < 100_000:
+        module = stack.pop()
+        found.append(module)
+        fields = object.__getattribute__(module, "__dict__")
+        stack.extend(
+            child
+            for child in dict.values(fields.get("_modules", {}))
+            if isinstance(child, torch.nn.Module)
+        )
+    return found
 
 
 class Runner:
@@ -514,14 +586,23 @@ class Runner:
                 # waiting for the reply (its wake-up after a long sleep is slower).
                 torch.ones(1, device=self.device).add_(1.0)
                 held = _hold(float(message.get("hold_ms") or 0.0))
+            # Graded calls only: a timed call is made as the task's plain call always.
+            manner = (message.get("manner") or {}) if graded else {}
             for k in slots:
-                if recorder is not None:
-                    with recorder:
-                        out = model(*self.views.inputs[k])
-                else:
-                    out = model(*self.views.inputs[k])
+                inputs, copies = _called_with(self.views.inputs[k], manner)
+                with _manner(model, manner):
+                    if recorder is not None:
+                        with recorder:
+                            out = model(*inputs)
+                    else:
+                        out = model(*inputs)
                 flat, problem = _plain_output(out)
                 del out
+                if problem is None and any(
+                    not _same_bits(copy, given) for copy, given in zip(copies, inputs)
+                ):
+                    problem = "the candidate modified its inputs"
+                del inputs
                 if problem is None and graded:
                     reused = reused or self._reused_memory(flat, self.views.inputs[k])
                 if any(type(v) is torch.Tensor and not v.is_contiguous() for v in flat):

@@ -39,6 +39,19 @@ _RANDOM = secrets.SystemRandom()
 _T = TypeVar("_T")
 
 
+def _aliasable(inputs: list[Any]) -> tuple[int, int] | None:
+    """The first two float tensor inputs of one shape and type (queries and keys), by place:
+    a call may give one tensor for both."""
+    seen: dict[tuple[Any, ...], int] = {}
+    for index, value in enumerate(inputs):
+        if isinstance(value, torch.Tensor) and value.is_floating_point():
+            key = (tuple(value.shape), value.dtype)
+            if key in seen:
+                return seen[key], index
+            seen[key] = index
+    return None
+
+
 def _mutated(inputs: list[Any], pristine: list[Any]) -> bool:
     """Whether a call changed an input tensor (bit for bit) from its pristine copy."""
     return any(
@@ -87,6 +100,8 @@ class GradedCalls:
         self.precision: dict[str, Any] | None = None  # the Result's judge.precision, once decided
         self.error_size: ErrorSize | None = None  # on a float32 task: the error's size, checked
         self.measure_next = False  # the next right trial's error is measured (new weights)
+        self.mode_free = False  # the task's answer is the same in training mode (mode_free)
+        self.aliasable: tuple[int, int] | None = None  # two inputs one tensor may be given for
 
     # -- one call ------------------------------------------------------------------------------
     def call(
@@ -125,17 +140,36 @@ class GradedCalls:
         dev.synchronize(self.task.device)
         if fill is None:
             fill = _RANDOM.randrange(2) == 0
-        reply = self.call("candidate", [0], phase, while_waiting, fill=fill, **options)
+        manner = {**self._drawn_manner(), **options.pop("manner", {})}
+        reply = self.call(
+            "candidate", [0], phase, while_waiting, fill=fill, manner=manner, **options
+        )
         return reply, slots.answer(views, 0, reply)
 
+    def _drawn_manner(self) -> dict[str, Any]:
+        """How a graded call is made, drawn for each: with grad mode on or off, and, where the
+        task's answer is the same in either (``TaskSide.mode_free``), with the model in
+        training mode or evaluated. A kernel that keeps its precision only in the judge's
+        usual manner (no grad, evaluated) meets the others, as a training step calls it."""
+        return {
+            "grad": _RANDOM.randrange(2) == 0,
+            "train": self.mode_free and _RANDOM.randrange(2) == 0,
+        }
+
     def _graded_call(
-        self, views: SlotViews, pristine: list[Any], fill: bool | None = None
+        self,
+        views: SlotViews,
+        pristine: list[Any],
+        fill: bool | None = None,
+        manner: dict[str, Any] | None = None,
     ) -> tuple[str | None, list[Any]]:
         """A graded call after the first: (None, the answer), or (what was wrong, []) where the
         candidate's reply makes it only incorrect; any other failure raises. Its inputs must
         be left as they were, as in every trial (a kernel that rewrites only inputs no task
         draw reaches, such as a mask's -1e9, meets them here)."""
-        reply, answer = self._candidate_call(views, pristine, "correctness", fill=fill)
+        reply, answer = self._candidate_call(
+            views, pristine, "correctness", fill=fill, manner=manner or {}
+        )
         if reply.get("ok"):
             if _mutated(views.inputs[0], pristine):
                 self.findings.add("input-mutated", "the candidate modified its inputs")
@@ -210,6 +244,7 @@ class GradedCalls:
             result["passed"] = 1
             steps = [("trial", "")] * (trials - 1)
             steps += [("stress", name) for name in stress.set_names(facts)]
+            steps += [("manner", name) for name in self._manners()]
             steps += [("decoy", "")] * len(self.policy.launched)
             _RANDOM.shuffle(steps)
             # The repeat anywhere; the other sizes anywhere after it (the repeat compares with
@@ -282,9 +317,11 @@ class GradedCalls:
                 steps.insert(0, ("trial", ""))
                 self.measure_next = True
                 result["trials"] += 1
-            elif kind in ("stress", "other_shape"):
+            elif kind in ("stress", "other_shape", "manner"):
                 if kind == "stress":
                     verdict = self._stress_call(name, views)
+                elif kind == "manner":
+                    verdict = self._manner_call(name, views)
                 else:
                     call = functools.partial(self._other_shape_call, name)
                     verdict = self._timed_step("correctness_other_sizes", call)
@@ -292,7 +329,8 @@ class GradedCalls:
                 result["input_sets"][name] = verdict
                 if robust and verdict.get("passed") is False and set_failed is None:
                     set_failed = f"input set {name}: {verdict['mismatch']}"
-                    steps = [step for step in steps if step[0] not in ("stress", "other_shape")]
+                    sets = ("stress", "other_shape", "manner")
+                    steps = [step for step in steps if step[0] not in sets]
             else:
                 pending = [n for n in self.policy.launched if n not in self.ablated]
                 if pending:
@@ -380,6 +418,8 @@ class GradedCalls:
             self.memory_watch.working_bytes = max(self.memory_watch.working_bytes, working)
         outputs = compare.flatten(expected_probe)
         self.tf32_meets_task = self._tf32_meets(probe, outputs)
+        self.mode_free = self.task.mode_free(probe, outputs)
+        self.aliasable = _aliasable(probe)
         self.layout = SlotLayout.build(probe, outputs, 1)
         self.dtypes = (_dtypes(outputs), _dtypes(probe))
         self.base_rms = stress.finite_rms(outputs)
@@ -582,6 +622,37 @@ class GradedCalls:
             e.numel() if isinstance(e, torch.Tensor) and e.is_floating_point() else 1
             for e in expected
         )
+        if not comparison.ok:
+            verdict["mismatch"] = comparison.mismatch
+        return verdict
+
+    def _manners(self) -> list[str]:
+        """The calls made in a manner of memory the judge's arena never has (input sets):
+        ``unaligned``, every input a contiguous tensor that starts a few elements into its
+        storage (a slice of a batch); ``aliased``, where two float inputs have one shape and
+        type, one tensor given for both (``model(x, x, x)``)."""
+        return ["unaligned"] + (["aliased"] if self.aliasable is not None else [])
+
+    def _manner_call(self, name: str, views: SlotViews) -> dict[str, Any]:
+        """One graded call on the task's fresh inputs, made in the manner ``name``
+        (``_manners``), compared and its error size measured as a trial's."""
+        task = self.task
+        pristine = task.inputs(fresh_seed())
+        manner: dict[str, Any] = {"offset": 1 + _RANDOM.randrange(15)}
+        if name == "aliased":
+            assert self.aliasable is not None
+            first, second = self.aliasable
+            pristine[second] = pristine[first].clone()
+            manner = {"alias": [[first, second]]}
+        failed, answer = self._graded_call(views, pristine, fill=False, manner=manner)
+        if failed is not None:
+            return {"passed": False, "mismatch": failed}
+        tol = task.tolerance
+        expected = compare.flatten(task.run_reference(pristine, "correctness"))
+        comparison = compare.compare_outputs(answer, expected, tol.atol, tol.rtol)
+        if comparison.ok and self.robust and self.error_size is not None:
+            self._judge_error(self.error_size, pristine, answer)
+        verdict: dict[str, Any] = {"passed": comparison.ok, "manner": manner}
         if not comparison.ok:
             verdict["mismatch"] = comparison.mismatch
         return verdict

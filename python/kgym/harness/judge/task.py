@@ -11,8 +11,8 @@ from typing import Any
 
 import torch
 
+from kgym.harness import compare, loader
 from kgym.harness import device as dev
-from kgym.harness import loader
 from kgym.harness.errors import EvaluationFailure
 from kgym.harness.kernels import fast_normals
 from kgym.harness.loader import TASK_MODULE
@@ -126,6 +126,35 @@ class TaskSide:
             raise EvaluationFailure(
                 "infra_error", phase, exc, f"the reference fails: {exc}"
             ) from exc
+
+    def mode_free(self, inputs: list[Any], expected: list[Any]) -> bool:
+        """Whether the task's answer on ``inputs`` is the same, bit for bit, with its model in
+        training mode, twice, its buffers untouched (no dropout, no batch statistics): then a
+        candidate's model may be called in training mode too, and must answer the same."""
+        model = self.reference
+        if not isinstance(model, torch.nn.Module):
+            return False
+        buffers = [b.clone() for b in model.buffers()]
+        try:
+            model.train()
+            answers = [compare.flatten(self.run_reference(inputs, "correctness")) for _ in range(2)]
+        except EvaluationFailure:
+            return False
+        finally:
+            model.eval()
+        same = all(
+            all(
+                compare.bitwise_equal(a, e) if isinstance(e, torch.Tensor) else a == e
+                for a, e in zip(answer, expected)
+            )
+            for answer in answers
+        )
+        moved = any(not torch.equal(b, now) for b, now in zip(buffers, model.buffers()))
+        if moved:  # put back what a batch norm's training call moved
+            with torch.no_grad():
+                for b, now in zip(buffers, model.buffers()):
+                    now.copy_(b)
+        return same and not moved
 
     def measured_reference(self, inputs: list[Any], model: Any = None) -> tuple[Any, int]:
         """The reference's answer (``model``'s, as ``run_reference``), and (on a GPU) the peak

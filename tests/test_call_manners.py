@@ -1,0 +1,62 @@
+"""Graded calls made in the manners a deployed model is called in, beside the judge's usual
+one (runner._called_with, runner._manner, TaskSide.mode_free), and inputs related as a
+model's are (stress ``confident``): a kernel that keeps its precision only in the usual
+manner, or on inputs drawn apart, meets the others."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from conftest import run, solution_source
+from kgym.harness import stress
+from kgym.harness.runner import _called_with, _manner
+
+
+def test_an_unaligned_call_gives_copies_off_the_boundary_and_an_aliased_one_one_tensor() -> None:
+    x, y = torch.randn(4, 8), torch.randn(4, 8)
+    given, kept = _called_with([x, y, 3], {"offset": 5})
+    assert all(g.storage_offset() == 5 and g.is_contiguous() for g in given[:2])
+    assert all(torch.equal(g, o) for g, o in zip(given[:2], (x, y))) and given[2] == 3
+    assert [k.storage_offset() for k in kept] == [0, 0] and len(kept) == 2
+    given, kept = _called_with([x, y], {"alias": [[0, 1]]})
+    assert given[0] is given[1] is x and kept == []
+
+
+def test_a_call_in_training_mode_and_with_grad_is_set_back_after() -> None:
+    model = nn.Sequential(nn.Linear(2, 2), nn.Sequential(nn.LayerNorm(2))).eval()
+    seen: list[tuple[bool, bool]] = []
+
+    class Probe(nn.Module):
+        def forward(self) -> None:
+            seen.append((self.training, torch.is_grad_enabled()))
+
+    model.append(Probe())
+    with torch.no_grad():
+        with _manner(model, {"train": True, "grad": True}):
+            model[2]()
+        model[2]()
+    assert seen == [(True, True), (False, False)]
+    assert not any(m.training for m in model.modules())
+
+
+def test_the_confident_set_makes_each_rows_class_its_highest_score() -> None:
+    logits = torch.randn(13, 50) * 3.0
+    targets = torch.randint(0, 50, (13,))
+    assert stress.InputFacts.of([logits, targets]).class_indices
+    assert "confident" in stress.set_names(stress.InputFacts.of([logits, targets]))
+    stress.derive("confident", [logits, targets])
+    assert torch.equal(logits.argmax(dim=1), targets)
+    loss = nn.functional.cross_entropy(logits, targets, reduction="none")
+    assert float(loss.max()) < 0.693  # every row confident
+    assert not stress.InputFacts.of([torch.randn(4, 5), torch.randint(5, 9, (4,))]).class_indices
+
+
+def test_a_built_in_solution_passes_every_manner_and_the_confident_set() -> None:
+    result = run("15_layernorm_residual", solution_source("15_layernorm_residual"), trials=1)
+    assert result["status"] == "ok", result
+    sets = result["correctness"]["input_sets"]
+    assert sets["unaligned"]["passed"] is True and sets["aliased"]["passed"] is True
+    ce = run("16_cross_entropy", solution_source("16_cross_entropy"), trials=1)
+    assert ce["status"] == "ok", ce
+    assert ce["correctness"]["input_sets"]["confident"]["passed"] is True
