@@ -68,6 +68,7 @@ class InputFacts:
 
     has_float: bool
     one_signed: bool  # some float input never changes sign: sign-flipped and shifted sets apply
+    class_indices: bool = False  # an integer input picks a class of a float input's rows
 
     @staticmethod
     def of(inputs: list[Any]) -> InputFacts:
@@ -75,7 +76,29 @@ class InputFacts:
         return InputFacts(
             has_float=bool(floats),
             one_signed=any(_one_signed(v) for v in floats),
+            class_indices=bool(_class_indices(inputs)),
         )
+
+
+def _class_indices(inputs: list[Any]) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """(scores, indices) pairs of the inputs: an integer tensor shaped as a float input's rows
+    whose values are places in a row (a cross entropy's targets of its logits, a gather's)."""
+    floats = [v for v in inputs if _is_float(v) and v.dim() >= 2 and v.shape[-1] > 1]
+    pairs = []
+    for index in inputs:
+        if not isinstance(index, torch.Tensor) or index.dtype not in (torch.int64, torch.int32):
+            continue
+        for scores in floats:
+            if tuple(index.shape) == tuple(scores.shape[:-1]) and index.numel() > 0:
+                if int(index.min()) >= 0 and int(index.max()) < scores.shape[-1]:
+                    pairs.append((scores, index))
+                    break
+    return pairs
+
+
+# How far above a row's largest score the ``confident`` set puts its class's, in the scores'
+# standard deviations: a trained classifier's batch, nearly every row's loss below ln 2.
+CONFIDENT_MARGIN_STDS = 2.0
 
 
 def _is_float(v: Any) -> bool:
@@ -133,11 +156,23 @@ def set_names(facts: InputFacts) -> list[str]:
     names += ["far_positive", "far_negative"]
     if facts.one_signed:
         names += ["sign_flipped", "shifted"]
+    if facts.class_indices:
+        names += ["confident"]
     return names
 
 
 def derive(name: str, inputs: list[Any], generator: torch.Generator | None = None) -> list[Any]:
     """The set ``name`` made from ``inputs`` (a fresh draw of the task's inputs), in place."""
+    if name == "confident":
+        # Inputs drawn apart are not related as a model's are: each row's chosen class is
+        # made its highest score, by a margin (the model is right, and sure of it).
+        for scores, index in _class_indices(inputs):
+            rows = scores.view(-1, scores.shape[-1])
+            chosen = index.reshape(-1).to(torch.int64)
+            std = float(scores.float().std()) if scores.numel() > 1 else 1.0
+            top = rows.amax(dim=1) + CONFIDENT_MARGIN_STDS * (std if std > 0 else 1.0)
+            rows.scatter_(1, chosen.unsqueeze(1), top.unsqueeze(1).to(rows.dtype))
+        return inputs
     for v in inputs:
         if not _is_float(v):
             continue
@@ -485,6 +520,7 @@ ERROR_SIZE_SETS = TIMED_SETS | {
     "masked",
     "special",
     "flat_rows",
+    "confident",
 }
 # How far the other sizes' model's weights are moved from their initialisation: noise of this
 # many times each parameter's rms (0.1 where it is all zeros, as a bias starts).
