@@ -827,7 +827,12 @@ class GradedCalls:
         dev.synchronize(task.device)
         stretch = timeline.stretch("decoy_inputs", stretch)
         reply = self.call(
-            "candidate", [0], "correctness", ablate=name, ablate_tolerance=[tol.atol, tol.rtol]
+            "candidate",
+            [0],
+            "correctness",
+            ablate=name,
+            ablate_tolerance=[tol.atol, tol.rtol],
+            manner=self._drawn_manner(),  # drawn as any graded call's
         )
         stretch = timeline.stretch("decoy_call", stretch)
         if not reply.get("ok"):
