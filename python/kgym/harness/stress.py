@@ -57,9 +57,10 @@ ROWS_OFFSET_DECADES = 3.0
 # (a left-padding or causal mask: whole blocks of -inf at a row's start) and a span of the
 # same length elsewhere in the other half.
 MASKED_SHARE = 0.6
-# Each float the model is built with (a scale, a slope) is this many times the task's at the
-# other sizes: a value no task would pick, so that a baked-in constant is wrong.
-FLOAT_ARGUMENT_FACTOR = 0.75
+# Each float the model is built with (a scale, a slope) is between these many times the task's
+# at the other sizes, drawn per evaluation: a baked-in constant is wrong, and no value the model
+# will be graded at can be listed.
+FLOAT_ARGUMENT_FACTORS = (0.3, 0.9)
 
 
 @dataclass(frozen=True)
@@ -421,8 +422,8 @@ def other_sizes(task: Any, start: dict[str, Any] | None = None) -> dict[str, int
     it declares one, is one too (a structural dimension, such as a head size, that honest
     kernels may require; a CPU size that is no power of two says the dimension is not one).
     Numbers: each float constant ``get_init_inputs`` passes (a scale, a slope, an epsilon)
-    times ``FLOAT_ARGUMENT_FACTOR``, so that a kernel that bakes in the task's value instead
-    of the module's is wrong. Integers only the model takes (a kernel size, a reduction's
+    times a factor drawn within ``FLOAT_ARGUMENT_FACTORS``, so that a kernel that bakes in the
+    task's value instead of the module's is wrong. Integers only the model takes (a kernel size, a reduction's
     dimension, a stride) are left alone: they choose an algorithm rather than a size. Empty:
     nothing the judge can change."""
     get_inputs = getattr(task, "get_inputs", None)
@@ -446,7 +447,7 @@ def other_sizes(task: Any, start: dict[str, Any] | None = None) -> dict[str, int
     for name in sorted(by_init):
         value = getattr(task, name, None)
         if type(value) is float and math.isfinite(value) and value != 0.0:
-            changed[name] = value * FLOAT_ARGUMENT_FACTOR
+            changed[name] = value * _SIZES_DRAW.uniform(*FLOAT_ARGUMENT_FACTORS)
     if all(getattr(task, name, None) == value for name, value in changed.items()):
         return {}
     return changed
@@ -461,15 +462,29 @@ _SIZES_DRAW = secrets.SystemRandom()
 
 
 def _drawn_sizes(sizes: dict[str, int]) -> dict[str, int]:
-    """An odd size for each of ``sizes``, drawn between half of it and a quarter more (at
-    least four more), none equal to its own or to another's, the product of the growths at
-    most ``MAX_GROWTH`` wherever the sizes are large enough to make up for a small one's."""
+    """A size for each of ``sizes``, drawn between half of it and a quarter more (at least
+    four more), none equal to its own or to another's, the product of the growths at most
+    ``MAX_GROWTH`` wherever the sizes are large enough to make up for a small one's. Each is
+    odd or even at the judge's draw (a multiple of a block meets a remainder; a round size, as
+    deployed models' are, is graded too), and where several sizes change, at least one is
+    odd and one even: no parity is a tell of the sizes the judge grades at."""
+    names = list(sizes)
+    odd = {name: _SIZES_DRAW.randrange(2) == 0 or sizes[name] == 1 for name in names}
+    flippable = [name for name in names if sizes[name] > 1]
+    if len(names) >= 2 and len(set(odd.values())) == 1 and flippable:
+        name = _SIZES_DRAW.choice(flippable)
+        odd[name] = not odd[name]
     drawn: dict[str, int] = {}
     for name, value in sizes.items():
-        drawn[name] = _odd_size(value, max(1, value // 2), value + max(4, value // 4), drawn)
+        low, high = max(1, value // 2), value + max(4, value // 4)
+        if odd[name]:
+            drawn[name] = _odd_size(value, low, high, drawn)
+        else:
+            drawn[name] = _even_size(value, low, high, drawn)
     while math.prod(drawn[name] / value for name, value in sizes.items()) > MAX_GROWTH:
-        smaller = {
-            n: _odd_choices(v, max(1, v // 2), drawn[n] - 1, drawn, n) for n, v in sizes.items()
+        smaller = {  # of the same parity as drawn
+            n: _choices(v, max(1, v // 2), drawn[n] - 1, drawn, n, drawn[n] % 2)
+            for n, v in sizes.items()
         }
         name = max((n for n in sizes if smaller[n]), key=lambda n: drawn[n], default=None)
         if name is None:
@@ -478,21 +493,39 @@ def _drawn_sizes(sizes: dict[str, int]) -> dict[str, int]:
     return drawn
 
 
+def _even_size(value: int, low: int, high: int, taken: dict[str, int]) -> int:
+    """An even size in [low, high] other than ``value`` and the ``taken`` ones, drawn: half
+    the time a round one (a multiple of 8, 16, 32 or 64 where the range holds one)."""
+    step = _SIZES_DRAW.choice([2, 2, 8, 16, 32, 64])
+    choices = [
+        s
+        for s in range(-(-low // step) * step, high + 1, step)
+        if s != value and s not in taken.values()
+    ]
+    if not choices:
+        choices = [s for s in range(low + low % 2, high + 1, 2) if s != value]
+        choices = [s for s in choices if s not in taken.values()]
+    return _SIZES_DRAW.choice(choices) if choices else _odd_size(value, low, high, taken)
+
+
 def _odd_size(value: int, low: int, high: int, taken: dict[str, int]) -> int:
     """An odd size in [low, high] other than ``value`` and the ``taken`` ones, drawn; the
     range goes on upwards where those fill it (many sizes of one or two)."""
     while True:
-        choices = _odd_choices(value, low, high, taken, "")
+        choices = _choices(value, low, high, taken, "")
         if choices:
             return _SIZES_DRAW.choice(choices)
         high += 2
 
 
-def _odd_choices(value: int, low: int, high: int, drawn: dict[str, int], name: str) -> list[int]:
-    """The odd sizes in [low, high] other than ``value`` and the other sizes' draws, at most
-    a few hundred of them (spread over the range): the choices left for ``name``."""
+def _choices(
+    value: int, low: int, high: int, drawn: dict[str, int], name: str, parity: int = 1
+) -> list[int]:
+    """The sizes of ``parity`` (1: odd) in [low, high] other than ``value`` and the other
+    sizes' draws, at most a few hundred of them (spread over the range): the choices left for
+    ``name``."""
     taken = {v for n, v in drawn.items() if n != name} | {value}
-    first = low | 1
+    first = low + (low % 2 != parity)
     if high < first:
         return []
     step = 2 * max(1, (high - first) // 512)
