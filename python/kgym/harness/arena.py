@@ -164,8 +164,8 @@ class Arena:
 
     def view(self, offset: int, shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
         """A contiguous tensor of ``shape`` and ``dtype`` at ``offset`` bytes into the arena, on
-        a storage of its own that starts there and holds its bytes alone, as a tensor a caller
-        allocated would: a slice of the arena's storage would tell a call's inputs apart by
+        a storage of its own that starts there and holds its bytes alone, not a view of any
+        other tensor, as a tensor a caller allocated would: a slice of the arena's storage would tell a call's inputs apart by
         their storage's size and offset (a timed arena of many slots, a graded call's of one),
         and say where the other slots lie."""
         numel = 1
@@ -181,7 +181,9 @@ class Arena:
         else:
             memory = _CudaMemory(int(self.bytes.data_ptr()) + offset, size)
             flat = torch.as_tensor(memory, device=self.bytes.device)
-        return flat.view(dtype).view(shape)
+        # Through DLPack: a tensor of its own on that memory, not a view of ``flat`` (no
+        # ``_base``, version 0), as a tensor torch.randn or a previous layer made looks.
+        return torch.from_dlpack(flat.view(dtype).view(shape))
 
     def close(self) -> None:
         if self._release is None:

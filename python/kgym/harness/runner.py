@@ -94,8 +94,9 @@ def _called_with(inputs: list[Any], manner: dict[str, Any]) -> tuple[list[Any], 
     """The arguments of a graded call made in ``manner`` (the judge's draw): ``offset``,
     each tensor input a copy that starts that many elements into a storage of its own (a
     slice of a batch: no longer on the arena's 512-byte boundary), with the copies as the
-    judge wrote them, to check them against after; ``alias``, pairs (i, j) where input j is
-    input i itself (``model(x, x, x)``)."""
+    judge wrote them, to check them against after; ``grad_inputs``, float inputs that
+    require grad; ``alias``, pairs (i, j) where input j is input i itself
+    (``model(x, x, x)``)."""
     given = list(inputs)
     kept: list[torch.Tensor] = []
     offset = int(manner.get("offset") or 0)
@@ -108,6 +109,15 @@ def _called_with(inputs: list[Any], manner: dict[str, Any]) -> tuple[list[Any], 
                 moved = storage[offset:].view(value.shape).copy_(value)
                 kept.append(moved.clone())
                 given[index] = moved
+    if manner.get("grad_inputs"):
+        # Inputs that require grad, as a layer's inputs inside a model being trained do: a
+        # tensor of its own on the same memory, a leaf (the arena's values, unchanged).
+        given = [
+            torch.from_dlpack(value.detach()).requires_grad_()
+            if type(value) is torch.Tensor and value.is_floating_point()
+            else value
+            for value in given
+        ]
     for first, second in manner.get("alias") or []:
         given[int(second)] = given[int(first)]
     return given, kept

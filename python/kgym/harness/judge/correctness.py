@@ -151,8 +151,12 @@ class GradedCalls:
         task's answer is the same in either (``TaskSide.mode_free``), with the model in
         training mode or evaluated. A kernel that keeps its precision only in the judge's
         usual manner (no grad, evaluated) meets the others, as a training step calls it."""
+        grad = _RANDOM.randrange(2) == 0
         return {
-            "grad": _RANDOM.randrange(2) == 0,
+            "grad": grad,
+            # With grad on, half the time its float inputs require grad too (a layer's inside
+            # a model being trained).
+            "grad_inputs": grad and _RANDOM.randrange(2) == 0,
             "train": self.mode_free and _RANDOM.randrange(2) == 0,
         }
 
