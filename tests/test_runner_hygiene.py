@@ -171,7 +171,7 @@ def test_an_input_rewritten_before_the_launch_is_a_copy_source_again() -> None:
     is the identity on its inputs does work); once the candidate's torch calls rewrite an
     input with the answer, a kernel that stores it copies it."""
     x = torch.randn(8, 16)
-    pristine = {x.untyped_storage().data_ptr(): x.clone()}
+    pristine = {x.untyped_storage().data_ptr(): (x, x.clone())}
 
     def identity(fn_self: object, src: torch.Tensor, out: torch.Tensor) -> None:
         out.copy_(src)
@@ -182,6 +182,18 @@ def test_an_input_rewritten_before_the_launch_is_a_copy_source_again() -> None:
     x.copy_(torch.softmax(x, dim=-1))  # the answer, computed in place in the input
     y = torch.full((8, 16), float("nan"))
     _, copied = ablation.launch_with_noise(identity, None, (x, y), {}, None, pristine, [])
+    assert copied
+    # Read at its address, the launch not taking it: a source all the same (the record
+    # keeps the input torch computed into).
+
+    def by_address(fn_self: object, address: int, out: torch.Tensor) -> None:
+        assert address == x.data_ptr()
+        out.copy_(x)
+
+    y = torch.full((8, 16), float("nan"))
+    _, copied = ablation.launch_with_noise(
+        by_address, None, (x.data_ptr(), y), {}, None, pristine, [x]
+    )
     assert copied
 
 
@@ -214,7 +226,7 @@ def test_a_move_within_the_destination_and_a_small_scaled_store_are_copies() -> 
         out.copy_(src.amax(dim=1))
 
     m = torch.full((13,), -float("inf"))
-    arena = {rows.untyped_storage().data_ptr(): rows.clone()}
+    arena = {rows.untyped_storage().data_ptr(): (rows, rows.clone())}
     _, copied = ablation.launch_with_noise(row_max, None, (rows, m), {}, (1e-2, 1e-2), arena)
     assert not copied
 
@@ -252,3 +264,38 @@ def test_a_fingerprint_changes_with_any_byte() -> None:
         changed = raw.clone()
         changed[place] ^= 1
         assert ablation._fingerprint(changed, seed) != before
+
+
+def test_a_copy_through_an_int_view_and_a_launch_the_check_cannot_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """torch's answer times 1 + 2^-20 stored through an int32 view of a float32 output is
+    read as floats, and is a copy; a tensor whose storage the check cannot read (sparse) is
+    no source and breaks nothing; and a launch whose check fails runs without noise: its
+    answer stays right, so the kernel is not taken as mattering by a check that failed."""
+    answer = torch.softmax(torch.randn(8, 64), dim=-1)
+
+    def through_int_view(fn_self: object, address: int, out: torch.Tensor) -> None:
+        out.copy_((answer * (1 + 2.0**-20)).view(torch.int32))
+
+    y = torch.full((8, 64), float("nan")).view(torch.int32)
+    _, copied = ablation.launch_with_noise(
+        through_int_view, None, (answer.data_ptr(), y), {}, (1e-2, 1e-2), torch_made=[answer]
+    )
+    assert copied
+    sparse = torch.zeros(1, 1).to_sparse()
+
+    def work(fn_self: object, src: torch.Tensor, out: torch.Tensor) -> None:
+        out.copy_(src.exp())
+
+    x, z = torch.randn(4, 4), torch.full((4, 4), float("nan"))
+    _, copied = ablation.launch_with_noise(work, None, (x, z), {}, None, {}, [sparse])
+    assert not copied and not torch.equal(z, x.exp())  # checked: its work got noise
+
+    def failing(prepared: object, tolerance: object) -> bool:
+        raise RuntimeError("a tensor the check cannot compare")
+
+    monkeypatch.setattr(ablation, "_noise_what_it_did", failing)
+    z = torch.full((4, 4), float("nan"))
+    _, copied = ablation.launch_with_noise(work, None, (x, z), {}, None, {}, [])
+    assert not copied and torch.equal(z, x.exp())  # no noise: a failed check changes nothing

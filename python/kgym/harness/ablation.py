@@ -91,7 +91,7 @@ def _tensor_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[torch.Te
         value = pending.pop(0)
         if isinstance(value, (tuple, list)) and len(found) < MAX_NESTED_TENSORS:
             pending[:0] = list(value)
-        elif isinstance(value, torch.Tensor) and value.numel() > 0:
+        elif _readable(value):
             key = value.untyped_storage().data_ptr()
             if key not in seen:
                 seen.add(key)
@@ -136,45 +136,106 @@ def launch_with_noise(
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
     tolerance: tuple[float, float] | None = None,
-    arena: dict[int, torch.Tensor] | None = None,
+    arena: dict[int, tuple[torch.Tensor, torch.Tensor]] | None = None,
     torch_made: list[torch.Tensor] | None = None,
 ) -> tuple[Any, bool]:
-    """The launch, then noise into every element it wrote. Also says whether the launch only
-    copied: every element it wrote holds the element at the same place of another tensor it
-    took, or of a tensor the candidate's torch calls made in this call (``torch_made``, latest
-    first: a kernel can reach one by an address passed as a number), a Triton "store" of an
-    answer torch computed, bit for bit or, for floating types, within the task's
-    ``tolerance`` (atol, rtol): at the tolerance the answer is graded at, a store with trivial
-    arithmetic (``v * 1.004``) is the same copy. ``arena``: the call's inputs by storage
-    address, as the judge wrote them; an input that still holds them is not an answer's
-    source (a kernel that is the identity on its inputs does work), one the candidate's torch
-    calls rewrote (an answer computed in place) is a source like any other."""
+    """The launch, then noise into every element it wrote that is not a copy. Also says
+    whether the launch only copied: every element it wrote holds the element at the same
+    place of another tensor it took, or of a tensor the candidate's torch calls made in this
+    call (``torch_made``: a kernel can reach one by an address passed as a number), a Triton
+    "store" of an answer torch computed, bit for bit or, for floats (read in a float type of
+    the element's width, whatever the destination's type), within the task's ``tolerance``
+    (atol, rtol): at the tolerance the answer is graded at, a store with trivial arithmetic
+    (``v * 1.004``) is the same copy. A launch that only copied gets no noise: storing
+    torch's answer is no work of the kernel's, and the answer stays right by it. ``arena``:
+    the call's inputs by storage address (each as the runner holds it, and as the judge wrote
+    it); an input that still holds what the judge wrote is not an answer's source (a kernel
+    that is the identity on its inputs does work), one the candidate's torch calls rewrote
+    (an answer computed in place) is a source like any other, taken by the launch or not.
+    Where the check cannot read what it needs (a tensor of a layout or device it cannot
+    compare), the launch runs unchecked and without noise: its answer then stays right, and
+    the kernel is not taken as mattering by a check that failed."""
+    try:
+        prepared = _prepare(args, kwargs, arena or {}, torch_made or [])
+    except Exception:  # noqa: BLE001 - whatever the candidate made, the check does not fail open
+        return launch(fn_self, *args, **kwargs), False
+    result = launch(fn_self, *args, **kwargs)
+    try:
+        return result, _noise_what_it_did(prepared, tolerance)
+    except Exception:  # noqa: BLE001
+        return result, False
+
+
+def rewritten(owned: list[tuple[torch.Tensor, int, int]]) -> list[torch.Tensor]:
+    """Of the model's own tensors fingerprinted as the call began (``owned``: tensor, seed,
+    fingerprint), those whose bytes changed since: what the candidate's torch calls wrote
+    into its buffers, whichever call it was."""
+    changed = []
+    for value, seed, was in owned:
+        try:
+            if _fingerprint(_whole_storage(value), seed) != was:
+                changed.append(value)
+        except Exception:  # noqa: BLE001 - a tensor the check cannot read is no source
+            continue
+    return changed
+
+
+def _readable(value: Any) -> bool:
+    """A tensor whose storage's bytes the check can read (strided, not meta, elements)."""
+    return (
+        isinstance(value, torch.Tensor)
+        and value.layout == torch.strided
+        and value.device.type != "meta"
+        and value.numel() > 0
+    )
+
+
+def _prepare(
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    arena: dict[int, tuple[torch.Tensor, torch.Tensor]],
+    torch_made: list[torch.Tensor],
+) -> dict[str, Any]:
+    """What the check needs from before the launch: each tensor it takes, with its storage's
+    bytes; the sources it may copy from; a fingerprint of those it does not take."""
     tensors = _tensor_args(args, kwargs)
     before = [_whole_storage(t).clone() for t in tensors]
-    arena = arena or {}
+    # The judge's inputs that still hold what it wrote: no sources, taken or not.
     not_sources = {
         key
-        for key, was in arena.items()
-        if not any(
-            t.untyped_storage().data_ptr() == key and not torch.equal(now, _whole_storage(was))
-            for t, now in zip(tensors, before)
-        )
+        for key, (now, was) in arena.items()
+        if _readable(now) and torch.equal(_whole_storage(now), _whole_storage(was))
     }
     taken = {t.untyped_storage().data_ptr() for t in tensors} | not_sources
     # The torch-made tensors the launch does not take are read where they lie, not copied
     # (no budget of bytes a computed filler could use up); a launch that wrote into one of
     # them anyway (by an address) changed its fingerprint, and is taken as copying.
     made: list[tuple[torch.dtype, torch.Tensor]] = []  # (its dtype, the storage's bytes)
-    for u in torch_made or []:
+    for u in torch_made:
+        if not _readable(u):
+            continue
         key = u.untyped_storage().data_ptr()
         if key not in taken:
             taken.add(key)
             made.append((u.dtype, _whole_storage(u)))
     seed = int.from_bytes(os.urandom(8), "little") >> 1
-    prints = [_fingerprint(raw, seed) for _, raw in made]
-    result = launch(fn_self, *args, **kwargs)
-    if any(_fingerprint(raw, seed) != was for (_, raw), was in zip(made, prints)):
-        return result, True
+    return {
+        "tensors": tensors,
+        "before": before,
+        "not_sources": not_sources,
+        "made": made,
+        "seed": seed,
+        "prints": [_fingerprint(raw, seed) for _, raw in made],
+    }
+
+
+def _noise_what_it_did(prepared: dict[str, Any], tolerance: tuple[float, float] | None) -> bool:
+    """After the launch: noise into each element it wrote that is not a copy; whether every
+    element it wrote was one (``launch_with_noise``)."""
+    tensors, before, made = prepared["tensors"], prepared["before"], prepared["made"]
+    seed = prepared["seed"]
+    if any(_fingerprint(raw, seed) != was for (_, raw), was in zip(made, prepared["prints"])):
+        return True
     wrote = written = copies = 0
     for index, (t, old) in enumerate(zip(tensors, before)):
         raw = _whole_storage(t)
@@ -184,12 +245,13 @@ def launch_with_noise(
         # computed, in a buffer of any length and of any float width: a float64 answer cast
         # is the same copy), but the judge's arena: the call's inputs live there, and a
         # kernel that is the identity on these inputs (a ReLU of positive ones) is not a copy
-        # of an answer.
+        # of an answer. Only those on the destination's device can be compared with it.
         sources = [
             (u.dtype, before[j])
             for j, u in enumerate(tensors)
-            if j != index and u.untyped_storage().data_ptr() not in not_sources
+            if j != index and u.untyped_storage().data_ptr() not in prepared["not_sources"]
         ] + made
+        sources = [(d, src) for d, src in sources if src.device == raw.device]
         # Element granularity, in the tensor's own dtype, over the elements of its storage; in
         # chunks, so that what the check makes (the comparison, the noise) stays a few chunks
         # beside the storage's copy: the candidate's runner is charged for its GPU memory
@@ -210,12 +272,13 @@ def launch_with_noise(
             # answer in one half of the destination's own storage, moved to the other).
             # Each source's bytes are read in the destination's width, whatever its own: its
             # type does not decide which test runs (an int64 view of a float32 answer).
-            for _, src in [*sources, (t.dtype, old)]:
+            for src_dtype, src in [*sources, (t.dtype, old)]:
                 rest = changed & ~copied
                 if not bool(rest.any()):
                     break
+                as_float = _float_reading(t.dtype, src_dtype)
                 if _shifted(chunk, begin, src, rest, size) or _shifted_close(
-                    chunk, begin, src, rest, t.dtype, tolerance
+                    chunk, begin, src, rest, as_float, tolerance
                 ):
                     copied |= rest
             written += int(changed.sum())
@@ -224,15 +287,21 @@ def launch_with_noise(
             # torch made keeps it, so that a store of torch's answer beside a flag nothing
             # reads does not "matter" by the answer it copied.
             _noise_where_changed(chunk, was, t, size, where=changed & ~copied)
-    all_copies = bool(wrote) and copies == written
-    if all_copies:
-        # Nothing but copies: noise into all of it (the answer then goes wrong by a kernel
-        # whose only work was storing it, which the caller reports as copying).
-        for t, old in zip(tensors, before):
-            raw, size = _whole_storage(t), t.element_size()
-            for begin, end in _chunks(raw, size):
-                _noise_where_changed(raw[begin:end], old[begin:end], t, size)
-    return result, all_copies
+    return bool(wrote) and copies == written
+
+
+def _float_reading(dtype: torch.dtype, src_dtype: torch.dtype) -> torch.dtype:
+    """The float type a destination's elements are read in for the tolerance tests: its own
+    where it is a float, else a float source's of the same width (torch's answer stored
+    through an int32 view of a float32 output)."""
+    if dtype.is_floating_point or not src_dtype.is_floating_point:
+        return dtype
+    if (
+        torch.empty((), dtype=dtype).element_size()
+        == torch.empty((), dtype=src_dtype).element_size()
+    ):
+        return src_dtype
+    return dtype
 
 
 def _chunks(raw: torch.Tensor, size: int) -> Iterator[tuple[int, int]]:
@@ -274,6 +343,7 @@ def _same_place(
         return mask
     mine = chunk[: have * size]
     theirs = src[first * src_size : (first + have) * src_size]
+    dtype = _float_reading(dtype, src_dtype)  # an int view of floats is read as the floats
     floats = dtype.is_floating_point and src_dtype.is_floating_point
     if not floats or dtype.is_complex or src_dtype.is_complex:
         return mask

@@ -185,10 +185,13 @@ class LaunchCounter:
         self.copy_tolerance: tuple[float, float] | None = None  # the task's (atol, rtol)
         # The call's inputs as the judge wrote them, by storage address: not an answer's
         # source unless the candidate rewrote them (kgym.harness.ablation).
-        self.arena: dict[int, torch.Tensor] = {}
+        self.arena: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}  # (now, as written)
         # The tensors the candidate's torch calls made in this call (TorchOpRecorder.made): an
         # answer a kernel may copy without taking it as an argument.
         self.torch_made: Callable[[], list[Any]] = list
+        # The model's own tensors with their fingerprints as the ablated call began
+        # (runner._owned_tensors): those rewritten since are copy sources.
+        self.owned: list[tuple[Any, int, int]] = []
         self.depth = 0  # > 0 while a launch is in progress (torch calls inside are Triton's)
         self.precision = DotPrecision()  # what the launched kernels' matrix products used
         # Launches that handed a kernel something only Python can run (foreign_arguments).
@@ -276,6 +279,7 @@ class LaunchCounter:
                     result = original(fn_self, *args, **kwargs)
                 else:
                     from kgym.harness.ablation import launch_with_noise
+                    from kgym.harness.ablation import rewritten as ablation_rewritten
 
                     counter.ablated_launches += 1
                     result, copied = launch_with_noise(
@@ -285,7 +289,7 @@ class LaunchCounter:
                         kwargs,
                         counter.copy_tolerance,
                         counter.arena,
-                        counter.torch_made(),
+                        counter.torch_made() + ablation_rewritten(counter.owned),
                     )
                     counter.copying_launches += int(copied)
                 counter.precision.note_launch(result)

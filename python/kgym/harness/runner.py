@@ -153,6 +153,29 @@ def _manner(model: Any, manner: dict[str, Any]) -> Iterator[None]:
             object.__getattribute__(module, "__dict__")["training"] = False
 
 
+def _owned_tensors(model: Any) -> list[tuple[torch.Tensor, int, int]]:
+    """Each tensor the model's modules hold in their own dicts (parameters, buffers,
+    persistent or not, tensor attributes), with a seed and its fingerprint under it
+    (ablation._fingerprint): read from the modules' dicts, no method of the model's run."""
+    from kgym.harness.ablation import _fingerprint, _readable, _whole_storage
+
+    seed = int.from_bytes(os.urandom(8), "little") >> 1
+    owned: list[tuple[torch.Tensor, int, int]] = []
+    seen: set[int] = set()
+    for module in _modules(model):
+        fields = object.__getattribute__(module, "__dict__")
+        values = [
+            *dict.values(fields.get("_parameters", {})),
+            *dict.values(fields.get("_buffers", {})),
+            *dict.values(fields),
+        ]
+        for value in values:
+            if _readable(value) and id(value) not in seen and len(owned) < 4096:
+                seen.add(id(value))
+                owned.append((value, seed, _fingerprint(_whole_storage(value), seed)))
+    return owned
+
+
 def _modules(model: Any) -> list[torch.nn.Module]:
     """Every module of ``model``, read from the modules' own dicts (as ``_state``)."""
     if not isinstance(model, torch.nn.Module):
@@ -571,12 +594,17 @@ class Runner:
             recorder = TorchOpRecorder(lambda: counter is not None and counter.depth > 0)
         if counter is not None:
             counter.torch_made = recorder.made if recorder is not None else list
+            # The model's own tensors (parameters, buffers, tensor attributes) as the ablated
+            # call starts: those its torch calls rewrite in place, however (a batch norm's
+            # running statistics, written with no in-place name), are copy sources too.
+            counter.owned = _owned_tensors(model) if ablate else []
             counter.ablate = ablate
             given = message.get("ablate_tolerance")
             counter.copy_tolerance = (float(given[0]), float(given[1])) if given else None
-            # The inputs as the judge wrote them (ablation.launch_with_noise's ``arena``).
+            # The inputs as this process holds them and as the judge wrote them
+            # (ablation.launch_with_noise's ``arena``).
             counter.arena = {
-                int(v.untyped_storage().data_ptr()): v.detach().clone()
+                int(v.untyped_storage().data_ptr()): (v, v.detach().clone())
                 for k in (slots if ablate else [])
                 for v in self.views.inputs[k]
                 if type(v) is torch.Tensor
