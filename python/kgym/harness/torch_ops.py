@@ -244,6 +244,11 @@ def _storage(value: Any) -> int | None:
         return None
 
 
+# The items of one result (a foreach call's list) read for tensors: far more than any
+# model's call returns, so that no answer lies beyond them.
+MAX_RESULT_ITEMS = 1 << 16
+
+
 def _tensors_in(value: Any, depth: int = 0) -> list[torch.Tensor]:
     """The tensors ``value`` holds: itself, or inside tuples (named ones and
     ``torch.return_types`` too), lists and dicts, a few levels deep, any tensor type."""
@@ -254,7 +259,7 @@ def _tensors_in(value: Any, depth: int = 0) -> list[torch.Tensor]:
     if isinstance(value, dict):
         value = list(dict.values(value))
     if isinstance(value, (tuple, list)):
-        return [t for v in list(value)[:MAX_MADE] for t in _tensors_in(v, depth + 1)]
+        return [t for v in list(value)[:MAX_RESULT_ITEMS] for t in _tensors_in(v, depth + 1)]
     return []
 
 
@@ -399,11 +404,16 @@ class TorchOpRecorder(TorchFunctionMode):
         foreign = _foreign((args, kwargs))
         if foreign is not None:
             self.callbacks[f"{name[:60]} ({foreign})"] += 1
+        # What a call writes into, however it is named (a batch norm's running statistics,
+        # ``relu(x, inplace=True)``): the tensors whose version counter it moved.
+        given = _tensors_in([list(args), kwargs or {}])
+        versions = [t._version for t in given]
         result = self._run(func, args, kwargs or {})
+        moved = [t for t, v in zip(given, versions) if t._version != v]
         name = self._name(name, args, result)
         if self._counts(name, args):
             self.calls[name[:80]] += 1
-            self._keep(result, args, kwargs or {}, name)
+            self._keep(result, args, kwargs or {}, name, moved)
             if launching and name not in NON_COMPUTE:
                 self.in_launch[name[:80]] += 1
         if (
@@ -446,7 +456,14 @@ class TorchOpRecorder(TorchFunctionMode):
             self._callback = None
             _pop_mode()
 
-    def _keep(self, result: Any, args: tuple[Any, ...], kwargs: dict[str, Any], name: str) -> None:
+    def _keep(
+        self,
+        result: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        name: str,
+        moved: list[torch.Tensor] | None = None,
+    ) -> None:
         """The tensors a call handed the candidate in memory of their own (computed, or
         allocated: torch may fill a buffer where no call is seen, such as the ``.real``
         setter's copy): whatever its result holds, at any depth and of any tensor type (an
@@ -457,6 +474,8 @@ class TorchOpRecorder(TorchFunctionMode):
         do not push an answer out); allocated ones by recency."""
         computed = name not in NON_COMPUTE
         written = _written(name, args, kwargs) if computed else []
+        if computed:
+            written += [t for t in moved or [] if not any(t is w for w in written)]
         taken = {_storage(a) for a in args if isinstance(a, torch.Tensor)}
         taken -= {_storage(w) for w in written}
         results = _tensors_in(result)
@@ -468,17 +487,22 @@ class TorchOpRecorder(TorchFunctionMode):
             if value.numel() == 0 or _storage(value) in taken:
                 continue
             if computed:
-                self._keep_computed(value if value._base is None else value._base)
+                base = value if value._base is None else value._base
+                self._keep_computed(base, value.numel() * value.element_size())
             else:
                 self._made.append(weakref.ref(value))
         del self._made[:-MAX_MADE]
         # Any tensor a call takes or gives that lies on computed memory is that memory's too.
         self._keep_aliases([*_tensors_in(list(args)), *results])
 
-    def _keep_computed(self, value: torch.Tensor) -> None:
+    def _keep_computed(self, value: torch.Tensor, size: int | None = None) -> None:
+        """``value`` (the base of what a call computed) kept, ranked by ``size``: the bytes
+        the call wrote (its result's or the view it wrote into), not its storage's (a
+        buffer of any size with one element computed ranks as one element)."""
         if self._entry(value) is not None:
             return  # computed in place again: kept once
-        size = int(value.untyped_storage().nbytes())
+        if size is None:
+            size = int(value.untyped_storage().nbytes())
         refs = [weakref.ref(value)]
         self._computed.append((size, next(self._order), refs))
         self._by_storage[_storage(value)] = refs
@@ -522,8 +546,9 @@ class TorchOpRecorder(TorchFunctionMode):
     def made(self) -> list[torch.Tensor]:
         """The tensors the candidate's torch calls made that are still alive: the largest
         computed ones, then the latest allocated ones."""
-        computed = sorted(self._computed, key=lambda e: (e[0], e[1]), reverse=True)
-        alive = [_alive(e[2]) for e in computed[:MAX_MADE]]
+        live = [(e[0], e[1], t) for e in self._computed if (t := _alive(e[2])) is not None]
+        live.sort(key=lambda e: (e[0], e[1]), reverse=True)
+        alive: list[torch.Tensor | None] = [e[2] for e in live[:MAX_MADE]]
         alive += [ref() for ref in reversed(self._made)]
         return [t for t in alive if t is not None]
 
