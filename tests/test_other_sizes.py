@@ -121,6 +121,7 @@ def test_at_its_own_sizes_a_task_meets_other_sizes_near_them_and_near_its_cpu_si
     assert 4 <= near_own["batch_size"] <= 12 and 1024 <= near_own["dim"] <= 2560
     assert 1 <= near_cpu["batch_size"] <= 7 and 20 <= near_cpu["dim"] <= 50
     assert sets["small_shape"]["passed"] is True
+    assert all(size % 2 == 1 for size in near_cpu.values())  # every count leaves a remainder
     # Wrong only on short rows: the task's sizes and the other sizes near them pass.
     short_rows_wrong = honest.replace(
         "BLOCK: tl.constexpr):", "BLOCK: tl.constexpr, SHORT: tl.constexpr):"
@@ -138,6 +139,8 @@ def test_at_its_own_sizes_a_task_meets_other_sizes_near_them_and_near_its_cpu_si
     assert sets.get("other_shape", {}).get("passed") is not False
     on_cpu = run(task, honest, trials=1)
     assert "small_shape" not in on_cpu["correctness"]["input_sets"]
+    odd = on_cpu["correctness"]["input_sets"]["odd_shape"]
+    assert odd["passed"] is True and all(size % 2 == 1 for size in odd["sizes"].values())
 
 
 def test_a_scale_baked_into_the_kernel_is_wrong_at_the_other_arguments() -> None:

@@ -408,7 +408,9 @@ def scaled_atol(atol: float, base_rms: float, set_rms: float, name: str = "") ->
     return atol * set_rms / base_rms
 
 
-def other_sizes(task: Any, start: dict[str, Any] | None = None) -> dict[str, int | float]:
+def other_sizes(
+    task: Any, start: dict[str, Any] | None = None, odd: bool = False
+) -> dict[str, int | float]:
     """Another value for each size constant of the task and each number its model is built
     with. Sizes: those it declares as its CPU sizes that its inputs or model use, else those
     its inputs use (a model's width, where ``get_init_inputs`` passes the same name, changes
@@ -443,7 +445,7 @@ def other_sizes(task: Any, start: dict[str, Any] | None = None) -> dict[str, int
             fixed[name] = value
         else:
             varied[name] = value
-    changed: dict[str, int | float] = {**fixed, **_drawn_sizes(varied)}
+    changed: dict[str, int | float] = {**fixed, **_drawn_sizes(varied, odd)}
     for name in sorted(by_init):
         value = getattr(task, name, None)
         if type(value) is float and math.isfinite(value) and value != 0.0:
@@ -461,17 +463,18 @@ MAX_GROWTH = 2.0
 _SIZES_DRAW = secrets.SystemRandom()
 
 
-def _drawn_sizes(sizes: dict[str, int]) -> dict[str, int]:
+def _drawn_sizes(sizes: dict[str, int], all_odd: bool = False) -> dict[str, int]:
     """A size for each of ``sizes``, drawn between half of it and a quarter more (at least
     four more), none equal to its own or to another's, the product of the growths at most
     ``MAX_GROWTH`` wherever the sizes are large enough to make up for a small one's. Each is
     odd or even at the judge's draw (a multiple of a block meets a remainder; a round size, as
     deployed models' are, is graded too), and where several sizes change, at least one is
-    odd and one even: no parity is a tell of the sizes the judge grades at."""
+    odd and one even: no parity is a tell of the sizes the judge grades at. ``all_odd``: each
+    odd (every count of elements then odd: a remainder for any block)."""
     names = list(sizes)
-    odd = {name: _SIZES_DRAW.randrange(2) == 0 or sizes[name] == 1 for name in names}
+    odd = {name: all_odd or _SIZES_DRAW.randrange(2) == 0 or sizes[name] == 1 for name in names}
     flippable = [name for name in names if sizes[name] > 1]
-    if len(names) >= 2 and len(set(odd.values())) == 1 and flippable:
+    if not all_odd and len(names) >= 2 and len(set(odd.values())) == 1 and flippable:
         name = _SIZES_DRAW.choice(flippable)
         odd[name] = not odd[name]
     drawn: dict[str, int] = {}

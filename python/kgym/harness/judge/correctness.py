@@ -37,6 +37,9 @@ EXTRA_TRIALS = 2
 _RANDOM = secrets.SystemRandom()
 
 _T = TypeVar("_T")
+# The manners of a training step's call (grad mode, inputs that require grad, training mode):
+# a model may refuse them with an exception, not answer them wrongly.
+_TRAINING_MANNER = ("grad", "grad_inputs", "train")
 
 
 def _aliasable(inputs: list[Any]) -> tuple[int, int] | None:
@@ -102,6 +105,7 @@ class GradedCalls:
         self.measure_next = False  # the next right trial's error is measured (new weights)
         self.mode_free = False  # the task's answer is the same in training mode (mode_free)
         self.aliasable: tuple[int, int] | None = None  # two inputs one tensor may be given for
+        self.refused_manners: set[str] = set()  # training manners the model raised in
 
     # -- one call ------------------------------------------------------------------------------
     def call(
@@ -144,6 +148,17 @@ class GradedCalls:
         reply = self.call(
             "candidate", [0], phase, while_waiting, fill=fill, manner=manner, **options
         )
+        trained = {key: False for key in _TRAINING_MANNER if manner.get(key)}
+        if reply.get("kind") == "exception" and trained and not reply.get("compile_error"):
+            # A model that refuses a training step's call (torch's out= with inputs that
+            # require grad, an in-place op on one) says so loudly: no silent answer to grade
+            # there. The same call is made as the inference one, which it must answer.
+            self.refused_manners.add(", ".join(sorted(trained)))
+            slots.fill(views, 0, pristine)
+            dev.synchronize(self.task.device)
+            reply = self.call(
+                "candidate", [0], phase, None, fill=fill, manner=manner | trained, **options
+            )
         return reply, slots.answer(views, 0, reply)
 
     def _drawn_manner(self) -> dict[str, Any]:
@@ -270,6 +285,7 @@ class GradedCalls:
             result["first_failed_trial"] = 0
             result["mismatch"] = f"trial 0: {mismatch}"
         result["correct_on_task_inputs"] = result["mismatch"] is None
+        result["refused_manners"] = sorted(self.refused_manners)
         if result["mismatch"] is None and set_failed is not None:
             result["first_failed_trial"] = result["passed"]
             result["mismatch"] = set_failed
@@ -662,17 +678,18 @@ class GradedCalls:
         return verdict
 
     def _other_shapes(self) -> list[str]:
-        """The calls at other sizes (input sets): ``other_shape``, made from the sizes the task
-        runs at; where it runs at sizes other than the CPU sizes it declares (a GPU's own),
-        ``small_shape`` too, made from those (a short row's path, a grid smaller than the
-        GPU, which the task's own sizes never take)."""
-        shapes = ["other_shape"]
+        """The calls at other sizes (input sets): ``other_shape``, drawn near the sizes the
+        task runs at, odd or even; and every size odd, so that every count of elements
+        leaves a block's remainder: where the task runs at sizes other than the CPU sizes it
+        declares (a GPU's own), ``small_shape``, drawn near those (a short row's path, a grid
+        smaller than the GPU, which the task's own sizes never take), else ``odd_shape``,
+        near the sizes it runs at."""
         declared = getattr(self.task.module, "KGYM_CPU_SIZES", None)
         if isinstance(declared, dict) and any(
             getattr(self.task.module, name, value) != value for name, value in declared.items()
         ):
-            shapes.append("small_shape")
-        return shapes
+            return ["other_shape", "small_shape"]
+        return ["other_shape", "odd_shape"]
 
     def _other_shape_call(self, name: str) -> dict[str, Any]:
         """One call at other sizes of the task (stress.other_sizes), with both models built
@@ -683,7 +700,7 @@ class GradedCalls:
         task, layout = self.task, self.layout
         assert layout is not None
         small = getattr(task.module, "KGYM_CPU_SIZES", None) if name == "small_shape" else None
-        changes = stress.other_sizes(task.module, small)
+        changes = stress.other_sizes(task.module, small, odd=name != "other_shape")
         if not changes:
             return {"passed": None, "reason": "no size constant the judge can change"}
         built_with = stress.init_names(task.module) & set(changes)
