@@ -111,16 +111,23 @@ def _called_with(inputs: list[Any], manner: dict[str, Any]) -> tuple[list[Any], 
                 given[index] = moved
     if manner.get("grad_inputs"):
         # Inputs that require grad, as a layer's inputs inside a model being trained do: a
-        # tensor of its own on the same memory, a leaf (the arena's values, unchanged).
-        given = [
-            torch.from_dlpack(value.detach()).requires_grad_()
-            if type(value) is torch.Tensor and value.is_floating_point()
-            else value
-            for value in given
-        ]
+        # tensor of its own on the same memory, a leaf (the arena's values, unchanged), or
+        # with ``grad_fn`` a view of one, as a previous layer's output has a grad_fn.
+        with torch.enable_grad():
+            given = [
+                _requiring_grad(value, bool(manner.get("grad_fn")))
+                if type(value) is torch.Tensor and value.is_floating_point()
+                else value
+                for value in given
+            ]
     for first, second in manner.get("alias") or []:
         given[int(second)] = given[int(first)]
     return given, kept
+
+
+def _requiring_grad(value: torch.Tensor, with_grad_fn: bool) -> torch.Tensor:
+    leaf = torch.from_dlpack(value.detach()).requires_grad_()
+    return leaf.view_as(leaf) if with_grad_fn else leaf
 
 
 def _same_bits(a: torch.Tensor, b: Any) -> bool:
@@ -140,17 +147,33 @@ def _flat_bytes(t: torch.Tensor) -> torch.Tensor:
 @contextlib.contextmanager
 def _manner(model: Any, manner: dict[str, Any]) -> Iterator[None]:
     """A graded call in the judge's drawn ``manner``: with grad mode on (torch's default, a
-    training step's call) and with every module in training mode (nn.Module's default),
-    set in the modules' own dicts, no method of the model's run, and set back after."""
-    modules = _modules(model) if manner.get("train") else []
-    for module in modules:
-        object.__getattribute__(module, "__dict__")["training"] = True
+    training step's call), with every module in training mode (nn.Module's default), with
+    every parameter frozen (as served), each set in the modules' own dicts, no method of the
+    model's run, and set back after."""
+    modules = _modules(model) if manner.get("train") or manner.get("frozen") else []
+    frozen = []
+    if manner.get("frozen"):  # as served, or a LoRA's base: no parameter requires grad
+        for module in modules:
+            fields = object.__getattribute__(module, "__dict__")
+            for param in dict.values(fields.get("_parameters", {})):
+                if isinstance(param, torch.Tensor) and param.requires_grad:
+                    param.requires_grad_(False)
+                    frozen.append(param)
+    if manner.get("train"):
+        for module in modules:
+            object.__getattribute__(module, "__dict__")["training"] = True
+    mode: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
+    if manner.get("grad"):
+        mode = torch.enable_grad()
     try:
-        with torch.enable_grad() if manner.get("grad") else contextlib.nullcontext():
+        with mode:
             yield
     finally:
-        for module in modules:
-            object.__getattribute__(module, "__dict__")["training"] = False
+        if manner.get("train"):
+            for module in modules:
+                object.__getattribute__(module, "__dict__")["training"] = False
+        for param in frozen:
+            param.requires_grad_(True)
 
 
 def _owned_tensors(model: Any) -> list[tuple[torch.Tensor, int, int]]:

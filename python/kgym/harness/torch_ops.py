@@ -284,6 +284,14 @@ def _accumulated_grads(roots: list[torch.Tensor]) -> list[torch.Tensor]:
     return grads
 
 
+def _version(t: torch.Tensor) -> int | None:
+    """``t``'s version counter, or None (an inference tensor keeps none)."""
+    try:
+        return int(t._version)
+    except RuntimeError:
+        return None
+
+
 def _alive(refs: list[weakref.ref[torch.Tensor]]) -> torch.Tensor | None:
     """The first of ``refs`` still alive."""
     for ref in refs:
@@ -407,9 +415,9 @@ class TorchOpRecorder(TorchFunctionMode):
         # What a call writes into, however it is named (a batch norm's running statistics,
         # ``relu(x, inplace=True)``): the tensors whose version counter it moved.
         given = _tensors_in([list(args), kwargs or {}])
-        versions = [t._version for t in given]
+        versions = [_version(t) for t in given]
         result = self._run(func, args, kwargs or {})
-        moved = [t for t, v in zip(given, versions) if t._version != v]
+        moved = [t for t, v in zip(given, versions) if v is not None and _version(t) != v]
         name = self._name(name, args, result)
         if self._counts(name, args):
             self.calls[name[:80]] += 1

@@ -37,9 +37,10 @@ EXTRA_TRIALS = 2
 _RANDOM = secrets.SystemRandom()
 
 _T = TypeVar("_T")
-# The manners of a training step's call (grad mode, inputs that require grad, training mode):
-# a model may refuse them with an exception, not answer them wrongly.
-_TRAINING_MANNER = ("grad", "grad_inputs", "train")
+# The manners of a training step's or a server's call (grad mode, inputs that require grad,
+# training mode, frozen weights): a model may refuse them with an exception, not answer them
+# wrongly.
+_TRAINING_MANNER = ("grad", "grad_inputs", "grad_fn", "train", "frozen")
 
 
 def _aliasable(inputs: list[Any]) -> tuple[int, int] | None:
@@ -166,13 +167,18 @@ class GradedCalls:
         task's answer is the same in either (``TaskSide.mode_free``), with the model in
         training mode or evaluated. A kernel that keeps its precision only in the judge's
         usual manner (no grad, evaluated) meets the others, as a training step calls it."""
+        # Not under torch.inference_mode: a tensor a call caches there (a workspace) refuses
+        # every later in-place write outside it, which would fail honest models' later calls.
         grad = _RANDOM.randrange(2) == 0
+        grad_inputs = grad and _RANDOM.randrange(2) == 0
         return {
             "grad": grad,
             # With grad on, half the time its float inputs require grad too (a layer's inside
-            # a model being trained).
-            "grad_inputs": grad and _RANDOM.randrange(2) == 0,
+            # a model being trained), half of those with a grad_fn (a previous layer's output).
+            "grad_inputs": grad_inputs,
+            "grad_fn": grad_inputs and _RANDOM.randrange(2) == 0,
             "train": self.mode_free and _RANDOM.randrange(2) == 0,
+            "frozen": _RANDOM.randrange(2) == 0,
         }
 
     def _graded_call(
