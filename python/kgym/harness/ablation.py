@@ -138,6 +138,7 @@ def launch_with_noise(
     tolerance: tuple[float, float] | None = None,
     arena: dict[int, tuple[torch.Tensor, torch.Tensor]] | None = None,
     torch_made: list[torch.Tensor] | None = None,
+    untouched: set[int] | None = None,
 ) -> tuple[Any, bool]:
     """The launch, then noise into every element it wrote that is not a copy. Also says
     whether the launch only copied: every element it wrote holds the element at the same
@@ -152,11 +153,13 @@ def launch_with_noise(
     it); an input that still holds what the judge wrote is not an answer's source (a kernel
     that is the identity on its inputs does work), one the candidate's torch calls rewrote
     (an answer computed in place) is a source like any other, taken by the launch or not.
+    ``untouched``: the storages of the model's own tensors as loaded (a bias broadcast into
+    an output moves data, it copies no answer).
     Where the check cannot read what it needs (a tensor of a layout or device it cannot
     compare), the launch runs unchecked and without noise: its answer then stays right, and
     the kernel is not taken as mattering by a check that failed."""
     try:
-        prepared = _prepare(args, kwargs, arena or {}, torch_made or [])
+        prepared = _prepare(args, kwargs, arena or {}, torch_made or [], untouched or set())
     except Exception:  # noqa: BLE001 - whatever the candidate made, the check does not fail open
         return launch(fn_self, *args, **kwargs), False
     result = launch(fn_self, *args, **kwargs)
@@ -166,27 +169,34 @@ def launch_with_noise(
         return result, False
 
 
-def rewritten(owned: list[tuple[torch.Tensor, int, int]]) -> list[torch.Tensor]:
+def owned_state(
+    owned: list[tuple[torch.Tensor, int, int]],
+) -> tuple[list[torch.Tensor], set[int]]:
     """Of the model's own tensors fingerprinted as the call began (``owned``: tensor, seed,
-    fingerprint), those whose bytes changed since: what the candidate's torch calls wrote
-    into its buffers, whichever call it was."""
-    changed = []
+    fingerprint), those whose bytes changed since (what the candidate's torch calls wrote
+    into its buffers, whichever call it was: copy sources), and the storages of the others
+    (its weights as the judge loaded them: data a kernel may move, a bias broadcast into an
+    output, not an answer torch computed)."""
+    changed, untouched = [], set()
     for value, seed, was in owned:
         try:
             if _fingerprint(_whole_storage(value), seed) != was:
                 changed.append(value)
+            else:
+                untouched.add(int(value.untyped_storage().data_ptr()))
         except Exception:  # noqa: BLE001 - a tensor the check cannot read is no source
             continue
-    return changed
+    return changed, untouched
 
 
 def _readable(value: Any) -> bool:
-    """A tensor whose storage's bytes the check can read (strided, not meta, elements)."""
+    """A tensor whose storage's bytes the check can read (strided, not meta, a storage of
+    some bytes: a tensor resized to no elements still holds its storage whole)."""
     return (
         isinstance(value, torch.Tensor)
         and value.layout == torch.strided
         and value.device.type != "meta"
-        and value.numel() > 0
+        and value.untyped_storage().nbytes() > 0
     )
 
 
@@ -195,13 +205,15 @@ def _prepare(
     kwargs: dict[str, Any],
     arena: dict[int, tuple[torch.Tensor, torch.Tensor]],
     torch_made: list[torch.Tensor],
+    untouched: set[int],
 ) -> dict[str, Any]:
     """What the check needs from before the launch: each tensor it takes, with its storage's
     bytes; the sources it may copy from; a fingerprint of those it does not take."""
     tensors = _tensor_args(args, kwargs)
     before = [_whole_storage(t).clone() for t in tensors]
-    # The judge's inputs that still hold what it wrote: no sources, taken or not.
-    not_sources = {
+    # The judge's inputs that still hold what it wrote, and the model's weights as loaded:
+    # no sources, taken or not.
+    not_sources = untouched | {
         key
         for key, (now, was) in arena.items()
         if _readable(now) and torch.equal(_whole_storage(now), _whole_storage(was))

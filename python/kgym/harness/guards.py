@@ -278,10 +278,10 @@ class LaunchCounter:
                 if counter.ablate is None or counter.ablate not in ("*", name):
                     result = original(fn_self, *args, **kwargs)
                 else:
-                    from kgym.harness.ablation import launch_with_noise
-                    from kgym.harness.ablation import rewritten as ablation_rewritten
+                    from kgym.harness.ablation import launch_with_noise, owned_state
 
                     counter.ablated_launches += 1
+                    rewritten, untouched = owned_state(counter.owned)
                     result, copied = launch_with_noise(
                         original,
                         fn_self,
@@ -289,7 +289,8 @@ class LaunchCounter:
                         kwargs,
                         counter.copy_tolerance,
                         counter.arena,
-                        counter.torch_made() + ablation_rewritten(counter.owned),
+                        counter.torch_made() + rewritten,
+                        untouched,
                     )
                     counter.copying_launches += int(copied)
                 counter.precision.note_launch(result)

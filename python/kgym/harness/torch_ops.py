@@ -507,10 +507,14 @@ class TorchOpRecorder(TorchFunctionMode):
         """``value`` (the base of what a call computed) kept, ranked by ``size``: the bytes
         the call wrote (its result's or the view it wrote into), not its storage's (a
         buffer of any size with one element computed ranks as one element)."""
-        if self._entry(value) is not None:
-            return  # computed in place again: kept once
         if size is None:
             size = int(value.untyped_storage().nbytes())
+        refs = self._entry(value)
+        if refs is not None:  # computed into again: kept once, ranked by its largest write
+            for at, entry in enumerate(self._computed):
+                if entry[2] is refs and entry[0] < size:
+                    self._computed[at] = (size, entry[1], refs)
+            return
         refs = [weakref.ref(value)]
         self._computed.append((size, next(self._order), refs))
         self._by_storage[_storage(value)] = refs
@@ -536,7 +540,8 @@ class TorchOpRecorder(TorchFunctionMode):
             return
         for value in tensors:
             refs = self._entry(value)
-            if refs is not None and not any(r() is value for r in refs) and len(refs) < 16:
+            if refs is not None and not any(r() is value for r in refs):
+                refs[:] = [r for r in refs if r() is not None][-63:]  # the dead go
                 refs.append(weakref.ref(value))
 
     def _take_arguments(self, frame: Any) -> None:
