@@ -154,7 +154,14 @@ def test_one_evaluation_gives_the_verdict_under_both_input_conventions() -> None
     default; the same evaluation records that the task's own calls all agreed (what kgym eval
     reports as the task-inputs convention), and --inputs task accepts it."""
     attack = load_attack(HOSTILE_DIR / "leaky_relu_rand__plain_relu.py")
-    robust = run(attack.task, attack.path.read_text(), trials=2)
+    for _ in range(4):
+        robust = run(attack.task, attack.path.read_text(), trials=2)
+        if robust["status"] == "incorrect":
+            break
+        # A set whose negatives are small enough for atol (shifted rand) passes the comparison,
+        # and the error size, element by element, then finds the ReLU: rejected, not paid.
+        rules = {f["rule"] for f in robust["findings"] if f.get("severity") == "reject"}
+        assert robust["status"] == "rejected" and rules == {"low-precision"}, robust
     assert robust["status"] == "incorrect", robust.get("error")
     correctness = robust["correctness"]
     assert correctness["mismatch"].startswith("input set "), correctness["mismatch"]

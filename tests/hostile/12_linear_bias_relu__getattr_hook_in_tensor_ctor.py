@@ -1,6 +1,6 @@
 # attack: strict: the GEMM runs in torch.mm inside a list subclass's __getattr__, which torch.tensor(data) calls (hasattr(data, "__cuda_array_interface__") / "__dlpack__") while its own handler runs with the TorchFunctionMode popped, so the record shows only "tensor" (NON_COMPUTE); the screen's hook list lacks __getattr__ and the class is off its forward path; a Triton kernel adds the bias and applies ReLU, so it matters and is no copy
 # expect: rejected
-# rules: torch-compute
+# rules: torch-compute, torch-callback
 # device: any
 import operator
 
