@@ -165,7 +165,9 @@ def test_a_model_that_refuses_other_arguments_answers_nothing_there() -> None:
     assert refusing != honest
     result = run("03_scale_add_mul", refusing, trials=1)
     assert result["status"] == "incorrect", result
-    other = result["correctness"]["input_sets"]["other_shape"]
+    sets = result["correctness"]["input_sets"]
+    # The first of the two calls at other sizes (drawn in either order) stops the sets.
+    other = sets.get("other_shape") or sets["odd_shape"]
     assert "does not build with other arguments" in other["mismatch"]
 
 

@@ -853,14 +853,17 @@ class GradedCalls:
         slots.fill(views, 0, pristine)
         dev.synchronize(task.device)
         stretch = timeline.stretch("decoy_inputs", stretch)
-        reply = self.call(
-            "candidate",
-            [0],
-            "correctness",
-            ablate=name,
-            ablate_tolerance=[tol.atol, tol.rtol],
-            manner=self._drawn_manner(),  # drawn as any graded call's
-        )
+        manner = self._drawn_manner()  # drawn as any graded call's
+        ablation = {"ablate": name, "ablate_tolerance": [tol.atol, tol.rtol]}
+        reply = self.call("candidate", [0], "correctness", manner=manner, **ablation)
+        trained = {key: False for key in _TRAINING_MANNER if manner.get(key)}
+        if reply.get("kind") == "exception" and trained and not reply.get("compile_error"):
+            # A refusal of the training manner says nothing of the kernel: the call again as
+            # for inference (as _candidate_call), whose failure alone means it mattered.
+            self.refused_manners.add(", ".join(sorted(trained)))
+            slots.fill(views, 0, pristine)
+            dev.synchronize(task.device)
+            reply = self.call("candidate", [0], "correctness", manner=manner | trained, **ablation)
         stretch = timeline.stretch("decoy_call", stretch)
         if not reply.get("ok"):
             self.ablated[name] = True  # it failed without the kernel's output: it mattered
