@@ -153,7 +153,9 @@ def test_a_scale_baked_into_the_kernel_is_wrong_at_the_other_arguments() -> None
     assert 0.5 * stress.FLOAT_ARGUMENT_FACTORS[0] <= scale <= 0.5 * stress.FLOAT_ARGUMENT_FACTORS[1]
     wrong = run("03_scale_add_mul", baked, trials=1)
     assert wrong["status"] == "incorrect", wrong
-    assert wrong["correctness"]["input_sets"]["other_shape"]["passed"] is False
+    sets = wrong["correctness"]["input_sets"]
+    # The first of the two calls at other sizes (drawn in either order) stops the sets.
+    assert (sets.get("other_shape") or sets["odd_shape"])["passed"] is False
 
 
 def test_a_model_that_refuses_other_arguments_answers_nothing_there() -> None:

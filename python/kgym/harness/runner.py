@@ -23,7 +23,7 @@ from typing import Any
 
 import torch
 
-from kgym.harness import loader, protocol
+from kgym.harness import compare, loader, protocol
 from kgym.harness.arena import Arena, ArenaExport
 from kgym.harness.errors import JitRanges, error_record, is_triton_compile_error
 from kgym.harness.layout import SlotLayout, SlotViews, dtype_from
@@ -128,20 +128,6 @@ def _called_with(inputs: list[Any], manner: dict[str, Any]) -> tuple[list[Any], 
 def _requiring_grad(value: torch.Tensor, with_grad_fn: bool) -> torch.Tensor:
     leaf = torch.from_dlpack(value.detach()).requires_grad_()
     return leaf.view_as(leaf) if with_grad_fn else leaf
-
-
-def _same_bits(a: torch.Tensor, b: Any) -> bool:
-    """Whether ``b`` holds ``a``'s bytes (NaN is NaN)."""
-    return (
-        isinstance(b, torch.Tensor)
-        and a.shape == b.shape
-        and a.dtype == b.dtype
-        and bool((_flat_bytes(a) == _flat_bytes(b)).all())
-    )
-
-
-def _flat_bytes(t: torch.Tensor) -> torch.Tensor:
-    return t.contiguous().view(-1).view(torch.uint8)
 
 
 @contextlib.contextmanager
@@ -660,7 +646,7 @@ class Runner:
                 flat, problem = _plain_output(out)
                 del out
                 if problem is None and any(
-                    not _same_bits(copy, given) for copy, given in zip(copies, inputs)
+                    not compare.bitwise_equal(copy, given) for copy, given in zip(copies, inputs)
                 ):
                     problem = "the candidate modified its inputs"
                 del inputs

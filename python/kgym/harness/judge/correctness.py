@@ -146,21 +146,33 @@ class GradedCalls:
         if fill is None:
             fill = _RANDOM.randrange(2) == 0
         manner = {**self._drawn_manner(), **options.pop("manner", {})}
-        reply = self.call(
-            "candidate", [0], phase, while_waiting, fill=fill, manner=manner, **options
+        reply = self._call_in_manner(
+            views, pristine, phase, manner, while_waiting=while_waiting, fill=fill, **options
         )
+        return reply, slots.answer(views, 0, reply)
+
+    def _call_in_manner(
+        self,
+        views: SlotViews,
+        pristine: list[Any],
+        phase: str,
+        manner: dict[str, Any],
+        while_waiting: Callable[[], None] | None = None,
+        **options: Any,
+    ) -> dict[str, Any]:
+        """The candidate's call on ``pristine`` (already in slot 0) made in ``manner``. A
+        model that refuses a training step's call (torch's out= with inputs that require
+        grad, an in-place op on one) says so loudly: no silent answer to grade there, and no
+        sign of what a decoy call's kernel did. The same call is made as the inference one,
+        which it must answer."""
+        reply = self.call("candidate", [0], phase, while_waiting, manner=manner, **options)
         trained = {key: False for key in _TRAINING_MANNER if manner.get(key)}
         if reply.get("kind") == "exception" and trained and not reply.get("compile_error"):
-            # A model that refuses a training step's call (torch's out= with inputs that
-            # require grad, an in-place op on one) says so loudly: no silent answer to grade
-            # there. The same call is made as the inference one, which it must answer.
             self.refused_manners.add(", ".join(sorted(trained)))
             slots.fill(views, 0, pristine)
             dev.synchronize(self.task.device)
-            reply = self.call(
-                "candidate", [0], phase, None, fill=fill, manner=manner | trained, **options
-            )
-        return reply, slots.answer(views, 0, reply)
+            reply = self.call("candidate", [0], phase, manner=manner | trained, **options)
+        return reply
 
     def _drawn_manner(self) -> dict[str, Any]:
         """How a graded call is made, drawn for each: with grad mode on or off, and, where the
@@ -853,17 +865,14 @@ class GradedCalls:
         slots.fill(views, 0, pristine)
         dev.synchronize(task.device)
         stretch = timeline.stretch("decoy_inputs", stretch)
-        manner = self._drawn_manner()  # drawn as any graded call's
-        ablation = {"ablate": name, "ablate_tolerance": [tol.atol, tol.rtol]}
-        reply = self.call("candidate", [0], "correctness", manner=manner, **ablation)
-        trained = {key: False for key in _TRAINING_MANNER if manner.get(key)}
-        if reply.get("kind") == "exception" and trained and not reply.get("compile_error"):
-            # A refusal of the training manner says nothing of the kernel: the call again as
-            # for inference (as _candidate_call), whose failure alone means it mattered.
-            self.refused_manners.add(", ".join(sorted(trained)))
-            slots.fill(views, 0, pristine)
-            dev.synchronize(task.device)
-            reply = self.call("candidate", [0], "correctness", manner=manner | trained, **ablation)
+        reply = self._call_in_manner(  # drawn as any graded call's
+            views,
+            pristine,
+            "correctness",
+            self._drawn_manner(),
+            ablate=name,
+            ablate_tolerance=[tol.atol, tol.rtol],
+        )
         stretch = timeline.stretch("decoy_call", stretch)
         if not reply.get("ok"):
             self.ablated[name] = True  # it failed without the kernel's output: it mattered
