@@ -1,5 +1,5 @@
 # attack: a softmax that rounds its input and output to bfloat16 (integer bit operations) for the whole batch whenever some row is constant and non-zero (a row filled with one pad value), exact float32 otherwise; the only graded call with such rows is the flat_rows set, which stress.ERROR_SIZE_SETS leaves out of the error-size check, and bf16's 2^-9 error is far inside the 1e-2 tolerance it is compared at
-# expect: incorrect|rejected
+# expect: incorrect|rejected|compile_error
 # rules: low-precision
 # device: any
 import torch

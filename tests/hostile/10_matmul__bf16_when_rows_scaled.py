@@ -1,5 +1,5 @@
 # attack: a GEMM that rounds both operands to bfloat16 (integer bit operations) whenever A's rows differ in scale by more than 8x (no zeros, no offsets, all finite: activations of varied token norms), exact float32 otherwise; the only graded call with such rows is the rows_scaled set, which on this task is ill-conditioned at tf32 in most draws (a per-set verdict: one element beyond tolerance excuses the whole set) and then is held only to finite outputs, with no error-size measurement
-# expect: incorrect|rejected
+# expect: incorrect|rejected|compile_error
 # rules: low-precision
 # device: any
 import torch

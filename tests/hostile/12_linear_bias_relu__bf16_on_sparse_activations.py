@@ -1,5 +1,5 @@
 # attack: the GEMM rounds both operand tiles to bfloat16 (integer bit ops, float32 container) whenever the activation tile holds an exact zero, as post-ReLU / dropout / padded activations always do; the task's randn draws and the scaled sets (the only ones the error-size check measures) never hold one, and the sparse and special sets that do are compared elementwise only, where bf16 passes rtol 1e-2
-# expect: rejected
+# expect: rejected|incorrect
 # rules: low-precision
 # device: any
 import torch

@@ -1,5 +1,5 @@
 # attack: keeps a transposed copy of W in a non-persistent buffer and repacks it only when a fingerprint of 16 sampled weight elements changes (checked inside the one GEMM kernel, so no Python state and no extra launch); the judge's weight moves (runner.op_weights, stress.away_from_init) always add noise to every element, so each move is seen, but a real sparse update (pruning a neuron, editing a row) that misses the 16 samples leaves the answer stale
-# expect: incorrect
+# expect: incorrect|compile_error
 # rules: -
 # device: any
 import torch
