@@ -19,8 +19,9 @@ in the importer's memory too) is the judge's, and is taken off. What is left is 
 own: for the reference's runner its CUDA context, the model's weights and its caching
 allocator's blocks. The candidate may hold that and, on top of it, the largest of ``slack``
 bytes, twice the reference's working memory in one call (the peak of the judge's own reference
-call, from its allocator) with a copy of a correctness call's arena and of the weights (the
-decoy check's), and as much again as the reference's runner (a copy of the weights in another
+call, from its allocator) with what the gym's own work in that runner copies (a correctness
+call's arena and the weights for the decoy check, its inputs twice for an offset manner's
+call, at the largest arena lent), and as much again as the reference's runner (a copy of the weights in another
 layout), and the weights of the model it builds at the other sizes (about the task's own on a
 GPU), beside its set-up's; a call's working memory there counts as the task's does. Beyond
 that its runner is killed at once, so that the memory goes back before it starves anyone, and
@@ -141,7 +142,8 @@ class MemoryWatch:
     # The model the candidate's runner builds at the other sizes, beside its set-up's own.
     other_model_bytes: int = 0
     # What the gym's own checks in the candidate's runner copy (the decoy check: the whole
-    # storage of every tensor a kernel takes, the arena of a correctness call and the weights).
+    # storage of every tensor a kernel takes, the arena of a correctness call and the weights;
+    # an offset manner: the inputs in storages of their own, and kept as the judge wrote them).
     check_copy_bytes: int = 0
     phase: Callable[[], str] = lambda: ""  # the judge's phase, named with a peak or a breach
     # Once the judge has seen the candidate's runner end, its pids may be reused: no reading.

@@ -364,6 +364,11 @@ class GradedCalls:
                     call = functools.partial(self._other_shape_call, name)
                     verdict = self._timed_step("correctness_other_sizes", call)
                     views = self.lender.views["candidate"]  # the task's layout, lent again
+                    if self.task.device.type == "cuda":
+                        # Its inputs, answers, float64 reference and arena are freed: torch's
+                        # cache would keep them taken from the driver, so the job's share,
+                        # and as blocks of sizes the task's calls cannot reuse.
+                        torch.cuda.empty_cache()
                 result["input_sets"][name] = verdict
                 if robust and verdict.get("passed") is False and set_failed is None:
                     set_failed = f"input set {name}: {verdict['mismatch']}"
@@ -468,13 +473,22 @@ class GradedCalls:
         stretch = timeline.stretch("correctness_arena", stretch)
         views = self.lender.lend("candidate", self.layout, None)
         timeline.stretch("correctness_layout", stretch)
-        if self.memory_watch is not None:
-            # The decoy check copies the storage of every tensor a kernel takes: the arena, and
-            # the model's weights where a kernel takes them.
-            self.memory_watch.check_copy_bytes = (
-                self.lender.arenas["candidate"].nbytes + self.memory_watch.reference_setup_bytes
-            )
+        self._allow_copies()
         return views, facts
+
+    def _allow_copies(self) -> None:
+        """What the gym's own work in the candidate's runner copies, allowed at the largest
+        arena lent to it (the other sizes' too): the decoy check's copy of the storage of
+        every tensor a kernel takes (the arena, and the weights where a kernel takes them),
+        and an offset manner's inputs, each copied into a storage of its own and kept as the
+        judge wrote it (twice the arena at most), which a decoy call's manner may add."""
+        watch = self.memory_watch
+        if watch is None:
+            return
+        arena = self.lender.arenas["candidate"].nbytes
+        watch.check_copy_bytes = max(
+            watch.check_copy_bytes, 3 * arena + watch.reference_setup_bytes
+        )
 
     def _tf32_meets(self, probe: list[Any], expected: list[Any]) -> bool:
         """Whether the reference computed from tf32 products meets the task's tolerance on the
@@ -821,6 +835,7 @@ class GradedCalls:
         task, lender = self.task, self.lender
         other = SlotLayout.build(pristine, expected, 1)
         views = lender.lend("candidate", other, lender.new_arena("candidate", other))
+        self._allow_copies()
         verdict: dict[str, Any] = {}
         try:
             failed, answer = self._graded_call(views, pristine, fill=False)
