@@ -255,6 +255,28 @@ def test_the_record_follows_computed_memory_through_its_aliases_and_grads() -> N
     assert any(t.data_ptr() == preset.data_ptr() for t in made)
 
 
+def test_a_gradient_the_engine_hands_a_hook_is_kept_on_any_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A GPU's backward runs on the autograd engine's own thread, where the profile hook that
+    takes a callback's arguments is not set: what the engine computes is kept all the same.
+    With that hook's taking switched off, as it is on the engine's thread, a tensor hook's
+    gradient (a softmax, from logsumexp's backward) is among the copy test's sources."""
+    from kgym.harness.torch_ops import TorchOpRecorder
+
+    monkeypatch.setattr(TorchOpRecorder, "_take_arguments", lambda self, frame: None)
+    recorder = TorchOpRecorder(lambda: False)
+    x = torch.randn(8, 32)
+    box: list[torch.Tensor] = []
+    with recorder:
+        with torch.enable_grad():
+            leaf = x.detach().requires_grad_(True)
+            leaf.register_hook(box.append)
+            torch.logsumexp(leaf, dim=-1).sum().backward()
+    assert torch.allclose(box[0], torch.softmax(x, dim=-1))
+    assert any(t.data_ptr() == box[0].data_ptr() for t in recorder.made())
+
+
 def test_a_fingerprint_changes_with_any_byte() -> None:
     raw = torch.randint(0, 255, (4099,), dtype=torch.uint8)
     seed = 12345

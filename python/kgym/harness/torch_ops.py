@@ -26,6 +26,7 @@ from typing import Any
 import torch
 import triton
 from torch.overrides import TorchFunctionMode, _pop_mode, _push_mode
+from torch.utils._python_dispatch import TorchDispatchMode
 
 _TRITON_DIR = os.path.dirname(triton.__file__) + os.sep
 _KGYM_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -376,6 +377,32 @@ def _low_precision(result: Any) -> bool:
 MAX_MADE = 64
 
 
+# The calls that run the autograd engine: what it computes reaches the candidate's code with
+# no call of its own (a hook's gradient, a custom Function's ``grad_output``, a leaf's ``.grad``).
+ENGINE_CALLS = frozenset({"backward", "grad"})
+
+
+class _EngineResults(TorchDispatchMode):
+    """Every tensor an operator computes while the autograd engine runs a backward the
+    candidate asked for, handed to ``keep``. The engine runs a GPU's backward on a thread of
+    its own, where the profile hook that takes a callback's arguments (``_run``) is not set;
+    this mode is there, as the engine carries the caller's thread-local state to that thread."""
+
+    def __init__(self, keep: Callable[[torch.Tensor, int], None]) -> None:
+        super().__init__()
+        self._keep = keep
+
+    def __torch_dispatch__(
+        self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
+    ) -> Any:
+        result = func(*args, **(kwargs or {}))
+        for value in _tensors_in(result):
+            if value.numel() > 0:
+                base = value if value._base is None else value._base
+                self._keep(base, value.numel() * value.element_size())
+        return result
+
+
 class TorchOpRecorder(TorchFunctionMode):
     """Counts the torch functions the candidate calls while active: every call outside a
     Triton launch, and inside one those made from the candidate's own frames."""
@@ -416,7 +443,11 @@ class TorchOpRecorder(TorchFunctionMode):
         # ``relu(x, inplace=True)``): the tensors whose version counter it moved.
         given = _tensors_in([list(args), kwargs or {}])
         versions = [_version(t) for t in given]
-        result = self._run(func, args, kwargs or {})
+        if name in ENGINE_CALLS:
+            with _EngineResults(self._keep_computed):
+                result = self._run(func, args, kwargs or {})
+        else:
+            result = self._run(func, args, kwargs or {})
         moved = [t for t, v in zip(given, versions) if v is not None and _version(t) != v]
         name = self._name(name, args, result)
         if self._counts(name, args):
