@@ -364,11 +364,6 @@ class GradedCalls:
                     call = functools.partial(self._other_shape_call, name)
                     verdict = self._timed_step("correctness_other_sizes", call)
                     views = self.lender.views["candidate"]  # the task's layout, lent again
-                    if self.task.device.type == "cuda":
-                        # Its inputs, answers, float64 reference and arena are freed: torch's
-                        # cache would keep them taken from the driver, so the job's share,
-                        # and as blocks of sizes the task's calls cannot reuse.
-                        torch.cuda.empty_cache()
                 result["input_sets"][name] = verdict
                 if robust and verdict.get("passed") is False and set_failed is None:
                     set_failed = f"input set {name}: {verdict['mismatch']}"
@@ -378,6 +373,11 @@ class GradedCalls:
                 pending = [n for n in self.policy.launched if n not in self.ablated]
                 if pending:
                     self._decoy_call(_RANDOM.choice(pending), views)
+            if self.task.device.type == "cuda":
+                # The step's inputs, answers, float64 reference (and at other sizes its arena)
+                # are freed: torch's cache would keep them taken from the driver, against the
+                # job's share, and as blocks of sizes the next step cannot always reuse.
+                torch.cuda.empty_cache()
             if failed is not None:
                 result["first_failed_trial"] = result["passed"]
                 result["mismatch"] = failed
