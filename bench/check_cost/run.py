@@ -47,6 +47,7 @@ def check(command: str, task: str, timeout_s: float, device: str) -> dict[str, A
             "findings": [
                 f"{f.get('rule')}: {f.get('detail')}" for f in result.get("findings") or []
             ],
+            "mismatch": (result.get("correctness") or {}).get("mismatch"),
             "stderr": proc.stderr[-400:],
         }
     return {
@@ -54,7 +55,10 @@ def check(command: str, task: str, timeout_s: float, device: str) -> dict[str, A
         "status": result.get("status"),
         "wall_s": wall,
         "total_s": (durations.get("total") or 0) / 1000,
-        "correctness_s": (durations.get("correctness") or 0) / 1000,
+        # The judge's graded calls and checks; the phase's own clock also holds the wait for
+        # the GPU's timing lock, which other jobs' windows make.
+        "correctness_s": (durations.get("harness_correctness") or 0) / 1000,
+        "lock_wait_s": (durations.get("harness_timing_lock_wait") or 0) / 1000,
         "graded_calls": (result.get("judge") or {}).get("graded_calls"),
         # Where the evaluation's time went (docs/scale.md's timeline of one evaluation).
         "durations_ms": durations,
@@ -72,7 +76,12 @@ def shard(tasks: list[str], first: int, args: argparse.Namespace) -> list[dict[s
         for side, command in order:
             row = check(command, task, args.timeout, args.device)
             rows.append({"task": task, "side": side, **row})
-            print(f"{task} {side}: {row['status']} {row.get('total_s', 0):.1f} s", flush=True)
+            why = row.get("mismatch") or (row.get("error") or {}).get("message") or ""
+            why = why or "; ".join(row.get("findings") or [])
+            print(
+                f"{task} {side}: {row['status']} {row.get('total_s', 0):.1f} s {why[:300]}".rstrip(),
+                flush=True,
+            )
     return rows
 
 
@@ -109,6 +118,7 @@ def main() -> int:
             "label": label,
             "median_total_s": median(side, "total_s"),
             "median_correctness_s": median(side, "correctness_s"),
+            "median_lock_wait_s": median(side, "lock_wait_s"),
             "accepted": sum(1 for r in rows if r["side"] == side and r["status"] == "ok"),
         }
         for side, label in (("a", args.label_a), ("b", args.label_b))
@@ -140,8 +150,11 @@ def main() -> int:
         f"- median evaluation (durations_ms.total): {args.label_a} "
         f"{summary['a']['median_total_s']:.2f} s, {args.label_b} "
         f"{summary['b']['median_total_s']:.2f} s: ratio {ratio:.3f}",
-        f"- median correctness phase: {summary['a']['median_correctness_s']:.2f} s against "
-        f"{summary['b']['median_correctness_s']:.2f} s",
+        f"- median correctness phase (harness_correctness): "
+        f"{summary['a']['median_correctness_s']:.2f} s against "
+        f"{summary['b']['median_correctness_s']:.2f} s; median wait for the GPU's timing lock "
+        f"(other jobs' windows): {summary['a']['median_lock_wait_s']:.2f} s against "
+        f"{summary['b']['median_lock_wait_s']:.2f} s",
         f"- accepted: {summary['a']['accepted']} and {summary['b']['accepted']} of {len(tasks)}",
         f"- where {args.label_a}'s correctness phase goes (median s): {stretches('a')}",
         "",
@@ -157,6 +170,14 @@ def main() -> int:
             f"{b.get('total_s', 0):.1f} ({b.get('status')}) | {a.get('correctness_s', 0):.1f} | "
             f"{b.get('correctness_s', 0):.1f} | {a.get('graded_calls')} |"
         )
+    refused = [r for r in rows if r["status"] != "ok"]
+    if refused:
+        lines += ["", "Not accepted:", ""]
+        for r in refused:
+            why = r.get("mismatch") or (r.get("error") or {}).get("message") or ""
+            why = why or "; ".join(r.get("findings") or [])
+            label = args.label_a if r["side"] == "a" else args.label_b
+            lines.append(f"- {r['task']} ({label}): {r['status']}: {why[:500]}")
     lines.append("")
     data = {"command": command, "summary": summary, "ratio": ratio, "rows": rows}
     record(args.out or results_path(Path(__file__).parent), lines, data, args.json)
