@@ -31,6 +31,12 @@ from kgym.harness.judge.task import TaskSide, fresh_seed
 from kgym.harness.judge.timeline import Timeline
 from kgym.harness.layout import SlotLayout, SlotViews
 
+# How far inside a set's tolerance the judge's tf32 answer must stay for the set to be compared
+# element by element (stress sets whose error size is measured, excused or not): an honest tf32
+# kernel's error differs from that one answer's where near-ties flip (a peaked softmax's), and
+# a set one tf32 answer meets at the edge fails another.
+TF32_MARGIN = 2.0
+
 # Up to this many more trials than the job's, drawn per evaluation: the candidate cannot count
 # its way to the last graded call.
 EXTRA_TRIALS = 2
@@ -41,6 +47,20 @@ _T = TypeVar("_T")
 # training mode, frozen weights): a model may refuse them with an exception, not answer them
 # wrongly.
 _TRAINING_MANNER = ("grad", "grad_inputs", "grad_fn", "train", "frozen")
+
+
+def ill_conditioned_at_tf32(
+    at_tf32: list[Any], expected: list[Any], atol: float, rtol: float, measured: bool
+) -> bool:
+    """Whether the judge's tf32 answer to a stress set misses its tolerance, and the set is
+    excused to finite outputs. Where the set's error size is measured (excused sets' too), it
+    must stay within the tolerance divided by ``TF32_MARGIN``: two honest tf32 kernels (sums
+    in another order, operands rounded instead of cut) err differently where near-ties flip,
+    and one tf32 answer meeting a set at the tolerance's edge says nothing of another's."""
+    margin = TF32_MARGIN if measured else 1.0
+    return not compare.compare_outputs(
+        at_tf32, expected, atol / margin, rtol / margin, errors=False
+    ).ok
 
 
 def _aliasable(inputs: list[Any]) -> tuple[int, int] | None:
@@ -641,9 +661,8 @@ class GradedCalls:
             "cut_inputs": name in CUT_INPUT_SETS,
             "left_out": stress.constant_rows(pristine) if name == "flat_rows" else None,
         }
-        if (
-            self.tf32_meets_task
-            and not compare.compare_outputs(at_tf32, expected, atol, rtol, errors=False).ok
+        if self.tf32_meets_task and ill_conditioned_at_tf32(
+            at_tf32, expected, atol, rtol, measured
         ):
             timeline.stretch("correctness_checks", stretch)
             verdict = {
