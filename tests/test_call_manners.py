@@ -10,17 +10,70 @@ from torch import nn
 
 from conftest import run, solution_source
 from kgym.harness import stress
-from kgym.harness.runner import _called_with, _manner
+from kgym.harness.runner import _by_keyword, _called_with, _manner, _used_as_deployed
 
 
-def test_an_unaligned_call_gives_copies_off_the_boundary_and_an_aliased_one_one_tensor() -> None:
+def test_an_offset_call_gives_copies_off_the_boundary_and_an_aliased_one_one_tensor() -> None:
+    """A few elements in, a multiple of 64 bytes in, or whole leading rows in (a micro-batch):
+    each input a contiguous copy that starts so far into a storage of its own."""
     x, y = torch.randn(4, 8), torch.randn(4, 8)
-    given, kept = _called_with([x, y, 3], {"offset": 5})
-    assert all(g.storage_offset() == 5 and g.is_contiguous() for g in given[:2])
-    assert all(torch.equal(g, o) for g, o in zip(given[:2], (x, y))) and given[2] == 3
-    assert [k.storage_offset() for k in kept] == [0, 0] and len(kept) == 2
+    for manner, offset in ((["small", 5], 5), (["aligned", 3], 48), (["rows", 2], 16)):
+        given, kept = _called_with([x, y, 3], {"offset": manner})
+        assert all(g.storage_offset() == offset and g.is_contiguous() for g in given[:2])
+        assert all(torch.equal(g, o) for g, o in zip(given[:2], (x, y))) and given[2] == 3
+        assert [k.storage_offset() for k in kept] == [0, 0] and len(kept) == 2
     given, kept = _called_with([x, y], {"alias": [[0, 1]]})
     assert given[0] is given[1] is x and kept == []
+
+
+def test_a_keyword_call_names_inputs_by_the_forwards_own_names_or_the_tasks() -> None:
+    x = torch.randn(2, 3)
+
+    class Named(nn.Module):
+        def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+            return hidden
+
+    class Any(nn.Module):
+        def forward(self, *args: torch.Tensor, **kwargs: torch.Tensor) -> torch.Tensor:
+            return kwargs["x"]
+
+    class PositionalOnly(nn.Module):
+        def forward(self, x: torch.Tensor, /) -> torch.Tensor:
+            return x
+
+    assert _by_keyword(Named(), [x], ["x"]) == {"hidden": x}
+    assert _by_keyword(Any(), [x], ["x"]) == {"x": x}
+    assert _by_keyword(PositionalOnly(), [x], ["x"]) == {}
+    assert _by_keyword(Named(), [x, x], ["x", "y"]) == {}  # a second input it names nowhere
+    assert _by_keyword(Named(), [x], None) == {}
+
+
+def test_the_set_up_drives_the_model_through_its_public_methods() -> None:
+    """Iterated parameters, train() and eval(), a second load_state_dict: once, at the end of
+    every set-up, as a training or serving script does."""
+    called: list[str] = []
+
+    class Watched(nn.Linear):
+        def parameters(self, recurse: bool = True):  # type: ignore[no-untyped-def]
+            called.append("parameters")
+            return super().parameters(recurse)
+
+        def train(self, mode: bool = True):  # type: ignore[no-untyped-def]
+            called.append(f"train({mode})")
+            return super().train(mode)
+
+    model = Watched(3, 3)
+    model.register_load_state_dict_post_hook(lambda module, keys: called.append("load"))
+    _used_as_deployed(model)
+    assert called[0] == "parameters" and "load" in called
+    assert "train(True)" in called and called[-2:] != ["train(True)"]
+    assert not model.training
+
+
+def test_repeated_rows_repeat_each_row_in_groups() -> None:
+    x = torch.randn(12, 5)
+    stress.derive("repeated_rows", [x])
+    assert torch.equal(x[0], x[1]) and not torch.equal(x[0], x[-1])
 
 
 def test_a_call_in_training_mode_and_with_grad_is_set_back_after() -> None:
@@ -56,7 +109,8 @@ def test_a_built_in_solution_passes_every_manner_and_the_confident_set() -> None
     result = run("15_layernorm_residual", solution_source("15_layernorm_residual"), trials=1)
     assert result["status"] == "ok", result
     sets = result["correctness"]["input_sets"]
-    assert sets["unaligned"]["passed"] is True and sets["aliased"]["passed"] is True
+    offsets = ("offset_small", "offset_aligned", "offset_rows")
+    assert all(sets[name]["passed"] is True for name in (*offsets, "aliased"))
     ce = run("16_cross_entropy", solution_source("16_cross_entropy"), trials=1)
     assert ce["status"] == "ok", ce
     assert ce["correctness"]["input_sets"]["confident"]["passed"] is True

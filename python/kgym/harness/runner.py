@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import inspect
 import os
 import socket
 import time
@@ -90,19 +91,32 @@ def _matching_names(
     return names
 
 
+def _offset_elements(value: torch.Tensor, kind: str, count: int) -> int:
+    """How many elements into its storage an input starts in an ``offset`` manner: ``small``,
+    ``count`` (off every alignment the allocator gives); ``aligned``, ``count`` times 16 (on
+    64 bytes of a float32 storage, off the arena's 512); ``rows``, ``count`` of its leading
+    rows (a micro-batch of a larger batch, ``x.chunk()``'s later pieces)."""
+    if kind == "aligned":
+        return 16 * count
+    if kind == "rows" and value.dim() > 0 and value.shape[0] > 0:
+        return count * (value.numel() // value.shape[0])
+    return count
+
+
 def _called_with(inputs: list[Any], manner: dict[str, Any]) -> tuple[list[Any], list[torch.Tensor]]:
-    """The arguments of a graded call made in ``manner`` (the judge's draw): ``offset``,
-    each tensor input a copy that starts that many elements into a storage of its own (a
-    slice of a batch: no longer on the arena's 512-byte boundary), with the copies as the
-    judge wrote them, to check them against after; ``grad_inputs``, float inputs that
-    require grad; ``alias``, pairs (i, j) where input j is input i itself
-    (``model(x, x, x)``)."""
+    """The arguments of a graded call made in ``manner`` (the judge's draw): ``offset``
+    (``[kind, count]``: ``_offset_elements``), each tensor input a copy that starts that many
+    elements into a storage of its own (a slice of a batch: no longer on the arena's 512-byte
+    boundary), with the copies as the judge wrote them, to check them against after;
+    ``grad_inputs``, float inputs that require grad; ``alias``, pairs (i, j) where input j is
+    input i itself (``model(x, x, x)``)."""
     given = list(inputs)
     kept: list[torch.Tensor] = []
-    offset = int(manner.get("offset") or 0)
-    if offset:
+    kind, count = manner.get("offset") or ("small", 0)
+    if count:
         for index, value in enumerate(given):
             if type(value) is torch.Tensor:
+                offset = _offset_elements(value, str(kind), int(count))
                 storage = torch.empty(
                     value.numel() + offset, dtype=value.dtype, device=value.device
                 )
@@ -123,6 +137,31 @@ def _called_with(inputs: list[Any], manner: dict[str, Any]) -> tuple[list[Any], 
     for first, second in manner.get("alias") or []:
         given[int(second)] = given[int(first)]
     return given, kept
+
+
+def _by_keyword(model: Any, inputs: list[Any], names: list[str] | None) -> dict[str, Any]:
+    """A keyword call's arguments (``model(x=h)``, as a larger model's code calls a layer),
+    or {} where it cannot be made: each input by the name its forward gives that place, or,
+    past those, by the task's own name (``names``) where the forward takes any keyword."""
+    if not names:
+        return {}
+    try:
+        params = list(inspect.signature(model.forward).parameters.values())
+    except (TypeError, ValueError, AttributeError):
+        return {}
+    own = [p.name for p in params if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+    if any(p.kind is inspect.Parameter.POSITIONAL_ONLY for p in params):
+        return {}
+    called: dict[str, Any] = {}
+    for index, value in enumerate(inputs):
+        if index < len(own):
+            called[own[index]] = value
+        elif takes_any and index < len(names) and names[index] not in called:
+            called[names[index]] = value
+        else:
+            return {}
+    return called
 
 
 def _requiring_grad(value: torch.Tensor, with_grad_fn: bool) -> torch.Tensor:
@@ -183,6 +222,22 @@ def _owned_tensors(model: Any) -> list[tuple[torch.Tensor, int, int]]:
                 seen.add(id(value))
                 owned.append((value, seed, _fingerprint(_whole_storage(value), seed)))
     return owned
+
+
+def _used_as_deployed(model: torch.nn.Module) -> None:
+    """The model driven once, at the end of every set-up, through the public methods a
+    training or serving script calls on it: its parameters iterated (an optimiser built over
+    them, a device read), training mode set and left by its own methods, its checkpoint
+    loaded again (a target network synced), its gradients cleared. A model that changes how
+    it computes once one of these ran meets every graded call changed."""
+    for _ in model.parameters():
+        pass
+    for _ in model.named_parameters():
+        pass
+    model.train()
+    model.eval()
+    model.load_state_dict(model.state_dict())
+    model.zero_grad(set_to_none=True)
 
 
 def _modules(model: Any) -> list[torch.nn.Module]:
@@ -452,6 +507,10 @@ class Runner:
                 os.close(fd)
         if isinstance(model, torch.nn.Module):
             model = model.to(self.device).eval()
+            try:
+                _used_as_deployed(model)
+            except BaseException as exc:  # noqa: BLE001
+                raise _Failure(self._exception_reply(exc, "init")) from exc
         if names is None:
             return model, None
         return model, self._narrowed(model, spec["weights"], names)
@@ -637,12 +696,15 @@ class Runner:
             manner = (message.get("manner") or {}) if graded else {}
             for k in slots:
                 inputs, copies = _called_with(self.views.inputs[k], manner)
+                keywords = _by_keyword(model, inputs, manner.get("keyword"))
+                args = [] if keywords else inputs
                 with _manner(model, manner):
                     if recorder is not None:
                         with recorder:
-                            out = model(*inputs)
+                            out = model(*args, **keywords)
                     else:
-                        out = model(*inputs)
+                        out = model(*args, **keywords)
+                del args, keywords
                 flat, problem = _plain_output(out)
                 del out
                 if problem is None and any(

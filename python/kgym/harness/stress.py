@@ -153,6 +153,7 @@ def set_names(facts: InputFacts) -> list[str]:
         return []
     names = ["scaled_up", "scaled_down", "scaled_drawn", "offset_up", "offset_down"]
     names += ["special", "sparse", "masked", "rows_apart", "cancelling", "flat_rows"]
+    names += ["repeated_rows"]
     names += ["rows_scaled", "padded_rows", "reduced_values", "rectified"]
     names += ["far_positive", "far_negative"]
     if facts.one_signed:
@@ -211,6 +212,8 @@ def derive(name: str, inputs: list[Any], generator: torch.Generator | None = Non
             _padded_rows(v, generator)
         elif name == "flat_rows":
             _flat_rows(v, generator)
+        elif name == "repeated_rows":
+            _repeated_rows(v, generator)
         elif name == "reduced_values":
             # Values a bfloat16 or fp16 tensor holds, upcast (a checkpoint's activations, a
             # mixed-precision layer's output): where the tf32 cut changes nothing, a kernel
@@ -364,6 +367,18 @@ def _flat_rows(v: torch.Tensor, generator: torch.Generator | None) -> None:
     zero, constant = (draw < 0.25).to(v.device), ((draw >= 0.25) & (draw < 0.5)).to(v.device)
     rows[constant] = rows[constant][:, :1].expand(-1, rows.shape[1])
     rows[zero] = 0
+
+
+def _repeated_rows(v: torch.Tensor, generator: torch.Generator | None) -> None:
+    """Each row the first of its group of 2-4 consecutive rows, drawn (``x.repeat_interleave``:
+    a beam search's first step, several samples of one prompt): a kernel that takes another
+    path where two rows are alike meets it."""
+    rows = _rows(v)
+    if rows is None or rows.shape[0] < 2:
+        return
+    group = 2 + int(torch.randint(3, (1,), generator=generator))
+    first = torch.arange(rows.shape[0], device=v.device) // group * group
+    rows.copy_(rows[first].clone())
 
 
 def _masked_spans(v: torch.Tensor, generator: torch.Generator | None) -> None:
@@ -550,6 +565,7 @@ def _structural(size: Any) -> bool:
 # largest, are an LLM's massive activations).
 ERROR_SIZE_SETS = TIMED_SETS | {
     "sparse",
+    "repeated_rows",
     "rows_apart",
     "rows_scaled",
     "padded_rows",

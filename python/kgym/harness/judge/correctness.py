@@ -10,6 +10,7 @@ noise and answer wrong on purpose, which the decoy check does not yet tell apart
 from __future__ import annotations
 
 import functools
+import inspect
 import secrets
 import time
 from collections.abc import Callable
@@ -46,7 +47,27 @@ _T = TypeVar("_T")
 # The manners of a training step's or a server's call (grad mode, inputs that require grad,
 # training mode, frozen weights): a model may refuse them with an exception, not answer them
 # wrongly.
-_TRAINING_MANNER = ("grad", "grad_inputs", "grad_fn", "train", "frozen")
+_TRAINING_MANNER = ("grad", "grad_inputs", "grad_fn", "train", "frozen", "keyword")
+# Where an offset manner's inputs start into their storages (runner._offset_elements): a few
+# elements, a multiple of 64 bytes off the arena's 512, whole leading rows (a micro-batch).
+OFFSET_KINDS = ("small", "aligned", "rows")
+
+
+def _offset(kind: str) -> list[Any]:
+    """An offset manner of ``kind``, its count drawn: 1-15 elements, 1-31 times 16, 1-3 rows."""
+    most = {"small": 15, "aligned": 31, "rows": 3}[kind]
+    return [kind, 1 + _RANDOM.randrange(most)]
+
+
+def _forward_names(model: Any, count: int) -> list[str] | None:
+    """The names the task's own forward gives its first ``count`` inputs, for a keyword call;
+    None where it does not name them all."""
+    try:
+        params = list(inspect.signature(model.forward).parameters.values())
+    except (TypeError, ValueError, AttributeError):
+        return None
+    named = [p.name for p in params if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+    return named[:count] if len(named) >= count else None
 
 
 def ill_conditioned_at_tf32(
@@ -126,6 +147,7 @@ class GradedCalls:
         self.measure_next = False  # the next right trial's error is measured (new weights)
         self.mode_free = False  # the task's answer is the same in training mode (mode_free)
         self.aliasable: tuple[int, int] | None = None  # two inputs one tensor may be given for
+        self.keyword_names: list[str] | None = None  # the task's forward's names for them
         self.refused_manners: set[str] = set()  # training manners the model raised in
 
     # -- one call ------------------------------------------------------------------------------
@@ -203,7 +225,13 @@ class GradedCalls:
         # every later in-place write outside it, which would fail honest models' later calls.
         grad = _RANDOM.randrange(2) == 0
         grad_inputs = grad and _RANDOM.randrange(2) == 0
+        offset = _RANDOM.randrange(4) == 0
         return {
+            # Half the calls by keyword (``model(x=h)``), a quarter with inputs that start
+            # into a storage of their own (``_offset``): as code other than a benchmark's
+            # calls a layer.
+            "keyword": self.keyword_names if _RANDOM.randrange(2) == 0 else None,
+            "offset": _offset(_RANDOM.choice(OFFSET_KINDS)) if offset else None,
             "grad": grad,
             # With grad on, half the time its float inputs require grad too (a layer's inside
             # a model being trained), half of those with a grad_fn (a previous layer's output).
@@ -483,6 +511,7 @@ class GradedCalls:
         self.tf32_meets_task = self._tf32_meets(probe, outputs)
         self.mode_free = self.task.mode_free(probe, outputs)
         self.aliasable = _aliasable(probe)
+        self.keyword_names = _forward_names(self.task.reference, len(probe))
         self.layout = SlotLayout.build(probe, outputs, 1)
         self.dtypes = (_dtypes(outputs), _dtypes(probe))
         self.base_rms = stress.finite_rms(outputs)
@@ -699,17 +728,22 @@ class GradedCalls:
 
     def _manners(self) -> list[str]:
         """The calls made in a manner of memory the judge's arena never has (input sets):
-        ``unaligned``, every input a contiguous tensor that starts a few elements into its
-        storage (a slice of a batch); ``aliased``, where two float inputs have one shape and
-        type, one tensor given for both (``model(x, x, x)``)."""
-        return ["unaligned"] + (["aliased"] if self.aliasable is not None else [])
+        ``offset_small``, ``offset_aligned`` and ``offset_rows``, every input a contiguous
+        tensor that starts into a storage of its own, by each of ``OFFSET_KINDS`` (off every
+        alignment, on 64 bytes, a slice of a batch: ``x[k:]``, ``x.chunk()``'s later pieces);
+        ``aliased``, where two float inputs have one shape and type, one tensor given for
+        both (``model(x, x, x)``)."""
+        offsets = [f"offset_{kind}" for kind in OFFSET_KINDS]
+        return offsets + (["aliased"] if self.aliasable is not None else [])
 
     def _manner_call(self, name: str, views: SlotViews) -> dict[str, Any]:
         """One graded call on the task's fresh inputs, made in the manner ``name``
         (``_manners``), compared and its error size measured as a trial's."""
         task = self.task
         pristine = task.inputs(fresh_seed())
-        manner: dict[str, Any] = {"offset": 1 + _RANDOM.randrange(15)}
+        manner: dict[str, Any] = {}
+        if name.startswith("offset_"):
+            manner = {"offset": _offset(name.removeprefix("offset_"))}
         if name == "aliased":
             assert self.aliasable is not None
             first, second = self.aliasable
