@@ -43,17 +43,29 @@ def _policy(read: kernel_source.KernelSource) -> tuple[CallPolicy, Findings]:
 def test_a_kernel_made_from_a_function_never_read_is_refused() -> None:
     policy, findings = _policy(kernel_source.read(SOURCE))
     reply = {"ok": True, "launches": 2, "launched": ["_body", "tuned"]}
-    policy.observe({**reply, "kernel_origins": {"tuned": ["candidate.py", 5]}})
+    policy.observe({**reply, "kernel_origins": {"tuned": [["candidate.py", 5]]}})
     assert not findings.items
-    policy.observe({**reply, "kernel_origins": {"_body": ["candidate.py", 11]}})
+    policy.observe({**reply, "kernel_origins": {"_body": [["candidate.py", 11]]}})
     assert [f["rule"] for f in findings.items] == ["kernel-not-triton"]
     assert "_body (line 11)" in str(findings.items[0]["detail"])
+
+
+def test_every_function_a_kernel_name_came_from_is_read() -> None:
+    """A @triton.jit kernel launched once, then a function never read under the same name:
+    the second place is reported beside the first and refused."""
+    policy, findings = _policy(kernel_source.read(SOURCE))
+    reply = {"ok": True, "launches": 2, "launched": ["tuned"]}
+    policy.observe({**reply, "kernel_origins": {"tuned": [["candidate.py", 5]]}})
+    assert not findings.items
+    places = [["candidate.py", 5], ["candidate.py", 11]]
+    policy.observe({**reply, "kernel_origins": {"tuned": places}})
+    assert [f["rule"] for f in findings.items] == ["kernel-not-triton"]
 
 
 def test_kernels_of_other_files_are_not_the_sources_to_read() -> None:
     policy, findings = _policy(kernel_source.read(SOURCE))
     policy.observe(
-        {"ok": True, "launches": 1, "launched": ["k"], "kernel_origins": {"k": ["ops.py", 3]}}
+        {"ok": True, "launches": 1, "launched": ["k"], "kernel_origins": {"k": [["ops.py", 3]]}}
     )
     assert not findings.items
 

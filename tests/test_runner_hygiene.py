@@ -127,9 +127,17 @@ def test_the_torch_op_record_keeps_what_compute_made_weakly() -> None:
     made = recorder.made()
     assert made == [kept, scratch] and view is not None
     with recorder:
-        many = [x + i for i in range(MAX_MADE + 10)]
+        many = [x + i for i in range(4 * MAX_MADE)]
     computed = [t for t in recorder.made() if t is not scratch]
-    assert len(computed) == MAX_MADE and computed[0] is many[-1]
+    # Every live one, however many: fillers kept alive push no answer out.
+    assert len(computed) == 4 * MAX_MADE + 1 and computed[0] is many[-1]
+    del many
+    with recorder:
+        for _ in range(4 * MAX_MADE):
+            torch.empty(1).resize_(4)  # an allocation, not compute; dead at once
+        recent = torch.relu(x)
+    assert any(t is recent for t in recorder.made())
+    assert all(t.numel() != 4 for t in recorder.made())
 
 
 def test_tiny_tensors_made_afterwards_do_not_push_an_answer_out_of_the_record() -> None:
@@ -275,6 +283,49 @@ def test_a_gradient_the_engine_hands_a_hook_is_kept_on_any_thread(
             torch.logsumexp(leaf, dim=-1).sum().backward()
     assert torch.allclose(box[0], torch.softmax(x, dim=-1))
     assert any(t.data_ptr() == box[0].data_ptr() for t in recorder.made())
+
+
+def test_a_shifted_copy_beside_a_junk_element_keeps_its_copy_and_the_junk_is_noised() -> None:
+    """One element the copy does not hold (first or last) hides no shift: the shifted copy is
+    credited element by element, and only the junk element gets the noise (outside the
+    answer it changes nothing, and the kernel does not matter)."""
+    x = torch.randn(64)
+
+    def shifted_with_junk(fn_self: object, src: torch.Tensor, out: torch.Tensor) -> None:
+        out[1:65] = src
+        out[0] = 123.0
+
+    y = torch.full((66,), float("nan"))
+    _, copied = ablation.launch_with_noise(shifted_with_junk, None, (x, y), {})
+    assert not copied  # one element was no copy
+    assert torch.equal(y[1:65], x) and float(y[0]) != 123.0
+
+
+def test_the_part_setters_are_torch_calls_the_record_sees() -> None:
+    """``t.real = v`` copies in C++ where no torch function mode looks: made a ``copy_`` into
+    the part's view, it is compute (a transpose here) and its destination a copy source."""
+    from kgym.harness.guards import _part_setters_as_calls
+    from kgym.harness.torch_ops import TorchOpRecorder
+
+    _part_setters_as_calls()
+    recorder = TorchOpRecorder(lambda: False)
+    x = torch.randn(3, 4)
+    workspace = [torch.empty(4, 3)]
+    with recorder:
+        workspace[0].real = x.t()
+    assert torch.equal(workspace[0], x.t()) and "copy_" in recorder.compute_ops()
+    assert any(t.data_ptr() == workspace[0].data_ptr() for t in recorder.made())
+    values = torch.zeros(2, dtype=torch.complex64)
+    values.imag = torch.ones(2)
+    assert torch.equal(values.imag, torch.ones(2)) and torch.equal(values.real, torch.zeros(2))
+
+
+def test_a_sparse_tensors_values_are_copy_sources() -> None:
+    answer = torch.softmax(torch.randn(4, 5), dim=-1).reshape(-1)
+    held = torch.sparse_coo_tensor(torch.arange(20)[None], answer, (20,))
+    parts = ablation._dense_parts(held)
+    assert any(p.data_ptr() == answer.data_ptr() for p in parts)
+    assert all(ablation._readable(p) for p in parts)
 
 
 def test_a_fingerprint_changes_with_any_byte() -> None:

@@ -200,6 +200,22 @@ def _readable(value: Any) -> bool:
     )
 
 
+def _dense_parts(value: torch.Tensor) -> list[torch.Tensor]:
+    """A torch-made tensor as the strided tensors that hold its values: itself, or a sparse
+    tensor's values and indices (an answer held as a sparse tensor's values, by an alias of
+    its own, is torch's answer all the same)."""
+    try:
+        if value.layout == torch.sparse_coo:
+            return [value._values(), value._indices()]
+        if value.layout in (torch.sparse_csr, torch.sparse_bsr):
+            return [value.values(), value.crow_indices(), value.col_indices()]
+        if value.layout in (torch.sparse_csc, torch.sparse_bsc):
+            return [value.values(), value.ccol_indices(), value.row_indices()]
+    except RuntimeError:
+        return []
+    return [value]
+
+
 def _prepare(
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
@@ -223,7 +239,7 @@ def _prepare(
     # (no budget of bytes a computed filler could use up); a launch that wrote into one of
     # them anyway (by an address) changed its fingerprint, and is taken as copying.
     made: list[tuple[torch.dtype, torch.Tensor]] = []  # (its dtype, the storage's bytes)
-    for u in torch_made:
+    for u in (part for value in torch_made for part in _dense_parts(value)):
         if not _readable(u):
             continue
         key = u.untyped_storage().data_ptr()
@@ -289,10 +305,10 @@ def _noise_what_it_did(prepared: dict[str, Any], tolerance: tuple[float, float] 
                 if not bool(rest.any()):
                     break
                 as_float = _float_reading(t.dtype, src_dtype)
-                if _shifted(chunk, begin, src, rest, size) or _shifted_close(
-                    chunk, begin, src, rest, as_float, tolerance
-                ):
-                    copied |= rest
+                copied |= _shifted(chunk, begin, src, rest, size)
+                rest = changed & ~copied
+                if bool(rest.any()):
+                    copied |= _shifted_close(chunk, begin, src, rest, as_float, tolerance)
             written += int(changed.sum())
             copies += int(copied.sum())
             # The noise goes where the launch did work: an element that copies an answer
@@ -392,29 +408,58 @@ def _near(a: torch.Tensor, b: torch.Tensor, tolerance: tuple[float, float]) -> t
 SHIFT_CANDIDATES = 4
 
 
+def _anchors(count: int) -> list[int]:
+    """Which of ``count`` changed elements a shift is looked for from: the first, the last
+    and two drawn by the OS (one element a copy does not hold, put first or last, hides no
+    shift)."""
+    drawn = [int.from_bytes(os.urandom(4), "little") % count for _ in range(2)]
+    return list(dict.fromkeys([0, count - 1, *drawn]))
+
+
 def _shifted(
     chunk: torch.Tensor, begin: int, src: torch.Tensor, changed: torch.Tensor, size: int
-) -> bool:
-    """Whether the changed elements of ``chunk`` (bytes ``begin``... of a storage) are, bit
-    for bit, those of ``src`` (another storage's bytes) at one fixed shift: a copy into other
-    places of a buffer (``y[i + 1] = x[i]``). A selection or a permutation (a row's maximum,
-    a transpose) is not one shift and is not a copy."""
+) -> torch.Tensor:
+    """Which changed elements of ``chunk`` (bytes ``begin``... of a storage) are, bit for bit,
+    those of ``src`` (another storage's bytes) at one fixed shift, the shift that holds the
+    most of them: a copy into other places of a buffer (``y[i + 1] = x[i]``), whatever else
+    the launch wrote beside it. A selection or a permutation (a row's maximum, a transpose)
+    is not one shift: little of it is credited."""
+    credited = torch.zeros_like(changed)
     kind = _INT_VIEW.get(size)
     if kind is None or src.numel() < size:
-        return False
+        return credited
     mine = chunk.view(kind)
     theirs = src[: src.numel() // size * size].view(kind)
     places = changed.nonzero().flatten()
-    first = mine[places[0]]
-    starts = (theirs == first).nonzero().flatten()[:SHIFT_CANDIDATES]
+    wanted = mine[places]
     at = begin // size + places  # the changed elements' places in the whole storage
-    for start in starts.tolist():
-        taken = at - (int(at[0]) - start)
-        if bool((taken < 0).any()) or bool((taken >= theirs.numel()).any()):
-            continue
-        if bool((theirs[taken] == mine[places]).all()):
-            return True
-    return False
+    best, most = None, 0
+    for anchor in _anchors(places.numel()):
+        starts = (theirs == wanted[anchor]).nonzero().flatten()[:SHIFT_CANDIDATES]
+        for start in starts.tolist():
+            match = _at_shift(theirs, at - (int(at[anchor]) - start), wanted, None)
+            held = int(match.sum())
+            if held > most:
+                best, most = match, held
+            if held == places.numel():
+                break
+    if best is not None:
+        credited[places[best]] = True
+    return credited
+
+
+def _at_shift(
+    theirs: torch.Tensor,
+    taken: torch.Tensor,
+    wanted: torch.Tensor,
+    tolerance: tuple[float, float] | None,
+) -> torch.Tensor:
+    """Which of ``wanted`` the source holds at the places ``taken`` (bit for bit, or within
+    ``tolerance``); places outside it hold none."""
+    inside = (taken >= 0) & (taken < theirs.numel())
+    there = theirs[taken.clamp(0, theirs.numel() - 1)]
+    same = there == wanted if tolerance is None else _near(wanted, there, tolerance)
+    return inside & same
 
 
 # The places nearest in value to a copy's first element that are tried as its source, where a
@@ -430,34 +475,41 @@ def _shifted_close(
     changed: torch.Tensor,
     dtype: torch.dtype,
     tolerance: tuple[float, float] | None,
-) -> bool:
-    """``_shifted`` at the task's tolerance: the changed elements of ``chunk`` are those of
+) -> torch.Tensor:
+    """``_shifted`` at the task's tolerance: which changed elements of ``chunk`` are those of
     ``src`` at one fixed shift, each within (atol, rtol) of its source (``y[i + 1] = x[i] *
     (1 + 2^-21)`` is the copy a bitwise test misses)."""
+    credited = torch.zeros_like(changed)
     size = torch.empty((), dtype=dtype).element_size()
     if tolerance is None or not dtype.is_floating_point or dtype.is_complex:
-        return False
+        return credited
     if src.numel() < size or chunk.numel() % size:
-        return False
+        return credited
     # In the destination's type: a float64 copy of the whole source was twice its size in
     # the candidate's runner, whose GPU memory is bounded.
     mine = chunk.view(dtype)
     theirs = src[: src.numel() // size * size].view(dtype)
     places = changed.nonzero().flatten()
     wanted = mine[places]
-    distance = (theirs - wanted[0]).abs()
-    distance = torch.where(torch.isfinite(distance), distance, float("inf"))
-    nearest = torch.topk(distance, min(CLOSE_SHIFT_CANDIDATES, distance.numel()), largest=False)
     at = begin // size + places
-    # The same place first (a copy moved a little everywhere, the first element among them),
-    # then the places nearest in value.
-    for start in [int(at[0]), *nearest.indices.tolist()]:
-        taken = at - (int(at[0]) - start)
-        if bool((taken < 0).any()) or bool((taken >= theirs.numel()).any()):
-            continue
-        if bool(_near(wanted, theirs[taken], tolerance).all()):
-            return True
-    return False
+    best, most = None, 0
+    for anchor in _anchors(places.numel()):
+        distance = (theirs - wanted[anchor]).abs()
+        distance = torch.where(torch.isfinite(distance), distance, float("inf"))
+        count = min(CLOSE_SHIFT_CANDIDATES, distance.numel())
+        nearest = torch.topk(distance, count, largest=False)
+        # The same place first (a copy moved a little everywhere), then the places nearest
+        # in value.
+        for start in [int(at[anchor]), *nearest.indices.tolist()]:
+            match = _at_shift(theirs, at - (int(at[anchor]) - start), wanted, tolerance)
+            held = int(match.sum())
+            if held > most:
+                best, most = match, held
+            if held == places.numel():
+                break
+    if best is not None:
+        credited[places[best]] = True
+    return credited
 
 
 def _noise_where_changed(

@@ -168,14 +168,20 @@ def live_child_processes() -> list[int]:
     return children
 
 
+# The places one kernel name's functions were written that are kept (a kernel made again per
+# call from the same function keeps one).
+MAX_ORIGINS = 16
+
+
 class LaunchCounter:
     """Counts Triton kernel launches by wrapping the launchers' class methods (both modes)."""
 
     def __init__(self) -> None:
         self.count = 0
         self.names: dict[str, int] = {}
-        # Where each launched kernel's Python function was written: (file name, first line).
-        self.origins: dict[str, tuple[str, int]] = {}
+        # Where each launched kernel's Python function was written, every place a kernel of
+        # that name came from (two functions may share a name): (file name, first line).
+        self.origins: dict[str, list[tuple[str, int]]] = {}
         self.installed: list[tuple[type, Callable[..., Any]]] = []
         # The decoy check: while set, every launch of the kernel of this name ("*": any) has the
         # elements it wrote overwritten with noise (kgym.harness.ablation).
@@ -265,11 +271,12 @@ class LaunchCounter:
             counter.count += 1
             name = getattr(getattr(fn_self, "fn", None), "__name__", "?")
             counter.names[name] = counter.names.get(name, 0) + 1
-            if name not in counter.origins:
-                code = getattr(getattr(fn_self, "fn", None), "__code__", None)
-                if code is not None:
-                    where = os.path.basename(str(code.co_filename))
-                    counter.origins[name] = (where, int(code.co_firstlineno))
+            code = getattr(getattr(fn_self, "fn", None), "__code__", None)
+            if code is not None:
+                where = (os.path.basename(str(code.co_filename)), int(code.co_firstlineno))
+                places = counter.origins.setdefault(name, [])
+                if where not in places and len(places) < MAX_ORIGINS:
+                    places.append(where)
             foreign = counter.foreign_arguments(fn_self, args, kwargs)
             if foreign and len(counter.foreign) < 8:
                 counter.foreign.append(f"{name}: {foreign}")
@@ -319,10 +326,28 @@ def _is_dynamo_disable_wrapper(current: Any, reference: Any) -> bool:
     return cell is not None and cell.cell_contents is reference
 
 
+def _part_setters_as_calls() -> None:
+    """``t.real = v`` and ``t.imag = v`` copy ``v`` in C++, where no torch function mode sees a
+    call: a transpose done by the setter's copy was torch's work that no record held, its
+    destination no copy source. The setters become a ``copy_`` into the part's view, a torch
+    call the record sees as any other (compute, and what it wrote)."""
+    for part in ("real", "imag"):
+        base = getattr(torch._C.TensorBase, part)
+
+        def get(tensor: torch.Tensor, _base: Any = base) -> torch.Tensor:
+            return _base.__get__(tensor, type(tensor))
+
+        def put(tensor: torch.Tensor, value: Any, _get: Any = get) -> None:
+            _get(tensor).copy_(value)
+
+        setattr(torch.Tensor, part, property(get, put, doc=base.__doc__))
+
+
 class Guards:
     """References taken before the candidate exists, and the checks against them."""
 
     def __init__(self) -> None:
+        _part_setters_as_calls()
         self.launches = LaunchCounter()
         self.launches.install()
         # Only what exists in this build is watched (a module imported later must not look like

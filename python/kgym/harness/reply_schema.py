@@ -52,12 +52,17 @@ CHECKS = {
         isinstance(v, dict)
         and all(
             isinstance(k, str)
-            and isinstance(x, list)
-            and len(x) == 2
-            and isinstance(x[0], str)
-            and isinstance(x[1], int)
-            and not isinstance(x[1], bool)
-            for k, x in v.items()
+            and isinstance(places, list)
+            and len(places) <= 16
+            and all(
+                isinstance(x, list)
+                and len(x) == 2
+                and isinstance(x[0], str)
+                and isinstance(x[1], int)
+                and not isinstance(x[1], bool)
+                for x in places
+            )
+            for k, places in v.items()
         )
     ),
     "ablated_launches": lambda v: isinstance(v, int) and not isinstance(v, bool),

@@ -91,6 +91,9 @@ def _matching_names(
     return names
 
 
+INPUTS_MODIFIED = "the candidate modified its inputs"
+
+
 def _offset_elements(value: torch.Tensor, kind: str, count: int) -> int:
     """How many elements into its storage an input starts in an ``offset`` manner: ``small``,
     ``count`` (off every alignment the allocator gives); ``aligned``, ``count`` times 16 (on
@@ -203,9 +206,11 @@ def _manner(model: Any, manner: dict[str, Any]) -> Iterator[None]:
 
 def _owned_tensors(model: Any) -> list[tuple[torch.Tensor, int, int]]:
     """Each tensor the model's modules hold in their own dicts (parameters, buffers,
-    persistent or not, tensor attributes), with a seed and its fingerprint under it
-    (ablation._fingerprint): read from the modules' dicts, no method of the model's run."""
+    persistent or not, tensor attributes, tensors in their lists, tuples and dicts), with a
+    seed and its fingerprint under it (ablation._fingerprint): read from the modules' dicts,
+    no method of the model's run."""
     from kgym.harness.ablation import _fingerprint, _readable, _whole_storage
+    from kgym.harness.torch_ops import _tensors_in
 
     seed = int.from_bytes(os.urandom(8), "little") >> 1
     owned: list[tuple[torch.Tensor, int, int]] = []
@@ -215,7 +220,8 @@ def _owned_tensors(model: Any) -> list[tuple[torch.Tensor, int, int]]:
         values = [
             *dict.values(fields.get("_parameters", {})),
             *dict.values(fields.get("_buffers", {})),
-            *dict.values(fields),
+            # Held directly or in a list, tuple or dict (a workspace kept as [tensor]).
+            *(t for value in dict.values(fields) for t in _tensors_in(value)),
         ]
         for value in values:
             if _readable(value) and id(value) not in seen and len(owned) < 4096:
@@ -710,7 +716,7 @@ class Runner:
                 if problem is None and any(
                     not compare.bitwise_equal(copy, given) for copy, given in zip(copies, inputs)
                 ):
-                    problem = "the candidate modified its inputs"
+                    problem = INPUTS_MODIFIED
                 del inputs
                 if problem is None and graded:
                     reused = reused or self._reused_memory(flat, self.views.inputs[k])
@@ -725,7 +731,12 @@ class Runner:
                     problem = self._store(flat, k, values.setdefault(str(k), []))
                 del flat
                 if problem is not None:
-                    return {"ok": False, "kind": "mismatch", "detail": problem}
+                    reply = {"ok": False, "kind": "mismatch", "detail": problem}
+                    if problem == INPUTS_MODIFIED:  # as the judge's own check of its arena
+                        reply["findings"] = [
+                            {"rule": "input-mutated", "detail": problem, "severity": "reject"}
+                        ]
+                    return reply
             _sync(self.device)
         finally:
             filled.close()
@@ -741,7 +752,9 @@ class Runner:
             )
             if graded:
                 reply["kernel_origins"] = {
-                    n: list(counter.origins[n]) for n in reply["launched"] if n in counter.origins
+                    n: [list(o) for o in counter.origins[n]]
+                    for n in reply["launched"]
+                    if n in counter.origins
                 }
             if self.role == "candidate" and not message.get("timed"):
                 # Every kernel this process compiled so far, the timed calls' too (the call

@@ -102,6 +102,9 @@ NON_COMPUTE = frozenset(
         "cpu",
         "zero_",
         "fill_",
+        "resize_",
+        "resize_as_",
+        "set_",
         "detach",
         "requires_grad_",
         "float",
@@ -371,9 +374,9 @@ def _low_precision(result: Any) -> bool:
     return any(v.dtype in LOW_PRECISION_DTYPES for v in _tensors_in(result))
 
 
-# The torch-made tensors a call's copy test looks at: of those computed, the largest (an
-# answer is as large as the output, and pushing it out takes as many computed tensors as
-# large: their work); of those only allocated, the latest.
+# The torch-made tensors a call's copy test looks at: every computed one still alive (no
+# number of fillers pushes an answer out: holding them alive is the candidate's own cost), and
+# of those only allocated, the latest this many alive.
 MAX_MADE = 64
 
 
@@ -421,6 +424,7 @@ class TorchOpRecorder(TorchFunctionMode):
         self._computed: list[tuple[int, int, list[weakref.ref[torch.Tensor]]]] = []
         self._by_storage: dict[int | None, list[weakref.ref[torch.Tensor]]] = {}
         self._order = itertools.count()  # n: which was made later, among tensors of one size
+        self._prune_at = 2 * MAX_MADE  # entries at which the dead computed ones are dropped
         self._in_launch = in_launch
         # Compute the candidate's own code made while a launch ran (a grid, a heuristic, a hook,
         # a kernel body under the interpreter): no kernel's work, under either policy.
@@ -530,7 +534,8 @@ class TorchOpRecorder(TorchFunctionMode):
                 self._keep_computed(base, value.numel() * value.element_size())
             else:
                 self._made.append(weakref.ref(value))
-        del self._made[:-MAX_MADE]
+        if len(self._made) > MAX_MADE:  # the dead go first: only live ones push others out
+            self._made = [r for r in self._made if r() is not None][-MAX_MADE:]
         # Any tensor a call takes or gives that lies on computed memory is that memory's too.
         self._keep_aliases([*_tensors_in(list(args)), *results])
 
@@ -549,12 +554,11 @@ class TorchOpRecorder(TorchFunctionMode):
         refs = [weakref.ref(value)]
         self._computed.append((size, next(self._order), refs))
         self._by_storage[_storage(value)] = refs
-        if len(self._computed) > 2 * MAX_MADE:
+        if len(self._computed) > self._prune_at:  # the dead go; every live one stays
             self._computed = [e for e in self._computed if _alive(e[2]) is not None]
-            self._computed.sort(key=lambda e: (e[0], e[1]), reverse=True)
-            del self._computed[MAX_MADE:]
             kept = {id(e[2]) for e in self._computed}
             self._by_storage = {k: v for k, v in self._by_storage.items() if id(v) in kept}
+            self._prune_at = max(2 * MAX_MADE, 2 * len(self._computed))
 
     def _entry(self, value: torch.Tensor) -> list[weakref.ref[torch.Tensor]] | None:
         """The aliases of the computed memory ``value`` lies on, or None (memory freed and
@@ -588,11 +592,11 @@ class TorchOpRecorder(TorchFunctionMode):
                     self._keep_computed(value if value._base is None else value._base)
 
     def made(self) -> list[torch.Tensor]:
-        """The tensors the candidate's torch calls made that are still alive: the largest
-        computed ones, then the latest allocated ones."""
+        """The tensors the candidate's torch calls made that are still alive: every computed
+        one, the largest first, then the latest allocated ones."""
         live = [(e[0], e[1], t) for e in self._computed if (t := _alive(e[2])) is not None]
         live.sort(key=lambda e: (e[0], e[1]), reverse=True)
-        alive: list[torch.Tensor | None] = [e[2] for e in live[:MAX_MADE]]
+        alive: list[torch.Tensor | None] = [e[2] for e in live]
         alive += [ref() for ref in reversed(self._made)]
         return [t for t in alive if t is not None]
 

@@ -90,16 +90,17 @@ class CallPolicy:
         origins = reply.get("kernel_origins") or {}
         if self.read_body is None or not isinstance(origins, dict):
             return
-        for name, where in list(origins.items())[:64]:
-            if not (isinstance(where, list) and len(where) == 2):
-                continue
-            file, line = str(where[0]), int(where[1])
-            if file == self.candidate_file and not self.read_body(str(name), line):
-                self.findings.add_once(
-                    "kernel-not-triton",
-                    f"kernel {str(name)[:80]} (line {line}) is made from a function not written "
-                    "as a @triton.jit kernel: its body was not read",
-                )
+        for name, places in list(origins.items())[:64]:
+            for where in places if isinstance(places, list) else []:
+                if not (isinstance(where, list) and len(where) == 2):
+                    continue
+                file, line = str(where[0]), int(where[1])
+                if file == self.candidate_file and not self.read_body(str(name), line):
+                    self.findings.add_once(
+                        "kernel-not-triton",
+                        f"kernel {str(name)[:80]} (line {line}) is made from a function not "
+                        "written as a @triton.jit kernel: its body was not read",
+                    )
 
     def observe_timed(self, after: dict[str, Any], traced: Any, declared: set[str]) -> None:
         """What the timed calls showed, read after the window: ``after``, the candidate's reply
