@@ -233,16 +233,15 @@ def _owned_tensors(model: Any) -> list[tuple[torch.Tensor, int, int]]:
 def _used_as_deployed(model: torch.nn.Module) -> None:
     """The model driven once, at the end of every set-up, through the public methods a
     training or serving script calls on it: its parameters iterated (an optimiser built over
-    them, a device read), training mode set and left by its own methods, its checkpoint
-    loaded again (a target network synced), its gradients cleared. A model that changes how
-    it computes once one of these ran meets every graded call changed."""
+    them, a device read), training mode set and left by its own methods, its gradients
+    cleared. A model that changes how it computes once one of these ran meets every graded
+    call changed. (A second load is a weight move of the judge's, between graded calls.)"""
     for _ in model.parameters():
         pass
     for _ in model.named_parameters():
         pass
     model.train()
     model.eval()
-    model.load_state_dict(model.state_dict())
     model.zero_grad(set_to_none=True)
 
 
@@ -579,14 +578,17 @@ class Runner:
 
     def op_weights(self, message: dict[str, Any], payload: Any, fds: list[int]) -> dict[str, Any]:
         """The judge's weights written into the model set up, in place, as an optimiser's step
-        writes them (no ``load_state_dict``, whose hooks the model could watch): what its
-        forward derived from the old weights is stale from here."""
+        writes them (no ``load_state_dict``, whose hooks the model could watch), or, with
+        ``checkpoint``, loaded by its ``load_state_dict`` (a checkpoint loaded again, a
+        target network synced): what its forward derived from the old weights is stale from
+        here."""
         if not isinstance(self.model, torch.nn.Module):
             for fd in fds:
                 os.close(fd)
             return {"ok": True, "weights_copied": False}
         try:
-            names = self._load_weights(self.model, payload, fds, in_place=True)
+            in_place = not message.get("checkpoint")
+            names = self._load_weights(self.model, payload, fds, in_place=in_place)
         except BaseException as exc:  # noqa: BLE001  (the candidate's load hooks ran)
             raise _Failure(self._exception_reply(exc, "call")) from exc
         return {

@@ -48,6 +48,10 @@ _T = TypeVar("_T")
 # training mode, frozen weights): a model may refuse them with an exception, not answer them
 # wrongly.
 _TRAINING_MANNER = ("grad", "grad_inputs", "grad_fn", "train", "frozen", "keyword")
+# The compared calls after the first before the checkpoint move (``_new_weights``): a model
+# that computes one way on its set-up's one load is graded that way first.
+CALLS_BEFORE_CHECKPOINT = 3
+_COMPARED = ("trial", "stress", "manner", "repeat", "other_shape")
 # Where an offset manner's inputs start into their storages (runner._offset_elements): a few
 # elements, a multiple of 64 bytes off the arena's 512, whole leading rows (a micro-batch).
 OFFSET_KINDS = ("small", "aligned", "rows")
@@ -342,6 +346,13 @@ class GradedCalls:
                 steps.insert(_RANDOM.randrange(at + 1, len(steps) + 1), ("other_shape", shape))
             for move in self._weight_moves() if weights_copied else []:
                 steps.insert(_RANDOM.randrange(1, len(steps) + 1), ("weights", move))
+            if weights_copied:
+                # A checkpoint loaded again by the model's own load_state_dict, after a few
+                # compared calls on the set-up's one load (a compared call follows it).
+                compared = [i for i, (kind, _) in enumerate(steps) if kind in _COMPARED]
+                enough = compared[:CALLS_BEFORE_CHECKPOINT]
+                first = enough[-1] + 1 if enough else 0
+                steps.insert(_RANDOM.randrange(first, len(steps) + 1), ("weights", "checkpoint"))
             last_other = max(i for i, (kind, _) in enumerate(steps) if kind == "other_shape")
             if not any(kind in ("trial", "stress") for kind, _ in steps[last_other + 1 :]):
                 steps.append(("trial", ""))
@@ -396,7 +407,9 @@ class GradedCalls:
             elif kind == "repeat":
                 failed = self._repeat(views, *last)
             elif kind == "weights":
-                move = functools.partial(self._new_weights, sparse=name == "sparse")
+                move = functools.partial(
+                    self._new_weights, sparse=name == "sparse", checkpoint=name == "checkpoint"
+                )
                 failed = self._timed_step("correctness_weights", move)
                 # A compared call next, whose answer the repeat compares with from here, and
                 # whose error is measured.
@@ -455,23 +468,26 @@ class GradedCalls:
         _RANDOM.shuffle(moves)
         return moves
 
-    def _new_weights(self, sparse: bool = False) -> str | None:
+    def _new_weights(self, sparse: bool = False, checkpoint: bool = False) -> str | None:
         """The reference's weights moved off where they are (``stress.away_from_init``, under
         a seed of the OS's; with ``sparse`` a few elements of each alone), as training, a
         pruned weight or a loaded checkpoint moves them, and loaded into
         both runners' models as they are, called or not (``runner.op_weights``): a candidate
         that behaves well only with its initial weights, in its first instance or at the
         task's width, or keeps what it derived from the weights of its first call, meets
-        trained ones. Returns why the candidate's model did not take them (its answer is then
-        not the task's), or None."""
+        trained ones. With ``checkpoint`` the candidate's model loads them by its own
+        ``load_state_dict``, as a checkpoint is loaded again: a model that computes one way
+        until a second load and another after meets both. Returns why the candidate's model
+        did not take them (its answer is then not the task's), or None."""
         reference = self.task.reference
         dev.seed_generators(fresh_seed(), self.task.device)
         stress.away_from_init(reference, sparse)
         weights, fds = self.lender.weights(reference)
         try:
             for role in ("reference", "candidate"):
+                message = {"op": "weights", "checkpoint": checkpoint and role == "candidate"}
                 reply = self.runners.ask(
-                    role, {"op": "weights"}, "correctness", payload=weights, fds=list(fds)
+                    role, message, "correctness", payload=weights, fds=list(fds)
                 )
                 if role == "reference":
                     if not reply.get("ok") or not reply.get("weights_copied"):
