@@ -21,9 +21,11 @@ def test_an_offset_call_gives_copies_off_the_boundary_and_an_aliased_one_one_ten
         given, kept = _called_with([x, y, 3], {"offset": manner})
         assert all(g.storage_offset() == offset and g.is_contiguous() for g in given[:2])
         assert all(torch.equal(g, o) for g, o in zip(given[:2], (x, y))) and given[2] == 3
-        assert [k.storage_offset() for k in kept] == [0, 0] and len(kept) == 2
+        assert sorted(kept) == [0, 1] and all(k.storage_offset() == 0 for k in kept.values())
+    given, kept = _called_with([3, x], {"offset": ["small", 2]})
+    assert given[0] == 3 and sorted(kept) == [1] and torch.equal(kept[1], x)
     given, kept = _called_with([x, y], {"alias": [[0, 1]]})
-    assert given[0] is given[1] is x and kept == []
+    assert given[0] is given[1] is x and kept == {}
 
 
 def test_a_keyword_call_names_inputs_by_the_forwards_own_names_or_the_tasks() -> None:
@@ -49,8 +51,8 @@ def test_a_keyword_call_names_inputs_by_the_forwards_own_names_or_the_tasks() ->
 
 
 def test_the_set_up_drives_the_model_through_its_public_methods() -> None:
-    """Iterated parameters, train() and eval(), a second load_state_dict: once, at the end of
-    every set-up, as a training or serving script does."""
+    """Iterated parameters, train() and eval(), zero_grad: once, at the end of every set-up,
+    as a training or serving script does (a second load is the judge's checkpoint move)."""
     called: list[str] = []
 
     class Watched(nn.Linear):
@@ -63,10 +65,9 @@ def test_the_set_up_drives_the_model_through_its_public_methods() -> None:
             return super().train(mode)
 
     model = Watched(3, 3)
-    model.register_load_state_dict_post_hook(lambda module, keys: called.append("load"))
     _used_as_deployed(model)
-    assert called[0] == "parameters" and "load" in called
-    assert "train(True)" in called and called[-2:] != ["train(True)"]
+    assert called[0] == "parameters" and "train(True)" in called
+    assert called.index("train(False)") > called.index("train(True)")
     assert not model.training
 
 

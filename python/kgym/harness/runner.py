@@ -106,15 +106,18 @@ def _offset_elements(value: torch.Tensor, kind: str, count: int) -> int:
     return count
 
 
-def _called_with(inputs: list[Any], manner: dict[str, Any]) -> tuple[list[Any], list[torch.Tensor]]:
+def _called_with(
+    inputs: list[Any], manner: dict[str, Any]
+) -> tuple[list[Any], dict[int, torch.Tensor]]:
     """The arguments of a graded call made in ``manner`` (the judge's draw): ``offset``
     (``[kind, count]``: ``_offset_elements``), each tensor input a copy that starts that many
     elements into a storage of its own (a slice of a batch: no longer on the arena's 512-byte
-    boundary), with the copies as the judge wrote them, to check them against after;
+    boundary), with the copies as the judge wrote them by the input's place, to check them
+    against after (and, in a decoy call, to know them as the judge's inputs, not sources);
     ``grad_inputs``, float inputs that require grad; ``alias``, pairs (i, j) where input j is
     input i itself (``model(x, x, x)``)."""
     given = list(inputs)
-    kept: list[torch.Tensor] = []
+    kept: dict[int, torch.Tensor] = {}
     kind, count = manner.get("offset") or ("small", 0)
     if count:
         for index, value in enumerate(given):
@@ -124,7 +127,7 @@ def _called_with(inputs: list[Any], manner: dict[str, Any]) -> tuple[list[Any], 
                     value.numel() + offset, dtype=value.dtype, device=value.device
                 )
                 moved = storage[offset:].view(value.shape).copy_(value)
-                kept.append(moved.clone())
+                kept[index] = moved.clone()
                 given[index] = moved
     if manner.get("grad_inputs"):
         # Inputs that require grad, as a layer's inputs inside a model being trained do: a
@@ -704,6 +707,13 @@ class Runner:
             manner = (message.get("manner") or {}) if graded else {}
             for k in slots:
                 inputs, copies = _called_with(self.views.inputs[k], manner)
+                if counter is not None and ablate:
+                    from kgym.harness.ablation import _whole_storage
+
+                    for index in copies:  # the judge's inputs, moved: their storages as now
+                        moved = inputs[index]
+                        where = int(moved.untyped_storage().data_ptr())
+                        counter.arena[where] = (moved, _whole_storage(moved).clone())
                 keywords = _by_keyword(model, inputs, manner.get("keyword"))
                 args = [] if keywords else inputs
                 with _manner(model, manner):
@@ -716,7 +726,7 @@ class Runner:
                 flat, problem = _plain_output(out)
                 del out
                 if problem is None and any(
-                    not compare.bitwise_equal(copy, given) for copy, given in zip(copies, inputs)
+                    not compare.bitwise_equal(copy, inputs[index]) for index, copy in copies.items()
                 ):
                     problem = INPUTS_MODIFIED
                 del inputs
