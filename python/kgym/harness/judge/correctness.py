@@ -44,10 +44,10 @@ EXTRA_TRIALS = 2
 _RANDOM = secrets.SystemRandom()
 
 _T = TypeVar("_T")
-# The manners of a training step's or a server's call (grad mode, inputs that require grad,
-# training mode, frozen weights): a model may refuse them with an exception, not answer them
-# wrongly.
-_TRAINING_MANNER = ("grad", "grad_inputs", "grad_fn", "train", "frozen", "keyword")
+# The manners a model may refuse with an exception, not answer wrongly: a training step's or a
+# server's call (grad mode, inputs that require grad, training mode, frozen weights) and a
+# call by keyword (a forward that takes its inputs only in place).
+_REFUSABLE_MANNERS = ("grad", "grad_inputs", "grad_fn", "train", "frozen", "keyword")
 # The compared calls after the first before the checkpoint move (``_new_weights``): a model
 # that computes one way on its set-up's one load is graded that way first.
 CALLS_BEFORE_CHECKPOINT = 3
@@ -208,16 +208,16 @@ class GradedCalls:
     ) -> dict[str, Any]:
         """The candidate's call on ``pristine`` (already in slot 0) made in ``manner``. A
         model that refuses a training step's call (torch's out= with inputs that require
-        grad, an in-place op on one) says so loudly: no silent answer to grade there, and no
-        sign of what a decoy call's kernel did. The same call is made as the inference one,
-        which it must answer."""
+        grad, an in-place op on one) or a keyword call says so loudly: no silent answer to
+        grade there, and no sign of what a decoy call's kernel did. The same call is made as
+        the plain inference one, which it must answer."""
         reply = self.call("candidate", [0], phase, while_waiting, manner=manner, **options)
-        trained = {key: False for key in _TRAINING_MANNER if manner.get(key)}
-        if reply.get("kind") == "exception" and trained and not reply.get("compile_error"):
-            self.refused_manners.add(", ".join(sorted(trained)))
+        refused = {key: False for key in _REFUSABLE_MANNERS if manner.get(key)}
+        if reply.get("kind") == "exception" and refused and not reply.get("compile_error"):
+            self.refused_manners.add(", ".join(sorted(refused)))
             slots.fill(views, 0, pristine)
             dev.synchronize(self.task.device)
-            reply = self.call("candidate", [0], phase, manner=manner | trained, **options)
+            reply = self.call("candidate", [0], phase, manner=manner | refused, **options)
         return reply
 
     def _drawn_manner(self) -> dict[str, Any]:
