@@ -245,6 +245,40 @@ class GradedCalls:
             "frozen": _RANDOM.randrange(2) == 0,
         }
 
+    def _owed_manners(self) -> dict[str, dict[str, Any]]:
+        """The manners of trials every evaluation makes, each once: together they give every
+        axis of ``_drawn_manner`` each of its values, which a draw of a dozen calls misses now
+        and then (one call in eight has a grad_fn). ``plain`` is every timed call's manner (no
+        grad, positional, evaluated, weights that require grad, inputs at the arena's own
+        start); ``training`` a training step's (grad, by keyword, training mode);
+        ``adapter_training`` a LoRA's (frozen weights, leaf inputs that require grad);
+        ``layer_inputs`` a previous layer's outputs as inputs. The axes a trial does not name
+        are drawn; the offsets have calls of their own (``_manners``)."""
+        return {
+            "plain": {
+                "grad": False,
+                "grad_inputs": False,
+                "grad_fn": False,
+                "keyword": None,
+                "offset": None,
+                "train": False,
+                "frozen": False,
+            },
+            "training": {
+                "grad": True,
+                "grad_inputs": False,
+                "keyword": self.keyword_names,
+                "train": self.mode_free,
+            },
+            "adapter_training": {
+                "grad": True,
+                "grad_inputs": True,
+                "grad_fn": False,
+                "frozen": True,
+            },
+            "layer_inputs": {"grad": True, "grad_inputs": True, "grad_fn": True},
+        }
+
     def _graded_call(
         self,
         views: SlotViews,
@@ -331,7 +365,14 @@ class GradedCalls:
         set_failed: str | None = None
         if mismatch is None:
             result["passed"] = 1
-            steps = [("trial", "")] * (trials - 1)
+            # Every manner a deployed call takes is met by a compared trial at least once
+            # (``_owed_manners``), the rest drawn: a kernel wrong in one manner alone cannot
+            # count on a draw that never made it.
+            owed = list(self._owed_manners())
+            _RANDOM.shuffle(owed)
+            named = owed + [""] * (trials - 1 - len(owed))
+            result["trials"] += max(0, len(owed) - (trials - 1))
+            steps = [("trial", name) for name in named]
             steps += [("stress", name) for name in stress.set_names(facts)]
             steps += [("manner", name) for name in self._manners()]
             steps += [("decoy", "")] * len(self.policy.launched)
@@ -399,7 +440,8 @@ class GradedCalls:
             failed = None
             if kind == "trial":
                 trial = result["passed"]
-                mismatch, last = self._one_trial(trial, views, result)
+                manner = self._owed_manners().get(name, {})
+                mismatch, last = self._one_trial(trial, views, result, manner)
                 if mismatch is None:
                     result["passed"] += 1
                 else:
@@ -572,10 +614,15 @@ class GradedCalls:
         return compare.compare_outputs(at_tf32, expected, tol.atol, tol.rtol, errors=False).ok
 
     def _one_trial(
-        self, trial: int, views: SlotViews, result: dict[str, Any]
+        self,
+        trial: int,
+        views: SlotViews,
+        result: dict[str, Any],
+        manner: dict[str, Any] | None = None,
     ) -> tuple[str | None, tuple[list[Any], list[Any]]]:
-        """One call on a fresh draw of the task's inputs: what is wrong (None: right), and the
-        inputs with the answer (for a repeat)."""
+        """One call on a fresh draw of the task's inputs, in ``manner`` where given (the rest
+        of it drawn): what is wrong (None: right), and the inputs with the answer (for a
+        repeat)."""
         timeline = self.timeline
         tol = self.task.tolerance
         pristine = self.task.inputs(fresh_seed())
@@ -592,6 +639,7 @@ class GradedCalls:
             phase,
             while_waiting=self._first_call_work if first else None,
             fill=True if trial in (0, self.filled_trial) else None,
+            manner=manner or {},
         )
         if not first:  # the first call's compilation is the compile phase's, not a stretch
             timeline.stretch("correctness_calls", stretch)
