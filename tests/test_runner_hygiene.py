@@ -1,6 +1,6 @@
 """What the candidate's runner does around the judge's measurements: the decoy check's noise
 (harness/ablation.py) replaces every element a launch wrote and nothing else, chunk by chunk, in
-every element size (16-byte elements failed before the chunks); the collector rests in timed calls."""
+every element size (16-byte elements failed before the chunks); the collector rests in every call."""
 
 from __future__ import annotations
 
@@ -34,30 +34,51 @@ def test_what_a_launch_wrote_is_noise_and_nothing_else_changes(
     assert still_one <= (0.7 * 267 if dtype == torch.bool else 12)
 
 
-def test_the_collector_rests_from_a_timed_call_to_the_next_message_that_is_not() -> None:
+def test_the_collector_rests_in_every_call_alike_and_runs_between_graded_ones() -> None:
+    """Inside a call the collector's state tells no timed call from a graded one (a one-call
+    cycle test would: torch only where it rests); it runs again after a graded call's reply
+    and after a window, and a collector the candidate turned off stays off."""
     import gc
     import socket
+    import threading
+    from typing import Any
 
+    from kgym.harness import protocol
     from kgym.harness.runner import Runner
 
-    a, b = socket.socketpair()
-    runner = Runner(a, "candidate")
-    assert gc.isenabled()
+    judge, own = socket.socketpair()
+    runner = Runner(own, "candidate")
+    during: list[bool] = []
+
+    def op_call(message: dict[str, Any], payload: Any, fds: list[int]) -> dict[str, Any]:
+        during.append(gc.isenabled())
+        return {"ok": True, "values": {}}
+
+    runner.op_call = op_call  # type: ignore[method-assign]
+    runner.op_ping = lambda message, payload, fds: {"ok": True, "enabled": gc.isenabled()}  # type: ignore[method-assign]
+    serving = threading.Thread(target=runner.serve)
+    serving.start()
+
+    def ask(message: dict[str, Any]) -> dict[str, Any]:
+        protocol.send(judge, message)
+        reply = protocol.recv_untrusted(judge)
+        assert isinstance(reply, dict)
+        return reply
+
     try:
-        runner._collector(timed=True)
-        assert not gc.isenabled()
-        runner._collector(timed=True)  # the next batch of the same window
-        assert not gc.isenabled()
-        runner._collector(timed=False)
-        assert gc.isenabled()
-        gc.disable()  # a collector already off (the candidate's doing) is left off
-        runner._collector(timed=True)
-        runner._collector(timed=False)
-        assert not gc.isenabled()
+        ask({"op": "call", "slots": [0]})
+        assert gc.isenabled()  # after a graded call's reply
+        ask({"op": "call", "slots": [0], "timed": True})
+        ask({"op": "call", "slots": [1], "timed": True})
+        assert not gc.isenabled()  # between the window's batches
+        assert ask({"op": "ping"})["enabled"] is True
+        assert during == [False, False, False]
+        ask({"op": "exit"})
     finally:
+        serving.join(5)
         gc.enable()
-        a.close()
-        b.close()
+        judge.close()
+        own.close()
 
 
 def test_a_copy_into_other_places_of_a_buffer_is_still_a_copy() -> None:

@@ -1,7 +1,7 @@
 # attack: under strict, cuDNN does the convolution in every timed call while every graded call runs the Triton implicit GEMM: the torch-op record is a TorchFunctionMode that only graded calls carry (runner.op_call: timed calls are unrecorded), and torch.nn.functional.has_torch_function_unary(x), C glue no mode records, says whether one is on the stack; torch's conv2d reaches forward as a default argument value, which the static screen does not type (no finding); and so that the timed calls launch no library kernel the graded calls did not (timed-calls-differ), every graded call in a training manner runs the same conv2d at the task's shape and then raises: the judge re-makes it in the plain manner at no cost (refused_manners) and drops the raised reply's torch record, while the kernel trace keeps its kernels
 # expect: rejected
 # rules: torch-compute, timed-calls-differ
-# device: gpu
+# device: any
 import torch
 import torch.nn as nn
 import triton

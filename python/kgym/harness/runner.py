@@ -15,6 +15,7 @@ import contextlib
 import gc
 import inspect
 import os
+import weakref
 import socket
 import time
 import traceback
@@ -298,20 +299,25 @@ class Runner:
         self.model_class: Any = None  # the class the set-up built its model from
         self.first_model: Any = None  # the set-up's model while another build is called
         self.collector_paused = False
+        # What torch made in a graded call that raised, weakly: copy sources of the next call
+        # too, which the judge makes on the same inputs (op_call).
+        self.made_in_raised: list[weakref.ref[torch.Tensor]] = []
         # Timed calls whose output was not contiguous: the copy into the arena laid it out for
         # the candidate, as in a graded call (STRIDED_OUTPUT_COPY); reported after the window.
         self.strided_timed_outputs = 0
 
-    def _collector(self, timed: bool) -> None:
-        """Python's cyclic garbage collector rests from the first timed call to the next message
-        that is not one: a collection lands in whichever sample allocates past its threshold
-        (Triton's launcher makes objects on every call), and one turned back on at the end of
-        a batch would run while its reply is built, inside the judge's clock. Both runners
-        alike; a candidate that collects on its own time slows its own samples."""
-        if timed and not self.collector_paused and gc.isenabled():
+    def _collector(self, resting: bool) -> None:
+        """Python's cyclic garbage collector rests through every call, graded or timed (inside
+        a call the two look the same), and from one timed call to the next message that is
+        not one: a collection lands in whichever sample allocates past its threshold (Triton's
+        launcher makes objects on every call), and one turned back on at the end of a batch
+        would run while its reply is built, inside the judge's clock. It runs again after a
+        graded call's reply. Both runners alike; a candidate that collects on its own time
+        slows its own samples."""
+        if resting and not self.collector_paused and gc.isenabled():
             gc.disable()
             self.collector_paused = True
-        elif not timed and self.collector_paused:
+        elif not resting and self.collector_paused:
             gc.enable()
             self.collector_paused = False
 
@@ -326,7 +332,7 @@ class Runner:
             if op == "exit":
                 protocol.send(self.sock, {"ok": True})
                 return
-            self._collector(timed=bool(message.get("timed")))
+            self._collector(resting=op == "call")
             try:
                 reply = getattr(self, f"op_{op}")(message, payload, fds)
             except _Failure as failure:
@@ -338,6 +344,8 @@ class Runner:
             if self.guards is not None and reply.get("ok") is not None and not message.get("timed"):
                 reply.setdefault("findings", []).extend(self.guards.check(f"during {op}"))
             protocol.send(self.sock, reply)
+            if not message.get("timed"):
+                self._collector(resting=False)
 
     def op_trim(self, message: dict[str, Any], payload: Any, fds: list[int]) -> dict[str, Any]:
         """Gives the blocks torch's caching allocator holds unused back to the driver: at
@@ -672,7 +680,10 @@ class Runner:
 
             recorder = TorchOpRecorder(lambda: counter is not None and counter.depth > 0)
         if counter is not None:
-            counter.torch_made = recorder.made if recorder is not None else list
+            counter.torch_made = list
+            if recorder is not None:
+                raised = [t for ref in self.made_in_raised if (t := ref()) is not None]
+                counter.torch_made = lambda: recorder.made() + raised
             # The model's own tensors (parameters, buffers, tensor attributes) as the ablated
             # call starts: those its torch calls rewrite in place, however (a batch norm's
             # running statistics, written with no in-place name), are copy sources too.
@@ -716,12 +727,17 @@ class Runner:
                         counter.arena[where] = (moved, _whole_storage(moved).clone())
                 keywords = _by_keyword(model, inputs, manner.get("keyword"))
                 args = [] if keywords else inputs
-                with _manner(model, manner):
-                    if recorder is not None:
-                        with recorder:
+                try:
+                    with _manner(model, manner):
+                        if recorder is not None:
+                            with recorder:
+                                out = model(*args, **keywords)
+                        else:
                             out = model(*args, **keywords)
-                    else:
-                        out = model(*args, **keywords)
+                except BaseException as exc:  # noqa: BLE001 - a model may raise anything
+                    if recorder is None:
+                        raise
+                    return self._raised_reply(exc, recorder)
                 del args, keywords
                 flat, problem = _plain_output(out)
                 del out
@@ -749,6 +765,8 @@ class Runner:
                             {"rule": "input-mutated", "detail": problem, "severity": "reject"}
                         ]
                     return reply
+            if graded:
+                self.made_in_raised = []
             _sync(self.device)
         finally:
             filled.close()
@@ -788,6 +806,16 @@ class Runner:
             findings.append({"rule": "kernel-not-triton", "detail": detail[:400]})
         if findings:
             reply["findings"] = [{**f, "severity": "reject", "line": None} for f in findings]
+        return reply
+
+    def _raised_reply(self, exc: BaseException, recorder: Any) -> dict[str, Any]:
+        """A graded call that raised ran the candidate's code as any other: what torch
+        computed there is reported (the judge holds it to the policies), and what it made
+        stays a copy source of the next graded call, which the judge makes on the same inputs
+        where the model refused a manner (a stash of torch's answer is no weight)."""
+        self.made_in_raised = [weakref.ref(t) for t in recorder.made()]
+        reply = self._exception_reply(exc, "call")
+        reply["torch_ops"] = recorder.summary()
         return reply
 
     def _reused_memory(self, out: list[Any], inputs: list[Any]) -> str | None:

@@ -214,6 +214,8 @@ class GradedCalls:
         reply = self.call("candidate", [0], phase, while_waiting, manner=manner, **options)
         refused = {key: False for key in _REFUSABLE_MANNERS if manner.get(key)}
         if reply.get("kind") == "exception" and refused and not reply.get("compile_error"):
+            self.policy.observe_torch(reply)
+            self.findings.stop_if_rejected(phase)
             self.refused_manners.add(", ".join(sorted(refused)))
             slots.fill(views, 0, pristine)
             dev.synchronize(self.task.device)

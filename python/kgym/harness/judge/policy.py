@@ -49,6 +49,16 @@ class CallPolicy:
         for name in [str(n)[:100] for n in (reply.get("launched") or [])][:64]:
             if name not in self.launched and len(self.launched) < 64:
                 self.launched.append(name)
+        self.observe_torch(reply)
+        self.observe_products(reply)
+        self._observe_origins(reply)
+        if int(reply.get("launches") or 0) == 0:
+            self.findings.add_once("no-triton-launch", "a forward call launched no Triton kernel")
+
+    def observe_torch(self, reply: dict[str, Any]) -> None:
+        """The torch record of a graded call, one that raised too (a model that refuses a
+        manner ran its code there as in any call: torch's answer made there and kept is
+        torch's work all the same)."""
         ops = reply.get("torch_ops") or {}
         for op in (ops.get("compute") or [])[:64]:
             if str(op)[:80] not in self.torch_ops:
@@ -71,10 +81,6 @@ class CallPolicy:
         for op in (ops.get("low_precision") or [])[:20]:
             if f"torch.{str(op)[:80]}" not in self.low_precision:
                 self.low_precision.append(f"torch.{str(op)[:80]}")
-        self.observe_products(reply)
-        self._observe_origins(reply)
-        if int(reply.get("launches") or 0) == 0:
-            self.findings.add_once("no-triton-launch", "a forward call launched no Triton kernel")
         if self.torch_ops and self.torch_compute == "strict":
             self.findings.add_once(
                 "torch-compute",
