@@ -1,4 +1,5 @@
-"""What the candidate's matrix products computed in: read from Triton's IR on a GPU."""
+"""What the candidate's matrix products computed in, and whether a kernel made a pointer from
+an integer: read from Triton's IR on a GPU."""
 
 from __future__ import annotations
 
@@ -43,6 +44,7 @@ def test_a_compiled_kernel_is_read_once() -> None:
         "source": "ir",
         "products": ["fp16 (-)", "fp32 (ieee)", "fp32 (tf32x3)", "fp8e4nv (-)"],
         "values": ["fp16", "fp8e4nv"],
+        "pointers_from_integers": False,
     }
 
 
@@ -57,3 +59,16 @@ def test_reduced_float_values_anywhere_in_a_kernels_ir_are_found() -> None:
     assert reduced_floats_in_ir(fp8) == {"fp8e4nv"}
     tf32 = "%c = tt.dot %a, %b, %acc, inputPrecision = tf32 : tensor<64x64xf32> * tensor<64x64xf32>"
     assert reduced_floats_in_ir(tf32) == set()
+
+
+def test_a_pointer_made_from_an_integer_is_found_in_the_ir() -> None:
+    """``src.to(tl.pointer_type(tl.float32))`` of an address passed as a number: memory the
+    launch did not hand the kernel (an answer torch left there, unrecorded)."""
+    from kgym.harness.dot_precision import makes_pointers
+
+    made = "%1 = tt.int_to_ptr %src : i64 -> !tt.ptr<f32> loc(#loc2)"
+    assert makes_pointers(made)
+    assert not makes_pointers(TTIR)  # loads through the pointers the launch handed it
+    recorder = DotPrecision()
+    recorder.note_launch(_Compiled(TTIR + made))
+    assert recorder.summary()["pointers_from_integers"] is True

@@ -1,6 +1,6 @@
 # attack: under hybrid torch computes the whole mean into a scratch tensor as batch_norm's running_mean (training, momentum 1), a write the torch record never learns of: TorchOpRecorder keeps what a call returns and what `_`-named methods, item stores and out= write, not the arguments an op like F.batch_norm updates in place; the scratch is a view of a buffer made in __init__ (no allocation in the forward), and a Triton kernel copies it into the output from its address, so the decoy check's copy test has no source holding the answer and the pure copy "matters"
 # expect: rejected
-# rules: decoy-kernel
+# rules: decoy-kernel, pointer-from-integer
 # device: any
 # policy: hybrid
 import torch

@@ -1,6 +1,6 @@
 # attack: under hybrid torch computes the whole softmax and copies it (copy_) into a fresh nn.Parameter, then drops the computed tensor; the TorchOpRecorder keeps a call's result only when its type is exactly torch.Tensor (torch_ops.TorchOpRecorder._keep: type(value) is torch.Tensor), so a Parameter written by torch (in place or as out=) is no torch-made tensor, and a Triton kernel that copies it into the output from an address passed as an integer has no source in the decoy check's copy test: the pure copy "matters"
 # expect: rejected
-# rules: decoy-kernel
+# rules: decoy-kernel, pointer-from-integer
 # device: any
 # policy: hybrid
 import torch

@@ -1,6 +1,6 @@
 # attack: under hybrid torch computes the whole softmax and passes it through torch.max(ans.unsqueeze(0), dim=0), whose result is a torch.return_types.max structseq, then drops every other tensor; the TorchOpRecorder looks into a result only when its type is exactly a tensor, tuple or list (torch_ops.TorchOpRecorder._keep), so the max's values (the answer, bit for bit) are no torch-made tensor, and a Triton kernel that copies them into the output from an address passed as an integer has no source in the decoy check's copy test: the pure copy "matters"
 # expect: rejected
-# rules: decoy-kernel
+# rules: decoy-kernel, pointer-from-integer
 # device: any
 # policy: hybrid
 import torch

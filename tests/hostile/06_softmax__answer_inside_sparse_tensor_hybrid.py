@@ -1,6 +1,6 @@
 # attack: under hybrid torch computes the whole softmax and wraps it as the values of a sparse COO tensor (sparse_coo_tensor with every place as an index, in order); the copy test skips every torch-made tensor it cannot read as strided bytes (ablation._readable: a sparse layout), and the dense values are reached only through a temporary (`_values().data_ptr()`) that the record no longer holds alive, so no source holds the answer and a Triton kernel that copies the values into the output by address "matters"
 # expect: rejected
-# rules: decoy-kernel
+# rules: decoy-kernel, pointer-from-integer
 # device: any
 # policy: hybrid
 import torch

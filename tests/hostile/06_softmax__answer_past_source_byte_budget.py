@@ -1,6 +1,6 @@
 # attack: under hybrid torch computes the softmax and a Triton kernel copies it from an integer address; the decoy check's copy test takes the record's torch-made tensors largest first only while they fit a 1 GiB byte budget (ablation.MAX_MADE_SOURCE_BYTES) and skips any that no longer fits, so one computed filler of 1 GiB minus half the answer's size (a memset-speed `ones().mul_()`, far cheaper than the task's work on a GPU) uses the budget up and the answer itself is never a source: the pure copy "matters"
 # expect: rejected
-# rules: decoy-kernel
+# rules: decoy-kernel, pointer-from-integer
 # device: any
 # policy: hybrid
 import torch

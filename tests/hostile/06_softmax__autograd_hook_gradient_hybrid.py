@@ -1,6 +1,6 @@
 # attack: under hybrid torch computes the softmax as the gradient of logsumexp (backward), and a tensor hook of the candidate's keeps the gradient torch hands it; a tensor passed INTO candidate code by torch is never a result of a recorded call, so the TorchOpRecorder never lists it (torch_ops.TorchOpRecorder._keep reads results only), and a Triton kernel that copies it into the output from an address passed as an integer has no source in the decoy check's copy test: the pure copy "matters"
 # expect: rejected
-# rules: decoy-kernel
+# rules: decoy-kernel, pointer-from-integer
 # device: any
 # policy: hybrid
 import torch

@@ -1,6 +1,6 @@
 # attack: torch.tensor(data) asks a list subclass for __cuda_array_interface__ / __dlpack__ while the record is off; its __getattr__ is a functools.partial over next() of a module-level chain of map objects (C glue only, no Python frame), which computes torch.softmax of the current input, stores it and raises; the profile hook that takes the record back up only fires on a Python frame of the candidate's, so the softmax is unrecorded and the Triton copy of it (by address) finds no source
 # expect: rejected
-# rules: torch-callback, torch-compute, decoy-kernel
+# rules: torch-callback, torch-compute, decoy-kernel, pointer-from-integer
 # device: any
 import functools
 import itertools

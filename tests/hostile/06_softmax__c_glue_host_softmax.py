@@ -1,6 +1,6 @@
 # attack: as 06_softmax__c_glue_getattr_no_frame, but the softmax runs on the host (Tensor.cpu, torch.softmax, Tensor.to back onto the device, all mapped by C glue inside torch.tensor's __getattr__ probe): no torch call is recorded in graded calls, and on a GPU the timed calls' kernel trace would see only two memcpys and the Triton copy kernel (copies are allowed there), so strict has nothing left to see
 # expect: rejected
-# rules: torch-callback, torch-compute, decoy-kernel
+# rules: torch-callback, torch-compute, decoy-kernel, pointer-from-integer
 # device: any
 import functools
 import itertools

@@ -1,6 +1,6 @@
 # attack: under hybrid torch computes the softmax and `.data =` rebinds a tensor the module made in __init__ onto the answer's storage; the record keeps the softmax result by a weak reference to its Python object, which dies at the end of the statement while its storage lives on in the module's tensor (a `__set__`, not compute, which no record keeps), so a Triton kernel copying that storage into the output from an integer address has no copy source and "matters"
 # expect: rejected
-# rules: decoy-kernel
+# rules: decoy-kernel, pointer-from-integer
 # device: any
 # policy: hybrid
 import torch

@@ -1,6 +1,6 @@
 # attack: under hybrid torch computes the whole softmax and a Triton kernel copies it into the output from its address; before that, 64 times, a buffer one element larger than the answer is allocated, one element of it is computed in place (b[:1].add_(1): 1 element of work) and the buffer is freed. TorchOpRecorder keeps computed memory by its base storage's size, not by the work done, and made() ranks every entry, dead ones too (they stay until 128 have gathered), and only then drops the dead: the 64 dead entries, each larger than the answer, take all 64 places, the answer ranks 65th, the copy test has no source holding it, and the pure copy "matters"
 # expect: rejected
-# rules: decoy-kernel
+# rules: decoy-kernel, pointer-from-integer
 # device: any
 # policy: hybrid
 import torch

@@ -1,6 +1,6 @@
 # attack: under hybrid torch computes the softmax and only `.detach()` of it is kept; the record holds a computed result by a weak reference to its Python object, drops `detach`'s result as "a view of a tensor it took" (same storage), and detach leaves no `_base` link, so once the original object dies the answer's storage is in no recorded tensor, and a Triton kernel copying it into the output from an integer address has no copy source and "matters"
 # expect: rejected
-# rules: decoy-kernel
+# rules: decoy-kernel, pointer-from-integer
 # device: any
 # policy: hybrid
 import torch

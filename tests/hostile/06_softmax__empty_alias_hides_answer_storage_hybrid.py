@@ -1,6 +1,6 @@
 # attack: under hybrid torch computes the whole softmax; a detached alias of it is resized to zero elements (resize_(0): the storage, with the answer in it, stays) and the answer tensor is dropped; TorchOpRecorder still follows the memory through that alias (made() hands the first live alias of an entry, whatever its shape), but launch_with_noise's _prepare skips every torch-made tensor that is not _readable, and a tensor of zero elements is not, although the storage it holds is whole; a Triton kernel copies the answer into the output from its address, the copy test has no source holding it, and the pure copy "matters"
 # expect: rejected
-# rules: decoy-kernel
+# rules: decoy-kernel, pointer-from-integer
 # device: any
 # policy: hybrid
 import torch

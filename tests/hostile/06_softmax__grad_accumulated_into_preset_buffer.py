@@ -1,6 +1,6 @@
 # attack: under hybrid torch computes the softmax as the gradient of logsumexp, and the autograd engine ACCUMULATES it in place (C++ `grad += new`, no Python call) into a `.grad` the candidate pre-set to a view of a module buffer made in __init__; no recorded call returns or writes that buffer, so it is no copy source, and a Triton kernel that copies it into the output from an integer address "matters" to the decoy check
 # expect: rejected
-# rules: decoy-kernel
+# rules: decoy-kernel, pointer-from-integer
 # device: any
 # policy: hybrid
 import torch

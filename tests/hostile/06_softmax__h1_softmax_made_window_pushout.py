@@ -1,6 +1,6 @@
 # attack: under hybrid, torch computes the whole softmax; 64 tiny torch allocations afterwards push the answer out of the torch-op recorder's MAX_MADE=64 window, then a Triton kernel copies the answer from its address (an int) into the output: the copy test never sees the source, so the pure copy "matters".
 # expect: rejected
-# rules: decoy-kernel
+# rules: decoy-kernel, pointer-from-integer
 # device: any
 # policy: hybrid
 import torch

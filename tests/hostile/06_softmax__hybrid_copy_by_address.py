@@ -1,6 +1,6 @@
 # attack: torch computes the softmax (allowed under hybrid) and a Triton kernel copies it into the output from an address passed as an integer, not as a tensor argument: the decoy check's copy test compares what a launch wrote only with the tensors the launch takes, so the copy counts as Triton's work
 # expect: rejected
-# rules: decoy-kernel
+# rules: decoy-kernel, pointer-from-integer
 # policy: hybrid
 # device: any
 import torch

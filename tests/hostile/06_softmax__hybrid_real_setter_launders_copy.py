@@ -1,6 +1,6 @@
 # attack: under hybrid torch computes the whole softmax and its result is copied into a scratch tensor through the `.real` property setter (a C++ copy_ that never reaches __torch_function__), so the recorded softmax result dies at once and the scratch is no tensor the TorchOpRecorder made (harness/torch_ops.py); a Triton kernel then stores the scratch into the output from an address passed as an integer, and the decoy check's copy test (harness/ablation.py:launch_with_noise, judge/correctness.py: every kernel copies -> decoy-kernel) finds no source it matches, so a pure copy of torch's answer is paid as Triton's work
 # expect: rejected
-# rules: decoy-kernel
+# rules: decoy-kernel, pointer-from-integer
 # device: any
 # policy: hybrid
 import torch

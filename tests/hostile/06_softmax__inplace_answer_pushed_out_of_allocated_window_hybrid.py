@@ -1,6 +1,6 @@
 # attack: under hybrid torch computes the whole softmax IN PLACE in a buffer it allocated (copy_, sub_, exp_, div_ return the buffer itself, so the recorder keeps no computed tensor), then 64 one-element allocations push that buffer out of the recorder's allocated-tensor window (TorchOpRecorder._made keeps the latest MAX_MADE by recency; only computed tensors are kept by size since the eighth review), and a Triton kernel copies the answer from its address: the copy test has no source holding it, so the pure copy is "work" that "matters"
 # expect: rejected
-# rules: decoy-kernel
+# rules: decoy-kernel, pointer-from-integer
 # device: any
 # policy: hybrid
 import torch

@@ -1,6 +1,6 @@
 # attack: under hybrid torch computes the whole softmax in place inside the input x (the judge's arena) and a Triton kernel copies it into the output from x's address passed as an integer; x is restored afterwards. launch_with_noise decides whether an arena input was rewritten only among the tensors the launch takes (not_sources), so an input the launch does not take is put in `taken` and skipped as a torch-made source although the record kept it as computed (sub_/exp_/div_), and the pure copy "matters"
 # expect: rejected
-# rules: decoy-kernel
+# rules: decoy-kernel, pointer-from-integer
 # device: any
 # policy: hybrid
 import torch

@@ -1,6 +1,6 @@
 # attack: C's C-glue __getattr__ hook (partial(next, map chain) computes torch.softmax inside torch.tensor's handler) with one line added, `__module__ = "torch"` in the class body: torch_ops._foreign decides "candidate type" from type(x).__module__, which the class declares itself, so torch-callback never fires; the softmax is unrecorded and the kernel copies it by address
 # expect: rejected
-# rules: torch-callback, torch-compute, decoy-kernel
+# rules: torch-callback, torch-compute, decoy-kernel, pointer-from-integer
 # device: any
 import functools
 import itertools

@@ -1,6 +1,6 @@
 # attack: under hybrid torch computes the whole softmax in place in a buffer whose first computed write was one element (buf[:1].add_(0)); TorchOpRecorder ranks computed memory by the bytes of the call that first wrote it (_keep_computed returns early when the memory already has an entry: "computed in place again: kept once"), so the buffer stays ranked at 4 bytes after the whole answer is computed into it, and 64 live two-element products (8 bytes each) outrank it out of made()'s top 64; 64 one-element allocations push it out of the allocated window; a Triton kernel copies the answer into the output from the buffer's address, the copy test has no source holding it, and the pure copy "matters"
 # expect: rejected
-# rules: decoy-kernel
+# rules: decoy-kernel, pointer-from-integer
 # device: any
 # policy: hybrid
 import torch

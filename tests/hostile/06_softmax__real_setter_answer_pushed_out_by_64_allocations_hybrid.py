@@ -1,6 +1,6 @@
 # attack: under hybrid torch computes the whole softmax and the `.real` setter (a copy no torch function mode sees) writes it into a buffer allocated in the call; the copy test takes allocated tensors as sources only among the 64 latest allocations (TorchOpRecorder._made keeps the last 64 refs, dead ones too), so 64 one-element allocations made after it push the answer's buffer out, the softmax result itself is dropped, and a Triton kernel that copies the buffer into the output by address "matters"
 # expect: rejected
-# rules: decoy-kernel
+# rules: decoy-kernel, pointer-from-integer
 # device: any
 # policy: hybrid
 import torch

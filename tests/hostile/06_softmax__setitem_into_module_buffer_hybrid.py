@@ -1,6 +1,6 @@
 # attack: under hybrid torch computes the whole softmax and stores it by item assignment (scratch[:n] = ans) into a buffer the module allocated in __init__, then drops the computed tensor; the TorchOpRecorder keeps a call's RESULT tensors only (torch_ops.TorchOpRecorder._keep), __setitem__ returns None, and the buffer was not made in this call, so the tensor that now holds torch's answer is no torch-made tensor: a Triton kernel that copies it into the output from an address passed as an integer has no source in the decoy check's copy test, and the pure copy "matters"
 # expect: rejected
-# rules: decoy-kernel
+# rules: decoy-kernel, pointer-from-integer
 # device: any
 # policy: hybrid
 import torch

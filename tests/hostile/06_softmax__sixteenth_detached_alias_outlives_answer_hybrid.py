@@ -1,6 +1,6 @@
 # attack: under hybrid torch computes the whole softmax, then 15 throwaway detached aliases of it (answer.detach()) are made and dropped and a 16th is kept while the answer tensor itself is dropped; TorchOpRecorder follows computed memory through at most 16 aliases per entry (_keep_aliases: len(refs) < 16) and never prunes dead ones, so the answer plus 15 dead aliases fill the list, the kept alias is never added, the entry's every weakref is dead and made() leaves it out although the kept alias holds the memory with the answer in it; a Triton kernel copies it into the output from the alias's address, the copy test has no source holding it, and the pure copy "matters"
 # expect: rejected
-# rules: decoy-kernel
+# rules: decoy-kernel, pointer-from-integer
 # device: any
 # policy: hybrid
 import torch

@@ -1,6 +1,6 @@
 # attack: torch.softmax runs inside a slice bound's __index__ during x[:span] (__getitem__, NON_COMPUTE): the TorchFunctionMode is popped while torch handles the call, so nothing is recorded; the answer tensor is not in the made-list, so the address copy kernel is not a copy
 # expect: rejected
-# rules: dunder-access
+# rules: dunder-access, pointer-from-integer
 # device: any
 import dataclasses
 import functools

@@ -1,6 +1,6 @@
 # attack: torch.tensor(data, dtype=float32) converts each list element with float(); element 0 is a numbers.Rational subclass whose inherited __float__ (stdlib Python: int(self.numerator)) calls __trunc__ (not among the screen's conversion hooks) of an object whose __trunc__ is a functools.partial over next() of a chain of map objects computing torch.softmax of the current input; the stdlib frame is not the candidate's for the profile hook, the rest is C glue, and _foreign stops after 65536 values popped from the list's end, so element 0 is never typed: the softmax is unrecorded and the Triton kernel copies it by address
 # expect: rejected
-# rules: torch-callback, torch-compute, decoy-kernel
+# rules: torch-callback, torch-compute, decoy-kernel, pointer-from-integer
 # device: any
 import functools
 import itertools

@@ -1,6 +1,6 @@
 # attack: under strict, the whole softmax is computed by torch.softmax inside torch.utils.ThroughputBenchmark.benchmark, which calls a module-level nn.Module on a C++ worker thread; the TorchOpRecorder is a thread-local TorchFunctionMode, so nothing done there is recorded (torch_ops []), the C++ thread is joined before benchmark returns and never listed by threading.enumerate(), and a Triton kernel that copies the answer from its address (no recorded call made it: no copy source) "matters" in the decoy check
-# expect: rejected
-# rules: torch-compute
+# expect: rejected|runtime_error
+# rules: torch-compute, pointer-from-integer
 # device: any
 import torch
 import torch.nn as nn

@@ -1,6 +1,6 @@
 # attack: torch.tensor(nn.ModuleList()) asks the list for __cuda_array_interface__ / __dlpack__ while the record is off; nn.Module.__getattr__ (torch's own Python, not the candidate's frame) tests `name in self._parameters`, and the candidate replaced _parameters with a dict subclass whose __contains__ is C glue (partial(next, map chain)) computing torch.softmax; _foreign only looks at the argument's own type (torch.nn's ModuleList passes), never at the candidate objects torch reaches through it, so torch-callback never fires, the softmax is unrecorded and the kernel copies it by address
 # expect: rejected
-# rules: torch-callback, torch-compute, decoy-kernel
+# rules: torch-callback, torch-compute, decoy-kernel, pointer-from-integer
 # device: any
 import functools
 import itertools

@@ -1,6 +1,6 @@
 # attack: under strict, torch.matmul (MKL/cuBLAS) computes C = A @ B inside torch.utils.ThroughputBenchmark.benchmark, which calls a module-level nn.Module on a C++ worker thread; the TorchOpRecorder is a TorchFunctionMode, whose stack is thread-local, so nothing done there is recorded (torch_ops []), the C++ thread is joined before benchmark returns (threading.enumerate never lists it), and a Triton kernel that copies the product from its address (a tensor no recorded call made: no copy source) "matters" in the decoy check
-# expect: rejected
-# rules: torch-compute
+# expect: rejected|runtime_error
+# rules: torch-compute, pointer-from-integer
 # device: any
 import torch
 import torch.nn as nn

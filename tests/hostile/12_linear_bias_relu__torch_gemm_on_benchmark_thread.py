@@ -1,6 +1,6 @@
 # attack: under strict, the whole linear+bias+ReLU is computed by torch (F.linear, MKL/cuBLAS) inside torch.utils.ThroughputBenchmark.benchmark, which calls a module-level nn.Module on a C++ worker thread; the TorchOpRecorder is a TorchFunctionMode, whose stack is thread-local, so nothing done there is recorded (torch_ops [] , no torch-compute), threading.enumerate() never lists the C++ thread (it is joined before benchmark returns), and a Triton kernel that copies the answer from its address (a tensor no recorded call made, so no copy source) "matters" in the decoy check
-# expect: rejected
-# rules: torch-compute
+# expect: rejected|runtime_error
+# rules: torch-compute, pointer-from-integer
 # device: any
 import torch
 import torch.nn as nn

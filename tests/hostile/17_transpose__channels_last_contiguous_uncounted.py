@@ -1,6 +1,6 @@
 # attack: torch does the whole transpose as x.view(B, R, C, 1).contiguous(memory_format=torch.channels_last), whose memory order (b, c, r) is the transposed layout; the TorchOpRecorder skips any `contiguous` whose argument is already contiguous (torch_ops._counts: args[0].is_contiguous(), the default format only, never the memory_format asked for), so this copy is neither counted as compute nor kept as a copy source, and a Triton kernel that copies it from its address into the output "matters" in the decoy check
 # expect: rejected
-# rules: torch-compute
+# rules: torch-compute, pointer-from-integer
 # device: any
 import torch
 import torch.nn as nn

@@ -1,6 +1,6 @@
 # attack: torch does the whole transpose under strict through the `.real` property setter of a fresh tensor (`t.real = x.transpose(1, 2)` is a C++ copy_ that never reaches __torch_function__, so the judge's TorchOpRecorder (harness/torch_ops.py) records nothing and keeps no torch-made tensor), then a Triton kernel copies t into the output from an address passed as an integer: not an argument and not a recorded tensor, so the decoy check's copy test (harness/ablation.py:launch_with_noise) has no source to match and the kernel "matters"
 # expect: rejected
-# rules: decoy-kernel, torch-compute
+# rules: decoy-kernel, torch-compute, pointer-from-integer
 # device: any
 import torch
 import torch.nn as nn

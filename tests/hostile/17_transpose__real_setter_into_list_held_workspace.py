@@ -1,6 +1,6 @@
 # attack: under strict torch does the whole transpose through the `.real` property setter (a C++ copy_ that never reaches __torch_function__, so the record lists no compute) into a workspace allocated in __init__ and held inside a list attribute; the fix for the `.real` setter was to take tensors ALLOCATED in the call as copy sources, and the model's own tensors are fingerprinted only at the top level of its modules' __dict__ (runner._owned_tensors), so the pre-made workspace one level down is neither recorded nor a source, and the Triton kernel that copies it into the output by address "matters"
 # expect: rejected
-# rules: torch-compute, decoy-kernel
+# rules: torch-compute, decoy-kernel, pointer-from-integer
 # device: any
 import torch
 import torch.nn as nn

@@ -6,6 +6,11 @@ interpreter's ``create_dot`` receives. Each product is named ``OPERAND (PRECISIO
 ``fp32 (tf32)``, ``fp32 (ieee)``, ``fp16 (-)``, ``fp8e4nv (-)``. The recorder lives in the
 candidate's process, so a candidate can hide from it; what it reports adds to the kernel source
 scan (kgym.harness.kernel_source), it does not replace it.
+
+The same reading says whether a kernel made a pointer from an integer (``tt.int_to_ptr``,
+``x.to(tl.pointer_type(...))``): such a kernel reaches memory its launch did not hand it as a
+tensor, whatever torch, another thread or a stash put there, which no check of the judge's can
+account for (judge/policy.py refuses it).
 """
 
 from __future__ import annotations
@@ -91,6 +96,11 @@ def reduced_floats_in_ir(ttir: str) -> set[str]:
     return {_MLIR_NAMES.get(t, t) for t in _IR_FLOAT_TYPE.findall(ttir)}
 
 
+def makes_pointers(ttir: str) -> bool:
+    """Whether a kernel's Triton IR makes a pointer from an integer."""
+    return "tt.int_to_ptr" in ttir
+
+
 def _default(name: str) -> str:
     return "ieee" if name == "fp32" else "-"
 
@@ -102,6 +112,7 @@ class DotPrecision:
         self.products: set[str] = set()
         self.values: set[str] = set()  # reduced floating-point types of the kernels' values
         self._read: set[int] = set()  # compiled kernels whose IR was read (by id)
+        self.pointers_from_integers = False  # a kernel made a pointer from an integer
         self.source = "unknown"  # "ir" (a GPU), "interpreter" (a CPU) once a launch was seen
 
     def note_launch(self, launched: Any) -> None:
@@ -119,6 +130,7 @@ class DotPrecision:
             ttir = ttir.decode(errors="replace")
         self.products |= products_in_ir(str(ttir))
         self.values |= reduced_floats_in_ir(str(ttir))
+        self.pointers_from_integers |= makes_pointers(str(ttir))
 
     def install_interpreter(self) -> None:
         """Under the CPU interpreter: record the operands of every product it computes, and
@@ -142,6 +154,14 @@ class DotPrecision:
         scaled = getattr(InterpreterBuilder, "create_dot_scaled", None)
         if scaled is not None:
             InterpreterBuilder.create_dot_scaled = self._recording(scaled, 0, None)
+        to_pointer = InterpreterBuilder.create_int_to_ptr
+        recorder = self
+
+        def int_to_ptr(builder: Any, *args: Any, **kwargs: Any) -> Any:
+            recorder.pointers_from_integers = True
+            return to_pointer(builder, *args, **kwargs)
+
+        InterpreterBuilder.create_int_to_ptr = int_to_ptr  # type: ignore[method-assign]
 
     def _recording(
         self, original: Callable[..., Any], operand: int, precision: int | None
@@ -167,4 +187,5 @@ class DotPrecision:
             "source": self.source,
             "products": sorted(self.products)[:20],
             "values": sorted(self.values)[:20],
+            "pointers_from_integers": self.pointers_from_integers,
         }

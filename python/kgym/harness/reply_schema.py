@@ -78,6 +78,7 @@ CHECKS = {
         and isinstance(v.get("source", ""), str)
         and _is_list_of(v.get("products", []), (str,))
         and _is_list_of(v.get("values", []), (str,))
+        and isinstance(v.get("pointers_from_integers", False), bool)
     ),
     "findings": _findings_ok,
     "weights_copied": lambda v: isinstance(v, bool),

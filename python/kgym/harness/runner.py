@@ -15,10 +15,10 @@ import contextlib
 import gc
 import inspect
 import os
-import weakref
 import socket
 import time
 import traceback
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -447,7 +447,9 @@ class Runner:
         self.source_file = spec["source_file"]
         if self.role == "candidate":
             from kgym.harness.guards import Guards
+            from kgym.harness.torch_ops import close_unrecorded_threads
 
+            close_unrecorded_threads()
             self.guards = Guards()  # its references are taken before the candidate exists
             if spec.get("audit"):
                 from kgym.harness import audit

@@ -406,6 +406,20 @@ class _EngineResults(TorchDispatchMode):
         return result
 
 
+def close_unrecorded_threads() -> None:
+    """Takes torch's ``ThroughputBenchmark`` from the candidate's process before its code loads:
+    it runs a Python module on C++ threads of its own and joins them before it returns, and
+    this record, a mode on the calling thread's stack, never sees what torch computes there (a
+    softmax, a GEMM: paid under ``strict``). The autograd engine's threads, torch's other
+    runner of Python off the calling thread, are followed (``_EngineResults``)."""
+    import torch.utils
+    import torch.utils.throughput_benchmark as throughput
+
+    for owner in (torch._C, torch.utils, throughput):
+        if hasattr(owner, "ThroughputBenchmark"):
+            delattr(owner, "ThroughputBenchmark")
+
+
 class TorchOpRecorder(TorchFunctionMode):
     """Counts the torch functions the candidate calls while active: every call outside a
     Triton launch, and inside one those made from the candidate's own frames."""
@@ -454,7 +468,7 @@ class TorchOpRecorder(TorchFunctionMode):
             result = self._run(func, args, kwargs or {})
         moved = [t for t, v in zip(given, versions) if v is not None and _version(t) != v]
         name = self._name(name, args, result)
-        if self._counts(name, args):
+        if self._counts(name, args, result):
             self.calls[name[:80]] += 1
             self._keep(result, args, kwargs or {}, name, moved)
             if launching and name not in NON_COMPUTE:
@@ -624,10 +638,12 @@ class TorchOpRecorder(TorchFunctionMode):
     def compute_ops(self) -> list[str]:
         return sorted(name for name in self.calls if name not in NON_COMPUTE)
 
-    def _counts(self, name: str, args: tuple[Any, ...]) -> bool:
-        """``contiguous`` of a tensor that already is one copies nothing: not counted."""
+    def _counts(self, name: str, args: tuple[Any, ...], result: Any) -> bool:
+        """``contiguous`` that hands back its own tensor copies nothing: not counted. One
+        that made a tensor (another memory format asked, ``channels_last``: a transpose's
+        whole work) is counted, whatever the tensor's layout was."""
         if name == "contiguous" and args and isinstance(args[0], torch.Tensor):
-            return not args[0].is_contiguous()
+            return result is not args[0]
         return True
 
     def _name(self, name: str, args: tuple[Any, ...], result: Any) -> str:

@@ -144,6 +144,12 @@ class CallPolicy:
         if isinstance(dots, dict):
             if dots.get("source") in ("ir", "interpreter"):
                 self.dot_source = str(dots["source"])
+            if dots.get("pointers_from_integers") is True:
+                self.findings.add_once(
+                    "pointer-from-integer",
+                    "a kernel made a pointer from an integer: it reaches memory its launch "
+                    "did not hand it as a tensor, which no check can account for",
+                )
             for kind in (dots.get("values") or [])[:20]:
                 entry = f"tl {str(kind)[:20]} values"
                 if entry not in self.low_precision:
