@@ -393,3 +393,22 @@ def test_a_copy_through_an_int_view_and_a_launch_the_check_cannot_read(
     z = torch.full((4, 4), float("nan"))
     _, copied = ablation.launch_with_noise(work, None, (x, z), {}, None, {}, [])
     assert not copied and torch.equal(z, x.exp())  # no noise: a failed check changes nothing
+
+
+def test_torch_runs_no_python_on_threads_of_its_own_in_the_candidates_process() -> None:
+    """ThroughputBenchmark runs a module on C++ threads the torch record never sees; the
+    candidate's runner takes it away before the candidate's code loads (in a process of its
+    own here: torch stays whole in this one)."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import torch, torch.utils.throughput_benchmark as t\n"
+        "from kgym.harness.torch_ops import close_unrecorded_threads\n"
+        "close_unrecorded_threads()\n"
+        "print([hasattr(o, 'ThroughputBenchmark') for o in (torch._C, torch.utils, t)])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, check=True
+    )
+    assert done.stdout.strip().splitlines()[-1] == "[False, False, False]"

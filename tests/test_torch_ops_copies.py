@@ -30,6 +30,15 @@ def test_a_move_or_conversion_that_copies_is_compute_and_one_that_does_not_is_no
     assert _record(lambda: x.int())["compute"] == ["int (a copy)"]  # a conversion computes
 
 
+def test_contiguous_counts_whenever_it_made_a_tensor_whatever_the_format_asked() -> None:
+    """``channels_last`` of a contiguous (B, R, C, 1) view lays it out as (B, C, R): a whole
+    transpose, however contiguous the tensor already was."""
+    x = torch.randn(2, 3, 5)
+    laid = _record(lambda: x.view(2, 3, 5, 1).contiguous(memory_format=torch.channels_last))
+    assert laid["compute"] == ["contiguous"]
+    assert _record(lambda: x.contiguous())["compute"] == []  # x itself: nothing copied
+
+
 def test_an_item_store_of_a_tensor_is_a_copy_and_of_a_number_a_fill() -> None:
     y, x = torch.empty(6, 4), torch.randn(4, 6)
     assert _record(lambda: operator.setitem(y, slice(None), x.t()))["compute"] == [
