@@ -41,6 +41,7 @@ def test_the_collector_rests_in_every_call_alike_and_runs_between_graded_ones() 
     import gc
     import socket
     import threading
+    import time
     from typing import Any
 
     from kgym.harness import protocol
@@ -65,12 +66,18 @@ def test_the_collector_rests_in_every_call_alike_and_runs_between_graded_ones() 
         assert isinstance(reply, dict)
         return reply
 
+    def enabled_within(seconds: float) -> bool:  # the runner's thread turns it on after
+        deadline = time.monotonic() + seconds  # its reply: wait for it
+        while not gc.isenabled() and time.monotonic() < deadline:
+            time.sleep(0.005)
+        return gc.isenabled()
+
     try:
         ask({"op": "call", "slots": [0]})
-        assert gc.isenabled()  # after a graded call's reply
+        assert enabled_within(5.0)  # after a graded call's reply
         ask({"op": "call", "slots": [0], "timed": True})
         ask({"op": "call", "slots": [1], "timed": True})
-        assert not gc.isenabled()  # between the window's batches
+        assert not enabled_within(0.2)  # between the window's batches
         assert ask({"op": "ping"})["enabled"] is True
         assert during == [False, False, False]
         ask({"op": "exit"})

@@ -126,7 +126,18 @@ NON_COMPUTE = frozenset(
 # a hook, a heuristic, a pruning function), whatever its kind (a builtin or a partial leaves no
 # frame of the candidate's between Triton and torch): the candidate's.
 TRITON_DATA_MOVES = frozenset(
-    {"cpu", "copy_", "clone", "zero_", "to", "untyped_storage", "data_ptr", "detach", "cuda"}
+    {
+        "cpu",
+        "copy_",
+        "clone",
+        "zero_",
+        "to",
+        "untyped_storage",
+        "data_ptr",
+        "detach",
+        "cuda",
+        "set_",
+    }
 )
 # The frames of Triton's launch machinery that call what the candidate handed over: a grid, a
 # heuristic, a pruning function, a config's hook (JITFunction.run, the interpreter's
@@ -406,6 +417,45 @@ class _EngineResults(TorchDispatchMode):
         return result
 
 
+# Operators that make no values of their own: an allocation, a view, a change of metadata.
+_NO_VALUES = frozenset(
+    {"empty", "empty_strided", "empty_like", "new_empty", "new_empty_strided", "resize_"}
+)
+
+
+class _OffRecord(TorchDispatchMode):
+    """Every operator that runs while the record's call (``TorchOpRecorder``) is on and no torch
+    call of Python's is in progress: torch's work started from C++ with no torch function of
+    its own (a TorchScript function, a C++ engine), which no torch function mode sees. It is
+    compute like any call's (``strict``), and what it made is a copy source (``hybrid``)."""
+
+    def __init__(self, record: TorchOpRecorder) -> None:
+        super().__init__()
+        self._record = record
+
+    def __torch_dispatch__(
+        self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
+    ) -> Any:
+        # Neither the operator nor this bookkeeping is a torch call of the candidate's: the
+        # record's function mode, still on the stack, must not count them.
+        with torch._C.DisableTorchFunction():
+            result = func(*args, **(kwargs or {}))
+            record = self._record
+            packet = str(getattr(getattr(func, "overloadpacket", None), "__name__", func))
+            if record.depth or getattr(func, "is_view", False) or packet in _NO_VALUES:
+                return result
+            if record._in_launch() and not record._candidate_made_it(packet):
+                return result  # Triton's own moves of a launch's arguments (the interpreter's)
+            record.calls[f"{packet[:40]} (off the torch call record)"] += 1
+            if _low_precision(result):
+                record.low_precision[packet[:80]] += 1
+            for value in _tensors_in(result):
+                if value.numel() > 0:
+                    base = value if value._base is None else value._base
+                    record._keep_computed(base, value.numel() * value.element_size())
+        return result
+
+
 def close_unrecorded_threads() -> None:
     """Takes torch's ``ThroughputBenchmark`` from the candidate's process before its code loads:
     it runs a Python module on C++ threads of its own and joins them before it returns, and
@@ -444,12 +494,33 @@ class TorchOpRecorder(TorchFunctionMode):
         # a kernel body under the interpreter): no kernel's work, under either policy.
         self.in_launch: Counter[str] = Counter()
         self._callback: Any = None  # the candidate's frame torch called back into (_run)
+        # Torch calls of Python's in progress, the candidate's or a library's; 0 in the
+        # candidate's own code, a callback's too (_OffRecord: what runs at 0 is off the record).
+        self.depth = 0
+        self._depths: list[int] = []  # the depth each callback in progress interrupted
+        self._off_record = _OffRecord(self)
         # Calls handed an object of a type of the candidate's own (_foreign).
         self.callbacks: Counter[str] = Counter()
+
+    def __enter__(self) -> TorchOpRecorder:
+        super().__enter__()
+        self._off_record.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._off_record.__exit__(*exc)
+        super().__exit__(*exc)
 
     def __torch_function__(
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
     ) -> Any:
+        self.depth += 1
+        try:
+            return self._handle(func, args, kwargs)
+        finally:
+            self.depth -= 1
+
+    def _handle(self, func: Any, args: tuple[Any, ...], kwargs: Any) -> Any:
         name = str(getattr(func, "__name__", None) or func)
         launching = self._in_launch()
         if launching and not self._candidate_made_it(name):
@@ -499,6 +570,7 @@ class TorchOpRecorder(TorchFunctionMode):
             sys.setprofile(previous)
             if self._callback is not None:  # a frame that never saw its return event
                 _pop_mode()
+                self.depth = self._depths.pop()
             self._callback = outer
 
     def _watch(self, frame: Any, event: str, _arg: Any) -> None:
@@ -509,9 +581,12 @@ class TorchOpRecorder(TorchFunctionMode):
                 self._callback = frame
                 self._take_arguments(frame)
                 _push_mode(self)
+                self._depths.append(self.depth)  # the candidate's code: off any torch call
+                self.depth = 0
         elif event == "return" and frame is self._callback:
             self._callback = None
             _pop_mode()
+            self.depth = self._depths.pop()
 
     def _keep(
         self,
@@ -621,7 +696,9 @@ class TorchOpRecorder(TorchFunctionMode):
         of arguments (``TRITON_DATA_MOVES``) made outside the frames that call the candidate's
         callables (``TRITON_CALLBACK_SITES``), any other frame the candidate's (its file, or
         code it made at run time)."""
-        frame = sys._getframe(2)
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_code.co_filename == __file__:
+            frame = frame.f_back  # this record's own frames (a torch call's, an operator's)
         while frame is not None:
             filename = frame.f_code.co_filename
             if filename.startswith(_KGYM_DIR):
