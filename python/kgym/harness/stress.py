@@ -43,6 +43,14 @@ SPECIAL_SHARE = 0.05
 # The least share of each float input's elements the ``sparse`` set makes exact zeros (up to
 # 0.8, drawn per call): about what a ReLU leaves of its inputs.
 SPARSE_SHARE = 0.5
+# ``very_sparse``: the share of zeros, drawn per call between these (one-hot rows, a pruned
+# layer's activations): a block of a kernel's tiles then holds a few values among its zeros.
+VERY_SPARSE_SHARE = (0.95, 0.995)
+# ``outlier_channels``: how many of the last dimension's places hold an LLM's massive
+# activations (every row, as a residual stream's few hidden dimensions do), and how much
+# larger they are than the rest.
+OUTLIER_CHANNEL_SHARE = 1 / 64
+OUTLIER_CHANNEL_FACTOR = 60.0
 # The far sets make every float input one-signed at about this many of its standard deviations
 # (1 to 5 of them times this): a sentinel for a maximum or a minimum (-1e4), a clamp or a range
 # a kernel assumed meets values beyond it, with rows that are all of one sign.
@@ -153,7 +161,7 @@ def set_names(facts: InputFacts) -> list[str]:
         return []
     names = ["scaled_up", "scaled_down", "scaled_drawn", "offset_up", "offset_down"]
     names += ["special", "sparse", "masked", "rows_apart", "cancelling", "flat_rows"]
-    names += ["repeated_rows"]
+    names += ["repeated_rows", "very_sparse", "structured_rows", "outlier_channels"]
     names += ["rows_scaled", "padded_rows", "reduced_values", "rectified"]
     names += ["far_positive", "far_negative"]
     if facts.one_signed:
@@ -202,6 +210,12 @@ def derive(name: str, inputs: list[Any], generator: torch.Generator | None = Non
             _special_values(v, generator)
         elif name == "sparse":
             _mostly_zeros(v, generator)
+        elif name == "very_sparse":
+            _mostly_zeros(v, generator, VERY_SPARSE_SHARE)
+        elif name == "structured_rows":
+            _structured_rows(v, generator)
+        elif name == "outlier_channels":
+            _outlier_channels(v, generator)
         elif name == "masked":
             _masked_spans(v, generator)
         elif name == "rows_apart":
@@ -268,16 +282,20 @@ def _special_values(v: torch.Tensor, generator: torch.Generator | None) -> None:
     flat[infinite] = (signs[infinite] * float("inf")).to(v.dtype)
 
 
-def _mostly_zeros(v: torch.Tensor, generator: torch.Generator | None) -> None:
-    """Exact zeros at random places, a share of ``SPARSE_SHARE`` or more (drawn per call), as
-    activations after a ReLU have: a kernel's fast path for zeros meets them, whatever block
-    density it keys on below that share."""
+def _mostly_zeros(
+    v: torch.Tensor,
+    generator: torch.Generator | None,
+    shares: tuple[float, float] = (SPARSE_SHARE, SPARSE_SHARE + (1.0 - SPARSE_SHARE) * 0.6),
+) -> None:
+    """Exact zeros at random places, a share between ``shares`` (drawn per call): from
+    ``SPARSE_SHARE``, as activations after a ReLU have, or ``VERY_SPARSE_SHARE``, where a
+    kernel's tile holds a few values among its zeros: a kernel's fast path for zeros meets
+    them, whatever block density it keys on."""
     flat = v.view(-1) if v.is_contiguous() else None
     if flat is None or not flat.numel():
         return
-    share = SPARSE_SHARE + (1.0 - SPARSE_SHARE) * 0.6 * float(
-        torch.rand(1, generator=generator, device=v.device)
-    )
+    low, high = shares
+    share = low + (high - low) * float(torch.rand(1, generator=generator, device=v.device))
     draw = torch.rand(flat.numel(), device=v.device, generator=generator)
     flat[draw < share] = 0
 
@@ -367,6 +385,47 @@ def _flat_rows(v: torch.Tensor, generator: torch.Generator | None) -> None:
     zero, constant = (draw < 0.25).to(v.device), ((draw >= 0.25) & (draw < 0.5)).to(v.device)
     rows[constant] = rows[constant][:, :1].expand(-1, rows.shape[1])
     rows[zero] = 0
+
+
+def _structured_rows(v: torch.Tensor, generator: torch.Generator | None) -> None:
+    """Rows with the structure real data has and independent draws never do, in five bands
+    of consecutive rows (a kernel's tile of rows lies in one): sorted up and sorted down (a
+    top-p sampler's sorted logits, ranked scores), a random walk (neighbours alike, as an image's or a signal's are), on 16
+    levels of the row's range (a dequantised int8 checkpoint or activation), and positive
+    values spread over decades that sum to one (probabilities, attention weights)."""
+    rows = _rows(v)
+    if rows is None:
+        return
+    n = rows.shape[0]
+    bands = torch.arange(n, device=v.device) * 5 // n
+    order = torch.randperm(5, generator=generator).to(v.device)
+    kinds = order[bands]  # which structure each band takes, drawn per call
+    data = rows.float()
+    shaped = torch.empty_like(data)
+    ascending = data.sort(dim=1).values
+    walk = data.cumsum(dim=1) / math.sqrt(max(rows.shape[1], 1))
+    low, high = data.amin(dim=1, keepdim=True), data.amax(dim=1, keepdim=True)
+    step = ((high - low) / 15).clamp_min(torch.finfo(torch.float32).tiny)
+    levels = ((data - low) / step).round() * step + low
+    probabilities = torch.softmax(data * 3.0, dim=1)
+    made_kinds = (ascending, ascending.flip(1), walk, levels, probabilities)
+    for kind, made in enumerate(made_kinds):
+        chosen = kinds == kind
+        shaped[chosen] = made[chosen]
+    rows.copy_(shaped.to(rows.dtype))
+
+
+def _outlier_channels(v: torch.Tensor, generator: torch.Generator | None) -> None:
+    """A few places of the last dimension (``OUTLIER_CHANNEL_SHARE``, at least one) larger by
+    ``OUTLIER_CHANNEL_FACTOR`` in every row: the massive activations of an LLM's residual
+    stream, a column's structure no draw of independent values has."""
+    rows = _rows(v)
+    if rows is None:
+        return
+    width = rows.shape[1]
+    count = max(1, int(width * OUTLIER_CHANNEL_SHARE))
+    places = torch.randperm(width, generator=generator)[:count].to(v.device)
+    rows[:, places] *= OUTLIER_CHANNEL_FACTOR
 
 
 def _repeated_rows(v: torch.Tensor, generator: torch.Generator | None) -> None:
@@ -565,6 +624,9 @@ def _structural(size: Any) -> bool:
 # largest, are an LLM's massive activations).
 ERROR_SIZE_SETS = TIMED_SETS | {
     "sparse",
+    "very_sparse",
+    "structured_rows",
+    "outlier_channels",
     "repeated_rows",
     "rows_apart",
     "rows_scaled",

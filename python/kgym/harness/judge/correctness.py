@@ -88,16 +88,18 @@ def ill_conditioned_at_tf32(
     ).ok
 
 
-def _aliasable(inputs: list[Any]) -> tuple[int, int] | None:
-    """The first two float tensor inputs of one shape and type (queries and keys), by place:
-    a call may give one tensor for both."""
-    seen: dict[tuple[Any, ...], int] = {}
+def _aliasable(inputs: list[Any]) -> list[tuple[int, int]] | None:
+    """The first group of float tensor inputs of one shape and type (queries, keys and
+    values), by place, as pairs of its first and each other: a call may give one tensor for
+    them all (``model(x, x, x)``), which gives any two of them one tensor (keys that are the
+    values, as well as queries that are the keys)."""
+    groups: dict[tuple[Any, ...], list[int]] = {}
     for index, value in enumerate(inputs):
         if isinstance(value, torch.Tensor) and value.is_floating_point():
-            key = (tuple(value.shape), value.dtype)
-            if key in seen:
-                return seen[key], index
-            seen[key] = index
+            groups.setdefault((tuple(value.shape), value.dtype), []).append(index)
+    for places in groups.values():
+        if len(places) > 1:
+            return [(places[0], other) for other in places[1:]]
     return None
 
 
@@ -150,7 +152,7 @@ class GradedCalls:
         self.error_size: ErrorSize | None = None  # on a float32 task: the error's size, checked
         self.measure_next = False  # the next right trial's error is measured (new weights)
         self.mode_free = False  # the task's answer is the same in training mode (mode_free)
-        self.aliasable: tuple[int, int] | None = None  # two inputs one tensor may be given for
+        self.aliasable: list[tuple[int, int]] | None = None  # inputs one tensor may be given for
         self.keyword_names: list[str] | None = None  # the task's forward's names for them
         self.refused_manners: set[str] = set()  # training manners the model raised in
 
@@ -812,9 +814,9 @@ class GradedCalls:
             manner = {"offset": _offset(name.removeprefix("offset_"))}
         if name == "aliased":
             assert self.aliasable is not None
-            first, second = self.aliasable
-            pristine[second] = pristine[first].clone()
-            manner = {"alias": [[first, second]]}
+            for first, second in self.aliasable:
+                pristine[second] = pristine[first].clone()
+            manner = {"alias": [[first, second] for first, second in self.aliasable]}
         failed, answer = self._graded_call(views, pristine, fill=False, manner=manner)
         if failed is not None:
             return {"passed": False, "mismatch": failed}
