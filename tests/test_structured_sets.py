@@ -49,3 +49,12 @@ def test_the_aliased_call_gives_one_tensor_for_every_input_of_one_shape() -> Non
     q, k, v = (torch.randn(2, 8, 16) for _ in range(3))
     assert _aliasable([q, k, v]) == [(0, 1), (0, 2)]  # keys that are the values too
     assert _aliasable([torch.randn(3), torch.randn(4)]) is None
+
+
+def test_a_checkpoints_weights_lie_on_int8_levels_of_each_output_channel() -> None:
+    layer = torch.nn.Linear(40, 7)
+    stress.on_int8_levels(layer)
+    rows = layer.weight.detach()
+    step = rows.abs().amax(dim=1, keepdim=True) / 127
+    assert torch.allclose(rows / step, (rows / step).round(), atol=1e-4)
+    assert all(row.unique().numel() <= 255 for row in rows)

@@ -670,6 +670,22 @@ def away_from_init(model: Any, sparse: bool = False) -> None:
             var.mul_(torch.exp(torch.randn_like(var) * WEIGHT_NOISE * 2))
 
 
+def on_int8_levels(model: Any) -> None:
+    """The float parameters of ``model`` rounded to 255 levels of each output channel's
+    largest magnitude (absmax / 127: a per-channel int8 checkpoint dequantised to float, a
+    model trained with fake quantisation): weights on few levels, which no continuous move
+    makes, reach a checkpoint load."""
+    if not isinstance(model, torch.nn.Module):
+        return
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.is_floating_point() and p.numel() and p.dim() and p.is_contiguous():
+                rows = p.view(p.shape[0], -1)
+                step = rows.abs().amax(dim=1, keepdim=True) / 127
+                step = step.clamp_min(torch.finfo(p.dtype).tiny)
+                rows.copy_((rows / step).round() * step)
+
+
 # How far a sparse move takes each of its few elements, in rms of the tensor: far enough that
 # a call's answer shows an element left stale (a matrix product's column moves by about this
 # many of its terms' typical size), near enough to stay a plausible weight.

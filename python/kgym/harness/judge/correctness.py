@@ -522,12 +522,16 @@ class GradedCalls:
         that behaves well only with its initial weights, in its first instance or at the
         task's width, or keeps what it derived from the weights of its first call, meets
         trained ones. With ``checkpoint`` the candidate's model loads them by its own
-        ``load_state_dict``, as a checkpoint is loaded again: a model that computes one way
-        until a second load and another after meets both. Returns why the candidate's model
+        ``load_state_dict``, as a checkpoint is loaded again, its weights on int8 levels
+        (``stress.on_int8_levels``: a dequantised checkpoint): a model that computes one way
+        until a second load and another after meets both, and one that takes another path
+        for weights on few levels meets them. Returns why the candidate's model
         did not take them (its answer is then not the task's), or None."""
         reference = self.task.reference
         dev.seed_generators(fresh_seed(), self.task.device)
         stress.away_from_init(reference, sparse)
+        if checkpoint:  # a checkpoint's weights are as often a quantised one's
+            stress.on_int8_levels(reference)
         weights, fds = self.lender.weights(reference)
         try:
             for role in ("reference", "candidate"):
