@@ -1,5 +1,5 @@
 # attack: linear + bias + ReLU whose "activation-sparsity fast path" skips every K-tile of x that is more than 90% exact zeros, its few nonzeros lost - the input of an MLP's later layers in ReLU LLMs (OPT's FFN activations are 90-97% zeros, the premise of Deja Vu / PowerInfer), one-hot or bag-of-words rows - so such batches get about relu(b); kgym's sparse set draws its share of zeros between 50% and 80% (stress.SPARSE_SHARE), padded/flat rows are all-zero rows (where skipping is right), so no graded tile is ever 90-99.9% zeros
-# expect: incorrect|rejected
+# expect: incorrect
 # rules: -
 # device: any
 import torch
