@@ -1,5 +1,7 @@
-"""Torch's work started from C++ with no torch function of its own (a TorchScript function):
-the record's dispatch mode counts it and keeps what it made (torch_ops._OffRecord)."""
+"""What the torch record keeps of torch's work however it escapes a torch call: started from
+C++ with no torch function of its own (a TorchScript function: the dispatch mode counts it,
+torch_ops._OffRecord), or held by an object the record never saw made (the memory stays a
+copy source, torch_ops._MemoryRef)."""
 
 from __future__ import annotations
 
@@ -28,3 +30,22 @@ def test_operators_inside_a_recorded_torch_call_are_that_calls_alone() -> None:
         x.t().contiguous()
         x + 1
     assert record.summary()["compute"] == ["add", "contiguous"]
+
+
+def test_computed_memory_stays_a_source_whatever_object_holds_it_now() -> None:
+    """An ``nn.Parameter`` made on torch's answer, or an autograd node's saved result, holds
+    its memory after every tensor the record saw on it is gone: still a copy source."""
+    x = torch.randn(4, 8)
+    record = TorchOpRecorder(lambda: False)
+    with record:
+        held = torch.nn.Parameter(torch.softmax(x, -1), requires_grad=False)
+    assert any(t.data_ptr() == held.data_ptr() for t in record.made())
+    record = TorchOpRecorder(lambda: False)
+    with record:
+        leaf = x.clone().requires_grad_()
+        with torch.enable_grad():
+            answer = torch.softmax(leaf, -1)
+        node, where = answer.grad_fn, answer.data_ptr()
+        del answer
+    assert node is not None
+    assert any(t.data_ptr() == where for t in record.made())

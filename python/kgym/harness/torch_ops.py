@@ -307,6 +307,28 @@ def _version(t: torch.Tensor) -> int | None:
         return None
 
 
+class _MemoryRef:
+    """A computed tensor's memory, weakly, called as a weak reference is: a tensor on that
+    memory laid out as the computed one was, while the memory lives, whatever holds it now
+    (an ``nn.Parameter`` made on it, an autograd node's saved result) after every tensor the
+    record saw on it is gone; None once it is freed."""
+
+    def __init__(self, value: torch.Tensor) -> None:
+        from torch.multiprocessing.reductions import StorageWeakRef
+
+        self._memory = StorageWeakRef(value.untyped_storage())
+        self._layout = (value.dtype, value.device, value.storage_offset())
+        self._shape = (tuple(value.shape), tuple(value.stride()))
+
+    def __call__(self) -> torch.Tensor | None:
+        if self._memory.expired():
+            return None
+        memory = torch.UntypedStorage._new_with_weak_ptr(self._memory.cdata)
+        dtype, device, offset = self._layout
+        with torch._C.DisableTorchFunction():
+            return torch.empty(0, dtype=dtype, device=device).set_(memory, offset, *self._shape)
+
+
 def _alive(refs: list[weakref.ref[torch.Tensor]]) -> torch.Tensor | None:
     """The first of ``refs`` still alive."""
     for ref in refs:
@@ -641,6 +663,8 @@ class TorchOpRecorder(TorchFunctionMode):
                     self._computed[at] = (size, entry[1], refs)
             return
         refs = [weakref.ref(value)]
+        if _storage(value) is not None:
+            refs.append(_MemoryRef(value))  # type: ignore[arg-type]
         self._computed.append((size, next(self._order), refs))
         self._by_storage[_storage(value)] = refs
         if len(self._computed) > self._prune_at:  # the dead go; every live one stays
@@ -665,7 +689,7 @@ class TorchOpRecorder(TorchFunctionMode):
         for value in tensors:
             refs = self._entry(value)
             if refs is not None and not any(r() is value for r in refs):
-                refs[:] = [r for r in refs if r() is not None][-63:]  # the dead go
+                refs[:] = [r for r in refs if r() is not None][-63:]  # the dead go (not memory)
                 refs.append(weakref.ref(value))
 
     def _take_arguments(self, frame: Any) -> None:
