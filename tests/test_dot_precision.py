@@ -45,6 +45,7 @@ def test_a_compiled_kernel_is_read_once() -> None:
         "products": ["fp16 (-)", "fp32 (ieee)", "fp32 (tf32x3)", "fp8e4nv (-)"],
         "values": ["fp16", "fp8e4nv"],
         "pointers_from_integers": False,
+        "inline_assembly": False,
     }
 
 
@@ -72,3 +73,15 @@ def test_a_pointer_made_from_an_integer_is_found_in_the_ir() -> None:
     recorder = DotPrecision()
     recorder.note_launch(_Compiled(TTIR + made))
     assert recorder.summary()["pointers_from_integers"] is True
+
+
+def test_inline_assembly_is_found_in_the_ir() -> None:
+    """PTX in a kernel (``tl.inline_asm_elementwise``) may load from any address or round to
+    any type: nothing of it is Triton's to read."""
+    from kgym.harness.dot_precision import runs_assembly
+
+    asm = '%3 = tt.elementwise_inline_asm "ld.global.f32 $0, [$1];" {constraints = "=r,l"}'
+    assert runs_assembly(asm) and not runs_assembly(TTIR)
+    recorder = DotPrecision()
+    recorder.note_launch(_Compiled(TTIR + asm))
+    assert recorder.summary()["inline_assembly"] is True

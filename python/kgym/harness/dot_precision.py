@@ -101,6 +101,13 @@ def makes_pointers(ttir: str) -> bool:
     return "tt.int_to_ptr" in ttir
 
 
+def runs_assembly(ttir: str) -> bool:
+    """Whether a kernel's Triton IR runs inline assembly (``tl.inline_asm_elementwise``):
+    PTX that may load from any address or compute in any type, which no reading of the IR
+    sees (the interpreter refuses it)."""
+    return "tt.elementwise_inline_asm" in ttir
+
+
 def _default(name: str) -> str:
     return "ieee" if name == "fp32" else "-"
 
@@ -113,6 +120,7 @@ class DotPrecision:
         self.values: set[str] = set()  # reduced floating-point types of the kernels' values
         self._read: set[int] = set()  # compiled kernels whose IR was read (by id)
         self.pointers_from_integers = False  # a kernel made a pointer from an integer
+        self.inline_assembly = False  # a kernel ran inline assembly
         self.source = "unknown"  # "ir" (a GPU), "interpreter" (a CPU) once a launch was seen
 
     def note_launch(self, launched: Any) -> None:
@@ -131,6 +139,7 @@ class DotPrecision:
         self.products |= products_in_ir(str(ttir))
         self.values |= reduced_floats_in_ir(str(ttir))
         self.pointers_from_integers |= makes_pointers(str(ttir))
+        self.inline_assembly |= runs_assembly(str(ttir))
 
     def install_interpreter(self) -> None:
         """Under the CPU interpreter: record the operands of every product it computes, and
@@ -188,4 +197,5 @@ class DotPrecision:
             "products": sorted(self.products)[:20],
             "values": sorted(self.values)[:20],
             "pointers_from_integers": self.pointers_from_integers,
+            "inline_assembly": self.inline_assembly,
         }

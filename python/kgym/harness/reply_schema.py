@@ -79,6 +79,7 @@ CHECKS = {
         and _is_list_of(v.get("products", []), (str,))
         and _is_list_of(v.get("values", []), (str,))
         and isinstance(v.get("pointers_from_integers", False), bool)
+        and isinstance(v.get("inline_assembly", False), bool)
     ),
     "findings": _findings_ok,
     "weights_copied": lambda v: isinstance(v, bool),

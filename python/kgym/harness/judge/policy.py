@@ -150,6 +150,12 @@ class CallPolicy:
                     "a kernel made a pointer from an integer: it reaches memory its launch "
                     "did not hand it as a tensor, which no check can account for",
                 )
+            if dots.get("inline_assembly") is True:
+                self.findings.add_once(
+                    "kernel-not-triton",
+                    "a kernel ran inline assembly: what it loads and the types it computes "
+                    "in are not Triton's, and no reading of its IR sees them",
+                )
             for kind in (dots.get("values") or [])[:20]:
                 entry = f"tl {str(kind)[:20]} values"
                 if entry not in self.low_precision:
