@@ -330,12 +330,17 @@ class _MemoryRef:
 
 
 def _alive(refs: list[weakref.ref[torch.Tensor]]) -> torch.Tensor | None:
-    """The first of ``refs`` still alive."""
+    """The first of ``refs`` still alive, a tensor the record saw before a tensor rebuilt on
+    the memory (``_MemoryRef``), which stands in only when none of those lives."""
+    memory = None
     for ref in refs:
+        if isinstance(ref, _MemoryRef):
+            memory = ref
+            continue
         value = ref()
         if value is not None:
             return value
-    return None
+    return memory() if memory is not None else None
 
 
 def _written(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[torch.Tensor]:
