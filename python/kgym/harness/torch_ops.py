@@ -423,7 +423,18 @@ MAX_MADE = 64
 ENGINE_CALLS = frozenset({"backward", "grad"})
 
 
-class _EngineResults(TorchDispatchMode):
+class _RecordMode(TorchDispatchMode):
+    """A dispatch mode of the record's. torch wraps a mode's ``__torch_dispatch__`` to keep
+    Dynamo out of it, which imports Dynamo at the first operator (0.75 s of a runner's first
+    graded call on a CPU, where the fork server does not import it); no Dynamo runs in the
+    candidate's process (torch.compile is refused), so the wrap is left out."""
+
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        return False
+
+
+class _EngineResults(_RecordMode):
     """Every tensor an operator computes while the autograd engine runs a backward the
     candidate asked for, handed to ``keep``. The engine runs a GPU's backward on a thread of
     its own, where the profile hook that takes a callback's arguments (``_run``) is not set;
@@ -450,7 +461,7 @@ _NO_VALUES = frozenset(
 )
 
 
-class _OffRecord(TorchDispatchMode):
+class _OffRecord(_RecordMode):
     """Every operator that runs while the record's call (``TorchOpRecorder``) is on and no torch
     call of Python's is in progress: torch's work started from C++ with no torch function of
     its own (a TorchScript function, a C++ engine), which no torch function mode sees. It is
