@@ -448,11 +448,17 @@ class _EngineResults(_RecordMode):
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
     ) -> Any:
         result = func(*args, **(kwargs or {}))
-        for value in _tensors_in(result):
-            if value.numel() > 0:
-                base = value if value._base is None else value._base
-                self._keep(base, value.numel() * value.element_size())
+        _keep_results(result, self._keep)
         return result
+
+
+def _keep_results(result: Any, keep: Callable[[torch.Tensor, int], None]) -> None:
+    """Each non-empty tensor of an operator's ``result`` handed to ``keep`` by its base, with
+    the bytes the operator wrote."""
+    for value in _tensors_in(result):
+        if value.numel() > 0:
+            base = value if value._base is None else value._base
+            keep(base, value.numel() * value.element_size())
 
 
 # Operators that make no values of their own: an allocation, a view, a change of metadata.
@@ -479,18 +485,17 @@ class _OffRecord(_RecordMode):
         with torch._C.DisableTorchFunction():
             result = func(*args, **(kwargs or {}))
             record = self._record
+            if record.depth:  # inside a recorded torch call (most operators): that call's
+                return result
             packet = str(getattr(getattr(func, "overloadpacket", None), "__name__", func))
-            if record.depth or getattr(func, "is_view", False) or packet in _NO_VALUES:
+            if getattr(func, "is_view", False) or packet in _NO_VALUES:
                 return result
             if record._in_launch() and not record._candidate_made_it(packet):
                 return result  # Triton's own moves of a launch's arguments (the interpreter's)
             record.calls[f"{packet[:40]} (off the torch call record)"] += 1
             if _low_precision(result):
                 record.low_precision[packet[:80]] += 1
-            for value in _tensors_in(result):
-                if value.numel() > 0:
-                    base = value if value._base is None else value._base
-                    record._keep_computed(base, value.numel() * value.element_size())
+            _keep_results(result, record._keep_computed)
         return result
 
 
