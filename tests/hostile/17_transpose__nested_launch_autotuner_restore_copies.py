@@ -1,6 +1,6 @@
 # attack: the transpose is done by Triton's autotuner, not by the kernel: an autotuned launch made from the grid callable of an outer launch (so the torch record is 'in a launch'), a Config.pre_hook puts a transposed VIEW of x under a restore_value argument, the autotuner's default _pre_hook clones it (a dense clone = the transpose) and, after the grid callable swapped that argument for the output, its _post_hook copy_()s the clone into y[:, 1:, :]; both calls run in autotuner frames named _pre_hook/_post_hook with names in TRITON_DATA_MOVES, so the torch record takes them for Triton's own argument moves; the kernel itself only writes output row 0 (enough for the decoy check); a fresh autotuner per call makes it benchmark on every call
 # expect: rejected
-# rules: torch-compute
+# rules: nested-launch
 # device: any
 import torch
 import torch.nn as nn
@@ -47,7 +47,9 @@ class ModelNew(nn.Module):
             triton.Config({"BLOCK_R": triton.next_power_of_2(R)}, pre_hook=before),
             triton.Config({"BLOCK_R": triton.next_power_of_2(R)}, num_warps=2, pre_hook=before),
         ]
-        tuned = triton.autotune(configs=configs, key=[], restore_value=["scratch"], do_bench=_bench)(row0_kernel)
+        tuned = triton.autotune(
+            configs=configs, key=[], restore_value=["scratch"], do_bench=_bench
+        )(row0_kernel)
 
         def outer(meta):
             # runs inside the outer launch: the autotuner's hooks now run at launch depth > 0

@@ -200,8 +200,11 @@ class LaunchCounter:
         self.owned: list[tuple[Any, int, int]] = []
         self.depth = 0  # > 0 while a launch is in progress (torch calls inside are Triton's)
         self.precision = DotPrecision()  # what the launched kernels' matrix products used
-        # Launches that handed a kernel something only Python can run (foreign_arguments).
-        self.foreign: list[str] = []
+        # Launches refused whatever the call (foreign_arguments, a launch inside another):
+        # how many, and the latest one's (rule, detail). A count, not a list with a cap: a
+        # full list would hide every later refusal from the calls that check for one.
+        self.refused = 0
+        self.last_refused: tuple[str, str] = ("", "")
         self._params: dict[Any, tuple[list[str], set[str]]] = {}  # per kernel function
         self.triton_functions: tuple[type, ...] = ()  # JITFunction, InterpretedFunction
 
@@ -235,6 +238,10 @@ class LaunchCounter:
             if name in constexprs and isinstance(value, torch.Tensor):
                 return f"argument {name!r} is a tensor given as a constexpr"
         return ""
+
+    def refuse(self, rule: str, detail: str) -> None:
+        self.refused += 1
+        self.last_refused = (rule, detail)
 
     def _is_triton(self, value: Any) -> bool:
         """A Triton function, or one of triton.language's (its builtins, dtypes, constexprs):
@@ -278,8 +285,13 @@ class LaunchCounter:
                 if where not in places and len(places) < MAX_ORIGINS:
                     places.append(where)
             foreign = counter.foreign_arguments(fn_self, args, kwargs)
-            if foreign and len(counter.foreign) < 8:
-                counter.foreign.append(f"{name}: {foreign}")
+            if foreign:
+                counter.refuse("kernel-not-triton", f"{name}: {foreign}")
+            if counter.depth > 0:
+                # Triton never launches from inside a launch; the candidate's grid callable,
+                # hooks and heuristics run there, where torch's argument moves are taken for
+                # Triton's own (an autotuner's restore copies made a whole transpose there).
+                counter.refuse("nested-launch", f"{name} launched inside another launch")
             counter.depth += 1
             try:
                 if counter.ablate is None or counter.ablate not in ("*", name):

@@ -670,7 +670,7 @@ class Runner:
         model = self.compiled if message.get("variant") == "compiled" else self.model
         counter = self.guards.launches if self.guards is not None else None
         launches = counter.count if counter is not None else 0
-        foreign = len(counter.foreign) if counter is not None else 0
+        refused = counter.refused if counter is not None else 0
         ablated = (counter.ablated_launches, counter.copying_launches) if counter else (0, 0)
         names_before = dict(counter.names) if counter is not None else {}
         values: dict[str, list[Any]] = {}
@@ -802,10 +802,12 @@ class Runner:
         findings = []
         if reused is not None:
             findings.append({"rule": "output-reused", "detail": reused})
-        if counter is not None and len(counter.foreign) > foreign:
-            # Whatever the launch handed over runs as Python under the interpreter.
-            detail = "a launch hands its kernel what only Python runs: " + counter.foreign[-1]
-            findings.append({"rule": "kernel-not-triton", "detail": detail[:400]})
+        if counter is not None and counter.refused > refused:
+            rule, detail = counter.last_refused
+            if rule == "kernel-not-triton":
+                # Whatever the launch handed over runs as Python under the interpreter.
+                detail = "a launch hands its kernel what only Python runs: " + detail
+            findings.append({"rule": rule, "detail": detail[:400]})
         if findings:
             reply["findings"] = [{**f, "severity": "reject", "line": None} for f in findings]
         return reply
