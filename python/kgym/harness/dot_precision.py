@@ -19,6 +19,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from kgym.harness import tensor_core_products
+
 # An element type in MLIR's spelling, as Triton's IR prints it, to triton.language's names.
 _MLIR_NAMES = {
     "f64": "fp64",
@@ -159,7 +161,10 @@ class DotPrecision:
                 values.add(name)
 
         TensorHandle.__post_init__ = post_init  # type: ignore[method-assign]
-        InterpreterBuilder.create_dot = self._recording(InterpreterBuilder.create_dot, 0, 3)
+        # Each product computed at its input precision as a GPU's tensor cores would, so that
+        # a CPU grades the error a GPU's kernel makes (tensor_core_products.py).
+        gpu_dot = tensor_core_products.as_gpu_computes(InterpreterBuilder.create_dot)
+        InterpreterBuilder.create_dot = self._recording(gpu_dot, 0, 3)
         scaled = getattr(InterpreterBuilder, "create_dot_scaled", None)
         if scaled is not None:
             InterpreterBuilder.create_dot_scaled = self._recording(scaled, 0, None)
@@ -183,7 +188,7 @@ class DotPrecision:
             if precision is None:
                 mode = "scaled"
             elif name == "fp32" and len(args) > precision:
-                mode = str(args[precision]).rsplit(".", 1)[-1].lower()
+                mode = tensor_core_products.precision_name(args[precision])
             else:  # the input precision applies to float32 operands only
                 mode = _default(name)
             recorder.products.add(f"{name} ({mode})")
