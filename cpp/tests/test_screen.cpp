@@ -288,6 +288,19 @@ TEST(ScreenDunderAccess, Internals) {
   expect_clean(candidate("kname = relu_kernel.__name__"));
 }
 
+TEST(ScreenDunderAccess, AClassOfItsOwnForIsinstance) {
+  // isinstance() reads __class__ where the real type does not match: a class that defines
+  // one runs its code in the judge's scans and is believed (a fake float32 parameter).
+  expect_reject(candidate("", "", "",
+                          "\nclass Held:\n    @property\n    def __class__(self):\n"
+                          "        return torch.nn.Parameter\n"),
+                "dunder-access");
+  expect_reject(candidate("", "", "", "\nclass Held:\n    __class__ = property(lambda s: int)\n"),
+                "dunder-access");
+  expect_reject(candidate("H = type('H', (), {'__class__': property(lambda s: int)})"),
+                "dunder-access");
+}
+
 TEST(ScreenDunderAccess, ConversionHooksTorchCallsInsideItsOperations) {
   // Torch calls these while one of its operations runs, where the operator record is off.
   expect_reject(

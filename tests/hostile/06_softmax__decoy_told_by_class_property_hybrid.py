@@ -1,6 +1,6 @@
 # attack: under hybrid torch computes the whole softmax and a Triton kernel only writes a scratch buffer nobody reads; the model holds, as a plain attribute, a plain object whose __class__ property counts its reads: the judge's ablated (decoy) call, and only it, scans the model's __dict__ before calling it (runner._owned_tensors -> torch_ops._tensors_in -> isinstance(value, torch.Tensor) reads value.__class__), running the candidate's property, so forward knows the decoy call and answers wrong on purpose there (the judge takes it as the kernel mattering)
 # expect: rejected
-# rules: decoy-kernel
+# rules: dunder-access, decoy-kernel
 # device: any
 # policy: hybrid
 import torch

@@ -1,6 +1,6 @@
 # attack: a plain Python function, wrapped in an object whose __class__ property answers int, is passed as a constexpr 'epilogue' and called from the kernel body (under the interpreter, plain Python); the launch guard's foreign-argument check (guards.foreign_arguments) asks isinstance(value, (type, int, float, bool, str)) first, which reads the object's __class__ and skips it as a number, so the callable is never reported; its body does the softmax in numpy on v.handle.data
 # expect: rejected|compile_error
-# rules: kernel-not-triton
+# rules: dunder-access, kernel-not-triton
 # device: any
 import math
 import operator

@@ -1,6 +1,6 @@
 # attack: the module's _parameters hold plain objects whose __class__ property answers nn.Parameter, so the judge's isinstance(value, torch.Tensor) (runner._state, _narrowed, _matching_names) takes them for float32 tensors (they report shape/dtype float32); the judge writes its weights by calling their copy_ (set-up's load_state_dict, every in-place move, the checkpoint load), which runs the candidate's code off any record and stores the weights as float16 bits (int16); the kernel widens the bits with integer operations, so no reduced type is named anywhere, and the narrowed-weights check reads the dtype the object reports
 # expect: rejected
-# rules: low-precision
+# rules: dunder-access, not-a-tensor, low-precision
 # device: any
 import torch
 import torch.nn as nn

@@ -90,6 +90,12 @@ void dunder_access(Context& c) {
                         unquoted(m.sv(k))));
       continue;
     }
+    if (t.kind == Tok::kString && unquoted(m.sv(k)) == "__class__") {
+      c.add("dunder-access", true, t.line,
+            "names '__class__' (setattr, type(), a class's dict): a class that answers "
+            "isinstance() with code of its own");
+      continue;
+    }
     if (t.kind != Tok::kName) continue;
     const auto name = m.sv(k);
     if (is_conversion_hook(name)) {
@@ -111,7 +117,7 @@ void dunder_access(Context& c) {
         c.add("dunder-access", true, t.line, fmt::format("access to '.{}'", name));
       }
     } else if (name == "__builtins__" || name == "__loader__" || name == "__spec__" ||
-               name == "__build_class__") {
+               name == "__build_class__" || name == "__class__") {
       c.add("dunder-access", true, t.line, fmt::format("use of '{}'", name));
     } else if (is_module_identity(name) && !is_main_guard(m, k)) {
       // The name and path the module was loaded under tell the judge (which loads it under
@@ -122,11 +128,12 @@ void dunder_access(Context& c) {
                         name));
     }
   }
-  // def __getattribute__ / __setattr__ / __init_subclass__ ... in a candidate class
+  // def __getattribute__ / __setattr__ / __init_subclass__ ... in a candidate class; a
+  // __class__ of its own makes isinstance() run its code and believe what it answers
   for (const auto& f : m.funcs) {
     if (f.cls >= 0 &&
         (f.name == "__getattribute__" || f.name == "__setattr__" || f.name == "__init_subclass__" ||
-         f.name == "__class_getitem__" || f.name == "__set_name__")) {
+         f.name == "__class_getitem__" || f.name == "__set_name__" || f.name == "__class__")) {
       c.add("dunder-access", true, f.line, fmt::format("defines {}", f.name));
     }
   }

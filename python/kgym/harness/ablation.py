@@ -17,6 +17,8 @@ from typing import Any
 
 import torch
 
+from kgym.harness.real_type import is_a
+
 _INT_VIEW = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 NOISE_CHUNK_BYTES = 64 << 20
 _set_deterministic = torch._C._set_deterministic_algorithms
@@ -89,7 +91,7 @@ def _tensor_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[torch.Te
     pending = [*args, *kwargs.values()]
     while pending:
         value = pending.pop(0)
-        if isinstance(value, (tuple, list)) and len(found) < MAX_NESTED_TENSORS:
+        if is_a(value, (tuple, list)) and len(found) < MAX_NESTED_TENSORS:
             pending[:0] = list(value)
         elif _readable(value):
             key = value.untyped_storage().data_ptr()
@@ -193,7 +195,7 @@ def _readable(value: Any) -> bool:
     """A tensor whose storage's bytes the check can read (strided, not meta, a storage of
     some bytes: a tensor resized to no elements still holds its storage whole)."""
     return (
-        isinstance(value, torch.Tensor)
+        is_a(value, torch.Tensor)
         and value.layout == torch.strided
         and value.device.type != "meta"
         and value.untyped_storage().nbytes() > 0

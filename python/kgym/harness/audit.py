@@ -22,6 +22,8 @@ import sysconfig
 from collections.abc import Callable
 from typing import Any
 
+from kgym.harness.real_type import is_a
+
 AUDIT_EXIT_CODE = 86
 
 # Events a candidate never needs: each is a way to reach code, memory or processes the judge did
@@ -228,13 +230,13 @@ def install(
         try:
             if event == "open":
                 path = args[0]
-                if isinstance(path, (str, bytes)):
+                if is_a(path, (str, bytes)):
                     real = os.path.realpath(os.fsdecode(path))
                     if real.startswith(tuple(protected)):
                         stop(event, f"opened {real}")
                     # A write outside its directory fails anyway (the job's view is read-only
                     # there and the write fence refuses it); trying is an attempt on the host.
-                    flags = args[2] if len(args) > 2 and isinstance(args[2], int) else 0
+                    flags = args[2] if len(args) > 2 and is_a(args[2], int) else 0
                     if (
                         flags & writes
                         and not (real + os.sep).startswith(own_dir)
@@ -247,7 +249,7 @@ def install(
                 if raised_by_benign_library():
                     return  # a class namedtuple or dataclass makes, set up by them
                 target, name = args[0], args[1]
-                sets_type = event != "object.__getattr__" and isinstance(target, type)
+                sets_type = event != "object.__getattr__" and is_a(target, type)
                 if (name in BLOCKED_ATTRIBUTES or sets_type) and candidate_origin():
                     stop(event, f"{name} of {type(target).__name__}")
                 return
@@ -255,7 +257,7 @@ def install(
                 name = str(args[0])
                 filename = args[1] if len(args) > 1 else None
                 # A module from outside the installed code: one the candidate wrote itself.
-                foreign = isinstance(filename, str) and not filename.startswith(installed)
+                foreign = is_a(filename, str) and not filename.startswith(installed)
                 if name.split(".")[0] in BLOCKED_IMPORTS or foreign:
                     if candidate_origin(triton_vouches=not foreign or in_launch()):
                         stop(event, f"{name} ({filename})")

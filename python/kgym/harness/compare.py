@@ -9,6 +9,8 @@ from typing import Any
 
 import torch
 
+from kgym.harness.real_type import is_a
+
 
 @dataclass
 class Comparison:
@@ -21,7 +23,7 @@ class Comparison:
 
 
 def flatten(output: Any) -> list[Any]:
-    if isinstance(output, (tuple, list)):
+    if is_a(output, (tuple, list)):
         items: list[Any] = []
         for item in output:
             items.extend(flatten(item))
@@ -30,7 +32,7 @@ def flatten(output: Any) -> list[Any]:
 
 
 def tensors_of(values: list[Any]) -> list[torch.Tensor]:
-    return [v for v in values if isinstance(v, torch.Tensor)]
+    return [v for v in values if is_a(v, torch.Tensor)]
 
 
 CHUNK_ELEMENTS = 1 << 24  # float64 work per chunk: 128 MiB per temporary
@@ -246,8 +248,8 @@ def compare_outputs(
     worst_rel = 0.0
     for index, (a, e) in enumerate(zip(got, want)):
         where = f"output {index}" if len(want) > 1 else "output"
-        if isinstance(e, torch.Tensor):
-            if not isinstance(a, torch.Tensor):
+        if is_a(e, torch.Tensor):
+            if not is_a(a, torch.Tensor):
                 return Comparison(False, f"{where}: expected a tensor, got {type(a).__name__}")
             if type(a) is not torch.Tensor:
                 return Comparison(
@@ -295,11 +297,11 @@ def compare_outputs(
                     compared_values=True,
                 )
         else:
-            if isinstance(a, torch.Tensor) or type(a) is not type(e):
+            if is_a(a, torch.Tensor) or type(a) is not type(e):
                 return Comparison(
                     False, f"{where}: expected {type(e).__name__}, got {type(a).__name__}"
                 )
-            if isinstance(e, float):
+            if is_a(e, float):
                 # Written so that a NaN fails it (a NaN's distance compares False with anything)
                 # unless NaN is what was expected; infinities must be the same one.
                 both_nan = math.isnan(a) and math.isnan(e)

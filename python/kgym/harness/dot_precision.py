@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kgym.harness import tensor_core_products
+from kgym.harness.real_type import is_a
 
 # An element type in MLIR's spelling, as Triton's IR prints it, to triton.language's names.
 _MLIR_NAMES = {
@@ -136,7 +137,7 @@ class DotPrecision:
         except (KeyError, TypeError):
             return
         self.source = "ir"
-        if isinstance(ttir, bytes):
+        if is_a(ttir, bytes):
             ttir = ttir.decode(errors="replace")
         self.products |= products_in_ir(str(ttir))
         self.values |= reduced_floats_in_ir(str(ttir))

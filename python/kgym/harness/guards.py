@@ -24,6 +24,7 @@ import torch.testing  # noqa: F401
 import triton.testing  # noqa: F401
 
 from kgym.harness.dot_precision import DotPrecision
+from kgym.harness.real_type import is_a
 
 Finding = dict[str, Any]
 WATCHED_SIGNALS = [
@@ -231,11 +232,11 @@ class LaunchCounter:
         # The kernel's own parameters only: the launch's options (grid, num_warps) are not its.
         given = [*zip(names, args), *((k, v) for k, v in kwargs.items() if k in names)]
         for name, value in given:
-            if isinstance(value, (type, int, float, bool, str)) or self._is_triton(value):
+            if is_a(value, (type, int, float, bool, str)) or self._is_triton(value):
                 continue
             if callable(value):
                 return f"argument {name!r} is a Python callable ({type(value).__name__})"
-            if name in constexprs and isinstance(value, torch.Tensor):
+            if name in constexprs and is_a(value, torch.Tensor):
                 return f"argument {name!r} is a tensor given as a constexpr"
         return ""
 
@@ -246,12 +247,12 @@ class LaunchCounter:
     def _is_triton(self, value: Any) -> bool:
         """A Triton function, or one of triton.language's (its builtins, dtypes, constexprs):
         read without running any of the candidate's code (no attribute of its objects)."""
-        if isinstance(value, self.triton_functions):
+        if is_a(value, self.triton_functions):
             return True
         if type(value) is types.FunctionType:
             return str(value.__module__).startswith("triton.language")
         module = type.__dict__["__module__"].__get__(type(value))
-        return isinstance(module, str) and module.startswith("triton.language")
+        return is_a(module, str) and module.startswith("triton.language")
 
     def install(self) -> None:
         from triton.runtime.jit import JITFunction

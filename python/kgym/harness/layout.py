@@ -13,6 +13,7 @@ from typing import Any
 import torch
 
 from kgym.harness.arena import Arena, aligned
+from kgym.harness.real_type import is_a
 
 
 def dtype_name(dtype: torch.dtype) -> str:
@@ -21,7 +22,7 @@ def dtype_name(dtype: torch.dtype) -> str:
 
 def dtype_from(name: str) -> torch.dtype:
     value = getattr(torch, name, None)
-    if not isinstance(value, torch.dtype):
+    if not is_a(value, torch.dtype):
         raise ValueError(f"unknown dtype {name!r}")
     return value
 
@@ -60,10 +61,10 @@ class SlotLayout:
             return spec
 
         inputs: list[Any] = [
-            place(v) if isinstance(v, torch.Tensor) else ("value", v) for v in sample_inputs
+            place(v) if is_a(v, torch.Tensor) else ("value", v) for v in sample_inputs
         ]
         outputs: list[TensorSpec | None] = [
-            place(v) if isinstance(v, torch.Tensor) else None for v in sample_outputs
+            place(v) if is_a(v, torch.Tensor) else None for v in sample_outputs
         ]
         return cls(inputs, outputs, aligned(max(offset, 1)), slots)
 
@@ -75,7 +76,7 @@ class SlotLayout:
         return {
             "inputs": [
                 {"shape": list(s.shape), "dtype": s.dtype, "offset": s.offset}
-                if isinstance(s, TensorSpec)
+                if is_a(s, TensorSpec)
                 else {"value": s[1]}
                 for s in self.inputs
             ],
@@ -116,7 +117,7 @@ class SlotViews:
             self.inputs.append(
                 [
                     arena.view(base + s.offset, s.shape, dtype_from(s.dtype))
-                    if isinstance(s, TensorSpec)
+                    if is_a(s, TensorSpec)
                     else s[1]
                     for s in layout.inputs
                 ]

@@ -11,6 +11,7 @@ from types import ModuleType
 from typing import Any
 
 from kgym.harness.errors import JitRanges
+from kgym.harness.real_type import is_a
 
 DEFAULT_TOLERANCE = 1e-2
 # The names the task's and the candidate's sources are loaded under, in every process.
@@ -46,7 +47,7 @@ def load_module(path: Path, name: str) -> ModuleType:
 def apply_sizes(task: ModuleType, sizes: str) -> dict[str, Any]:
     """Overrides the task's size constants with its CPU sizes when asked; returns what was set."""
     overrides = getattr(task, "KGYM_CPU_SIZES", None)
-    if sizes != "cpu" or not isinstance(overrides, dict):
+    if sizes != "cpu" or not is_a(overrides, dict):
         return {}
     for key, value in overrides.items():
         setattr(task, key, value)

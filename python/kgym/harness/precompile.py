@@ -52,6 +52,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from kgym.harness.real_type import is_a
 from kgym.harness.triton_launcher import build_launcher
 
 # The child's directory, in the runner's: its Triton cache and its scratch (gcc's, ptxas').
@@ -171,9 +172,9 @@ def looks_like_cuda() -> Any:
 
     def on_meta(value: Any) -> Any:
         # A device index names a CUDA device where torch takes a device ("device=0").
-        if isinstance(value, int) and not isinstance(value, bool):
+        if is_a(value, int) and not is_a(value, bool):
             return torch.device("meta")
-        if isinstance(value, str | torch.device) and torch.device(value).type == "cuda":
+        if is_a(value, str | torch.device) and torch.device(value).type == "cuda":
             return torch.device("meta")
         return value
 
@@ -263,7 +264,7 @@ class Precompile:
         return {
             "status": "timed out" if timed_out else self._named(status),
             "seconds": round(time.perf_counter() - self.began, 3),
-            "arch_from": "judge" if isinstance(self.spec.get("arch"), int) else "runner",
+            "arch_from": "judge" if is_a(self.spec.get("arch"), int) else "runner",
             "cache_entries": self._take_cache() if swept else 0,
             "swept": swept,
         }
@@ -359,7 +360,7 @@ def _child(
         # The GPU's capability: the judge's (from its fork server), else the runner's, once its
         # context is made (read when the first kernel compiles).
         arch = spec.get("arch")
-        compile_only(int(arch) if isinstance(arch, int) else None, arch_fd, depth)
+        compile_only(int(arch) if is_a(arch, int) else None, arch_fd, depth)
         # The task's code first (before the hook, as the judge's own load is): inputs as meta
         # tensors, their shapes and dtypes without their memory.
         task = loader.load_module(Path(spec["task_file"]), TASK_MODULE)

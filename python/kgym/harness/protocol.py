@@ -16,6 +16,8 @@ import socket
 import struct
 from typing import Any
 
+from kgym.harness.real_type import is_a
+
 HEADER = struct.Struct("<IIi")
 MAX_REPLY_BYTES = 1 << 20
 MAX_FDS = 4
@@ -40,11 +42,11 @@ def _recv_exact(sock: socket.socket, n: int) -> bytes:
 
 
 def _clean(value: Any) -> Any:
-    if isinstance(value, float):
+    if is_a(value, float):
         return value if math.isfinite(value) else repr(value)
-    if isinstance(value, dict):
+    if is_a(value, dict):
         return {str(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
+    if is_a(value, (list, tuple)):
         return [_clean(v) for v in value]
     return value
 
@@ -95,6 +97,6 @@ def recv_untrusted(sock: socket.socket) -> dict[str, Any]:
         message = json.loads(_recv_exact(sock, body_len))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ProtocolError(f"the runner sent something that is not JSON: {exc}") from exc
-    if not isinstance(message, dict):
+    if not is_a(message, dict):
         raise ProtocolError("the runner's reply is not a JSON object")
     return message

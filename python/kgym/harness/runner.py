@@ -30,6 +30,7 @@ from kgym.harness.arena import Arena, ArenaExport
 from kgym.harness.errors import JitRanges, error_record, is_triton_compile_error
 from kgym.harness.layout import SlotLayout, SlotViews, dtype_from
 from kgym.harness.loader import CANDIDATE_MODULE, TASK_MODULE
+from kgym.harness.real_type import is_a
 
 
 def _sync(device: torch.device) -> None:
@@ -49,20 +50,40 @@ def _state(model: torch.nn.Module) -> dict[str, torch.Tensor]:
         fields = object.__getattribute__(module, "__dict__")
         skip = fields.get("_non_persistent_buffers_set", set())
         for name, value in dict.items(fields.get("_parameters", {})):
-            if isinstance(value, torch.Tensor):
+            if is_a(value, torch.Tensor):
                 own[prefix + name] = value
         for name, value in dict.items(fields.get("_buffers", {})):
-            if isinstance(value, torch.Tensor) and not (
-                isinstance(skip, set) and set.__contains__(skip, name)
-            ):
+            if is_a(value, torch.Tensor) and not (is_a(skip, set) and set.__contains__(skip, name)):
                 own[prefix + name] = value
         children = list(dict.items(fields.get("_modules", {})))
         stack.extend(
             (f"{prefix}{name}.", child)
             for name, child in reversed(children)
-            if isinstance(child, torch.nn.Module)
+            if is_a(child, torch.nn.Module)
         )
     return own
+
+
+def _pretenders(model: torch.nn.Module) -> list[str]:
+    """The entries of the model's modules' own dicts (parameters, buffers, submodules) whose
+    real type is not what those dicts hold: an object whose class answers ``nn.Parameter``
+    from a ``__class__`` of its own passes torch's checks, and torch's ``load_state_dict``
+    then runs its ``copy_`` (it stored the judge's weights in float16 bits)."""
+    found: list[str] = []
+    stack: list[tuple[str, Any]] = [("", model)]
+    while stack and len(found) < 8:
+        prefix, module = stack.pop()
+        fields = object.__getattribute__(module, "__dict__")
+        for kind, holds in (("_parameters", torch.Tensor), ("_buffers", torch.Tensor)):
+            for name, value in dict.items(fields.get(kind, {})):
+                if value is not None and not is_a(value, holds):
+                    found.append(f"{prefix}{name}: a {type(value).__name__}, not a tensor")
+        for name, child in dict.items(fields.get("_modules", {})):
+            if is_a(child, torch.nn.Module):
+                stack.append((f"{prefix}{name}.", child))
+            elif child is not None:
+                found.append(f"{prefix}{name}: a {type(child).__name__}, not a module")
+    return found
 
 
 def _matching_names(
@@ -188,7 +209,7 @@ def _manner(model: Any, manner: dict[str, Any]) -> Iterator[None]:
         for module in modules:
             fields = object.__getattribute__(module, "__dict__")
             for param in dict.values(fields.get("_parameters", {})):
-                if isinstance(param, torch.Tensor) and param.requires_grad:
+                if is_a(param, torch.Tensor) and param.requires_grad:
                     param.requires_grad_(False)
                     frozen.append(param)
     if manner.get("train"):
@@ -251,7 +272,7 @@ def _used_as_deployed(model: torch.nn.Module) -> None:
 
 def _modules(model: Any) -> list[torch.nn.Module]:
     """Every module of ``model``, read from the modules' own dicts (as ``_state``)."""
-    if not isinstance(model, torch.nn.Module):
+    if not is_a(model, torch.nn.Module):
         return []
     found: list[torch.nn.Module] = []
     stack = [model]
@@ -262,7 +283,7 @@ def _modules(model: Any) -> list[torch.nn.Module]:
         stack.extend(
             child
             for child in dict.values(fields.get("_modules", {}))
-            if isinstance(child, torch.nn.Module)
+            if is_a(child, torch.nn.Module)
         )
     return found
 
@@ -379,7 +400,7 @@ class Runner:
         after this."""
         device = torch.device(str(message.get("device", "cuda")))
         ahead = message.get("precompile")
-        if self.role == "candidate" and isinstance(ahead, dict) and self.own_pid_namespace:
+        if self.role == "candidate" and is_a(ahead, dict) and self.own_pid_namespace:
             from kgym.harness.precompile import Precompile
 
             # Forked before this process's CUDA context, which the child must not inherit.
@@ -471,7 +492,7 @@ class Runner:
             loader.apply_sizes(self.module, spec.get("sizes", "gpu"))
         class_name = "ModelNew" if self.role == "candidate" else "Model"
         cls = getattr(self.module, class_name, None)
-        if not isinstance(cls, type):
+        if not is_a(cls, type):
             return {"ok": False, "kind": "missing", "detail": f"no class {class_name}"}
         self.jit = loader.jit_line_ranges(self.module)
         self.triton_names = set(loader.jit_functions(self.module))
@@ -517,13 +538,33 @@ class Runner:
             for fd in fds:
                 os.close(fd)
             raise _Failure(self._exception_reply(exc, "init")) from exc
+        pretenders = _pretenders(model) if is_a(model, torch.nn.Module) else []
+        if pretenders:
+            for fd in fds:
+                os.close(fd)
+            detail = "the model holds what is not what it claims: " + "; ".join(pretenders)
+            raise _Failure(
+                {
+                    "ok": False,
+                    "kind": "refused",
+                    "detail": detail[:500],
+                    "findings": [
+                        {
+                            "rule": "not-a-tensor",
+                            "severity": "reject",
+                            "line": None,
+                            "detail": detail[:400],
+                        }
+                    ],
+                }
+            )
         names = None
-        if spec.get("weights") is not None and isinstance(model, torch.nn.Module):
+        if spec.get("weights") is not None and is_a(model, torch.nn.Module):
             names = self._load_weights(model, spec["weights"], fds)
         else:
             for fd in fds:
                 os.close(fd)
-        if isinstance(model, torch.nn.Module):
+        if is_a(model, torch.nn.Module):
             model = model.to(self.device).eval()
             try:
                 _used_as_deployed(model)
@@ -577,7 +618,7 @@ class Runner:
         kernel that widens the bits with integer operations names no reduced type), read
         from the modules' own dicts (``_state``) once the model is set up as it will be
         called."""
-        if weights is None or names is None or not isinstance(model, torch.nn.Module):
+        if weights is None or names is None or not is_a(model, torch.nn.Module):
             return []
         own = _state(model)
         narrowed = []
@@ -595,7 +636,7 @@ class Runner:
         ``checkpoint``, loaded by its ``load_state_dict`` (a checkpoint loaded again, a
         target network synced): what its forward derived from the old weights is stale from
         here."""
-        if not isinstance(self.model, torch.nn.Module):
+        if not is_a(self.model, torch.nn.Module):
             for fd in fds:
                 os.close(fd)
             return {"ok": True, "weights_copied": False}
@@ -832,7 +873,7 @@ class Runner:
         arena) is the judge's ``output-aliases-input`` instead."""
         from torch.multiprocessing.reductions import StorageWeakRef
 
-        arena = [_extent(v) for v in inputs if isinstance(v, torch.Tensor)]
+        arena = [_extent(v) for v in inputs if is_a(v, torch.Tensor)]
         self.returned_before = [(e, ref) for e, ref in self.returned_before if not ref.expired()]
         held = [extent for extent, _ in self.returned_before]
         now = [t for t in out if type(t) is torch.Tensor]

@@ -27,6 +27,8 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
+from kgym.harness.real_type import is_a
+
 SCALE_UP = 1e3
 SCALE_DOWN = 1e-3
 # The ``scaled_drawn`` set's factor is 10 to a power drawn per evaluation from the OS, of
@@ -95,7 +97,7 @@ def _class_indices(inputs: list[Any]) -> list[tuple[torch.Tensor, torch.Tensor]]
     floats = [v for v in inputs if _is_float(v) and v.dim() >= 2 and v.shape[-1] > 1]
     pairs = []
     for index in inputs:
-        if not isinstance(index, torch.Tensor) or index.dtype not in (torch.int64, torch.int32):
+        if not is_a(index, torch.Tensor) or index.dtype not in (torch.int64, torch.int32):
             continue
         for scores in floats:
             if tuple(index.shape) == tuple(scores.shape[:-1]) and index.numel() > 0:
@@ -111,7 +113,7 @@ CONFIDENT_MARGIN_STDS = 2.0
 
 
 def _is_float(v: Any) -> bool:
-    return isinstance(v, torch.Tensor) and v.is_floating_point() and v.numel() > 0
+    return is_a(v, torch.Tensor) and v.is_floating_point() and v.numel() > 0
 
 
 def _one_signed(v: torch.Tensor) -> bool:
@@ -148,7 +150,7 @@ def timed_sets(verdicts: dict[str, Any]) -> dict[str, float]:
         name: float(v["atol"])
         for name, v in verdicts.items()
         if name in TIMED_SETS
-        and isinstance(v, dict)
+        and is_a(v, dict)
         and v.get("passed") is True
         and v.get("reference_finite") is True
         and "conditioning" not in v
@@ -366,7 +368,7 @@ def constant_rows(inputs: list[Any]) -> torch.Tensor | None:
     more dimensions: whether all its values are equal (``flat_rows``' zero and constant
     rows); None where there is no such input."""
     for x in inputs:
-        if isinstance(x, torch.Tensor) and x.is_floating_point() and x.dim() >= 2:
+        if is_a(x, torch.Tensor) and x.is_floating_point() and x.dim() >= 2:
             rows = x.reshape(-1, x.shape[-1])
             return (rows.amax(dim=1) == rows.amin(dim=1)).cpu()
     return None
@@ -464,7 +466,7 @@ def finite_rms(values: list[Any]) -> float:
     """Root mean square over the finite float elements of ``values`` (0.0 where none is)."""
     total, count = 0.0, 0
     for v in values:
-        if isinstance(v, torch.Tensor) and v.is_floating_point() and v.numel():
+        if is_a(v, torch.Tensor) and v.is_floating_point() and v.numel():
             x = v.detach().double()
             x = x[torch.isfinite(x)]
             total += float((x * x).sum())
@@ -506,7 +508,7 @@ def other_sizes(
     used = set(getattr(getattr(get_inputs, "__code__", None), "co_names", ()))
     by_init = init_names(task)
     declared = getattr(task, "KGYM_CPU_SIZES", None)
-    declared = dict(declared) if isinstance(declared, dict) else {}
+    declared = dict(declared) if is_a(declared, dict) else {}
     # A task that declares CPU sizes names its sizes there; another, by its inputs' use.
     names = set(declared) & (used | by_init) if declared else used
     fixed: dict[str, int] = {}
@@ -650,7 +652,7 @@ def away_from_init(model: Any, sparse: bool = False) -> None:
     elements of each move, each by ``SPARSE_NOISE`` times the tensor's rms or more (a pruned or
     edited weight: a kernel that refreshes a derived copy only when a sample of the weights
     changes misses it, and the answer shows it)."""
-    if not isinstance(model, torch.nn.Module):
+    if not is_a(model, torch.nn.Module):
         return
     with torch.no_grad():
         for p in model.parameters():
@@ -675,7 +677,7 @@ def on_int8_levels(model: Any) -> None:
     largest magnitude (absmax / 127: a per-channel int8 checkpoint dequantised to float, a
     model trained with fake quantisation): weights on few levels, which no continuous move
     makes, reach a checkpoint load."""
-    if not isinstance(model, torch.nn.Module):
+    if not is_a(model, torch.nn.Module):
         return
     with torch.no_grad():
         for p in model.parameters():
@@ -713,9 +715,9 @@ def _running_statistics(model: torch.nn.Module) -> list[tuple[torch.Tensor, torc
     (torch's ``_NormBase``: what an evaluated model normalises with, zeros and ones as built)."""
     found = []
     for module in model.modules():
-        if isinstance(module, torch.nn.modules.batchnorm._NormBase):
+        if is_a(module, torch.nn.modules.batchnorm._NormBase):
             mean, var = module.running_mean, module.running_var
-            if isinstance(mean, torch.Tensor) and isinstance(var, torch.Tensor):
+            if is_a(mean, torch.Tensor) and is_a(var, torch.Tensor):
                 if mean.is_floating_point() and var.is_floating_point():
                     found.append((mean, var))
     return found
@@ -792,7 +794,7 @@ def tf32_cut(v: Any) -> Any:
 def _tf32_bits(v: Any, half: int) -> Any:
     """``half`` (half of the 13 dropped bits' weight, or 0) added to the magnitude's bits, then
     the bits dropped; non-finite values as they are."""
-    if not (isinstance(v, torch.Tensor) and v.dtype == torch.float32 and v.numel()):
+    if not (is_a(v, torch.Tensor) and v.dtype == torch.float32 and v.numel()):
         return v
     bits = v.contiguous().view(torch.int32)
     kept = torch.bitwise_and(bits + half if half else bits, ~0x1FFF).view(torch.float32)
@@ -807,9 +809,9 @@ def finite_only(answer: list[Any], expected: list[Any]) -> tuple[list[Any], list
     compared = 0
     for a, e in zip(answer, expected):
         if (
-            isinstance(e, torch.Tensor)
+            is_a(e, torch.Tensor)
             and e.is_floating_point()
-            and isinstance(a, torch.Tensor)
+            and is_a(a, torch.Tensor)
             and a.shape == e.shape
         ):
             skip = ~torch.isfinite(e)
@@ -828,7 +830,7 @@ def finite_where_expected(answer: list[Any], expected: list[Any]) -> bool:
     """Every output element is finite where the reference's is: what an ill-conditioned set
     still asks (an overflowing softmax gives inf or NaN there)."""
     for a, e in zip(answer, expected):
-        if isinstance(a, torch.Tensor) and isinstance(e, torch.Tensor) and a.shape == e.shape:
+        if is_a(a, torch.Tensor) and is_a(e, torch.Tensor) and a.shape == e.shape:
             if a.is_floating_point() and bool(
                 (torch.isfinite(e) & ~torch.isfinite(a.to(e.device))).any()
             ):

@@ -28,6 +28,8 @@ import triton
 from torch.overrides import TorchFunctionMode, _pop_mode, _push_mode
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from kgym.harness.real_type import is_a
+
 _TRITON_DIR = os.path.dirname(triton.__file__) + os.sep
 _KGYM_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _INSTALLED = tuple(
@@ -254,7 +256,7 @@ def _candidates(filename: str) -> bool:
 
 def _storage(value: Any) -> int | None:
     try:
-        return int(value.untyped_storage().data_ptr()) if isinstance(value, torch.Tensor) else None
+        return int(value.untyped_storage().data_ptr()) if is_a(value, torch.Tensor) else None
     except RuntimeError:  # a tensor without storage (meta, functional wrappers)
         return None
 
@@ -267,13 +269,13 @@ MAX_RESULT_ITEMS = 1 << 16
 def _tensors_in(value: Any, depth: int = 0) -> list[torch.Tensor]:
     """The tensors ``value`` holds: itself, or inside tuples (named ones and
     ``torch.return_types`` too), lists and dicts, a few levels deep, any tensor type."""
-    if isinstance(value, torch.Tensor):
+    if is_a(value, torch.Tensor):
         return [value]
     if depth > 3:
         return []
-    if isinstance(value, dict):
+    if is_a(value, dict):
         value = list(dict.values(value))
-    if isinstance(value, (tuple, list)):
+    if is_a(value, (tuple, list)):
         return [t for v in list(value)[:MAX_RESULT_ITEMS] for t in _tensors_in(v, depth + 1)]
     return []
 
@@ -293,7 +295,7 @@ def _accumulated_grads(roots: list[torch.Tensor]) -> list[torch.Tensor]:
             continue
         seen.add(id(node))
         leaf = getattr(node, "variable", None)
-        if isinstance(leaf, torch.Tensor) and isinstance(leaf.grad, torch.Tensor):
+        if is_a(leaf, torch.Tensor) and is_a(leaf.grad, torch.Tensor):
             grads.append(leaf.grad)
         stack.extend(following for following, _ in getattr(node, "next_functions", ()))
     return grads
@@ -334,7 +336,7 @@ def _alive(refs: list[weakref.ref[torch.Tensor]]) -> torch.Tensor | None:
     the memory (``_MemoryRef``), which stands in only when none of those lives."""
     memory = None
     for ref in refs:
-        if isinstance(ref, _MemoryRef):
+        if is_a(ref, _MemoryRef):
             memory = ref
             continue
         value = ref()
@@ -348,7 +350,7 @@ def _written(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[t
     (``exp_``, ``copy_``, ``__iadd__``) or an item store, and its ``out=``."""
     base = name.split(" ", 1)[0]
     inplace = (base.endswith("_") and not base.endswith("__")) or base in INPLACE_DUNDERS
-    written = [args[0]] if inplace and args and isinstance(args[0], torch.Tensor) else []
+    written = [args[0]] if inplace and args and is_a(args[0], torch.Tensor) else []
     return written + _tensors_in(kwargs.get("out"))
 
 
@@ -390,7 +392,7 @@ def _below_float32(dtype: torch.dtype) -> bool:
 LOW_PRECISION_DTYPES = frozenset(
     value
     for value in (getattr(torch, name, None) for name in dir(torch))
-    if isinstance(value, torch.dtype) and _below_float32(value)
+    if is_a(value, torch.dtype) and _below_float32(value)
 )
 LOW_PRECISION_METHODS = frozenset({"half", "bfloat16", "chalf"})
 
@@ -591,7 +593,7 @@ class TorchOpRecorder(TorchFunctionMode):
             name in LOW_PRECISION_METHODS
             or _low_precision(result)
             or any(
-                isinstance(v, torch.dtype) and v in LOW_PRECISION_DTYPES
+                is_a(v, torch.dtype) and v in LOW_PRECISION_DTYPES
                 for v in (*args, *(kwargs or {}).values())
             )
         ):
@@ -651,7 +653,7 @@ class TorchOpRecorder(TorchFunctionMode):
         written = _written(name, args, kwargs) if computed else []
         if computed:
             written += [t for t in moved or [] if not any(t is w for w in written)]
-        taken = {_storage(a) for a in args if isinstance(a, torch.Tensor)}
+        taken = {_storage(a) for a in args if is_a(a, torch.Tensor)}
         taken -= {_storage(w) for w in written}
         results = _tensors_in(result)
         if computed and name == "backward":
@@ -764,7 +766,7 @@ class TorchOpRecorder(TorchFunctionMode):
         """``contiguous`` that hands back its own tensor copies nothing: not counted. One
         that made a tensor (another memory format asked, ``channels_last``: a transpose's
         whole work) is counted, whatever the tensor's layout was."""
-        if name == "contiguous" and args and isinstance(args[0], torch.Tensor):
+        if name == "contiguous" and args and is_a(args[0], torch.Tensor):
             return result is not args[0]
         return True
 
@@ -782,7 +784,7 @@ class TorchOpRecorder(TorchFunctionMode):
         ):
             return f"{name} (a copy)"
         # Any tensor, subclasses too (an nn.Parameter of a transposed view is the same copy).
-        if name == "__setitem__" and len(args) > 2 and isinstance(args[2], torch.Tensor):
+        if name == "__setitem__" and len(args) > 2 and is_a(args[2], torch.Tensor):
             if args[2].numel() > 1:
                 return "__setitem__ (a copy of a tensor)"
         return name
