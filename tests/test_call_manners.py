@@ -10,7 +10,13 @@ from torch import nn
 
 from conftest import run, solution_source
 from kgym.harness import stress
-from kgym.harness.runner import _by_keyword, _called_with, _manner, _used_as_deployed
+from kgym.harness.runner import (
+    _by_keyword,
+    _called_with,
+    _forward_signature,
+    _manner,
+    _used_as_deployed,
+)
 
 
 def test_an_offset_call_gives_copies_off_the_boundary_and_an_aliased_one_one_tensor() -> None:
@@ -43,11 +49,41 @@ def test_a_keyword_call_names_inputs_by_the_forwards_own_names_or_the_tasks() ->
         def forward(self, x: torch.Tensor, /) -> torch.Tensor:
             return x
 
-    assert _by_keyword(Named(), [x], ["x"]) == {"hidden": x}
-    assert _by_keyword(Any(), [x], ["x"]) == {"x": x}
-    assert _by_keyword(PositionalOnly(), [x], ["x"]) == {}
-    assert _by_keyword(Named(), [x, x], ["x", "y"]) == {}  # a second input it names nowhere
-    assert _by_keyword(Named(), [x], None) == {}
+    named = _forward_signature(Named())
+    assert _by_keyword(named, [x], ["x"]) == {"hidden": x}
+    assert _by_keyword(_forward_signature(Any()), [x], ["x"]) == {"x": x}
+    assert _by_keyword(_forward_signature(PositionalOnly()), [x], ["x"]) == {}
+    assert _by_keyword(named, [x, x], ["x", "y"]) == {}  # a second input it names nowhere
+    assert _by_keyword(named, [x], None) == {}
+
+
+def test_the_forwards_signature_is_read_once_not_in_keyword_calls() -> None:
+    """Reading a forward's signature runs what the candidate made of it (a ``__signature__``
+    of its own): read per call, it ran in keyword calls only and told them apart."""
+    x = torch.randn(2, 3)
+    read: list[int] = []
+
+    class Told:
+        def __call__(self, hidden: torch.Tensor) -> torch.Tensor:
+            return hidden
+
+        @property
+        def __signature__(self) -> object:
+            read.append(1)
+            import inspect
+
+            return inspect.signature(lambda hidden: hidden)
+
+    class Watching(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.forward = Told()  # type: ignore[method-assign]
+
+    signature = _forward_signature(Watching())
+    assert signature == (["hidden"], False) and len(read) == 1
+    for _ in range(3):
+        assert _by_keyword(signature, [x], ["x"]) == {"hidden": x}
+    assert len(read) == 1
 
 
 def test_the_set_up_drives_the_model_through_its_public_methods() -> None:

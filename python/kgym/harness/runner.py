@@ -167,20 +167,30 @@ def _called_with(
     return given, kept
 
 
-def _by_keyword(model: Any, inputs: list[Any], names: list[str] | None) -> dict[str, Any]:
+def _forward_signature(model: Any) -> tuple[list[str], bool] | None:
+    """The forward's own positional-or-keyword names and whether it takes any keyword, read
+    once per built model (``_build``): reading it runs whatever the candidate made of its
+    forward (a ``__signature__`` or ``__wrapped__`` of its own), and read per call it ran in
+    keyword calls only, which told them apart. None where no keyword call can be made."""
+    try:
+        params = list(inspect.signature(model.forward).parameters.values())
+    except Exception:  # noqa: BLE001 - whatever the candidate's forward raises
+        return None
+    if any(p.kind is inspect.Parameter.POSITIONAL_ONLY for p in params):
+        return None
+    own = [str(p.name) for p in params if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+    return own, any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+
+
+def _by_keyword(
+    signature: tuple[list[str], bool] | None, inputs: list[Any], names: list[str] | None
+) -> dict[str, Any]:
     """A keyword call's arguments (``model(x=h)``, as a larger model's code calls a layer),
     or {} where it cannot be made: each input by the name its forward gives that place, or,
     past those, by the task's own name (``names``) where the forward takes any keyword."""
-    if not names:
+    if not names or signature is None:
         return {}
-    try:
-        params = list(inspect.signature(model.forward).parameters.values())
-    except (TypeError, ValueError, AttributeError):
-        return {}
-    own = [p.name for p in params if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
-    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
-    if any(p.kind is inspect.Parameter.POSITIONAL_ONLY for p in params):
-        return {}
+    own, takes_any = signature
     called: dict[str, Any] = {}
     for index, value in enumerate(inputs):
         if index < len(own):
@@ -319,6 +329,8 @@ class Runner:
         self.compiled: Any = None
         self.model_class: Any = None  # the class the set-up built its model from
         self.first_model: Any = None  # the set-up's model while another build is called
+        # Each built model's forward signature (_forward_signature), read once, by id.
+        self.signatures: dict[int, tuple[list[str], bool] | None] = {}
         self.collector_paused = False
         # What torch made in a graded call that raised, weakly: copy sources of the next call
         # too, which the judge makes on the same inputs (op_call).
@@ -570,6 +582,8 @@ class Runner:
                 _used_as_deployed(model)
             except BaseException as exc:  # noqa: BLE001
                 raise _Failure(self._exception_reply(exc, "init")) from exc
+        # By the model's id (its own __hash__ would be its code): every build writes its own.
+        self.signatures[id(model)] = _forward_signature(model)
         if names is None:
             return model, None
         return model, self._narrowed(model, spec["weights"], names)
@@ -768,7 +782,9 @@ class Runner:
                         moved = inputs[index]
                         where = int(moved.untyped_storage().data_ptr())
                         counter.arena[where] = (moved, _whole_storage(moved).clone())
-                keywords = _by_keyword(model, inputs, manner.get("keyword"))
+                keywords = _by_keyword(
+                    self.signatures.get(id(model)), inputs, manner.get("keyword")
+                )
                 args = [] if keywords else inputs
                 try:
                     with _manner(model, manner):
