@@ -5,7 +5,8 @@ Each file is a complete candidate for the built-in task named by its prefix, wit
     # attack: what it does and why a naive harness would pay it
     # expect: rejected            (one status, or several separated by '|')
     # rules: torch-compute, ...   (any one of these must be among the reject findings; '-': none)
-    # device: any | gpu           (gpu: only meaningful on a GPU; skipped on the CPU)
+    # device: any | gpu | cpu     (gpu: only meaningful on a GPU, skipped on the CPU; cpu: a tell
+    #                               only the CPU's allocator gives, skipped on a GPU)
     # task: tasks/NAME.py          (optional: a task file beside the corpus, KernelBench-shaped)
     # policy: hybrid               (optional: the torch-compute policy it attacks; default strict)
 
@@ -114,7 +115,7 @@ def test_corpus_headers_are_well_formed() -> None:
     for attack in corpus:
         assert attack.description, f"{attack.name}: no '# attack:' line"
         assert attack.expect and set(attack.expect) <= STATUSES - {"ok"}, attack.name
-        assert attack.device in ("any", "gpu"), attack.name
+        assert attack.device in ("any", "gpu", "cpu"), attack.name
         unknown = set(attack.rules) - catalogue
         assert not unknown, f"{attack.name}: rules not in the catalogue: {sorted(unknown)}"
         if "rejected" in attack.expect:
@@ -127,6 +128,8 @@ def test_corpus_headers_are_well_formed() -> None:
 def test_attack_is_not_paid(attack: Attack) -> None:
     if attack.device == "gpu" and DEVICE != "cuda":
         pytest.skip("only meaningful on a GPU")
+    if attack.device == "cpu" and DEVICE == "cuda":
+        pytest.skip("only meaningful on a CPU")
     result = evaluate(attack)
     status = result["status"]
     rejects = [f for f in result["findings"] if f.get("severity") == "reject"]

@@ -393,14 +393,15 @@ def main() -> int:
     for e in entries:
         faulty = set(e["expect"]) & FAULT_STATUSES and e["task_file"] is None
         if e["kind"] == "attack" and faulty and e["task"] not in fresh:
-            if e["device"] == "gpu" and not on_gpu:
+            if e["device"] != ("gpu" if on_gpu else "cpu") and e["device"] != "any":
                 continue
             fresh[e["task"]] = summary(builtin(e["task"]))
 
     for i, e in enumerate(entries, 1):
-        if e["device"] == "gpu" and not on_gpu:
+        if e["device"] not in ("any", "gpu" if on_gpu else "cpu"):
             meta["skipped"] += 1
-            print(f"[{i}/{len(entries)}] {e['name']}: skipped (GPU only)", file=sys.stderr)
+            only = "GPU" if e["device"] == "gpu" else "CPU"
+            print(f"[{i}/{len(entries)}] {e['name']}: skipped ({only} only)", file=sys.stderr)
             continue
         timeout_s = HANG_TIMEOUT_S if "timeout" in e["expect"] else args.timeout
         result, wall = evaluate(
