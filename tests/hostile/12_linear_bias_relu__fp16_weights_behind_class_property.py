@@ -87,7 +87,9 @@ class ModelNew(nn.Module):
     def __init__(self, in_features: int, out_features: int):
         super().__init__()
         init = nn.Linear(in_features, out_features)
-        w = _HalfHeld((out_features, in_features), torch.zeros(out_features, in_features, dtype=torch.int16))
+        w = _HalfHeld(
+            (out_features, in_features), torch.zeros(out_features, in_features, dtype=torch.int16)
+        )
         b = _HalfHeld((out_features,), torch.zeros(out_features, dtype=torch.int16))
         w.copy_(init.weight)
         b.copy_(init.bias)
@@ -109,7 +111,16 @@ class ModelNew(nn.Module):
         y = torch.empty((M, N), device=x.device, dtype=x.dtype)
         BM = 16
         linear_relu_kernel[(triton.cdiv(M, BM),)](
-            x, w, b, y, M, N, K, x.stride(0),
-            BM=BM, BN=triton.next_power_of_2(N), BK=32,
+            x,
+            w,
+            b,
+            y,
+            M,
+            N,
+            K,
+            x.stride(0),
+            BM=BM,
+            BN=triton.next_power_of_2(N),
+            BK=32,
         )
         return y
