@@ -1,6 +1,6 @@
 # attack: the transpose is torch's clone/copy_, made by calling an autotuner's own default hooks directly from a plain launch's grid callable (no nested launch): tuner.pre_hook({"s": x.transpose(1,2)[:,1:,:]}) clones the transposed view (a dense copy), tuner.post_hook({"s": y[:,1:,:]}, None) copy_()s it into the output; both run in autotuner.py frames named _pre_hook/_post_hook, names the torch record takes for Triton's own argument moves at launch depth > 0; the kernel writes only output row 0, and y changed during the launch, so the decoy check noises all of it
 # expect: rejected
-# rules: torch-compute
+# rules: torch-compute, kernel-not-triton
 # device: any
 import torch
 import torch.nn as nn

@@ -1,6 +1,6 @@
 # attack: the transpose is torch's copy_, made through Triton's own TensorWrapper (triton.reinterpret(y, tl.float32).copy_(triton.reinterpret(xt, tl.float32)), xt a transposed view of x) from the launch's grid callable: the torch call's nearest non-torch frame is TensorWrapper.copy_ in triton/runtime/jit.py, a Triton frame whose name is in TRITON_DATA_MOVES and not a callback site, so the torch record (launch depth > 0, no nested launch) takes it for Triton's own argument move and records nothing; y changed during the launch, so the decoy check noises all of it and the kernel (which writes only output row 0) "matters"
 # expect: rejected
-# rules: torch-compute
+# rules: torch-compute, kernel-not-triton
 # device: any
 import torch
 import torch.nn as nn

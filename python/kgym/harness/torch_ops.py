@@ -123,10 +123,11 @@ NON_COMPUTE = frozenset(
 
 
 # What Triton itself does with torch inside a launch: the interpreter moves arguments to the
-# host and back, the autotuner resets and restores arguments between its trials. Any other torch
-# call made from a Triton frame comes from something the candidate handed Triton to run (a grid,
-# a hook, a heuristic, a pruning function), whatever its kind (a builtin or a partial leaves no
-# frame of the candidate's between Triton and torch): the candidate's.
+# host and back. Any other torch call made from a Triton frame comes from something the
+# candidate handed Triton to run (a grid, a hook, a heuristic, a pruning function), whatever
+# its kind (a builtin or a partial leaves no frame of the candidate's between Triton and
+# torch), or from a Triton function the candidate called there (a ``TensorWrapper``'s
+# ``copy_``, an autotuner's hooks called by hand): the candidate's.
 TRITON_DATA_MOVES = frozenset(
     {
         "cpu",
@@ -149,6 +150,22 @@ TRITON_DATA_MOVES = frozenset(
 # Python caller: it is the candidate's, whatever its name. Triton's own moves of arguments
 # are made in frames of other names (the interpreter's _to_cpu and _from_cpu, the
 # autotuner's _pre_hook and _post_hook).
+# The interpreter's own moves of a launch's arguments (GridExecutor: to the host and back),
+# the only places inside a launch where a torch move is Triton's, and only where every frame
+# from there out to the launch is Triton's: a grid callable that calls them itself (they
+# are methods any code can reach) makes the move its own.
+TRITON_MOVE_SITES = frozenset(
+    {
+        "_to_cpu",
+        "_from_cpu",
+        "_init_args_hst",
+        "_restore_args_dev",
+        "_unwrap_tensor",
+        "_rewrap_tensor",
+        "<listcomp>",
+        "<dictcomp>",
+    }
+)
 TRITON_CALLBACK_SITES = frozenset(
     {"run", "__call__", "prune_configs", "_bench", "kernel_call", "warmup", "_call_hook"}
 )
@@ -515,6 +532,64 @@ def close_unrecorded_threads() -> None:
             delattr(owner, "ThroughputBenchmark")
 
 
+# What Triton's autotuner does between its trials, outside any launch, to the launch's own
+# arguments named by ``reset_to_zero`` and ``restore_value``: zero one, keep a copy of one
+# and put it back.
+AUTOTUNER_MOVES = frozenset({"zero_", "clone", "copy_"})
+_AUTOTUNER_FILE = os.path.join(_TRITON_DIR, "runtime", "autotuner.py")
+
+
+def _autotuner_restores(args: tuple[Any, ...]) -> bool:
+    """Whether a torch move is the autotuner's own reset or restore of a launch's argument:
+    made in its default hooks (``_pre_hook``, ``_post_hook``) as its trial calls them
+    (``kernel_call``, ``benchmark``), on the very tensor the launch was given under the name
+    the hook moves. A hook called by hand, or a name whose tensor the candidate swapped
+    between the hooks (a transposed view cloned, copied into the output), is the
+    candidate's torch work."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename == __file__:
+        frame = frame.f_back
+    while frame is not None and not frame.f_code.co_filename.startswith(_TRITON_DIR):
+        if not frame.f_code.co_filename.startswith((*_INSTALLED, "<frozen ")):
+            return False  # the candidate's own frame first
+        frame = frame.f_back
+    if frame is None or frame.f_code.co_filename != _AUTOTUNER_FILE:
+        return False
+    hook = frame if frame.f_code.co_name != "<dictcomp>" else frame.f_back
+    if hook is None or hook.f_code.co_name not in ("_pre_hook", "_post_hook"):
+        return False
+    caller = hook.f_back
+    if caller is None or caller.f_code.co_filename != _AUTOTUNER_FILE:
+        return False
+    if caller.f_code.co_name not in ("kernel_call", "benchmark"):
+        return False
+    tuner, name = hook.f_locals.get("self"), frame.f_locals.get("name")
+    given = getattr(tuner, "nargs", None)
+    return (
+        type(given) is dict
+        and type(name) is str
+        and bool(args)
+        and args[0] is dict.get(given, name)
+        and args[0] is not None
+    )
+
+
+def _triton_moved_it(frame: Any) -> bool:
+    """Whether the Triton frame a torch move was made from is the interpreter's own move of
+    the launch's arguments: a move site (``TRITON_MOVE_SITES``), and every frame out from it
+    to the launch's own (a callback site: ``GridExecutor.__call__``) Triton's."""
+    while frame is not None:
+        code = frame.f_code
+        if not code.co_filename.startswith(_TRITON_DIR):
+            return False
+        if code.co_name in TRITON_CALLBACK_SITES:
+            return True
+        if code.co_name not in TRITON_MOVE_SITES:
+            return False
+        frame = frame.f_back
+    return False
+
+
 class TorchOpRecorder(TorchFunctionMode):
     """Counts the torch functions the candidate calls while active: every call outside a
     Triton launch, and inside one those made from the candidate's own frames."""
@@ -569,6 +644,8 @@ class TorchOpRecorder(TorchFunctionMode):
         name = str(getattr(func, "__name__", None) or func)
         launching = self._in_launch()
         if launching and not self._candidate_made_it(name):
+            return func(*args, **(kwargs or {}))
+        if name in AUTOTUNER_MOVES and _autotuner_restores(args):
             return func(*args, **(kwargs or {}))
         foreign = _foreign((args, kwargs))
         if foreign is not None:
@@ -753,7 +830,7 @@ class TorchOpRecorder(TorchFunctionMode):
             if filename.startswith(_TRITON_DIR):
                 if frame.f_code.co_name in TRITON_CALLBACK_SITES:
                     return True
-                return name not in TRITON_DATA_MOVES
+                return name not in TRITON_DATA_MOVES or not _triton_moved_it(frame)
             if not filename.startswith((*_INSTALLED, "<frozen ")):
                 return True
             frame = frame.f_back
