@@ -73,3 +73,36 @@ def test_kernels_of_other_files_are_not_the_sources_to_read() -> None:
 def test_a_kernel_decorated_with_an_alias_of_jit_is_read() -> None:
     source = "from triton import jit as tjit\nimport triton.language as tl\n\n\n@tjit\ndef k(x):\n    pass\n"
     assert kernel_source.read(source).bodies == [("k", 5, 6)]
+
+
+def test_a_module_constexpr_is_a_constant_only_of_a_literal_or_of_triton() -> None:
+    """``tl.constexpr(f)`` of a Python function at module level was taken for a constant, and
+    the kernel body called it under the interpreter (a softmax in numpy)."""
+    head = """import math
+import triton
+import triton.language as tl
+
+BLOCK = tl.constexpr(128)
+DTYPE = tl.constexpr(tl.float32)
+
+
+def _epilogue(v):
+    return v
+
+
+EPILOGUE = tl.constexpr(_epilogue)
+EXP = tl.constexpr(math.exp)
+
+
+@triton.jit
+def kernel(x_ptr):
+    v = tl.load(x_ptr + tl.arange(0, BLOCK)).to(DTYPE)
+"""
+
+    def refused(store: str) -> list[str]:
+        findings = kernel_source.read(head + f"    tl.store(x_ptr, {store})\n").findings
+        return [f["detail"].split("'")[1] for f in findings]
+
+    assert refused("v") == []
+    assert refused("EPILOGUE(v)") == ["EPILOGUE"]
+    assert refused("EXP(v)") == ["EXP"]

@@ -1,5 +1,6 @@
 """Launches the candidate's runner refuses whatever the call: a kernel handed what only Python
-runs, and a launch started inside another launch (its grid callable, a hook, a heuristic),
+runs (a callable however wrapped: in a tuple, a ``tl.constexpr``, an object's method), and a
+launch started inside another launch (its grid callable, a hook, a heuristic),
 where the torch record takes torch's moves for Triton's own. Run in a child interpreter, since
 the counter wraps Triton's launchers for the life of the process."""
 
@@ -36,6 +37,18 @@ CHILD = textwrap.dedent(
         copy[outer](x, y, 8, BLOCK=8)
         assert counter.refused == i + 1, counter.refused
     print(counter.last_refused[0])
+
+    # What only Python runs, however it is wrapped: every launch refused, a plain one not.
+    class Method:
+        def apply(self, v):
+            return v
+
+    for wrapped in (tl.constexpr(print), (print,), Method(), [1, (2, print)], type):
+        assert counter._foreign(wrapped, True), wrapped
+    for plain in (3, 2.5, True, "s", None, torch.float32, tl.float16, (1, 2), copy):
+        assert not counter._foreign(plain, True), plain
+    assert counter._foreign(x, True) and not counter._foreign(x, False)
+    print("foreign ok")
     """
 )
 
@@ -46,4 +59,4 @@ def test_a_launch_inside_another_is_refused_every_time() -> None:
         [sys.executable, "-c", CHILD], capture_output=True, text=True, env=env, timeout=300
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.strip().splitlines()[-1] == "nested-launch"
+    assert done.stdout.strip().splitlines()[-2:] == ["nested-launch", "foreign ok"]

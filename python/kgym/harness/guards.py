@@ -174,6 +174,10 @@ def live_child_processes() -> list[int]:
 MAX_ORIGINS = 16
 
 
+# What a kernel may be given as a plain value (by real type: bool is its own).
+_PLAIN_VALUES = frozenset({int, float, bool, str, type(None), torch.dtype})
+
+
 class LaunchCounter:
     """Counts Triton kernel launches by wrapping the launchers' class methods (both modes)."""
 
@@ -208,14 +212,17 @@ class LaunchCounter:
         self.last_refused: tuple[str, str] = ("", "")
         self._params: dict[Any, tuple[list[str], set[str]]] = {}  # per kernel function
         self.triton_functions: tuple[type, ...] = ()  # JITFunction, InterpretedFunction
+        self._triton_wrappers: tuple[type, ...] = ()  # TensorWrapper, TensorDescriptor
+        self._constexpr: type | None = None  # tl.constexpr, whose value is read in turn
 
     def foreign_arguments(self, kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
-        """What a launch hands its kernel that only Python can run ("" where nothing): a
-        callable that is neither a Triton function nor one of triton.language's, or a tensor
-        given as a constexpr. Under the CPU interpreter a kernel calls what it is given as plain
-        Python (numpy on its values, torch's methods on the tensor); Triton's compiler takes
-        neither, so no kernel that runs on a GPU needs them. Every launch is read, timed ones
-        too: a kernel's parameters are read once."""
+        """What a launch hands its kernel that only Python can run ("" where nothing): any
+        value but those Triton's compiler takes (``_foreign``), or a tensor given as a
+        constexpr. Under the CPU interpreter a kernel calls what it is given as plain Python
+        (numpy on its values, torch's methods on the tensor, an object's method, a function in
+        a tuple or a ``tl.constexpr``); Triton's compiler takes none of them, so no kernel that
+        runs on a GPU needs them. Every launch is read, timed ones too: a kernel's parameters
+        are read once."""
         fn = getattr(kernel, "fn", None)
         params = self._params.get(fn) if fn is not None else None
         if params is None:
@@ -232,27 +239,57 @@ class LaunchCounter:
         # The kernel's own parameters only: the launch's options (grid, num_warps) are not its.
         given = [*zip(names, args), *((k, v) for k, v in kwargs.items() if k in names)]
         for name, value in given:
-            if is_a(value, (type, int, float, bool, str)) or self._is_triton(value):
-                continue
-            if callable(value):
-                return f"argument {name!r} is a Python callable ({type(value).__name__})"
-            if name in constexprs and is_a(value, torch.Tensor):
-                return f"argument {name!r} is a tensor given as a constexpr"
+            what = self._foreign(value, name in constexprs)
+            if what:
+                return f"argument {name!r} is {what}"
         return ""
+
+    def _foreign(self, value: Any, constexpr: bool, depth: int = 0) -> str:
+        """What of ``value`` Triton's compiler would not take ("" where all of it is): the
+        values a kernel is given are plain numbers, strings, dtypes, tensors (not as
+        constexprs), Triton's own functions and objects, and tuples of those, read by real
+        type, inside tuples and ``tl.constexpr`` too. Anything else, a callable or not, is
+        Python the interpreter would run for the kernel (a method of an object, a function in
+        a tuple or a constexpr)."""
+        kind = type(value)
+        if kind in _PLAIN_VALUES:
+            return ""
+        if is_a(value, torch.Tensor):
+            return "a tensor given as a constexpr" if constexpr else ""
+        if depth >= 4:
+            return "a value nested four deep"
+        if is_a(value, (tuple, list)):
+            # Their own iterators, not a subclass's.
+            items = tuple.__iter__(value) if is_a(value, tuple) else list.__iter__(value)
+            for item in list(items)[:64]:
+                what = self._foreign(item, constexpr, depth + 1)
+                if what:
+                    return what
+            return ""
+        if kind is self._constexpr:
+            return self._foreign(value.value, constexpr, depth + 1)
+        if self._is_triton(value):
+            return ""
+        if callable(value):
+            return f"a Python callable ({kind.__name__})"
+        return f"a {kind.__name__}, which no Triton kernel takes"
 
     def refuse(self, rule: str, detail: str) -> None:
         self.refused += 1
         self.last_refused = (rule, detail)
 
     def _is_triton(self, value: Any) -> bool:
-        """A Triton function, or one of triton.language's (its builtins, dtypes, constexprs):
-        read without running any of the candidate's code (no attribute of its objects)."""
+        """A Triton function, one of triton.language's (its builtins, dtypes), or a tensor
+        Triton wraps (``triton.reinterpret``, a tensor descriptor): read without running any
+        of the candidate's code (no attribute of its objects)."""
         if is_a(value, self.triton_functions):
             return True
         if type(value) is types.FunctionType:
             return str(value.__module__).startswith("triton.language")
+        if type(value) in self._triton_wrappers:
+            return True
         module = type.__dict__["__module__"].__get__(type(value))
-        return is_a(module, str) and module.startswith("triton.language")
+        return is_a(module, str) and module.startswith("triton.language") and not callable(value)
 
     def install(self) -> None:
         from triton.runtime.jit import JITFunction
@@ -267,6 +304,18 @@ class LaunchCounter:
         if os.environ.get("TRITON_INTERPRET") == "1":
             self.precision.install_interpreter()
         self.triton_functions = tuple(classes)
+        import triton.language as tl
+        from triton.runtime.jit import TensorWrapper
+
+        wrappers: list[type] = [TensorWrapper]
+        try:
+            from triton.tools.tensor_descriptor import TensorDescriptor
+
+            wrappers.append(TensorDescriptor)
+        except ImportError:
+            pass
+        self._triton_wrappers = tuple(wrappers)
+        self._constexpr = tl.constexpr
         for cls in classes:
             wrapped = self._counting(cls.run)
             cls.run = wrapped  # type: ignore[method-assign]

@@ -114,6 +114,7 @@ def _module_bindings(tree: ast.Module) -> dict[str, list[str]]:
         elif isinstance(node, ast.Global):
             for name in node.names:
                 add(name, "other")
+    triton_names = frozenset(name for name, of in kinds.items() if set(of) == {"triton"})
     for node in tree.body:
         targets: list[ast.expr] = []
         value: ast.expr | None = None
@@ -126,7 +127,7 @@ def _module_bindings(tree: ast.Module) -> dict[str, list[str]]:
         for target in targets:
             for name_node in ast.walk(target):
                 if isinstance(name_node, ast.Name):
-                    add(name_node.id, "constant" if _constant(value) else "other")
+                    add(name_node.id, "constant" if _constant(value, triton_names) else "other")
     # Loop and with targets at module level rebind names too (nested scopes do it only through
     # `global`, counted above).
     for node in tree.body:
@@ -142,8 +143,11 @@ def _module_bindings(tree: ast.Module) -> dict[str, list[str]]:
     return kinds
 
 
-def _constant(value: ast.expr | None) -> bool:
-    """A literal (number, string, bool, None, a tuple of them) or tl.constexpr(literal)."""
+def _constant(value: ast.expr | None, triton_names: frozenset[str] = frozenset()) -> bool:
+    """A literal (number, string, bool, None, a tuple of them), or ``tl.constexpr`` of one or
+    of an attribute of a Triton import (``tl.constexpr(tl.float16)``): not of any other name,
+    which may be a Python function the kernel body would call as its constant under the
+    interpreter."""
     if value is None:
         return False
     if isinstance(value, ast.Constant):
@@ -151,17 +155,19 @@ def _constant(value: ast.expr | None) -> bool:
     if isinstance(value, ast.UnaryOp) and isinstance(value.operand, ast.Constant):
         return True
     if isinstance(value, ast.Tuple):
-        return all(_constant(v) for v in value.elts)
+        return all(_constant(v, triton_names) for v in value.elts)
     if isinstance(value, ast.Call) and ast.unparse(value.func).endswith("constexpr"):
-        return all(_constant(a) or _dotted(a) for a in value.args)
+        return all(_constant(a, triton_names) or _of_triton(a, triton_names) for a in value.args)
     return False
 
 
-def _dotted(value: ast.expr) -> bool:
-    """``tl.float16``: a name or a chain of attributes, no call."""
+def _of_triton(value: ast.expr, triton_names: frozenset[str]) -> bool:
+    """``tl.float16``: a chain of attributes of a name Triton was imported as, no call."""
+    if not isinstance(value, ast.Attribute):
+        return False
     while isinstance(value, ast.Attribute):
         value = value.value
-    return isinstance(value, ast.Name)
+    return isinstance(value, ast.Name) and value.id in triton_names
 
 
 def _constant_values(tree: ast.Module) -> dict[str, list[ast.expr]]:
