@@ -34,6 +34,22 @@ def test_an_offset_call_gives_copies_off_the_boundary_and_an_aliased_one_one_ten
     assert given[0] is given[1] is x and kept == {}
 
 
+def test_fresh_inputs_are_a_callers_own_tensors() -> None:
+    """A caller's tensor starts its storage, which may be resized, at the allocator's
+    alignment; the arena's never do, and a model exact on the judge's memory alone was wrong
+    on every caller's. A fresh copy is made the grad leaf itself, as a caller's would be."""
+    arena_like = torch.from_dlpack(torch.randn(4, 8))  # not resizable, as the arena's slots
+    given, kept = _called_with([arena_like, 3], {"offset": ["fresh", 2]})
+    fresh = given[0]
+    assert torch.equal(fresh, arena_like) and fresh.storage_offset() == 0
+    assert fresh.untyped_storage().resizable() and not arena_like.untyped_storage().resizable()
+    assert fresh.data_ptr() % 512 != 0 and sorted(kept) == [0] and given[1] == 3
+    manner = {"offset": ["fresh", 1], "grad_inputs": True, "grad_fn": False}
+    given, _ = _called_with([arena_like], manner)
+    assert given[0].is_leaf and given[0].requires_grad
+    assert given[0].untyped_storage().resizable()
+
+
 def test_a_keyword_call_names_inputs_by_the_forwards_own_names_or_the_tasks() -> None:
     x = torch.randn(2, 3)
 
@@ -146,7 +162,7 @@ def test_a_built_in_solution_passes_every_manner_and_the_confident_set() -> None
     result = run("15_layernorm_residual", solution_source("15_layernorm_residual"), trials=1)
     assert result["status"] == "ok", result
     sets = result["correctness"]["input_sets"]
-    offsets = ("offset_small", "offset_aligned", "offset_rows")
+    offsets = ("offset_small", "offset_aligned", "offset_rows", "fresh_inputs")
     assert all(sets[name]["passed"] is True for name in (*offsets, "aliased"))
     ce = run("16_cross_entropy", solution_source("16_cross_entropy"), trials=1)
     assert ce["status"] == "ok", ce

@@ -288,6 +288,13 @@ TEST(ScreenDunderAccess, Internals) {
   expect_clean(candidate("kname = relu_kernel.__name__"));
 }
 
+TEST(ScreenRawStorage, NamedAsAString) {
+  // getattr with a constant string reaches the storage as the name does (a resizable storage
+  // told a caller's tensor from the judge's).
+  expect_reject(candidate("s = getattr(x, 'untyped_storage')()"), "raw-storage");
+  expect_clean(candidate("s = 'storage of results'"));
+}
+
 TEST(ScreenDunderAccess, AClassOfItsOwnForIsinstance) {
   // isinstance() reads __class__ where the real type does not match: a class that defines
   // one runs its code in the judge's scans and is believed (a fake float32 parameter).

@@ -1,6 +1,6 @@
 # attack: the kernel rounds its softmax to bfloat16 whenever the input's storage is resizable and the input starts at element 0 (every caller's torch.randn or previous layer output, on CPU or CUDA), read through getattr(x, "untyped_storage") with a constant string (the raw-storage rule reads name tokens only, and dynamic-code refuses only computed or listed getattr names); every tensor the judge hands over is a DLPack storage of its own (not resizable) or an offset copy (storage_offset > 0), so no graded call ever meets the bf16 path
 # expect: rejected
-# rules: low-precision
+# rules: low-precision, raw-storage
 # device: any
 # policy: hybrid
 import torch

@@ -90,6 +90,12 @@ void dunder_access(Context& c) {
                         unquoted(m.sv(k))));
       continue;
     }
+    if (t.kind == Tok::kString && is_raw_storage(unquoted(m.sv(k)))) {
+      c.add("raw-storage", true, t.line,
+            fmt::format("names '{}' as a string (getattr): a tensor's raw storage",
+                        unquoted(m.sv(k))));
+      continue;
+    }
     if (t.kind == Tok::kString && unquoted(m.sv(k)) == "__class__") {
       c.add("dunder-access", true, t.line,
             "names '__class__' (setattr, type(), a class's dict): a class that answers "

@@ -239,12 +239,13 @@ class GradedCalls:
         grad = _RANDOM.randrange(2) == 0
         grad_inputs = grad and _RANDOM.randrange(2) == 0
         offset = _RANDOM.randrange(4) == 0
+        kind = _RANDOM.choice((*OFFSET_KINDS, "fresh"))
         return {
             # Half the calls by keyword (``model(x=h)``), a quarter with inputs that start
             # into a storage of their own (``_offset``): as code other than a benchmark's
             # calls a layer.
             "keyword": self.keyword_names if _RANDOM.randrange(2) == 0 else None,
-            "offset": _offset(_RANDOM.choice(OFFSET_KINDS)) if offset else None,
+            "offset": (["fresh", 1] if kind == "fresh" else _offset(kind)) if offset else None,
             "grad": grad,
             # With grad on, half the time its float inputs require grad too (a layer's inside
             # a model being trained), half of those with a grad_fn (a previous layer's output).
@@ -812,10 +813,12 @@ class GradedCalls:
         ``offset_small``, ``offset_aligned`` and ``offset_rows``, every input a contiguous
         tensor that starts into a storage of its own, by each of ``OFFSET_KINDS`` (off every
         alignment, on 64 bytes, a slice of a batch: ``x[k:]``, ``x.chunk()``'s later pieces);
-        ``aliased``, where two float inputs have one shape and type, one tensor given for
-        both (``model(x, x, x)``)."""
+        ``fresh_inputs``, every input a copy in a tensor of torch's allocator, as a caller's
+        own (``runner._fresh_copy``: a storage that may be resized, at its start, off the
+        arena's 512 bytes); ``aliased``, where two float inputs have one shape and type, one
+        tensor given for both (``model(x, x, x)``)."""
         offsets = [f"offset_{kind}" for kind in OFFSET_KINDS]
-        return offsets + (["aliased"] if self.aliasable is not None else [])
+        return offsets + ["fresh_inputs"] + (["aliased"] if self.aliasable is not None else [])
 
     def _manner_call(self, name: str, views: SlotViews) -> dict[str, Any]:
         """One graded call on the task's fresh inputs, made in the manner ``name``
@@ -825,6 +828,9 @@ class GradedCalls:
         manner: dict[str, Any] = {}
         if name.startswith("offset_"):
             manner = {"offset": _offset(name.removeprefix("offset_"))}
+        if name == "fresh_inputs":
+            # Off the arena's 512 bytes where the allocator allows (runner._fresh_copy).
+            manner = {"offset": ["fresh", 2]}
         if name == "aliased":
             assert self.aliasable is not None
             for first, second in self.aliasable:
