@@ -162,6 +162,7 @@ TRITON_MOVE_SITES = frozenset(
         "_restore_args_dev",
         "_unwrap_tensor",
         "_rewrap_tensor",
+        "_tuple_create",  # a tuple argument's members, moved one by one (triton/_utils.py)
         "<listcomp>",
         "<dictcomp>",
     }
