@@ -266,6 +266,43 @@ def _foreign(value: Any) -> str | None:
     return None
 
 
+# Calls of NON_COMPUTE whose other tensor arguments are templates: their metadata or their
+# memory to alias is what is taken (``x.view_as(y)``, ``x.to(y)``, ``x.set_(y)``, ``x.data = y``).
+TEMPLATE_ARGUMENTS = frozenset(
+    {"view_as", "reshape_as", "expand_as", "resize_as_", "to", "type", "set_", "__set__", "__get__"}
+)
+# Calls of NON_COMPUTE whose first argument is the data they copy, not a tensor they act on.
+DATA_ARGUMENTS = frozenset({"tensor", "as_tensor"})
+
+
+def _reads_values(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], result: Any) -> bool:
+    """Whether a call of NON_COMPUTE reads tensors' values, in C++, where no torch call is
+    seen: a tensor among its sizes, bounds, fill value, index or data. ``torch.empty_strided``
+    of sizes ``(0, *x_bytes)`` allocates nothing and hands every byte of ``x`` back as a
+    size; ``torch.tensor`` of a list of one-element tensors copies their values;
+    ``fill_(t)`` and ``full(size, t)`` read one. The tensor a call acts on is not read
+    (``zeros_like(x)``, ``x.new_empty(n)``), nor a template's (``TEMPLATE_ARGUMENTS``)."""
+    if name not in NON_COMPUTE or name in TEMPLATE_ARGUMENTS:
+        return False
+    if name in DATA_ARGUMENTS:
+        if name == "as_tensor" and args and result is args[0]:
+            return False  # the tensor itself handed back: nothing read
+        rest: tuple[Any, ...] = args
+    else:
+        rest = args[1:] if args and is_a(args[0], torch.Tensor) else args
+    stack = [*rest, *(v for k, v in kwargs.items() if k != "out")]
+    seen = 0
+    while stack and seen <= _FOREIGN_SCAN:  # beyond it the arguments are foreign anyway
+        item = stack.pop()
+        seen += 1
+        kind = type(item)
+        if is_a(item, torch.Tensor):
+            return True
+        if kind in _CONTAINERS:
+            stack.extend(dict.values(item) if kind is dict else item)
+    return False
+
+
 def _candidates(filename: str) -> bool:
     """Code of the candidate's (its file, or code it made at run time): not kgym's, Triton's,
     the installed libraries' or the interpreter's frozen modules."""
@@ -661,7 +698,7 @@ class TorchOpRecorder(TorchFunctionMode):
         else:
             result = self._run(func, args, kwargs or {})
         moved = [t for t, v in zip(given, versions) if v is not None and _version(t) != v]
-        name = self._name(name, args, result)
+        name = self._name(name, args, kwargs or {}, result)
         if self._counts(name, args, result):
             self.calls[name[:80]] += 1
             self._keep(result, args, kwargs or {}, name, moved)
@@ -848,10 +885,11 @@ class TorchOpRecorder(TorchFunctionMode):
             return result is not args[0]
         return True
 
-    def _name(self, name: str, args: tuple[Any, ...], result: Any) -> str:
+    def _name(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], result: Any) -> str:
         """The name a call is counted under: a view operator that copied, or an item store of
         a tensor (a copy of its values, ``copy_`` by another name: ``y[1:] = x.t()`` is a
-        transpose), says so and counts as compute; a store of a number is a fill."""
+        transpose), says so and counts as compute; a store of a number is a fill. So does a
+        call of NON_COMPUTE that reads a tensor's values (``_reads_values``)."""
         made = _storage(result)
         if (
             name in VIEW_OR_COPY
@@ -865,6 +903,8 @@ class TorchOpRecorder(TorchFunctionMode):
         if name == "__setitem__" and len(args) > 2 and is_a(args[2], torch.Tensor):
             if args[2].numel() > 1:
                 return "__setitem__ (a copy of a tensor)"
+        if _reads_values(name, args, kwargs, result):
+            return f"{name} (of a tensor's values)"
         return name
 
     def summary(self) -> dict[str, Any]:
