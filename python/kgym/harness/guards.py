@@ -193,6 +193,7 @@ class LaunchCounter:
         self.ablate: str | None = None
         self.ablated_launches = 0
         self.copying_launches = 0  # ablated launches that only copied another argument
+        self.staging_launches = 0  # ablated launches that only copied the judge's inputs
         self.copy_tolerance: tuple[float, float] | None = None  # the task's (atol, rtol)
         # The call's inputs as the judge wrote them, by storage address: not an answer's
         # source unless the candidate rewrote them (kgym.harness.ablation).
@@ -210,7 +211,7 @@ class LaunchCounter:
         # full list would hide every later refusal from the calls that check for one.
         self.refused = 0
         self.last_refused: tuple[str, str] = ("", "")
-        self._params: dict[Any, tuple[list[str], set[str]]] = {}  # per kernel function
+        self._params: dict[Any, tuple[list[str], set[str], dict[str, Any]]] = {}  # per kernel
         self.triton_functions: tuple[type, ...] = ()  # JITFunction, InterpretedFunction
         self._triton_wrappers: tuple[type, ...] = ()  # TensorWrapper, TensorDescriptor
         self._constexpr: type | None = None  # tl.constexpr, whose value is read in turn
@@ -227,17 +228,27 @@ class LaunchCounter:
         params = self._params.get(fn) if fn is not None else None
         if params is None:
             try:
-                names = list(inspect.signature(fn).parameters) if fn is not None else []
+                signature = inspect.signature(fn).parameters if fn is not None else {}
             except (TypeError, ValueError):
-                names = []
+                signature = {}
+            names = list(signature)
             notes = getattr(fn, "__annotations__", {}) if fn is not None else {}
             constexprs = {n for n in names if "constexpr" in str(notes.get(n, ""))}
-            params = (names, constexprs)
+            defaults = {
+                n: p.default
+                for n, p in signature.items()
+                if p.default is not inspect.Parameter.empty
+            }
+            params = (names, constexprs, defaults)
             if fn is not None:
                 self._params[fn] = params
-        names, constexprs = params
+        names, constexprs, defaults = params
         # The kernel's own parameters only: the launch's options (grid, num_warps) are not its.
         given = [*zip(names, args), *((k, v) for k, v in kwargs.items() if k in names)]
+        # And what a parameter the launch leaves out takes: its default, which the kernel
+        # receives as if given (a numpy function as a constexpr's default runs as Python).
+        named = {name for name, _ in given}
+        given += [(n, v) for n, v in defaults.items() if n not in named]
         for name, value in given:
             what = self._foreign(value, name in constexprs)
             if what:
@@ -361,7 +372,8 @@ class LaunchCounter:
                         counter.torch_made() + rewritten,
                         untouched,
                     )
-                    counter.copying_launches += int(copied)
+                    counter.copying_launches += int(copied == "answer")
+                    counter.staging_launches += int(copied == "inputs")
                 counter.precision.note_launch(result)
                 return result
             finally:
