@@ -1,6 +1,7 @@
 """What the candidate's runner does around the judge's measurements: the decoy check's noise
 (harness/ablation.py) replaces every element a launch wrote and nothing else, chunk by chunk, in
-every element size (16-byte elements failed before the chunks); the collector rests in every call."""
+every element size (16-byte elements failed before the chunks); the collector rests in every timed
+call and in graded ones at the OS's draw."""
 
 from __future__ import annotations
 
@@ -34,10 +35,12 @@ def test_what_a_launch_wrote_is_noise_and_nothing_else_changes(
     assert still_one <= (0.7 * 267 if dtype == torch.bool else 12)
 
 
-def test_the_collector_rests_in_every_call_alike_and_runs_between_graded_ones() -> None:
-    """Inside a call the collector's state tells no timed call from a graded one (a one-call
-    cycle test would: torch only where it rests); it runs again after a graded call's reply
-    and after a window, and a collector the candidate turned off stays off."""
+def test_the_collector_rests_in_timed_calls_and_at_a_draw_in_graded_ones() -> None:
+    """Inside a call the collector's state tells no timed call apart: it rests in every timed
+    call and in graded ones at the OS's draw, so that a candidate that behaves otherwise
+    where it rests (torch only there), or where it runs (ordinary use), meets graded calls of
+    either kind; it runs again after a graded call's reply and after a window, and a
+    collector the candidate turned off stays off."""
     import gc
     import socket
     import threading
@@ -73,13 +76,16 @@ def test_the_collector_rests_in_every_call_alike_and_runs_between_graded_ones() 
         return gc.isenabled()
 
     try:
-        ask({"op": "call", "slots": [0]})
-        assert enabled_within(5.0)  # after a graded call's reply
+        for _ in range(40):
+            ask({"op": "call", "slots": [0]})
+            assert enabled_within(5.0)  # after a graded call's reply
+        assert set(during) == {False, True}  # 40 graded calls: both, but once in 2^39
+        del during[:]
         ask({"op": "call", "slots": [0], "timed": True})
         ask({"op": "call", "slots": [1], "timed": True})
         assert not enabled_within(0.2)  # between the window's batches
         assert ask({"op": "ping"})["enabled"] is True
-        assert during == [False, False, False]
+        assert during == [False, False]
         ask({"op": "exit"})
     finally:
         serving.join(5)
@@ -203,9 +209,10 @@ def test_a_shifted_copy_with_trivial_arithmetic_is_a_copy_at_the_tasks_tolerance
 
 
 def test_an_input_rewritten_before_the_launch_is_a_copy_source_again() -> None:
-    """The judge's arena is no copy source while it holds what the judge wrote (a kernel that
-    is the identity on its inputs does work); once the candidate's torch calls rewrite an
-    input with the answer, a kernel that stores it copies it."""
+    """The judge's arena is no copy source of an answer while it holds what the judge wrote:
+    a kernel that is the identity on its inputs is said to stage them (``"inputs"``, no work
+    only where torch computed in the call), and its writes get noise; once the candidate's
+    torch calls rewrite an input with the answer, a kernel that stores it copies it."""
     x = torch.randn(8, 16)
     pristine = {x.untyped_storage().data_ptr(): (x, x.clone())}
 
@@ -214,11 +221,11 @@ def test_an_input_rewritten_before_the_launch_is_a_copy_source_again() -> None:
 
     y = torch.full((8, 16), float("nan"))
     _, copied = ablation.launch_with_noise(identity, None, (x, y), {}, None, pristine, [])
-    assert not copied
+    assert copied == "inputs" and not torch.equal(y, x)
     x.copy_(torch.softmax(x, dim=-1))  # the answer, computed in place in the input
     y = torch.full((8, 16), float("nan"))
     _, copied = ablation.launch_with_noise(identity, None, (x, y), {}, None, pristine, [])
-    assert copied
+    assert copied == "answer"
     # Read at its address, the launch not taking it: a source all the same (the record
     # keeps the input torch computed into).
 
@@ -230,7 +237,31 @@ def test_an_input_rewritten_before_the_launch_is_a_copy_source_again() -> None:
     _, copied = ablation.launch_with_noise(
         by_address, None, (x.data_ptr(), y), {}, None, pristine, [x]
     )
-    assert copied
+    assert copied == "answer"
+
+
+def test_the_identity_on_one_signed_inputs_stages_nothing() -> None:
+    """A ReLU of positive inputs gives them back bit for bit: no elementwise operation but the
+    identity does so on values of both signs, so only such a copy is a staging of the inputs.
+    Copied at one shift (into a padded buffer), it is one too."""
+    x = torch.rand(8, 16) + 0.5
+    pristine = {x.untyped_storage().data_ptr(): (x, x.clone())}
+
+    def relu(fn_self: object, src: torch.Tensor, out: torch.Tensor) -> None:
+        out.copy_(src.clamp(min=0))
+
+    y = torch.full((8, 16), float("nan"))
+    _, copied = ablation.launch_with_noise(relu, None, (x, y), {}, None, pristine, [])
+    assert copied == ""
+    z = torch.randn(8, 16)
+    pristine = {z.untyped_storage().data_ptr(): (z, z.clone())}
+
+    def padded(fn_self: object, src: torch.Tensor, out: torch.Tensor) -> None:
+        out.view(-1)[3 : 3 + src.numel()] = src.reshape(-1)
+
+    y = torch.zeros(8 * 16 + 8)
+    _, copied = ablation.launch_with_noise(padded, None, (z, y), {}, None, pristine, [])
+    assert copied == "inputs"
 
 
 def test_a_move_within_the_destination_and_a_small_scaled_store_are_copies() -> None:

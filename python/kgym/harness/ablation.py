@@ -141,9 +141,10 @@ def launch_with_noise(
     arena: dict[int, tuple[torch.Tensor, torch.Tensor]] | None = None,
     torch_made: list[torch.Tensor] | None = None,
     untouched: set[int] | None = None,
-) -> tuple[Any, bool]:
+) -> tuple[Any, str]:
     """The launch, then noise into every element it wrote that is not a copy. Also says
-    whether the launch only copied: every element it wrote holds the element at the same
+    whether the launch only copied (``"answer"``, else ``""``): every element it wrote holds
+    the element at the same
     place of another tensor it took, or of a tensor the candidate's torch calls made in this
     call (``torch_made``: a kernel can reach one by an address passed as a number), a Triton
     "store" of an answer torch computed, bit for bit or, for floats (read in a float type of
@@ -156,19 +157,23 @@ def launch_with_noise(
     that is the identity on its inputs does work), one the candidate's torch calls rewrote
     (an answer computed in place) is a source like any other, taken by the launch or not.
     ``untouched``: the storages of the model's own tensors as loaded (a bias broadcast into
-    an output moves data, it copies no answer).
+    an output moves data, it copies no answer). ``"inputs"``: every element it wrote is, bit
+    for bit or cast, the element of an input the judge wrote at one shift, and the elements
+    hold both signs (no elementwise operation but the identity gives a value of either sign
+    back unchanged: a ReLU of positive inputs is no copy): a staging copy of the inputs for
+    torch to compute on, which the judge counts as no work where the call's torch computed.
     Where the check cannot read what it needs (a tensor of a layout or device it cannot
     compare), the launch runs unchecked and without noise: its answer then stays right, and
     the kernel is not taken as mattering by a check that failed."""
     try:
         prepared = _prepare(args, kwargs, arena or {}, torch_made or [], untouched or set())
     except Exception:  # noqa: BLE001 - whatever the candidate made, the check does not fail open
-        return launch(fn_self, *args, **kwargs), False
+        return launch(fn_self, *args, **kwargs), ""
     result = launch(fn_self, *args, **kwargs)
     try:
         return result, _noise_what_it_did(prepared, tolerance)
     except Exception:  # noqa: BLE001
-        return result, False
+        return result, ""
 
 
 def owned_state(
@@ -236,6 +241,12 @@ def _prepare(
         for key, (now, was) in arena.items()
         if _readable(now) and torch.equal(_whole_storage(now), _whole_storage(was))
     }
+    # The judge's unchanged inputs as it wrote them: what a staging copy would hold.
+    inputs = [
+        (now.dtype, _whole_storage(was))
+        for key, (now, was) in arena.items()
+        if key in not_sources and key not in untouched
+    ]
     taken = {t.untyped_storage().data_ptr() for t in tensors} | not_sources
     # The torch-made tensors the launch does not take are read where they lie, not copied
     # (no budget of bytes a computed filler could use up); a launch that wrote into one of
@@ -253,20 +264,22 @@ def _prepare(
         "tensors": tensors,
         "before": before,
         "not_sources": not_sources,
+        "inputs": inputs,
         "made": made,
         "seed": seed,
         "prints": [_fingerprint(raw, seed) for _, raw in made],
     }
 
 
-def _noise_what_it_did(prepared: dict[str, Any], tolerance: tuple[float, float] | None) -> bool:
-    """After the launch: noise into each element it wrote that is not a copy; whether every
-    element it wrote was one (``launch_with_noise``)."""
+def _noise_what_it_did(prepared: dict[str, Any], tolerance: tuple[float, float] | None) -> str:
+    """After the launch: noise into each element it wrote that is not a copy; what every
+    element it wrote was a copy of, if anything (``launch_with_noise``)."""
     tensors, before, made = prepared["tensors"], prepared["before"], prepared["made"]
     seed = prepared["seed"]
     if any(_fingerprint(raw, seed) != was for (_, raw), was in zip(made, prepared["prints"])):
-        return True
-    wrote = written = copies = 0
+        return "answer"
+    wrote = written = copies = staged = 0
+    signs: set[bool] = set()  # the signs of the input elements it copied
     for index, (t, old) in enumerate(zip(tensors, before)):
         raw = _whole_storage(t)
         if t.is_cuda:
@@ -311,13 +324,44 @@ def _noise_what_it_did(prepared: dict[str, Any], tolerance: tuple[float, float] 
                 rest = changed & ~copied
                 if bool(rest.any()):
                     copied |= _shifted_close(chunk, begin, src, rest, as_float, tolerance)
+            from_inputs = _input_copies(chunk, begin, t, changed, prepared["inputs"])
+            if t.dtype.is_floating_point and not t.dtype.is_complex and bool(from_inputs.any()):
+                values = chunk.view(t.dtype)[from_inputs]
+                signs |= {True} if bool((values > 0).any()) else set()
+                signs |= {False} if bool((values < 0).any()) else set()
+            staged += int(from_inputs.sum())
             written += int(changed.sum())
             copies += int(copied.sum())
             # The noise goes where the launch did work: an element that copies an answer
             # torch made keeps it, so that a store of torch's answer beside a flag nothing
             # reads does not "matter" by the answer it copied.
             _noise_where_changed(chunk, was, t, size, where=changed & ~copied)
-    return bool(wrote) and copies == written
+    if wrote and copies == written:
+        return "answer"
+    if wrote and staged == written and len(signs) == 2:
+        return "inputs"
+    return ""
+
+
+def _input_copies(
+    chunk: torch.Tensor,
+    begin: int,
+    t: torch.Tensor,
+    changed: torch.Tensor,
+    inputs: list[tuple[torch.dtype, torch.Tensor]],
+) -> torch.Tensor:
+    """Which changed elements of ``chunk`` hold, bit for bit or cast from another float
+    width, the element of one of the judge's ``inputs`` at the same place or at one shift."""
+    size = t.element_size()
+    found = torch.zeros_like(changed)
+    for src_dtype, src in inputs:
+        if src.device != chunk.device:
+            continue
+        found |= _same_place(chunk, begin // size, t.dtype, src, src_dtype, None)
+        rest = changed & ~found
+        if bool(rest.any()):
+            found |= _shifted(chunk, begin, src, rest, size)
+    return found & changed
 
 
 def _float_reading(dtype: torch.dtype, src_dtype: torch.dtype) -> torch.dtype:

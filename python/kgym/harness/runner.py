@@ -15,6 +15,7 @@ import contextlib
 import gc
 import inspect
 import os
+import secrets
 import socket
 import time
 import traceback
@@ -364,13 +365,16 @@ class Runner:
         self.strided_timed_outputs = 0
 
     def _collector(self, resting: bool) -> None:
-        """Python's cyclic garbage collector rests through every call, graded or timed (inside
-        a call the two look the same), and from one timed call to the next message that is
-        not one: a collection lands in whichever sample allocates past its threshold (Triton's
-        launcher makes objects on every call), and one turned back on at the end of a batch
-        would run while its reply is built, inside the judge's clock. It runs again after a
-        graded call's reply. Both runners alike; a candidate that collects on its own time
-        slows its own samples."""
+        """Python's cyclic garbage collector rests through every timed call, and from one
+        timed call to the next message that is not one: a collection lands in whichever sample
+        allocates past its threshold (Triton's launcher makes objects on every call), and one
+        turned back on at the end of a batch would run while its reply is built, inside the
+        judge's clock. Through a graded call it rests or runs, drawn by the OS (``serve``): a
+        state every graded call shared was one no ordinary caller's does (a kernel that kept
+        precision only where the collector rests), and a candidate that behaves otherwise
+        while it rests meets graded calls where it does. It runs again after a graded call's
+        reply. Both runners alike; a candidate that collects on its own time slows its own
+        samples."""
         if resting and not self.collector_paused and gc.isenabled():
             gc.disable()
             self.collector_paused = True
@@ -389,7 +393,9 @@ class Runner:
             if op == "exit":
                 protocol.send(self.sock, {"ok": True})
                 return
-            self._collector(resting=op == "call")
+            self._collector(
+                resting=op == "call" and (bool(message.get("timed")) or secrets.randbits(1) == 1)
+            )
             try:
                 reply = getattr(self, f"op_{op}")(message, payload, fds)
             except _Failure as failure:
@@ -635,9 +641,15 @@ class Runner:
             if names is None:
                 return None
             if in_place:
+                # Through ``.data`` or not, drawn: a write through ``.data`` (an EMA update, an
+                # optimiser's) leaves the tensor's version counter as it was, so a kernel that
+                # keys what it derived from a weight on (address, version) meets a move it
+                # cannot see as well as one it can.
+                through_data = secrets.randbits(1) == 1
                 with torch.no_grad():
                     for k, v in state.items():
-                        own[names[k]].copy_(v.to(own[names[k]].device))
+                        dest = own[names[k]]
+                        (dest.data if through_data else dest).copy_(v.to(dest.device))
                 return names
             model.load_state_dict(
                 {names[k]: v.to(own[names[k]].device) for k, v in state.items()}, strict=False
@@ -750,7 +762,11 @@ class Runner:
         counter = self.guards.launches if self.guards is not None else None
         launches = counter.count if counter is not None else 0
         refused = counter.refused if counter is not None else 0
-        ablated = (counter.ablated_launches, counter.copying_launches) if counter else (0, 0)
+        ablated = (
+            (counter.ablated_launches, counter.copying_launches, counter.staging_launches)
+            if counter
+            else (0, 0, 0)
+        )
         names_before = dict(counter.names) if counter is not None else {}
         values: dict[str, list[Any]] = {}
         reused: str | None = None
@@ -876,6 +892,7 @@ class Runner:
             if ablate:
                 reply["ablated_launches"] = counter.ablated_launches - ablated[0]
                 reply["copying_launches"] = counter.copying_launches - ablated[1]
+                reply["staging_launches"] = counter.staging_launches - ablated[2]
         if self.role == "candidate" and not message.get("timed"):
             reply["strided_timed_outputs"] = self.strided_timed_outputs
         if recorder is not None:

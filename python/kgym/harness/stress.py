@@ -252,6 +252,23 @@ def derive(name: str, inputs: list[Any], generator: torch.Generator | None = Non
     return inputs
 
 
+def rows_reordered(inputs: list[Any], seed: int) -> list[Any]:
+    """A copy of ``inputs`` whose float tensors have the elements of about half their rows
+    (along the last dimension, the rows drawn) in one drawn order: a near repeat of a call."""
+    generator = torch.Generator().manual_seed(seed)
+    out: list[Any] = []
+    for v in inputs:
+        if not _is_float(v) or v.dim() == 0 or v.shape[-1] < 2:
+            out.append(v.clone() if is_a(v, torch.Tensor) else v)
+            continue
+        rows = v.detach().clone().reshape(-1, v.shape[-1])
+        order = torch.randperm(v.shape[-1], generator=generator).to(v.device)
+        chosen = (torch.rand(rows.shape[0], generator=generator) < 0.5).to(v.device)
+        rows[chosen] = rows[chosen][:, order]
+        out.append(rows.view(v.shape).requires_grad_(v.requires_grad))
+    return out
+
+
 def draw_scale() -> float:
     """A new factor for the ``scaled_drawn`` set (once per evaluation, from the OS: a judge
     started from a warm fork server must not share its parent's)."""

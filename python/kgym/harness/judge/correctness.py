@@ -23,7 +23,7 @@ from kgym.harness import device as dev
 from kgym.harness.errors import EvaluationFailure
 from kgym.harness.gpu_memory import MemoryWatch
 from kgym.harness.judge import slots
-from kgym.harness.judge.error_size import CUT_INPUT_SETS, ErrorSize
+from kgym.harness.judge.error_size import ErrorSize
 from kgym.harness.judge.findings import Findings
 from kgym.harness.judge.policy import CallPolicy
 from kgym.harness.judge.runners import Runners, failed_reply
@@ -423,7 +423,7 @@ class GradedCalls:
             self.findings.add(
                 "decoy-kernel",
                 "every Triton kernel the candidate launched only copies values another "
-                "argument or a tensor its torch calls made held ("
+                "argument, a tensor its torch calls made or the inputs held ("
                 + ", ".join(launched[:5])
                 + "): the work is not Triton's",
             )
@@ -445,10 +445,19 @@ class GradedCalls:
         new kernel a later call launches; stops at the first wrong answer (into ``result``).
         Returns what the first failed stress set gave, where one failed under ``robust``."""
         set_failed: str | None = None
-        while steps:
+        # The near repeat right after a compared trial drawn among them (the first, before the
+        # steps, too): what a kernel kept from the call before is met with inputs that share
+        # its key.
+        trials_before_near = _RANDOM.randrange(sum(kind == "trial" for kind, _ in steps) + 1)
+        near_owed = True
+        while steps or (near_owed and trials_before_near <= 0):
+            if near_owed and trials_before_near <= 0:
+                steps.insert(0, ("near_repeat", ""))
+                near_owed = False
             kind, name = steps.pop(0)
             failed = None
             if kind == "trial":
+                trials_before_near -= 1
                 trial = result["passed"]
                 manner = self._owed_manners().get(name, {})
                 mismatch, last = self._one_trial(trial, views, result, manner)
@@ -458,6 +467,8 @@ class GradedCalls:
                     failed = f"trial {trial}: {mismatch}"
             elif kind == "repeat":
                 failed = self._repeat(views, *last)
+            elif kind == "near_repeat":
+                failed = self._near_repeat(views, last[0])
             elif kind == "weights":
                 move = functools.partial(
                     self._new_weights, sparse=name == "sparse", checkpoint=name == "checkpoint"
@@ -737,6 +748,26 @@ class GradedCalls:
             return f"a second call on the same inputs gave another answer ({repeat.mismatch})"
         return None
 
+    def _near_repeat(self, views: SlotViews, pristine: list[Any]) -> str | None:
+        """The last trial's inputs with the elements of about half their rows (along the last
+        dimension) put in another order, drawn: the reference's answer is required. Every other
+        call's inputs are drawn afresh, so a kernel that keeps answers under a key no two fresh
+        draws share (a row's sum, sum of squares and maximum: blind to order) was never
+        wrong; a near repeat meets the key with another answer."""
+        tol = self.task.tolerance
+        stretch = time.perf_counter()
+        near = stress.rows_reordered(pristine, fresh_seed())
+        failed, answer = self._graded_call(views, near)
+        stretch = self.timeline.stretch("correctness_calls", stretch)
+        if failed is not None:
+            return failed
+        expected = compare.flatten(self.task.run_reference(near, "correctness"))
+        verdict = compare.compare_outputs(answer, expected, tol.atol, tol.rtol, errors=False)
+        self.timeline.stretch("correctness_checks", stretch)
+        if not verdict.ok:
+            return f"the last inputs with rows reordered: {verdict.mismatch}"
+        return None
+
     def _stress_call(self, name: str, views: SlotViews) -> dict[str, Any]:
         """One call on the stress set ``name`` (stress.py): its verdict for the Result."""
         timeline, task = self.timeline, self.task
@@ -769,7 +800,6 @@ class GradedCalls:
         # Precision kept only at the task's scale is not kept (error_size.py); a norm's
         # constant rows are not measured (stress.constant_rows).
         how: dict[str, Any] = {
-            "cut_inputs": name in CUT_INPUT_SETS,
             "left_out": stress.constant_rows(pristine) if name == "flat_rows" else None,
         }
         if self.tf32_meets_task and ill_conditioned_at_tf32(
@@ -1033,7 +1063,12 @@ class GradedCalls:
             self.ablated[name] = True  # it failed without the kernel's output: it mattered
             return
         ablated = int(reply.get("ablated_launches") or 0)
-        if ablated and ablated == int(reply.get("copying_launches") or 0):
+        copied = int(reply.get("copying_launches") or 0)
+        # A staging copy of the inputs is no work where torch computed in the call (the
+        # answer from the copy); where nothing else computed, copying is the task (a concat).
+        if (reply.get("torch_ops") or {}).get("compute"):
+            copied += int(reply.get("staging_launches") or 0)
+        if ablated and ablated == copied:
             self.copying.add(name)
         expected = task.run_reference(pristine, "correctness")
         answer = slots.answer(views, 0, reply)
