@@ -209,10 +209,9 @@ def test_a_shifted_copy_with_trivial_arithmetic_is_a_copy_at_the_tasks_tolerance
 
 
 def test_an_input_rewritten_before_the_launch_is_a_copy_source_again() -> None:
-    """The judge's arena is no copy source of an answer while it holds what the judge wrote:
-    a kernel that is the identity on its inputs is said to stage them (``"inputs"``, no work
-    only where torch computed in the call), and its writes get noise; once the candidate's
-    torch calls rewrite an input with the answer, a kernel that stores it copies it."""
+    """The judge's arena is no copy source while it holds what the judge wrote (a kernel that
+    is the identity on its inputs does work, and gets noise); once the candidate's torch calls
+    rewrite an input with the answer, a kernel that stores it copies it."""
     x = torch.randn(8, 16)
     pristine = {x.untyped_storage().data_ptr(): (x, x.clone())}
 
@@ -221,7 +220,7 @@ def test_an_input_rewritten_before_the_launch_is_a_copy_source_again() -> None:
 
     y = torch.full((8, 16), float("nan"))
     _, copied = ablation.launch_with_noise(identity, None, (x, y), {}, None, pristine, [])
-    assert copied == "inputs" and not torch.equal(y, x)
+    assert not copied and not torch.equal(y, x)
     x.copy_(torch.softmax(x, dim=-1))  # the answer, computed in place in the input
     y = torch.full((8, 16), float("nan"))
     _, copied = ablation.launch_with_noise(identity, None, (x, y), {}, None, pristine, [])
@@ -240,28 +239,53 @@ def test_an_input_rewritten_before_the_launch_is_a_copy_source_again() -> None:
     assert copied == "answer"
 
 
-def test_the_identity_on_one_signed_inputs_stages_nothing() -> None:
-    """A ReLU of positive inputs gives them back bit for bit: no elementwise operation but the
-    identity does so on values of both signs, so only such a copy is a staging of the inputs.
-    Copied at one shift (into a padded buffer), it is one too."""
+def test_a_staging_copy_gets_no_noise_where_torch_computes() -> None:
+    """Where torch computed in the evaluation (``staging``), a launch's writes that hold the
+    judge's inputs or the model's weights as loaded, at the same place or one shift, bit for
+    bit or within the tolerance (a padded buffer, ``x * (1 + 2^-22)``), get no noise: a Triton
+    copy for torch to compute on does no work. Float values of one sign are work (a ReLU of
+    positive inputs); integer copies are not (a cross entropy's targets)."""
+    z = torch.randn(8, 16)
+    pristine = {z.untyped_storage().data_ptr(): (z, z.clone())}
+
+    def padded(fn_self: object, src: torch.Tensor, out: torch.Tensor) -> None:
+        out.view(-1)[3 : 3 + src.numel()] = src.reshape(-1) * (1 + 2.0**-22)
+        out.view(-1)[-1] = 7.0  # one element of its own
+
+    y = torch.zeros(8 * 16 + 8)
+    ablation.launch_with_noise(padded, None, (z, y), {}, (1e-2, 1e-2), pristine, [], set(), [])
+    assert torch.allclose(y[3 : 3 + z.numel()], z.reshape(-1)) and y[-1] != 7.0
+    y = torch.zeros(8 * 16 + 8)
+    ablation.launch_with_noise(padded, None, (z, y), {}, (1e-2, 1e-2), pristine, [])
+    assert not torch.allclose(y[3 : 3 + z.numel()], z.reshape(-1))  # not judged: noise
+    weight = torch.randn(4, 16)
+
+    def copy_weight(fn_self: object, out: torch.Tensor) -> None:
+        out.copy_(weight)
+
+    staged = torch.zeros(4, 16)
+    ablation.launch_with_noise(copy_weight, None, (staged,), {}, None, {}, [], set(), [weight])
+    assert torch.equal(staged, weight)
     x = torch.rand(8, 16) + 0.5
     pristine = {x.untyped_storage().data_ptr(): (x, x.clone())}
 
     def relu(fn_self: object, src: torch.Tensor, out: torch.Tensor) -> None:
         out.copy_(src.clamp(min=0))
 
-    y = torch.full((8, 16), float("nan"))
-    _, copied = ablation.launch_with_noise(relu, None, (x, y), {}, None, pristine, [])
-    assert copied == ""
-    z = torch.randn(8, 16)
-    pristine = {z.untyped_storage().data_ptr(): (z, z.clone())}
+    y = torch.zeros(8, 16)
+    ablation.launch_with_noise(relu, None, (x, y), {}, None, pristine, [], set(), [])
+    assert not torch.equal(y, x)  # one sign: work, noised
+    targets = torch.randint(0, 10, (64,))
+    pristine = {targets.untyped_storage().data_ptr(): (targets, targets.clone())}
 
-    def padded(fn_self: object, src: torch.Tensor, out: torch.Tensor) -> None:
-        out.view(-1)[3 : 3 + src.numel()] = src.reshape(-1)
+    def copy_targets(fn_self: object, src: torch.Tensor, out: torch.Tensor) -> None:
+        out.copy_(src)
 
-    y = torch.zeros(8 * 16 + 8)
-    _, copied = ablation.launch_with_noise(padded, None, (z, y), {}, None, pristine, [])
-    assert copied == "inputs"
+    staged_targets = torch.zeros(64, dtype=torch.int64)
+    ablation.launch_with_noise(
+        copy_targets, None, (targets, staged_targets), {}, None, pristine, [], set(), []
+    )
+    assert torch.equal(staged_targets, targets)
 
 
 def test_a_move_within_the_destination_and_a_small_scaled_store_are_copies() -> None:

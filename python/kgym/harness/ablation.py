@@ -141,6 +141,7 @@ def launch_with_noise(
     arena: dict[int, tuple[torch.Tensor, torch.Tensor]] | None = None,
     torch_made: list[torch.Tensor] | None = None,
     untouched: set[int] | None = None,
+    staging: list[torch.Tensor] | None = None,
 ) -> tuple[Any, str]:
     """The launch, then noise into every element it wrote that is not a copy. Also says
     whether the launch only copied (``"answer"``, else ``""``): every element it wrote holds
@@ -157,16 +158,21 @@ def launch_with_noise(
     that is the identity on its inputs does work), one the candidate's torch calls rewrote
     (an answer computed in place) is a source like any other, taken by the launch or not.
     ``untouched``: the storages of the model's own tensors as loaded (a bias broadcast into
-    an output moves data, it copies no answer). ``"inputs"``: every element it wrote is, bit
-    for bit or cast, the element of an input the judge wrote at one shift, and the elements
-    hold both signs (no elementwise operation but the identity gives a value of either sign
-    back unchanged: a ReLU of positive inputs is no copy): a staging copy of the inputs for
-    torch to compute on, which the judge counts as no work where the call's torch computed.
+    an output moves data, it copies no answer). ``staging`` (where torch computed in the
+    evaluation's calls: ``hybrid``): the model's tensors as loaded, which with the judge's
+    unchanged inputs are what a staging copy would hold; an element a launch wrote that holds
+    one of them at the same place or one shift (bit for bit, cast, or within the tolerance),
+    of an integer type or among values of both signs, gets no noise either: a Triton copy of
+    the inputs or the weights for torch to compute on is no work of the kernel's (no
+    elementwise operation but the identity gives values of both signs back so: a ReLU of
+    positive inputs is work).
     Where the check cannot read what it needs (a tensor of a layout or device it cannot
     compare), the launch runs unchecked and without noise: its answer then stays right, and
     the kernel is not taken as mattering by a check that failed."""
     try:
-        prepared = _prepare(args, kwargs, arena or {}, torch_made or [], untouched or set())
+        prepared = _prepare(
+            args, kwargs, arena or {}, torch_made or [], untouched or set(), staging
+        )
     except Exception:  # noqa: BLE001 - whatever the candidate made, the check does not fail open
         return launch(fn_self, *args, **kwargs), ""
     result = launch(fn_self, *args, **kwargs)
@@ -229,6 +235,7 @@ def _prepare(
     arena: dict[int, tuple[torch.Tensor, torch.Tensor]],
     torch_made: list[torch.Tensor],
     untouched: set[int],
+    staging: list[torch.Tensor] | None,
 ) -> dict[str, Any]:
     """What the check needs from before the launch: each tensor it takes, with its storage's
     bytes; the sources it may copy from; a fingerprint of those it does not take."""
@@ -241,12 +248,15 @@ def _prepare(
         for key, (now, was) in arena.items()
         if _readable(now) and torch.equal(_whole_storage(now), _whole_storage(was))
     }
-    # The judge's unchanged inputs as it wrote them: what a staging copy would hold.
-    inputs = [
-        (now.dtype, _whole_storage(was))
-        for key, (now, was) in arena.items()
-        if key in not_sources and key not in untouched
-    ]
+    # The judge's unchanged inputs as it wrote them, and the model's tensors as loaded: what
+    # a staging copy would hold.
+    staged_from = None
+    if staging is not None:
+        staged_from = [
+            (now.dtype, _whole_storage(was))
+            for key, (now, was) in arena.items()
+            if key in not_sources and key not in untouched
+        ] + [(w.dtype, _whole_storage(w)) for w in staging if _readable(w)]
     taken = {t.untyped_storage().data_ptr() for t in tensors} | not_sources
     # The torch-made tensors the launch does not take are read where they lie, not copied
     # (no budget of bytes a computed filler could use up); a launch that wrote into one of
@@ -264,7 +274,7 @@ def _prepare(
         "tensors": tensors,
         "before": before,
         "not_sources": not_sources,
-        "inputs": inputs,
+        "staging": staged_from,
         "made": made,
         "seed": seed,
         "prints": [_fingerprint(raw, seed) for _, raw in made],
@@ -278,8 +288,7 @@ def _noise_what_it_did(prepared: dict[str, Any], tolerance: tuple[float, float] 
     seed = prepared["seed"]
     if any(_fingerprint(raw, seed) != was for (_, raw), was in zip(made, prepared["prints"])):
         return "answer"
-    wrote = written = copies = staged = 0
-    signs: set[bool] = set()  # the signs of the input elements it copied
+    wrote = written = copies = 0
     for index, (t, old) in enumerate(zip(tensors, before)):
         raw = _whole_storage(t)
         if t.is_cuda:
@@ -324,44 +333,48 @@ def _noise_what_it_did(prepared: dict[str, Any], tolerance: tuple[float, float] 
                 rest = changed & ~copied
                 if bool(rest.any()):
                     copied |= _shifted_close(chunk, begin, src, rest, as_float, tolerance)
-            from_inputs = _input_copies(chunk, begin, t, changed, prepared["inputs"])
-            if t.dtype.is_floating_point and not t.dtype.is_complex and bool(from_inputs.any()):
-                values = chunk.view(t.dtype)[from_inputs]
-                signs |= {True} if bool((values > 0).any()) else set()
-                signs |= {False} if bool((values < 0).any()) else set()
-            staged += int(from_inputs.sum())
+            staged = torch.zeros_like(changed)
+            if prepared["staging"] is not None:
+                staged = _staged(chunk, begin, t, changed & ~copied, prepared["staging"], tolerance)
             written += int(changed.sum())
             copies += int(copied.sum())
             # The noise goes where the launch did work: an element that copies an answer
             # torch made keeps it, so that a store of torch's answer beside a flag nothing
             # reads does not "matter" by the answer it copied.
-            _noise_where_changed(chunk, was, t, size, where=changed & ~copied)
-    if wrote and copies == written:
-        return "answer"
-    if wrote and staged == written and len(signs) == 2:
-        return "inputs"
-    return ""
+            _noise_where_changed(chunk, was, t, size, where=changed & ~copied & ~staged)
+    return "answer" if wrote and copies == written else ""
 
 
-def _input_copies(
+def _staged(
     chunk: torch.Tensor,
     begin: int,
     t: torch.Tensor,
     changed: torch.Tensor,
-    inputs: list[tuple[torch.dtype, torch.Tensor]],
+    sources: list[tuple[torch.dtype, torch.Tensor]],
+    tolerance: tuple[float, float] | None,
 ) -> torch.Tensor:
-    """Which changed elements of ``chunk`` hold, bit for bit or cast from another float
-    width, the element of one of the judge's ``inputs`` at the same place or at one shift."""
+    """Which changed elements of ``chunk`` hold an element of ``sources`` (the inputs and
+    weights as loaded) at the same place or at one shift, bit for bit, cast or within the
+    tolerance; float ones only where those elements hold values of both signs."""
     size = t.element_size()
     found = torch.zeros_like(changed)
-    for src_dtype, src in inputs:
+    for src_dtype, src in sources:
         if src.device != chunk.device:
             continue
-        found |= _same_place(chunk, begin // size, t.dtype, src, src_dtype, None)
+        found |= _same_place(chunk, begin // size, t.dtype, src, src_dtype, tolerance)
         rest = changed & ~found
         if bool(rest.any()):
             found |= _shifted(chunk, begin, src, rest, size)
-    return found & changed
+        rest = changed & ~found
+        if bool(rest.any()):
+            as_float = _float_reading(t.dtype, src_dtype)
+            found |= _shifted_close(chunk, begin, src, rest, as_float, tolerance)
+    found &= changed
+    if t.dtype.is_floating_point and bool(found.any()):
+        values = chunk.view(t.dtype)[found]
+        if t.dtype.is_complex or not (bool((values > 0).any()) and bool((values < 0).any())):
+            return torch.zeros_like(found)
+    return found
 
 
 def _float_reading(dtype: torch.dtype, src_dtype: torch.dtype) -> torch.dtype:

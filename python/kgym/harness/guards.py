@@ -21,10 +21,16 @@ from typing import Any
 
 import torch
 import torch.testing  # noqa: F401
+import triton
 import triton.testing  # noqa: F401
 
 from kgym.harness.dot_precision import DotPrecision
 from kgym.harness.real_type import is_a
+
+_TRITON_DIR = os.path.dirname(triton.__file__) + os.sep
+# The most values a launch's tuple argument may hold: each is read, and a longer one is refused
+# rather than read in part (a function at its 65th place ran as Python under the interpreter).
+MAX_ARGUMENT_ITEMS = 1024
 
 Finding = dict[str, Any]
 WATCHED_SIGNALS = [
@@ -193,7 +199,7 @@ class LaunchCounter:
         self.ablate: str | None = None
         self.ablated_launches = 0
         self.copying_launches = 0  # ablated launches that only copied another argument
-        self.staging_launches = 0  # ablated launches that only copied the judge's inputs
+        self.staging = False  # the decoy call takes staging copies as no work (ablation.py)
         self.copy_tolerance: tuple[float, float] | None = None  # the task's (atol, rtol)
         # The call's inputs as the judge wrote them, by storage address: not an answer's
         # source unless the candidate rewrote them (kgym.harness.ablation).
@@ -215,6 +221,7 @@ class LaunchCounter:
         self.triton_functions: tuple[type, ...] = ()  # JITFunction, InterpretedFunction
         self._triton_wrappers: tuple[type, ...] = ()  # TensorWrapper, TensorDescriptor
         self._constexpr: type | None = None  # tl.constexpr, whose value is read in turn
+        self._triton_classes: frozenset[type] = frozenset()  # triton.language's classes
 
     def foreign_arguments(self, kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
         """What a launch hands its kernel that only Python can run ("" where nothing): any
@@ -272,7 +279,10 @@ class LaunchCounter:
         if is_a(value, (tuple, list)):
             # Their own iterators, not a subclass's.
             items = tuple.__iter__(value) if is_a(value, tuple) else list.__iter__(value)
-            for item in list(items)[:64]:
+            held = list(items)
+            if len(held) > MAX_ARGUMENT_ITEMS:  # read to its end, or refused: never in part
+                return f"a sequence of {len(held)} values"
+            for item in held:
                 what = self._foreign(item, constexpr, depth + 1)
                 if what:
                     return what
@@ -296,11 +306,14 @@ class LaunchCounter:
         if is_a(value, self.triton_functions):
             return True
         if type(value) is types.FunctionType:
-            return str(value.__module__).startswith("triton.language")
+            # By where its code lies, not by the module it names (``functools.wraps(tl.exp)``
+            # copies triton.language's name onto any function).
+            return str(value.__code__.co_filename).startswith(_TRITON_DIR)
         if type(value) in self._triton_wrappers:
             return True
-        module = type.__dict__["__module__"].__get__(type(value))
-        return is_a(module, str) and module.startswith("triton.language") and not callable(value)
+        # An object of one of triton.language's own classes (a dtype, a block type), by the
+        # class itself: a class may name any module.
+        return type(value) in self._triton_classes and not callable(value)
 
     def install(self) -> None:
         from triton.runtime.jit import JITFunction
@@ -327,6 +340,13 @@ class LaunchCounter:
             pass
         self._triton_wrappers = tuple(wrappers)
         self._constexpr = tl.constexpr
+        self._triton_classes = frozenset(
+            value
+            for name, module in list(sys.modules.items())
+            if name.startswith("triton.language") and module is not None
+            for value in list(vars(module).values())
+            if type(value) is type and str(getattr(value, "__module__", "")).startswith("triton.")
+        )
         for cls in classes:
             wrapped = self._counting(cls.run)
             cls.run = wrapped  # type: ignore[method-assign]
@@ -371,9 +391,9 @@ class LaunchCounter:
                         counter.arena,
                         counter.torch_made() + rewritten,
                         untouched,
+                        [t for t, _, _ in counter.owned] if counter.staging else None,
                     )
                     counter.copying_launches += int(copied == "answer")
-                    counter.staging_launches += int(copied == "inputs")
                 counter.precision.note_launch(result)
                 return result
             finally:

@@ -67,7 +67,6 @@ CHECKS = {
     ),
     "ablated_launches": lambda v: isinstance(v, int) and not isinstance(v, bool),
     "copying_launches": lambda v: isinstance(v, int) and not isinstance(v, bool),
-    "staging_launches": lambda v: isinstance(v, int) and not isinstance(v, bool),
     "torch_ops": lambda v: (
         isinstance(v, dict)
         and _is_list_of(v.get("compute", []), (str,))

@@ -762,11 +762,7 @@ class Runner:
         counter = self.guards.launches if self.guards is not None else None
         launches = counter.count if counter is not None else 0
         refused = counter.refused if counter is not None else 0
-        ablated = (
-            (counter.ablated_launches, counter.copying_launches, counter.staging_launches)
-            if counter
-            else (0, 0, 0)
-        )
+        ablated = (counter.ablated_launches, counter.copying_launches) if counter else (0, 0)
         names_before = dict(counter.names) if counter is not None else {}
         values: dict[str, list[Any]] = {}
         reused: str | None = None
@@ -788,6 +784,7 @@ class Runner:
             counter.ablate = ablate
             given = message.get("ablate_tolerance")
             counter.copy_tolerance = (float(given[0]), float(given[1])) if given else None
+            counter.staging = bool(message.get("ablate_staging"))
             # The inputs as this process holds them and as the judge wrote them
             # (ablation.launch_with_noise's ``arena``).
             counter.arena = {
@@ -892,7 +889,6 @@ class Runner:
             if ablate:
                 reply["ablated_launches"] = counter.ablated_launches - ablated[0]
                 reply["copying_launches"] = counter.copying_launches - ablated[1]
-                reply["staging_launches"] = counter.staging_launches - ablated[2]
         if self.role == "candidate" and not message.get("timed"):
             reply["strided_timed_outputs"] = self.strided_timed_outputs
         if recorder is not None:

@@ -253,8 +253,11 @@ def derive(name: str, inputs: list[Any], generator: torch.Generator | None = Non
 
 
 def rows_reordered(inputs: list[Any], seed: int) -> list[Any]:
-    """A copy of ``inputs`` whose float tensors have the elements of about half their rows
-    (along the last dimension, the rows drawn) in one drawn order: a near repeat of a call."""
+    """A copy of ``inputs`` whose float tensors have, in about half their rows (along the last
+    dimension, the rows drawn), the element largest in magnitude swapped with one at a drawn
+    place: a near repeat of a call, which every key short of a row's whole content (its sum,
+    its ends, a few places) meets, and whose answer moves (the largest element moved: a
+    swap of two small ones moved a softmax by less than its tolerance)."""
     generator = torch.Generator().manual_seed(seed)
     out: list[Any] = []
     for v in inputs:
@@ -262,9 +265,15 @@ def rows_reordered(inputs: list[Any], seed: int) -> list[Any]:
             out.append(v.clone() if is_a(v, torch.Tensor) else v)
             continue
         rows = v.detach().clone().reshape(-1, v.shape[-1])
-        order = torch.randperm(v.shape[-1], generator=generator).to(v.device)
-        chosen = (torch.rand(rows.shape[0], generator=generator) < 0.5).to(v.device)
-        rows[chosen] = rows[chosen][:, order]
+        count, width = rows.shape
+        chosen = (torch.rand(count, generator=generator) < 0.5).nonzero().flatten()
+        shift = torch.randint(1, width, (chosen.numel(),), generator=generator)
+        chosen, shift = chosen.to(v.device), shift.to(v.device)
+        first = rows[chosen].abs().nan_to_num(nan=0.0).argmax(dim=1)
+        second = (first + shift) % width
+        held = rows[chosen, first].clone()
+        rows[chosen, first] = rows[chosen, second]
+        rows[chosen, second] = held
         out.append(rows.view(v.shape).requires_grad_(v.requires_grad))
     return out
 

@@ -271,8 +271,11 @@ def _foreign(value: Any) -> str | None:
 TEMPLATE_ARGUMENTS = frozenset(
     {"view_as", "reshape_as", "expand_as", "resize_as_", "to", "type", "set_", "__set__", "__get__"}
 )
-# Calls of NON_COMPUTE whose first argument is the data they copy, not a tensor they act on.
-DATA_ARGUMENTS = frozenset({"tensor", "as_tensor"})
+# Calls of NON_COMPUTE whose first argument is what they read (data to copy, a size, a bound),
+# not a tensor they act on: torch's factories (``torch.empty(t)`` reads ``t``'s value as a size).
+DATA_ARGUMENTS = frozenset(
+    {"tensor", "as_tensor", "empty", "empty_strided", "zeros", "ones", "full", "arange"}
+)
 
 
 def _reads_values(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], result: Any) -> bool:

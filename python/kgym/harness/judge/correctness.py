@@ -423,7 +423,7 @@ class GradedCalls:
             self.findings.add(
                 "decoy-kernel",
                 "every Triton kernel the candidate launched only copies values another "
-                "argument, a tensor its torch calls made or the inputs held ("
+                "argument or a tensor its torch calls made held ("
                 + ", ".join(launched[:5])
                 + "): the work is not Triton's",
             )
@@ -749,11 +749,11 @@ class GradedCalls:
         return None
 
     def _near_repeat(self, views: SlotViews, pristine: list[Any]) -> str | None:
-        """The last trial's inputs with the elements of about half their rows (along the last
-        dimension) put in another order, drawn: the reference's answer is required. Every other
-        call's inputs are drawn afresh, so a kernel that keeps answers under a key no two fresh
-        draws share (a row's sum, sum of squares and maximum: blind to order) was never
-        wrong; a near repeat meets the key with another answer."""
+        """The last trial's inputs with each of about half their rows' largest element swapped
+        with another, drawn: the reference's answer is required. Every other call's inputs are
+        drawn afresh, so a kernel that keeps answers under a key no two fresh draws share (a
+        row's sum, sum of squares, maximum, its ends) was never wrong; a near repeat meets such
+        a key with another answer."""
         tol = self.task.tolerance
         stretch = time.perf_counter()
         near = stress.rows_reordered(pristine, fresh_seed())
@@ -765,7 +765,7 @@ class GradedCalls:
         verdict = compare.compare_outputs(answer, expected, tol.atol, tol.rtol, errors=False)
         self.timeline.stretch("correctness_checks", stretch)
         if not verdict.ok:
-            return f"the last inputs with rows reordered: {verdict.mismatch}"
+            return f"the last inputs with some rows' largest element moved: {verdict.mismatch}"
         return None
 
     def _stress_call(self, name: str, views: SlotViews) -> dict[str, Any]:
@@ -1057,18 +1057,16 @@ class GradedCalls:
             self._drawn_manner(),
             ablate=name,
             ablate_tolerance=[tol.atol, tol.rtol],
+            # Where torch computed, a Triton copy of the inputs or weights is no work: it
+            # gets no noise (ablation.py); where nothing else computes, copying is the task.
+            ablate_staging=bool(self.policy.torch_ops),
         )
         stretch = timeline.stretch("decoy_call", stretch)
         if not reply.get("ok"):
             self.ablated[name] = True  # it failed without the kernel's output: it mattered
             return
         ablated = int(reply.get("ablated_launches") or 0)
-        copied = int(reply.get("copying_launches") or 0)
-        # A staging copy of the inputs is no work where torch computed in the call (the
-        # answer from the copy); where nothing else computed, copying is the task (a concat).
-        if (reply.get("torch_ops") or {}).get("compute"):
-            copied += int(reply.get("staging_launches") or 0)
-        if ablated and ablated == copied:
+        if ablated and ablated == int(reply.get("copying_launches") or 0):
             self.copying.add(name)
         expected = task.run_reference(pristine, "correctness")
         answer = slots.answer(views, 0, reply)
