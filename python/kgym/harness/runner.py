@@ -363,6 +363,7 @@ class Runner:
         # Timed calls whose output was not contiguous: the copy into the arena laid it out for
         # the candidate, as in a graded call (STRIDED_OUTPUT_COPY); reported after the window.
         self.strided_timed_outputs = 0
+        self.through_data = secrets.randbits(1) == 1  # the next in-place weight move's way
 
     def _collector(self, resting: bool) -> None:
         """Python's cyclic garbage collector rests through every timed call, and from one
@@ -641,11 +642,13 @@ class Runner:
             if names is None:
                 return None
             if in_place:
-                # Through ``.data`` or not, drawn: a write through ``.data`` (an EMA update, an
-                # optimiser's) leaves the tensor's version counter as it was, so a kernel that
-                # keys what it derived from a weight on (address, version) meets a move it
-                # cannot see as well as one it can.
-                through_data = secrets.randbits(1) == 1
+                # Through ``.data`` and not, in turn from a drawn start (every evaluation makes
+                # two moves or more): a write through ``.data`` (an EMA update, an optimiser's)
+                # leaves the tensor's version counter as it was, so a kernel that keys what it
+                # derived from a weight on (address, version) meets a move it cannot see as
+                # well as one it can.
+                self.through_data = not self.through_data
+                through_data = self.through_data
                 with torch.no_grad():
                     for k, v in state.items():
                         dest = own[names[k]]
