@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+import secrets
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,9 +15,39 @@ from kgym.harness.errors import JitRanges
 from kgym.harness.real_type import is_a
 
 DEFAULT_TOLERANCE = 1e-2
-# The names the task's and the candidate's sources are loaded under, in every process.
+# The name the task's source is loaded under, in the judge's processes.
 TASK_MODULE = "kgym_task"
-CANDIDATE_MODULE = "kgym_candidate"
+# The names a candidate's source is loaded under, one drawn per process: a file's ordinary
+# names, as its author's own import would give it. One fixed name of kgym's, in any class's
+# repr, told a candidate it was being judged (a kernel exact here and bfloat16 elsewhere).
+CANDIDATE_MODULE_NAMES = (
+    "solution",
+    "model",
+    "model_new",
+    "new_model",
+    "kernel",
+    "kernels",
+    "submission",
+    "candidate",
+    "answer",
+    "impl",
+    "generated",
+    "custom_model",
+    "triton_kernel",
+    "optimized",
+)
+
+
+def candidate_module_name() -> str:
+    """A name for the candidate's module, drawn by the OS (sometimes with a number, as a
+    saved file's), that no module of this process holds already."""
+    draw = secrets.SystemRandom()
+    while True:
+        name = draw.choice(CANDIDATE_MODULE_NAMES)
+        if draw.randrange(3) == 0:
+            name += f"_{draw.randrange(1, 100)}"
+        if name not in sys.modules:
+            return name
 
 
 @dataclass

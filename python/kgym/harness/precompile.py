@@ -353,7 +353,7 @@ def _child(
         import torch
 
         from kgym.harness import loader
-        from kgym.harness.loader import CANDIDATE_MODULE, TASK_MODULE
+        from kgym.harness.loader import TASK_MODULE, candidate_module_name
 
         torch.set_grad_enabled(False)
         depth = [0]
@@ -379,7 +379,7 @@ def _child(
                 [str(p) for p in spec.get("protected", [])],
                 in_launch=lambda: depth[0] > 0,
             )
-        module = loader.load_module(Path(candidate_file), CANDIDATE_MODULE)
+        module = loader.load_module(Path(candidate_file), candidate_module_name())
         with torch.device("meta"), looks_like_cuda():
             torch.manual_seed(int(spec.get("seed", 0)))
             model = module.ModelNew(*init_inputs)

@@ -30,7 +30,7 @@ from kgym.harness import compare, loader, protocol
 from kgym.harness.arena import Arena, ArenaExport
 from kgym.harness.errors import JitRanges, error_record, is_triton_compile_error
 from kgym.harness.layout import SlotLayout, SlotViews, dtype_from
-from kgym.harness.loader import CANDIDATE_MODULE, TASK_MODULE
+from kgym.harness.loader import TASK_MODULE, candidate_module_name
 from kgym.harness.real_type import is_a
 
 
@@ -527,7 +527,7 @@ class Runner:
                     in_launch=lambda: counter.depth > 0,
                 )
         try:
-            name = CANDIDATE_MODULE if self.role == "candidate" else TASK_MODULE
+            name = candidate_module_name() if self.role == "candidate" else TASK_MODULE
             self.module = loader.load_module(Path(self.source_file), name)
         except BaseException as exc:  # noqa: BLE001
             raise _Failure(self._exception_reply(exc, "load")) from exc
