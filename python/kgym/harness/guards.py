@@ -222,6 +222,9 @@ class LaunchCounter:
         self._triton_wrappers: tuple[type, ...] = ()  # TensorWrapper, TensorDescriptor
         self._constexpr: type | None = None  # tl.constexpr, whose value is read in turn
         self._triton_classes: frozenset[type] = frozenset()  # triton.language's classes
+        self.interpreted: type | None = None  # InterpretedFunction, under the interpreter
+        self._rewritten: dict[int, Any] = {}  # per kernel function: what the judge's rewriter made
+        self.in_grid = 0  # inside a launch's grid callable
 
     def foreign_arguments(self, kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
         """What a launch hands its kernel that only Python can run ("" where nothing): any
@@ -295,6 +298,42 @@ class LaunchCounter:
             return f"a Python callable ({kind.__name__})"
         return f"a {kind.__name__}, which no Triton kernel takes"
 
+    def run_from_source(self, fn_self: Any, name: str) -> None:
+        """Under the interpreter: the function a launch runs is the one Triton's rewriter makes
+        from the kernel's source, which the judge read. The interpreter keeps it in a dict any
+        code can write (``InterpretedFunction.rewritten_fn``), and a candidate that put a
+        Python function there ran it as the kernel: made afresh by a rewriter of the judge's at
+        the kernel's first launch, and at any later one whose entry is no longer it."""
+        from triton.runtime.interpreter import FunctionRewriter, InterpretedFunction
+
+        cache = InterpretedFunction.__dict__["rewritten_fn"]
+        fn = fn_self.__dict__.get("fn")
+        made = self._rewritten.get(id(fn))
+        if made is not None and dict.get(cache, fn) is made:
+            return
+        if made is not None:
+            self.refuse(
+                "kernel-not-triton", f"{name}: the function the interpreter runs was replaced"
+            )
+        built = FunctionRewriter(fn, **dict(fn_self.__dict__.get("kwargs") or {})).rewrite_ast()
+        dict.__setitem__(cache, fn, built)
+        self._rewritten[id(fn)] = built
+
+    def grid_without_ops(self, grid: Callable[..., Any]) -> Callable[..., Any]:
+        """``grid``, run with Triton's operations refused: the interpreter patches
+        triton.language before it calls the grid, so a grid callable could load, reduce and
+        store the whole answer outside any kernel body (a GPU's grid computes numbers only)."""
+        counter = self
+
+        def guarded(*args: Any, **kwargs: Any) -> Any:
+            counter.in_grid += 1
+            try:
+                return grid(*args, **kwargs)
+            finally:
+                counter.in_grid -= 1
+
+        return guarded
+
     def refuse(self, rule: str, detail: str) -> None:
         self.refused += 1
         self.last_refused = (rule, detail)
@@ -327,6 +366,7 @@ class LaunchCounter:
             pass
         if os.environ.get("TRITON_INTERPRET") == "1":
             self.precision.install_interpreter()
+            self._refuse_ops_outside_bodies()
         self.triton_functions = tuple(classes)
         import triton.language as tl
         from triton.runtime.jit import TensorWrapper
@@ -352,6 +392,29 @@ class LaunchCounter:
             cls.run = wrapped  # type: ignore[method-assign]
             self.installed.append((cls, wrapped))
 
+    def _refuse_ops_outside_bodies(self) -> None:
+        """Under the interpreter, a Triton operation made in a launch's grid or outside any
+        launch is refused: only a kernel body computes with triton.language (a jit function
+        called as a Python function patches it for good)."""
+        try:
+            from triton.runtime.interpreter import InterpretedFunction, TensorHandle
+        except ImportError:
+            return
+        self.interpreted = InterpretedFunction
+        made = TensorHandle.__post_init__
+        counter = self
+
+        def post_init(handle: Any) -> None:
+            if counter.in_grid or counter.depth == 0:
+                counter.refuse(
+                    "kernel-not-triton",
+                    "a Triton operation outside a kernel body (a launch's grid, or a kernel "
+                    "called as a Python function)",
+                )
+            made(handle)
+
+        TensorHandle.__post_init__ = post_init  # type: ignore[method-assign]
+
     def _counting(self, original: Callable[..., Any]) -> Callable[..., Any]:
         counter = self
 
@@ -368,6 +431,11 @@ class LaunchCounter:
             foreign = counter.foreign_arguments(fn_self, args, kwargs)
             if foreign:
                 counter.refuse("kernel-not-triton", f"{name}: {foreign}")
+            if counter.interpreted is not None and is_a(fn_self, counter.interpreted):
+                counter.run_from_source(fn_self, name)
+                grid = kwargs.get("grid")
+                if callable(grid):
+                    kwargs["grid"] = counter.grid_without_ops(grid)
             if counter.depth > 0:
                 # Triton never launches from inside a launch; the candidate's grid callable,
                 # hooks and heuristics run there, where torch's argument moves are taken for

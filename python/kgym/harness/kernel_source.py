@@ -42,6 +42,21 @@ LOW_PRECISION_TYPES = frozenset(
 )
 # Attributes of a kernel's values that belong to the interpreter, not to Triton's language.
 INTERPRETER_ATTRIBUTES = frozenset({"handle", "data"})
+# Triton's modules that are not its language: a kernel body that reaches one reaches Python
+# (``triton.runtime.interpreter.np``, numpy by another name, and the interpreter's tensors).
+NOT_LANGUAGE = frozenset(
+    {
+        "runtime",
+        "testing",
+        "tools",
+        "compiler",
+        "backends",
+        "knobs",
+        "profiler",
+        "_C",
+        "interpreter",
+    }
+)
 
 
 @dataclass
@@ -260,7 +275,15 @@ def read(source: str) -> KernelSource:
                             )
                         )
                 elif isinstance(node, ast.Attribute):
-                    if node.attr in INTERPRETER_ATTRIBUTES or node.attr.startswith("__"):
+                    if node.attr in NOT_LANGUAGE:
+                        out.findings.append(
+                            _finding(
+                                node.lineno,
+                                f"kernel {fn.name} reaches triton's '{node.attr}', which is "
+                                "not triton.language",
+                            )
+                        )
+                    elif node.attr in INTERPRETER_ATTRIBUTES or node.attr.startswith("__"):
                         out.findings.append(
                             _finding(
                                 node.lineno,
@@ -268,6 +291,18 @@ def read(source: str) -> KernelSource:
                                 "value behind a Triton tensor",
                             )
                         )
+                elif isinstance(node, ast.JoinedStr) or (
+                    isinstance(node, ast.BinOp)
+                    and isinstance(node.op, ast.Mod)
+                    and isinstance(node.left, ast.Constant)
+                    and isinstance(node.left.value, str)
+                ):
+                    out.findings.append(
+                        _finding(
+                            node.lineno,
+                            f"kernel {fn.name} formats a string (a tensor's text is its values)",
+                        )
+                    )
                 elif isinstance(node, (ast.Global, ast.Nonlocal, ast.Lambda)):
                     out.findings.append(
                         _finding(node.lineno, f"kernel {fn.name} holds Python that is not Triton")
