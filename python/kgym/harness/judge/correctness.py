@@ -31,6 +31,7 @@ from kgym.harness.judge.slots import Lender
 from kgym.harness.judge.task import TaskSide, fresh_seed
 from kgym.harness.judge.timeline import Timeline
 from kgym.harness.layout import SlotLayout, SlotViews
+from kgym.harness.real_type import is_a
 
 # How far inside a set's tolerance the judge's tf32 answer must stay for the set to be compared
 # element by element (stress sets whose error size is measured, excused or not): an honest tf32
@@ -452,7 +453,16 @@ class GradedCalls:
         near_owed = True
         while steps or (near_owed and trials_before_near <= 0):
             if near_owed and trials_before_near <= 0:
-                steps.insert(0, ("near_repeat", ""))
+                # Then, for each tensor input, the trial's inputs again and again with that one
+                # drawn afresh: whichever inputs a key leaves out, a call that keeps the rest
+                # follows one that had them (a key of A alone: ``x @ Wq`` then ``x @ Wk``).
+                places = self._tensor_places()
+                partial = [("near_repeat", "same"), ("near_repeat", "one_input:%d")]
+                for at, place in enumerate(places if len(places) >= 2 else []):
+                    steps[1 + 2 * at : 1 + 2 * at] = [
+                        (k, n.replace("%d", str(place))) for k, n in partial
+                    ]
+                steps.insert(0, ("near_repeat", "swap"))
                 near_owed = False
             kind, name = steps.pop(0)
             failed = None
@@ -468,15 +478,21 @@ class GradedCalls:
             elif kind == "repeat":
                 failed = self._repeat(views, *last)
             elif kind == "near_repeat":
-                failed = self._near_repeat(views, last[0])
+                failed = self._near_repeat(views, last[0], name)
             elif kind == "weights":
                 move = functools.partial(
-                    self._new_weights, sparse=name == "sparse", checkpoint=name == "checkpoint"
+                    self._new_weights,
+                    sparse=name == "sparse",
+                    checkpoint=name == "checkpoint",
+                    swap=name == "swap",
                 )
                 failed = self._timed_step("correctness_weights", move)
-                # A compared call next, whose answer the repeat compares with from here, and
-                # whose error is measured.
+                # The last trial's inputs again under the new weights (a batch tracked through
+                # training: a kernel that keys answers on its inputs alone meets it), then a
+                # compared call, whose answer the repeat compares with from here, and whose
+                # error is measured.
                 steps.insert(0, ("trial", ""))
+                steps.insert(0, ("near_repeat", "same"))
                 self.measure_next = True
                 result["trials"] += 1
             elif kind in ("stress", "other_shape", "manner"):
@@ -525,13 +541,18 @@ class GradedCalls:
     @staticmethod
     def _weight_moves() -> list[str]:
         """The moves between calls, in a drawn order: every element moved (as an optimiser
-        step), and a few elements alone (a pruned or edited weight), which no sample of the
-        weights short of all of them sees; half the time one more of either kind."""
-        moves = ["dense", "sparse"] + ([_RANDOM.choice(["dense", "sparse"])] * _RANDOM.randrange(2))
+        step), a few elements alone (a pruned or edited weight), which no sample of the
+        weights short of all of them sees, and values moved but not changed (two rows
+        swapped: a fingerprint blind to order misses it); half the time one more of the first
+        two kinds."""
+        moves = ["dense", "sparse", "swap"]
+        moves += [_RANDOM.choice(["dense", "sparse"])] * _RANDOM.randrange(2)
         _RANDOM.shuffle(moves)
         return moves
 
-    def _new_weights(self, sparse: bool = False, checkpoint: bool = False) -> str | None:
+    def _new_weights(
+        self, sparse: bool = False, checkpoint: bool = False, swap: bool = False
+    ) -> str | None:
         """The reference's weights moved off where they are (``stress.away_from_init``, under
         a seed of the OS's; with ``sparse`` a few elements of each alone), as training, a
         pruned weight or a loaded checkpoint moves them, and loaded into
@@ -546,7 +567,10 @@ class GradedCalls:
         did not take them (its answer is then not the task's), or None."""
         reference = self.task.reference
         dev.seed_generators(fresh_seed(), self.task.device)
-        stress.away_from_init(reference, sparse)
+        if swap:
+            stress.values_swapped(reference)
+        else:
+            stress.away_from_init(reference, sparse)
         if checkpoint:  # a checkpoint's weights are as often a quantised one's
             stress.on_int8_levels(reference)
         weights, fds = self.lender.weights(reference)
@@ -748,15 +772,23 @@ class GradedCalls:
             return f"a second call on the same inputs gave another answer ({repeat.mismatch})"
         return None
 
-    def _near_repeat(self, views: SlotViews, pristine: list[Any]) -> str | None:
-        """The last trial's inputs with each of about half their rows' largest element swapped
-        with another, drawn: the reference's answer is required. Every other call's inputs are
-        drawn afresh, so a kernel that keeps answers under a key no two fresh draws share (a
-        row's sum, sum of squares, maximum, its ends) was never wrong; a near repeat meets such
-        a key with another answer."""
+    def _near_repeat(self, views: SlotViews, pristine: list[Any], how: str) -> str | None:
+        """The last trial's inputs again, in part: the reference's answer is required. Every
+        other call's inputs are drawn afresh, so a kernel that keeps answers under a key no
+        two fresh draws share was never wrong. ``swap``: each of about half their rows'
+        largest element swapped with another (a key of a row's sums, its ends, a few places);
+        ``one_input:N``: the tensor input at N drawn afresh, the others kept (a key of some
+        inputs alone: ``x @ Wq`` then ``x @ Wk``); ``same``: all kept (before a
+        ``one_input``, and after a weight move: a key of the inputs alone, a batch tracked
+        through training)."""
         tol = self.task.tolerance
         stretch = time.perf_counter()
-        near = stress.rows_reordered(pristine, fresh_seed())
+        if how == "swap":
+            near = stress.rows_reordered(pristine, fresh_seed())
+        elif how.startswith("one_input:"):
+            near = self._one_input_redrawn(pristine, int(how.split(":")[1]))
+        else:
+            near = [v.clone() if is_a(v, torch.Tensor) else v for v in pristine]
         failed, answer = self._graded_call(views, near)
         stretch = self.timeline.stretch("correctness_calls", stretch)
         if failed is not None:
@@ -765,8 +797,24 @@ class GradedCalls:
         verdict = compare.compare_outputs(answer, expected, tol.atol, tol.rtol, errors=False)
         self.timeline.stretch("correctness_checks", stretch)
         if not verdict.ok:
-            return f"the last inputs with some rows' largest element moved: {verdict.mismatch}"
+            what = {
+                "swap": "some rows' largest element moved",
+                "same": "nothing changed but the weights or the call before",
+            }.get(how, f"input {how.split(':')[-1]} drawn afresh")
+            return f"the last inputs with {what}: {verdict.mismatch}"
         return None
+
+    def _tensor_places(self) -> list[int]:
+        """The places of the task's tensor inputs."""
+        return [i for i, v in enumerate(self.task.inputs(fresh_seed())) if is_a(v, torch.Tensor)]
+
+    def _one_input_redrawn(self, pristine: list[Any], place: int) -> list[Any]:
+        """``pristine`` with its input at ``place`` replaced by a fresh draw's."""
+        fresh = self.task.inputs(fresh_seed())
+        return [
+            fresh[i] if i == place else (v.clone() if is_a(v, torch.Tensor) else v)
+            for i, v in enumerate(pristine)
+        ]
 
     def _stress_call(self, name: str, views: SlotViews) -> dict[str, Any]:
         """One call on the stress set ``name`` (stress.py): its verdict for the Result."""
