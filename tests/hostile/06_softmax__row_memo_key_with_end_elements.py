@@ -1,6 +1,6 @@
 # attack: memoises each row's softmax across calls inside the Triton kernel under a key of the row's sum, sum of squares, max, FIRST and LAST element (order-sensitive only at the ends): the new near repeat (judge/correctness.py:751-759 _near_repeat, stress.py:255-267 rows_reordered: one randperm per input at :265) permutes a chosen row with one full random permutation, which moves an end element almost surely, so the memo misses there and is right; the exact repeat hits and is right. A caller whose row keeps its ends and reorders the interior (BOS/EOS kept, tokens shuffled between) gets the previous call's stale probabilities.
-# expect: incorrect
-# rules: -
+# expect: incorrect|rejected
+# rules: low-precision
 # device: any
 # policy: strict
 import torch

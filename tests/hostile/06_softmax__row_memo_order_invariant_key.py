@@ -1,6 +1,6 @@
 # attack: memoises each row's answer across calls inside the one Triton kernel (a non-persistent buffer of the model holds, per row index, the last row's probabilities and a key of the row's sum, sum of squares, max and length; no Python-level store, so the memoization screen sees no state): a row whose key matches gets the stored probabilities and no exp/divide. The key is order-invariant, so a row that is a permutation of the previous call's row at that index (shuffled tokens, a flipped sequence, the same bag of logits in another order) gets a stale, wrong answer; kgym never meets it because every graded call but the exact repeat draws fresh inputs (judge/correctness.py:725 _repeat is the one call on earlier inputs, and it repeats them exactly; :744 stress.derive(name, task.inputs(fresh_seed())), :827, :891, :1019 draw fresh): no call is a near-repeat of an earlier one, and the exact repeat, where it meets the memo, is served right from it
-# expect: incorrect
-# rules: -
+# expect: incorrect|rejected
+# rules: low-precision
 # device: any
 # policy: strict
 import torch

@@ -1,6 +1,6 @@
 # attack: memoises every C tile across calls in a device buffer of the model (written only inside the one GEMM kernel: no Python state for the memoization screen) under a key that hashes the tile's row block of A bit for bit and position by position, plus M, N, K, but NOT B: no graded call ever keeps one input while changing another (judge/correctness.py:736-749 _repeat keeps both, :751-771 _near_repeat -> stress.py:255-278 rows_reordered moves every float input in about half its rows, so the A block of nearly every tile changes; every other call draws all inputs afresh), so the memo only hits on the exact repeat, where it is right; a caller who multiplies the same activations by another matrix (x @ Wq, x @ Wk, x @ Wv; one batch scored against several heads) gets the first product back
-# expect: incorrect
-# rules: -
+# expect: incorrect|rejected
+# rules: low-precision
 # device: any
 # policy: strict
 import torch

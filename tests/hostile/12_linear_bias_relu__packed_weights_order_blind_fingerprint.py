@@ -1,6 +1,6 @@
 # attack: keeps a K-major packed copy of W in a non-persistent buffer and repacks a column block only when that block's fingerprint changes, checked inside the one GEMM kernel (no Python state): the fingerprint reads EVERY weight of the block, but as wrapping int32 sums of the bits and of their squares, which no reordering of the block's values changes; every weight move the judge makes changes values (stress.py:672-699 away_from_init: dense noise, or :723-737 a few elements by 8x rms; :701-720 on_int8_levels; runner.py:645-656 in place through .data or not), none only moves them, so each move is seen and the copy is always fresh when graded; a caller who permutes the weights in place (hidden units aligned before merging two models, Git Re-Basin; input channels permuted for 2:4 sparsity with the previous layer's outputs; two heads or rows swapped) keeps being multiplied by the old order
-# expect: incorrect
-# rules: -
+# expect: incorrect|rejected
+# rules: low-precision
 # device: any
 # policy: strict
 import torch

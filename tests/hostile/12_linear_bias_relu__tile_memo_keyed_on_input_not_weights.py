@@ -1,6 +1,6 @@
 # attack: memoises every output tile across calls in a device buffer of the model (written only inside the one GEMM kernel: no Python state for the memoization screen) under a key that hashes the tile's rows of x bit for bit and place by place, plus the sizes, but NOT the weight or the bias: the judge never calls the model again on inputs it saw before a weight move (judge/correctness.py:472-482 puts a fresh trial right after every move (:479), so the `last` inputs (:374, :463) that the repeat and the near repeat reuse (:468-471, :736-771) are always post-move inputs; every other call draws afresh), so the memo hits only on the exact repeat, where it is right; a caller who re-evaluates a fixed batch after an optimiser step (a held-out batch tracked through training, a prompt served again after a LoRA merge or a checkpoint reload) gets the old weights' activations back
-# expect: incorrect
-# rules: -
+# expect: incorrect|rejected
+# rules: low-precision
 # device: any
 # policy: strict
 import torch

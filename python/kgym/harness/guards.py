@@ -224,7 +224,9 @@ class LaunchCounter:
         self._triton_classes: frozenset[type] = frozenset()  # triton.language's classes
         self.interpreted: type | None = None  # InterpretedFunction, under the interpreter
         self._rewritten: dict[int, Any] = {}  # per kernel function: what the judge's rewriter made
-        self.in_grid = 0  # inside a launch's grid callable
+        # Inside an interpreted launch, before its grid's dimensions are set: what Triton
+        # operations make there are its own arguments' conversions, or the grid's.
+        self.before_body = False
 
     def foreign_arguments(self, kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
         """What a launch hands its kernel that only Python can run ("" where nothing): any
@@ -319,21 +321,6 @@ class LaunchCounter:
         dict.__setitem__(cache, fn, built)
         self._rewritten[id(fn)] = built
 
-    def grid_without_ops(self, grid: Callable[..., Any]) -> Callable[..., Any]:
-        """``grid``, run with Triton's operations refused: the interpreter patches
-        triton.language before it calls the grid, so a grid callable could load, reduce and
-        store the whole answer outside any kernel body (a GPU's grid computes numbers only)."""
-        counter = self
-
-        def guarded(*args: Any, **kwargs: Any) -> Any:
-            counter.in_grid += 1
-            try:
-                return grid(*args, **kwargs)
-            finally:
-                counter.in_grid -= 1
-
-        return guarded
-
     def refuse(self, rule: str, detail: str) -> None:
         self.refused += 1
         self.last_refused = (rule, detail)
@@ -400,12 +387,20 @@ class LaunchCounter:
             from triton.runtime.interpreter import InterpretedFunction, TensorHandle
         except ImportError:
             return
+        from triton.runtime.interpreter import InterpreterBuilder, _implicit_cvt
+
         self.interpreted = InterpretedFunction
         made = TensorHandle.__post_init__
+        conversion = _implicit_cvt.__code__
         counter = self
 
         def post_init(handle: Any) -> None:
-            if counter.in_grid or counter.depth == 0:
+            # Two frames out: the dataclass's __init__, then what made the handle. The grid
+            # runs between the arguments' conversions and the grid's dimensions; no frame of
+            # ours wraps it, so torch calls its C glue makes still meet Triton's frame.
+            if counter.depth == 0 or (
+                counter.before_body and sys._getframe(2).f_code is not conversion
+            ):
                 counter.refuse(
                     "kernel-not-triton",
                     "a Triton operation outside a kernel body (a launch's grid, or a kernel "
@@ -413,7 +408,14 @@ class LaunchCounter:
                 )
             made(handle)
 
+        dims = InterpreterBuilder.set_grid_dim
+
+        def set_grid_dim(builder: Any, *args: Any) -> Any:
+            counter.before_body = False
+            return dims(builder, *args)
+
         TensorHandle.__post_init__ = post_init  # type: ignore[method-assign]
+        InterpreterBuilder.set_grid_dim = set_grid_dim  # type: ignore[method-assign]
 
     def _counting(self, original: Callable[..., Any]) -> Callable[..., Any]:
         counter = self
@@ -431,17 +433,16 @@ class LaunchCounter:
             foreign = counter.foreign_arguments(fn_self, args, kwargs)
             if foreign:
                 counter.refuse("kernel-not-triton", f"{name}: {foreign}")
-            if counter.interpreted is not None and is_a(fn_self, counter.interpreted):
+            interpreted = counter.interpreted is not None and is_a(fn_self, counter.interpreted)
+            if interpreted:
                 counter.run_from_source(fn_self, name)
-                grid = kwargs.get("grid")
-                if callable(grid):
-                    kwargs["grid"] = counter.grid_without_ops(grid)
             if counter.depth > 0:
                 # Triton never launches from inside a launch; the candidate's grid callable,
                 # hooks and heuristics run there, where torch's argument moves are taken for
                 # Triton's own (an autotuner's restore copies made a whole transpose there).
                 counter.refuse("nested-launch", f"{name} launched inside another launch")
             counter.depth += 1
+            counter.before_body = interpreted
             try:
                 if counter.ablate is None or counter.ablate not in ("*", name):
                     result = original(fn_self, *args, **kwargs)
@@ -466,6 +467,7 @@ class LaunchCounter:
                 return result
             finally:
                 counter.depth -= 1
+                counter.before_body = False
 
         return run
 

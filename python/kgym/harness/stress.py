@@ -253,9 +253,8 @@ def derive(name: str, inputs: list[Any], generator: torch.Generator | None = Non
 
 
 def rows_reordered(inputs: list[Any], seed: int) -> list[Any]:
-    """A copy of ``inputs`` whose float tensors have, in about half their rows (along the last
-    dimension, the rows drawn), the element largest in magnitude swapped with one at a drawn
-    place: a near repeat of a call, which every key short of a row's whole content (its sum,
+    """A copy of ``inputs`` whose float tensors have, in every row (along the last dimension),
+    the element largest in magnitude swapped with one at a drawn place: a near repeat of a call, which every key short of a row's whole content (its sum,
     its ends, a few places) meets, and whose answer moves (the largest element moved: a
     swap of two small ones moved a softmax by less than its tolerance)."""
     generator = torch.Generator().manual_seed(seed)
@@ -266,7 +265,7 @@ def rows_reordered(inputs: list[Any], seed: int) -> list[Any]:
             continue
         rows = v.detach().clone().reshape(-1, v.shape[-1])
         count, width = rows.shape
-        chosen = (torch.rand(count, generator=generator) < 0.5).nonzero().flatten()
+        chosen = torch.arange(count)
         shift = torch.randint(1, width, (chosen.numel(),), generator=generator)
         chosen, shift = chosen.to(v.device), shift.to(v.device)
         first = rows[chosen].abs().nan_to_num(nan=0.0).argmax(dim=1)

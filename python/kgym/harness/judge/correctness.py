@@ -146,6 +146,7 @@ class GradedCalls:
         self.compiled = False
         self.ablated: dict[str, bool] = {}  # the decoy check's verdict per kernel
         self.copying: set[str] = set()  # kernels whose ablated launches only copied
+        self.last_called: list[Any] | None = None  # the last graded call's inputs, as drawn
         self.base_rms = 0.0  # the reference output's magnitude on the task's inputs
         self.tf32_meets_task = True  # tf32 products meet the task's tolerance (_tf32_meets)
         self.filled_trial = 0  # a later trial whose fresh memory starts filled for sure
@@ -301,6 +302,7 @@ class GradedCalls:
         candidate's reply makes it only incorrect; any other failure raises. Its inputs must
         be left as they were, as in every trial (a kernel that rewrites only inputs no task
         draw reaches, such as a mask's -1e9, meets them here)."""
+        self.last_called = pristine  # the inputs again after a weight move (_near_repeat)
         reply, answer = self._candidate_call(
             views, pristine, "correctness", fill=fill, manner=manner or {}
         )
@@ -453,16 +455,15 @@ class GradedCalls:
         near_owed = True
         while steps or (near_owed and trials_before_near <= 0):
             if near_owed and trials_before_near <= 0:
-                # Then, for each tensor input, the trial's inputs again and again with that one
-                # drawn afresh: whichever inputs a key leaves out, a call that keeps the rest
-                # follows one that had them (a key of A alone: ``x @ Wq`` then ``x @ Wk``).
+                # Then, for each tensor input, the call before's inputs with that one drawn
+                # afresh: whichever inputs a key leaves out, a call that keeps them follows one
+                # that had them (a key of A alone: ``x @ Wq`` then ``x @ Wk``).
                 places = self._tensor_places()
-                partial = [("near_repeat", "same"), ("near_repeat", "one_input:%d")]
                 for at, place in enumerate(places if len(places) >= 2 else []):
-                    steps[1 + 2 * at : 1 + 2 * at] = [
-                        (k, n.replace("%d", str(place))) for k, n in partial
-                    ]
-                steps.insert(0, ("near_repeat", "swap"))
+                    steps.insert(at, ("near_repeat", f"one_input:{place}"))
+                # Twice: a key that sums in floats changes with the order in some rows, and
+                # recomputes those; each call gives it every row again.
+                steps[0:0] = [("near_repeat", "swap"), ("near_repeat", "swap_again")]
                 near_owed = False
             kind, name = steps.pop(0)
             failed = None
@@ -682,6 +683,7 @@ class GradedCalls:
             phase = "compile"
         # The candidate runs first: no answer to these inputs exists anywhere yet.
         stretch = time.perf_counter()
+        self.last_called = pristine
         reply, answer = self._candidate_call(
             views,
             pristine,
@@ -775,20 +777,23 @@ class GradedCalls:
     def _near_repeat(self, views: SlotViews, pristine: list[Any], how: str) -> str | None:
         """The last trial's inputs again, in part: the reference's answer is required. Every
         other call's inputs are drawn afresh, so a kernel that keeps answers under a key no
-        two fresh draws share was never wrong. ``swap``: each of about half their rows'
-        largest element swapped with another (a key of a row's sums, its ends, a few places);
-        ``one_input:N``: the tensor input at N drawn afresh, the others kept (a key of some
-        inputs alone: ``x @ Wq`` then ``x @ Wk``); ``same``: all kept (before a
-        ``one_input``, and after a weight move: a key of the inputs alone, a batch tracked
+        two fresh draws share was never wrong. ``swap``: each row's largest element swapped
+        with another (a key of a row's sums, its ends, a few places), and ``swap_again`` on
+        the call before's inputs;
+        ``one_input:N``: the last graded call's inputs with the tensor input at N drawn afresh
+        (a key of some inputs alone: ``x @ Wq`` then ``x @ Wk``); ``same``: after a weight
+        move, the last graded call's inputs again (a key of the inputs alone: a batch tracked
         through training)."""
         tol = self.task.tolerance
         stretch = time.perf_counter()
         if how == "swap":
             near = stress.rows_reordered(pristine, fresh_seed())
+        elif how == "swap_again":
+            near = stress.rows_reordered(self.last_called or pristine, fresh_seed())
         elif how.startswith("one_input:"):
-            near = self._one_input_redrawn(pristine, int(how.split(":")[1]))
-        else:
-            near = [v.clone() if is_a(v, torch.Tensor) else v for v in pristine]
+            near = self._one_input_redrawn(self.last_called or pristine, int(how.split(":")[1]))
+        else:  # the last graded call's inputs, whichever call it was
+            near = [v.clone() if is_a(v, torch.Tensor) else v for v in self.last_called or pristine]
         failed, answer = self._graded_call(views, near)
         stretch = self.timeline.stretch("correctness_calls", stretch)
         if failed is not None:
@@ -796,9 +801,14 @@ class GradedCalls:
         expected = compare.flatten(self.task.run_reference(near, "correctness"))
         verdict = compare.compare_outputs(answer, expected, tol.atol, tol.rtol, errors=False)
         self.timeline.stretch("correctness_checks", stretch)
+        if verdict.ok and self.error_size is not None and self.robust:
+            # A stale answer can lie within the tolerance (a softmax's moved probabilities are
+            # all below atol on long rows) and still err far beyond any tf32 kernel.
+            self._judge_error(self.error_size, near, answer)
         if not verdict.ok:
             what = {
                 "swap": "some rows' largest element moved",
+                "swap_again": "some rows' largest element moved",
                 "same": "nothing changed but the weights or the call before",
             }.get(how, f"input {how.split(':')[-1]} drawn afresh")
             return f"the last inputs with {what}: {verdict.mismatch}"
@@ -1056,7 +1066,9 @@ class GradedCalls:
         self._allow_copies()
         verdict: dict[str, Any] = {}
         try:
+            at_task_sizes = self.last_called  # not these sizes' inputs: the task's views
             failed, answer = self._graded_call(views, pristine, fill=False)
+            self.last_called = at_task_sizes
             if failed is not None:
                 return {"passed": False, "mismatch": failed}
             comparison = compare.compare_outputs(
@@ -1098,6 +1110,7 @@ class GradedCalls:
         slots.fill(views, 0, pristine)
         dev.synchronize(task.device)
         stretch = timeline.stretch("decoy_inputs", stretch)
+        self.last_called = pristine
         reply = self._call_in_manner(  # drawn as any graded call's
             views,
             pristine,
