@@ -485,7 +485,6 @@ class GradedCalls:
                     self._new_weights,
                     sparse=name == "sparse",
                     checkpoint=name == "checkpoint",
-                    swap=name == "swap",
                 )
                 failed = self._timed_step("correctness_weights", move)
                 # The last trial's inputs again under the new weights (a batch tracked through
@@ -493,7 +492,6 @@ class GradedCalls:
                 # compared call, whose answer the repeat compares with from here, and whose
                 # error is measured.
                 steps.insert(0, ("trial", ""))
-                steps.insert(0, ("near_repeat", "same"))
                 self.measure_next = True
                 result["trials"] += 1
             elif kind in ("stress", "other_shape", "manner"):
@@ -546,14 +544,12 @@ class GradedCalls:
         weights short of all of them sees, and values moved but not changed (two rows
         swapped: a fingerprint blind to order misses it); half the time one more of the first
         two kinds."""
-        moves = ["dense", "sparse", "swap"]
+        moves = ["dense", "sparse"]
         moves += [_RANDOM.choice(["dense", "sparse"])] * _RANDOM.randrange(2)
         _RANDOM.shuffle(moves)
         return moves
 
-    def _new_weights(
-        self, sparse: bool = False, checkpoint: bool = False, swap: bool = False
-    ) -> str | None:
+    def _new_weights(self, sparse: bool = False, checkpoint: bool = False) -> str | None:
         """The reference's weights moved off where they are (``stress.away_from_init``, under
         a seed of the OS's; with ``sparse`` a few elements of each alone), as training, a
         pruned weight or a loaded checkpoint moves them, and loaded into
@@ -568,10 +564,7 @@ class GradedCalls:
         did not take them (its answer is then not the task's), or None."""
         reference = self.task.reference
         dev.seed_generators(fresh_seed(), self.task.device)
-        if swap:
-            stress.values_swapped(reference)
-        else:
-            stress.away_from_init(reference, sparse)
+        stress.away_from_init(reference, sparse)
         if checkpoint:  # a checkpoint's weights are as often a quantised one's
             stress.on_int8_levels(reference)
         weights, fds = self.lender.weights(reference)
