@@ -458,7 +458,7 @@ class GradedCalls:
                 # Then, for each tensor input, the call before's inputs with that one drawn
                 # afresh: whichever inputs a key leaves out, a call that keeps them follows one
                 # that had them (a key of A alone: ``x @ Wq`` then ``x @ Wk``).
-                places = self._tensor_places()
+                places = [i for i, v in enumerate(last[0]) if is_a(v, torch.Tensor)]
                 for at, place in enumerate(places if len(places) >= 2 else []):
                     steps.insert(at, ("near_repeat", f"one_input:{place}"))
                 # Twice: a key that sums in floats changes with the order in some rows, and
@@ -806,10 +806,6 @@ class GradedCalls:
             }.get(how, f"input {how.split(':')[-1]} drawn afresh")
             return f"the last inputs with {what}: {verdict.mismatch}"
         return None
-
-    def _tensor_places(self) -> list[int]:
-        """The places of the task's tensor inputs."""
-        return [i for i, v in enumerate(self.task.inputs(fresh_seed())) if is_a(v, torch.Tensor)]
 
     def _one_input_redrawn(self, pristine: list[Any], place: int) -> list[Any]:
         """``pristine`` with its input at ``place`` replaced by a fresh draw's."""
