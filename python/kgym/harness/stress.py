@@ -697,6 +697,35 @@ def away_from_init(model: Any, sparse: bool = False) -> None:
             var.mul_(torch.exp(torch.randn_like(var) * WEIGHT_NOISE * 2))
 
 
+def values_swapped(model: Any) -> None:
+    """The float parameters of ``model`` with their values moved, not changed: in each, two
+    neighbouring rows swapped (along the first dimension) and two neighbouring columns (the
+    last), or two neighbouring elements where it has one dimension, at even places, so that
+    both lie in any aligned block of two or more, as aligning two models' hidden units or
+    a channel permutation for sparsity moves them. A kernel that refreshes a derived copy
+    of a block of a weight only when a fingerprint blind to order changes (sums of the
+    values, of their bits) misses it, and the answer shows it."""
+    if not is_a(model, torch.nn.Module):
+        return
+    draw = secrets.SystemRandom()
+
+    def swap_pair(t: torch.Tensor, dim: int) -> None:
+        if t.shape[dim] < 2:
+            return
+        first = 2 * draw.randrange(t.shape[dim] // 2)
+        a, b = t.select(dim, first), t.select(dim, first + 1)
+        held = a.clone()
+        a.copy_(b)
+        b.copy_(held)
+
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.is_floating_point() and p.numel() >= 2 and p.dim() >= 1:
+                swap_pair(p, 0)
+                if p.dim() >= 2:
+                    swap_pair(p, p.dim() - 1)
+
+
 def on_int8_levels(model: Any) -> None:
     """The float parameters of ``model`` rounded to 255 levels of each output channel's
     largest magnitude (absmax / 127: a per-channel int8 checkpoint dequantised to float, a

@@ -147,6 +147,7 @@ class GradedCalls:
         self.ablated: dict[str, bool] = {}  # the decoy check's verdict per kernel
         self.copying: set[str] = set()  # kernels whose ablated launches only copied
         self.last_called: list[Any] | None = None  # the last graded call's inputs, as drawn
+        self.last_set: str | None = None  # the stress set they were, judged as it is
         self.base_rms = 0.0  # the reference output's magnitude on the task's inputs
         self.tf32_meets_task = True  # tf32 products meet the task's tolerance (_tf32_meets)
         self.filled_trial = 0  # a later trial whose fresh memory starts filled for sure
@@ -303,6 +304,7 @@ class GradedCalls:
         be left as they were, as in every trial (a kernel that rewrites only inputs no task
         draw reaches, such as a mask's -1e9, meets them here)."""
         self.last_called = pristine  # the inputs again after a weight move (_near_repeat)
+        self.last_set = None
         reply, answer = self._candidate_call(
             views, pristine, "correctness", fill=fill, manner=manner or {}
         )
@@ -485,6 +487,7 @@ class GradedCalls:
                     self._new_weights,
                     sparse=name == "sparse",
                     checkpoint=name == "checkpoint",
+                    swap=name == "swap",
                 )
                 failed = self._timed_step("correctness_weights", move)
                 # The last trial's inputs again under the new weights (a batch tracked through
@@ -492,6 +495,7 @@ class GradedCalls:
                 # compared call, whose answer the repeat compares with from here, and whose
                 # error is measured.
                 steps.insert(0, ("trial", ""))
+                steps.insert(0, ("near_repeat", "same"))
                 self.measure_next = True
                 result["trials"] += 1
             elif kind in ("stress", "other_shape", "manner"):
@@ -544,12 +548,14 @@ class GradedCalls:
         weights short of all of them sees, and values moved but not changed (two rows
         swapped: a fingerprint blind to order misses it); half the time one more of the first
         two kinds."""
-        moves = ["dense", "sparse"]
+        moves = ["dense", "sparse", "swap"]
         moves += [_RANDOM.choice(["dense", "sparse"])] * _RANDOM.randrange(2)
         _RANDOM.shuffle(moves)
         return moves
 
-    def _new_weights(self, sparse: bool = False, checkpoint: bool = False) -> str | None:
+    def _new_weights(
+        self, sparse: bool = False, checkpoint: bool = False, swap: bool = False
+    ) -> str | None:
         """The reference's weights moved off where they are (``stress.away_from_init``, under
         a seed of the OS's; with ``sparse`` a few elements of each alone), as training, a
         pruned weight or a loaded checkpoint moves them, and loaded into
@@ -564,7 +570,10 @@ class GradedCalls:
         did not take them (its answer is then not the task's), or None."""
         reference = self.task.reference
         dev.seed_generators(fresh_seed(), self.task.device)
-        stress.away_from_init(reference, sparse)
+        if swap:
+            stress.values_swapped(reference)
+        else:
+            stress.away_from_init(reference, sparse)
         if checkpoint:  # a checkpoint's weights are as often a quantised one's
             stress.on_int8_levels(reference)
         weights, fds = self.lender.weights(reference)
@@ -787,6 +796,16 @@ class GradedCalls:
             near = self._one_input_redrawn(self.last_called or pristine, int(how.split(":")[1]))
         else:  # the last graded call's inputs, whichever call it was
             near = [v.clone() if is_a(v, torch.Tensor) else v for v in self.last_called or pristine]
+            if self.last_set is not None:
+                # A stress set's inputs are judged as that set is: at its own scale's atol,
+                # excused where it is ill-conditioned at tf32 (the task's atol would refuse
+                # an honest tf32 product on a set scaled down).
+                again = self._stress_call(self.last_set, views, near)
+                if again["passed"] is False:
+                    return (
+                        f"the last inputs with nothing changed but the weights: {again['mismatch']}"
+                    )
+                return None
         failed, answer = self._graded_call(views, near)
         stretch = self.timeline.stretch("correctness_calls", stretch)
         if failed is not None:
@@ -815,14 +834,19 @@ class GradedCalls:
             for i, v in enumerate(pristine)
         ]
 
-    def _stress_call(self, name: str, views: SlotViews) -> dict[str, Any]:
-        """One call on the stress set ``name`` (stress.py): its verdict for the Result."""
+    def _stress_call(
+        self, name: str, views: SlotViews, pristine: list[Any] | None = None
+    ) -> dict[str, Any]:
+        """One call on the stress set ``name`` (stress.py), on a fresh draw of it or on
+        ``pristine`` (its inputs met again): its verdict for the Result."""
         timeline, task = self.timeline, self.task
         stretch = time.perf_counter()
-        pristine = stress.derive(name, task.inputs(fresh_seed()))
+        if pristine is None:
+            pristine = stress.derive(name, task.inputs(fresh_seed()))
         # Unfilled, as a timed call and ordinary use are: a kernel that takes a careful path
         # only where fresh memory starts filled meets the set on its other path.
         failed, answer = self._graded_call(views, pristine, fill=False)
+        self.last_set = name
         stretch = timeline.stretch("correctness_calls", stretch)
         if failed is not None:
             return {"passed": False, "mismatch": failed}
@@ -1055,9 +1079,10 @@ class GradedCalls:
         self._allow_copies()
         verdict: dict[str, Any] = {}
         try:
-            at_task_sizes = self.last_called  # not these sizes' inputs: the task's views
+            # Not these sizes' inputs but the call before's, as they were judged: the task's.
+            at_task_sizes = self.last_called, self.last_set
             failed, answer = self._graded_call(views, pristine, fill=False)
-            self.last_called = at_task_sizes
+            self.last_called, self.last_set = at_task_sizes
             if failed is not None:
                 return {"passed": False, "mismatch": failed}
             comparison = compare.compare_outputs(
