@@ -235,7 +235,8 @@ def _fresh_copy(value: torch.Tensor, off_boundary: bool) -> torch.Tensor:
 @contextlib.contextmanager
 def _manner(model: Any, manner: dict[str, Any]) -> Iterator[None]:
     """A graded call in the judge's drawn ``manner``: with grad mode on (torch's default, a
-    training step's call), with every module in training mode (nn.Module's default), with
+    training step's call) or under inference mode (a server's), with every module in
+    training mode (nn.Module's default), with
     every parameter frozen (as served), each set in the modules' own dicts, no method of the
     model's run, and set back after."""
     modules = _modules(model) if manner.get("train") or manner.get("frozen") else []
@@ -253,6 +254,8 @@ def _manner(model: Any, manner: dict[str, Any]) -> Iterator[None]:
     mode: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
     if manner.get("grad"):
         mode = torch.enable_grad()
+    elif manner.get("inference"):  # as a server calls it: torch.inference_mode
+        mode = torch.inference_mode()
     try:
         with mode:
             yield

@@ -218,8 +218,8 @@ def derive(name: str, inputs: list[Any], generator: torch.Generator | None = Non
             _structured_rows(v, generator)
         elif name == "outlier_channels":
             _outlier_channels(v, generator)
-        elif name == "masked":
-            _masked_spans(v, generator)
+        elif name in ("masked", "masked_inf"):
+            _masked_spans(v, generator, lowest=name == "masked")
         elif name == "rows_apart":
             _rows_apart(v, generator)
         elif name == "rows_scaled":
@@ -273,6 +273,28 @@ def rows_reordered(inputs: list[Any], seed: int) -> list[Any]:
         held = rows[chosen, first].clone()
         rows[chosen, first] = rows[chosen, second]
         rows[chosen, second] = held
+        out.append(rows.view(v.shape).requires_grad_(v.requires_grad))
+    return out
+
+
+def one_row_redrawn(inputs: list[Any], fresh: list[Any]) -> list[Any]:
+    """A copy of ``inputs`` with one drawn row (along the last dimension; an element of a
+    one-dimensional input) of each tensor taken from ``fresh``, a draw of the same shapes,
+    the other rows kept bit for bit: a persistent buffer partly rewritten (a KV cache's new
+    row, a batch's one new sequence), which a key of some rows alone (the last, the first, a
+    few) misses, and every other near repeat changes all of."""
+    draw = secrets.SystemRandom()
+    out: list[Any] = []
+    for v, new in zip(inputs, fresh, strict=True):
+        if not is_a(new, torch.Tensor) or not is_a(v, torch.Tensor) or v.dim() == 0:
+            out.append(v.clone() if is_a(v, torch.Tensor) else v)
+            continue
+        if new.shape != v.shape or new.dtype != v.dtype:
+            out.append(v.clone() if is_a(v, torch.Tensor) else v)
+            continue
+        rows = v.detach().clone().reshape(-1, v.shape[-1] if v.dim() > 1 else 1)
+        at = draw.randrange(rows.shape[0])
+        rows[at] = new.detach().reshape(rows.shape)[at].to(rows.device)
         out.append(rows.view(v.shape).requires_grad_(v.requires_grad))
     return out
 
@@ -467,10 +489,15 @@ def _repeated_rows(v: torch.Tensor, generator: torch.Generator | None) -> None:
     rows.copy_(rows[first].clone())
 
 
-def _masked_spans(v: torch.Tensor, generator: torch.Generator | None) -> None:
+def _masked_spans(v: torch.Tensor, generator: torch.Generator | None, lowest: bool) -> None:
     """-inf over a prefix of up to ``MASKED_SHARE`` of each row in half the rows, over a span
     as long elsewhere in the others: the blocks of -inf a mask makes (a softmax's answer is
-    finite there; a kernel that rescales by exp(max - max) of two -inf meets NaN)."""
+    finite there; a kernel that rescales by exp(max - max) of two -inf meets NaN). With
+    ``lowest``, half the rows (drawn) are masked with the type's lowest finite value instead,
+    as Hugging Face's masks do, and an eighth of the rows wholly so (a padded sequence: a
+    softmax's answer is a uniform row there, which a kernel whose running max starts at a
+    finite sentinel such as -1e30 misses); the judge keeps those only where they stay out of
+    the answer (``MASK_ANSWER_LIMIT``)."""
     rows = _rows(v)
     if rows is None:
         return
@@ -478,9 +505,21 @@ def _masked_spans(v: torch.Tensor, generator: torch.Generator | None) -> None:
     lengths = (torch.rand(n, generator=generator) * MASKED_SHARE * width).long().clamp_min(1)
     starts = (torch.rand(n, generator=generator) * (width - lengths + 1).double()).long()
     starts[torch.rand(n, generator=generator) < 0.5] = 0  # a prefix: a padded or causal row
+    whole = torch.rand(n, generator=generator) < 0.125
+    whole[torch.randint(n, (), generator=generator)] = True  # one at least
+    whole &= lowest
+    chosen = whole | (torch.rand(n, generator=generator) < 0.5) & lowest
+    starts[whole], lengths[whole] = 0, width
     columns = torch.arange(width).unsqueeze(0)
     span = (columns >= starts.unsqueeze(1)) & (columns < (starts + lengths).unsqueeze(1))
-    rows[span.to(v.device)] = float("-inf")
+    value = torch.where(chosen, torch.finfo(v.dtype).min, float("-inf")).to(v.dtype)
+    rows[span.to(v.device)] = value.unsqueeze(1).expand(n, width)[span].to(v.device)
+
+
+# A mask's lowest finite values stay out of an answer no larger than this (a softmax's
+# probabilities); where they reach it (a product, a norm or a loss of such values, whose
+# overflow depends on the order of the sums), the set masks with -inf alone.
+MASK_ANSWER_LIMIT = 2.0**64
 
 
 def _largest_safe(dtype: torch.dtype) -> float:
@@ -503,8 +542,10 @@ def scaled_atol(atol: float, base_rms: float, set_rms: float, name: str = "") ->
     """``atol`` scaled by how much the reference's output grew or shrank from the task's inputs
     to this set's (a matmul of inputs x1e3 answers x1e6, and is compared at atol x1e6). Not for
     ``sparse``: its values keep their scale, and fewer terms in a sum shrink the output's rms
-    without shrinking a product's rounding, which a smaller atol would hold against it."""
-    if name == "sparse" or base_rms <= 0 or set_rms <= 0 or not math.isfinite(set_rms):
+    without shrinking a product's rounding, which a smaller atol would hold against it; nor
+    ``masked``: a mask's lowest finite values passed through (a transpose's) are no scale of
+    the answer's."""
+    if name in ("sparse", "masked") or base_rms <= 0 or set_rms <= 0 or not math.isfinite(set_rms):
         return atol
     return atol * set_rms / base_rms
 
@@ -668,7 +709,14 @@ ERROR_SIZE_SETS = TIMED_SETS | {
 WEIGHT_NOISE = 0.5
 
 
-def away_from_init(model: Any, sparse: bool = False) -> None:
+def movable_weights(model: Any) -> int:
+    """How many weights ``away_from_init`` moves: the float parameters that hold elements."""
+    if not is_a(model, torch.nn.Module):
+        return 0
+    return sum(1 for p in model.parameters() if p.is_floating_point() and p.numel())
+
+
+def away_from_init(model: Any, sparse: bool = False, only: int | None = None) -> None:
     """The float parameters of ``model`` moved off their initialisation, as training moves
     them: a kernel that behaves well only while its weights look freshly initialised (inside
     nn.Linear's bound, a bias of zeros, a norm's weight of ones) meets others. So are the
@@ -676,18 +724,20 @@ def away_from_init(model: Any, sparse: bool = False) -> None:
     tables) are the model's structure and stay as they are. With ``sparse`` only a few
     elements of each move, each by ``SPARSE_NOISE`` times the tensor's rms or more (a pruned or
     edited weight: a kernel that refreshes a derived copy only when a sample of the weights
-    changes misses it, and the answer shows it)."""
+    changes misses it, and the answer shows it). With ``only``, the weight at that place
+    among those (``movable_weights``) alone, the running statistics left as they are."""
     if not is_a(model, torch.nn.Module):
         return
     with torch.no_grad():
-        for p in model.parameters():
-            if p.is_floating_point() and p.numel():
+        movable = [p for p in model.parameters() if p.is_floating_point() and p.numel()]
+        for at, p in enumerate(movable):
+            if only is None or at == only:
                 rms = float(p.detach().double().pow(2).mean().sqrt())
                 if sparse:
                     _move_a_few(p, SPARSE_NOISE * rms if rms > 0 else 1.0)
                 else:
                     p.add_(torch.randn_like(p) * (WEIGHT_NOISE * rms if rms > 0 else 0.1))
-        for mean, var in _running_statistics(model):
+        for mean, var in _running_statistics(model) if only is None else []:
             if sparse:
                 _move_a_few(mean, SPARSE_NOISE * WEIGHT_NOISE * float(var.mean().sqrt()))
                 continue
@@ -724,6 +774,24 @@ def values_swapped(model: Any) -> None:
                 swap_pair(p, 0)
                 if p.dim() >= 2:
                     swap_pair(p, p.dim() - 1)
+
+
+def magnitude_pruned(model: Any) -> None:
+    """The float parameters of ``model`` with their smallest elements by magnitude set to
+    exactly zero, a share drawn between half and 95% for each (a magnitude-pruned layer): a
+    kernel that skips a block where a sample of its weights is zero misses the rest of it,
+    and the answer shows it; no other move makes zeros in bulk."""
+    if not is_a(model, torch.nn.Module):
+        return
+    draw = secrets.SystemRandom()
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.is_floating_point() and p.numel() >= 2:
+                share = draw.uniform(0.5, 0.95)
+                kept = max(1, round(p.numel() * (1 - share)))
+                flat = p.detach().reshape(-1)
+                threshold = flat.abs().kthvalue(flat.numel() - kept + 1).values
+                p.masked_fill_(p.abs() < threshold, 0.0)
 
 
 def on_int8_levels(model: Any) -> None:

@@ -48,7 +48,7 @@ _T = TypeVar("_T")
 # The manners a model may refuse with an exception, not answer wrongly: a training step's or a
 # server's call (grad mode, inputs that require grad, training mode, frozen weights) and a
 # call by keyword (a forward that takes its inputs only in place).
-_REFUSABLE_MANNERS = ("grad", "grad_inputs", "grad_fn", "train", "frozen", "keyword")
+_REFUSABLE_MANNERS = ("grad", "grad_inputs", "grad_fn", "train", "frozen", "keyword", "inference")
 # The compared calls after the first before the checkpoint move (``_new_weights``): a model
 # that computes one way on its set-up's one load is graded that way first.
 CALLS_BEFORE_CHECKPOINT = 3
@@ -370,7 +370,9 @@ class GradedCalls:
         if floats == {torch.float32}:  # a float64 task's tf32 answer would be its exact one
             task = self.task
             self.error_size = ErrorSize(
-                task.reference, lambda model, x: task.run_reference(x, "correctness", model=model)
+                task.reference,
+                lambda model, x: task.run_reference(x, "correctness", model=model),
+                products=not self.tf32_exact,
             )
         self.findings.stop_if_rejected("correctness")
         # The first call compiles and names the kernels; the rest in a random order, with a
@@ -400,7 +402,7 @@ class GradedCalls:
             steps.insert(at, ("repeat", ""))
             for shape in self._other_shapes():
                 steps.insert(_RANDOM.randrange(at + 1, len(steps) + 1), ("other_shape", shape))
-            for move in self._weight_moves() if weights_copied else []:
+            for move in self._weight_moves(self.task.reference) if weights_copied else []:
                 steps.insert(_RANDOM.randrange(1, len(steps) + 1), ("weights", move))
             if weights_copied:
                 # A checkpoint loaded again by the model's own load_state_dict, after a few
@@ -465,7 +467,12 @@ class GradedCalls:
                     steps.insert(at, ("near_repeat", f"one_input:{place}"))
                 # Twice: a key that sums in floats changes with the order in some rows, and
                 # recomputes those; each call gives it every row again.
-                steps[0:0] = [("near_repeat", "swap"), ("near_repeat", "swap_again")]
+                # And one row of each input drawn afresh, the rest kept: a key of some rows.
+                steps[0:0] = [
+                    ("near_repeat", "swap"),
+                    ("near_repeat", "swap_again"),
+                    ("near_repeat", "one_row"),
+                ]
                 near_owed = False
             kind, name = steps.pop(0)
             failed = None
@@ -488,6 +495,8 @@ class GradedCalls:
                     sparse=name == "sparse",
                     checkpoint=name == "checkpoint",
                     swap=name == "swap",
+                    pruned=name == "pruned",
+                    alone=int(name.split(":")[1]) if name.startswith("alone:") else None,
                 )
                 failed = self._timed_step("correctness_weights", move)
                 # The last trial's inputs again under the new weights (a batch tracked through
@@ -542,22 +551,35 @@ class GradedCalls:
             durations[name] -= durations.get("correctness_error_size", 0.0) - measured
 
     @staticmethod
-    def _weight_moves() -> list[str]:
+    def _weight_moves(reference: Any) -> list[str]:
         """The moves between calls, in a drawn order: every element moved (as an optimiser
         step), a few elements alone (a pruned or edited weight), which no sample of the
         weights short of all of them sees, and values moved but not changed (two rows
         swapped: a fingerprint blind to order misses it); half the time one more of the first
-        two kinds."""
-        moves = ["dense", "sparse", "swap"]
+        two kinds; and most of each weight's elements set to zero (``pruned``: a kernel that
+        skips blocks where a sample is zero meets it). Where the model holds two or more
+        weights, each of up to three of them moved alone (``alone:N``: a LoRA merged into
+        one layer, a bias edited): a copy refreshed only when another weight changes (the
+        bias vouching for the matrix) misses it."""
+        moves = ["dense", "sparse", "swap", "pruned"]
         moves += [_RANDOM.choice(["dense", "sparse"])] * _RANDOM.randrange(2)
+        held = stress.movable_weights(reference)
+        if held >= 2:
+            moves += [f"alone:{i}" for i in _RANDOM.sample(range(held), min(held, 3))]
         _RANDOM.shuffle(moves)
         return moves
 
     def _new_weights(
-        self, sparse: bool = False, checkpoint: bool = False, swap: bool = False
+        self,
+        sparse: bool = False,
+        checkpoint: bool = False,
+        swap: bool = False,
+        pruned: bool = False,
+        alone: int | None = None,
     ) -> str | None:
         """The reference's weights moved off where they are (``stress.away_from_init``, under
-        a seed of the OS's; with ``sparse`` a few elements of each alone), as training, a
+        a seed of the OS's; with ``sparse`` a few elements of each alone, with ``alone`` one
+        weight alone), as training, a
         pruned weight or a loaded checkpoint moves them, and loaded into
         both runners' models as they are, called or not (``runner.op_weights``): a candidate
         that behaves well only with its initial weights, in its first instance or at the
@@ -572,8 +594,10 @@ class GradedCalls:
         dev.seed_generators(fresh_seed(), self.task.device)
         if swap:
             stress.values_swapped(reference)
+        elif pruned:
+            stress.magnitude_pruned(reference)
         else:
-            stress.away_from_init(reference, sparse)
+            stress.away_from_init(reference, sparse, only=alone)
         if checkpoint:  # a checkpoint's weights are as often a quantised one's
             stress.on_int8_levels(reference)
         weights, fds = self.lender.weights(reference)
@@ -782,6 +806,8 @@ class GradedCalls:
         two fresh draws share was never wrong. ``swap``: each row's largest element swapped
         with another (a key of a row's sums, its ends, a few places), and ``swap_again`` on
         the call before's inputs;
+        ``one_row``: the call before's inputs with one row of each drawn afresh (a key of
+        some rows: the last);
         ``one_input:N``: the last graded call's inputs with the tensor input at N drawn afresh
         (a key of some inputs alone: ``x @ Wq`` then ``x @ Wk``); ``same``: after a weight
         move, the last graded call's inputs again (a key of the inputs alone: a batch tracked
@@ -792,6 +818,10 @@ class GradedCalls:
             near = stress.rows_reordered(pristine, fresh_seed())
         elif how == "swap_again":
             near = stress.rows_reordered(self.last_called or pristine, fresh_seed())
+        elif how == "one_row":
+            near = stress.one_row_redrawn(
+                self.last_called or pristine, self.task.inputs(fresh_seed())
+            )
         elif how.startswith("one_input:"):
             near = self._one_input_redrawn(self.last_called or pristine, int(how.split(":")[1]))
         else:  # the last graded call's inputs, whichever call it was
@@ -821,6 +851,7 @@ class GradedCalls:
             what = {
                 "swap": "some rows' largest element moved",
                 "swap_again": "some rows' largest element moved",
+                "one_row": "one row of each input drawn afresh",
                 "same": "nothing changed but the weights or the call before",
             }.get(how, f"input {how.split(':')[-1]} drawn afresh")
             return f"the last inputs with {what}: {verdict.mismatch}"
@@ -843,6 +874,8 @@ class GradedCalls:
         stretch = time.perf_counter()
         if pristine is None:
             pristine = stress.derive(name, task.inputs(fresh_seed()))
+            if name == "masked" and not self._mask_stays_out(pristine):
+                pristine = stress.derive("masked_inf", task.inputs(fresh_seed()))
         # Unfilled, as a timed call and ordinary use are: a kernel that takes a careful path
         # only where fresh memory starts filled meets the set on its other path.
         failed, answer = self._graded_call(views, pristine, fill=False)
@@ -909,6 +942,17 @@ class GradedCalls:
             verdict["mismatch"] = comparison.mismatch
         return verdict
 
+    def _mask_stays_out(self, masked: list[Any]) -> bool:
+        """Whether a mask of the lowest finite values stays out of the reference's answer:
+        finite and within ``stress.MASK_ANSWER_LIMIT`` (a softmax's), not a product's or a
+        loss's overflow, which the order of a sum decides."""
+        answer = compare.flatten(self.task.run_reference(masked, "correctness"))
+        return all(
+            bool(torch.isfinite(a).all()) and float(a.abs().max()) < stress.MASK_ANSWER_LIMIT
+            for a in answer
+            if is_a(a, torch.Tensor) and a.is_floating_point() and a.numel()
+        )
+
     def _manners(self) -> list[str]:
         """The calls made in a manner of memory the judge's arena never has (input sets):
         ``offset_small``, ``offset_aligned`` and ``offset_rows``, every input a contiguous
@@ -956,13 +1000,17 @@ class GradedCalls:
         leaves a block's remainder: where the task runs at sizes other than the CPU sizes it
         declares (a GPU's own), ``small_shape``, drawn near those (a short row's path, a grid
         smaller than the GPU, which the task's own sizes never take), else ``odd_shape``,
-        near the sizes it runs at."""
+        near the sizes it runs at. And ``twin``: a second instance of the model at the
+        task's sizes, with weights of its own, called under ``torch.inference_mode`` (as a
+        server calls it), and the set-up's instance called after it: state that instances
+        share (a packed weight in a class attribute) or a path taken only under inference
+        mode meets a caller's."""
         declared = getattr(self.task.module, "KGYM_CPU_SIZES", None)
         if isinstance(declared, dict) and any(
             getattr(self.task.module, name, value) != value for name, value in declared.items()
         ):
-            return ["other_shape", "small_shape"]
-        return ["other_shape", "odd_shape"]
+            return ["other_shape", "small_shape", "twin"]
+        return ["other_shape", "odd_shape", "twin"]
 
     def _other_shape_call(self, name: str) -> dict[str, Any]:
         """One call at other sizes of the task (stress.other_sizes), with both models built
@@ -973,8 +1021,9 @@ class GradedCalls:
         task, layout = self.task, self.layout
         assert layout is not None
         small = getattr(task.module, "KGYM_CPU_SIZES", None) if name == "small_shape" else None
-        changes = stress.other_sizes(task.module, small, odd=name != "other_shape")
-        if not changes:
+        twin = name == "twin"
+        changes = {} if twin else stress.other_sizes(task.module, small, odd=name != "other_shape")
+        if not changes and not twin:
             return {"passed": None, "reason": "no size constant the judge can change"}
         built_with = stress.init_names(task.module) & set(changes)
         inputs_only = {k: v for k, v in changes.items() if k not in built_with}
@@ -982,7 +1031,7 @@ class GradedCalls:
         if built_with and any(getattr(task.module, k) != v for k, v in inputs_only.items()):
             tries.append(inputs_only)
         for sizes in tries:
-            rebuild = bool(built_with & set(sizes))
+            rebuild = twin or bool(built_with & set(sizes))
             seed = fresh_seed()
             try:
                 with task.sizes_changed(sizes):
@@ -998,8 +1047,9 @@ class GradedCalls:
             self._allow_other_sizes(model, working)
             verdict: dict[str, Any] = {"sizes": sizes}
             at = (sizes, model)
+            inference = {"inference": True, "grad": False, "grad_inputs": False} if twin else {}
             if model is None:
-                return {**verdict, **self._call_at(layout, pristine, expected, at)}
+                return {**verdict, **self._call_at(layout, pristine, expected, at, inference)}
             failed, copied = self._build_candidate(model, init_inputs, seed)
             if failed is None and not copied:
                 # Its state takes no weights of the reference's (other names): it was built
@@ -1011,7 +1061,7 @@ class GradedCalls:
                     )
                 at = (sizes, model)
             if failed is None:
-                verdict.update(self._call_at(layout, pristine, expected, at))
+                verdict.update(self._call_at(layout, pristine, expected, at, inference))
             else:
                 verdict.update(passed=False, mismatch=failed)
             # The set-up's model back, also where a second build failed after a first one.
@@ -1068,11 +1118,12 @@ class GradedCalls:
         pristine: list[Any],
         expected: list[Any],
         at: tuple[dict[str, Any], Any],
+        manner: dict[str, Any],
     ) -> dict[str, Any]:
-        """A graded call on ``pristine`` in an arena of its own layout, compared with
-        ``expected`` and, on a float32 task, its error's size measured (``at``: the sizes and
-        the model, None for the reference, that made ``expected``); the task's ``layout`` is
-        lent again afterwards."""
+        """A graded call on ``pristine`` in an arena of its own layout, in ``manner`` where
+        it names one, compared with ``expected`` and, on a float32 task, its error's size
+        measured (``at``: the sizes and the model, None for the reference, that made
+        ``expected``); the task's ``layout`` is lent again afterwards."""
         task, lender = self.task, self.lender
         other = SlotLayout.build(pristine, expected, 1)
         views = lender.lend("candidate", other, lender.new_arena("candidate", other))
@@ -1081,7 +1132,7 @@ class GradedCalls:
         try:
             # Not these sizes' inputs but the call before's, as they were judged: the task's.
             at_task_sizes = self.last_called, self.last_set
-            failed, answer = self._graded_call(views, pristine, fill=False)
+            failed, answer = self._graded_call(views, pristine, fill=False, manner=manner)
             self.last_called, self.last_set = at_task_sizes
             if failed is not None:
                 return {"passed": False, "mismatch": failed}
@@ -1109,6 +1160,7 @@ class GradedCalls:
             there = ErrorSize(
                 task.reference if model is None else model,
                 lambda m, x: task.run_reference(x, "correctness", model=m),
+                products=not self.tf32_exact,
             )
             self._judge_error(there, pristine, answer)
         self.error_size.absorb(there)

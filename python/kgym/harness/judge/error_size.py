@@ -9,7 +9,8 @@ as rounding it to tf32 (11), fp8 more. So on the task's own inputs the judge com
 answer nearly exactly (the reference in float64) and as a tf32 kernel would (every matrix
 product's operands cut to tf32: ``Tf32Operands``), and holds the candidate's error to at most
 ``ERROR_FACTOR`` times the larger of the tf32 answer's and ``TF32_FLOOR``, what an answer
-rounded to tf32 errs. The inputs themselves are never cut: cut, they made the allowance grow
+rounded to tf32 errs (``PRODUCT_FLOOR``, float32's own, where tf32 products change the
+answer: there the tf32 answer's error is the honest yardstick). The inputs themselves are never cut: cut, they made the allowance grow
 with how sensitive the answer is to its inputs (a softmax of logits spread over tens, or 10^3
 spreads from zero: any error), which is no honest kernel's error. Where float32 itself loses
 precision (a norm's sums of values far from zero), the tf32 answer, float32 elsewhere, loses
@@ -59,6 +60,12 @@ ERROR_FACTOR = 3.0
 # softmax, a norm) has a tf32 answer as exact as float32's, so this is its allowance: what a
 # kernel keeping tf32's precision throughout may err (bfloat16 rounding errs 8 times as much).
 TF32_FLOOR = 2.0**-11 / math.sqrt(3.0)
+# The floor where tf32 products change the task's answer: there the tf32 answer's own error is
+# what an honest tf32 kernel errs, and it falls far below TF32_FLOOR where a product's errors
+# average out (one-signed inputs far from zero: a sum of K products errs 2^-11/sqrt(K) of its
+# value), which let bfloat16 operands, 8 times the tf32 answer's error, pass under that floor.
+# What is left is float32's own: a sum of 4096 products' rounding errs about 2^-18 of it.
+PRODUCT_FLOOR = 2.0**-18
 # The share of the candidate's verified timed batches one of whose calls is measured: about one
 # in four rounds, which no count of calls predicts (the draw is the OS's).
 TIMED_SHARE = 4
@@ -176,7 +183,7 @@ def worst_block(
     answer: torch.Tensor | None, allowed: torch.Tensor | None, least: float
 ) -> float | None:
     """The largest ratio of a block's residual (``sizes``) to the same block's in the allowed
-    answer, or ``least`` (the whole allowed answer's, at least ``TF32_FLOOR``) where that is
+    answer, or ``least`` (the whole allowed answer's, at least the floor) where that is
     larger: a row's error is set against what tf32 errs in that row where rows differ (an
     attention row's error grows with how peaked it is), and against the whole answer's where
     a row's tf32 error is small by chance (which element a max pool selects flips with the
@@ -232,10 +239,12 @@ class ErrorSize:
     """The error check of one evaluation: the reference's two other builds, made at first use,
     and the largest error seen."""
 
-    def __init__(self, reference: Any, run: Any) -> None:
+    def __init__(self, reference: Any, run: Any, products: bool = False) -> None:
         # ``run(model, inputs)``: the task's reference call with another build of its Model.
+        # ``products``: tf32 products change the task's answer (PRODUCT_FLOOR).
         self.reference = reference
         self.run = run
+        self.floor = PRODUCT_FLOOR if products else TF32_FLOOR
         self.exact: Any = None  # the reference in float64
         self.calls = 0
         self.worst: dict[str, float] | None = None
@@ -276,13 +285,13 @@ class ErrorSize:
         if candidate is None or allowed is None:
             return None
         self.calls += 1
-        ratio = candidate / max(allowed, TF32_FLOOR)
+        ratio = candidate / max(allowed, self.floor)
         # Element by element too: a coarse rounding of the small elements alone; and block by
         # block, the elements of a few blocks (rows) alone, each against the tf32 answer's.
-        elementwise = each / max(each_tf32 or 0.0, TF32_FLOOR) if each is not None else 0.0
+        elementwise = each / max(each_tf32 or 0.0, self.floor) if each is not None else 0.0
         blockwise = 0.0
         if blocks:
-            held = worst_block(block_sizes, tf32_blocks, max(allowed, TF32_FLOOR))
+            held = worst_block(block_sizes, tf32_blocks, max(allowed, self.floor))
             blockwise = held or 0.0
         worst = max(ratio, elementwise, blockwise)
         if self.worst is None or worst > self.worst["ratio"]:
