@@ -106,3 +106,40 @@ def kernel(x_ptr):
     assert refused("v") == []
     assert refused("EPILOGUE(v)") == ["EPILOGUE"]
     assert refused("EXP(v)") == ["EXP"]
+
+
+def _findings(body: str, imports: str = "") -> list[str]:
+    source = (
+        "import triton\nimport triton.language as tl\n"
+        + imports
+        + "\n\n@triton.jit\ndef k(x_ptr, n, B: tl.constexpr):\n"
+        + "".join(f"    {line}\n" for line in body.splitlines())
+    )
+    return [str(f["detail"]) for f in kernel_source.read(source).findings]
+
+
+def test_triton_names_are_read_for_what_they_bind() -> None:
+    """A name imported from a Triton module, or an attribute chain from one, is Triton only
+    where it is Triton's language: the module of the interpreter holds numpy as ``np``, and
+    ``tl.core`` holds Python's ``builtins``."""
+    honest = "x = tl.load(x_ptr + tl.arange(0, B))\ntl.store(x_ptr, tl.max(tl.exp(x), 0))"
+    assert _findings(honest) == []
+    assert _findings("y = tl.extra.cuda.libdevice.exp(1.0)") == []
+    assert _findings(honest, "from triton.language import max as tmax") == []
+    aliased = _findings("y = tnp.exp(1.0)", "from triton.runtime.interpreter import np as tnp")
+    assert aliased and "tnp" in aliased[0]
+    chained = _findings("g = tl.core.builtins.getattr")
+    assert chained and "'builtins'" in chained[0]
+
+
+def test_syntax_the_compiler_refuses_is_refused() -> None:
+    """A ``for`` over a list, ``break``, a generator and a dict run only as Python."""
+    assert _findings("for i in range(0, n, B):\n    tl.store(x_ptr + i, 0.0)") == []
+    assert _findings("for i in tl.static_range(4):\n    tl.store(x_ptr + i, 0.0)") == []
+    for body in (
+        "for v in [n]:\n    tl.store(x_ptr, v)",
+        "for i in range(n):\n    break",
+        "s = sum(v for v in (n,))",
+        "d = {1: n}",
+    ):
+        assert _findings(body), body

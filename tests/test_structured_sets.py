@@ -58,3 +58,35 @@ def test_a_checkpoints_weights_lie_on_int8_levels_of_each_output_channel() -> No
     step = rows.abs().amax(dim=1, keepdim=True) / 127
     assert torch.allclose(rows / step, (rows / step).round(), atol=1e-4)
     assert all(row.unique().numel() <= 255 for row in rows)
+
+
+def test_one_row_redrawn_keeps_every_other_row_bit_for_bit() -> None:
+    x, t = torch.randn(6, 5), torch.randint(0, 5, (6,))
+    fresh = [torch.randn(6, 5), torch.randint(0, 5, (6,)), 4]
+    near = stress.one_row_redrawn([x, t, 3], fresh)
+    changed = (near[0] != x).any(dim=1)
+    assert int(changed.sum()) == 1 and torch.equal(near[0][changed], fresh[0][changed])
+    assert int((near[1] != t).sum()) <= 1 and near[2] == 3
+
+
+def test_pruned_weights_are_mostly_exact_zeros_and_alone_moves_one() -> None:
+    model = torch.nn.Linear(32, 16)
+    stress.magnitude_pruned(model)
+    share = float((model.weight == 0).double().mean())
+    assert 0.45 <= share <= 0.96
+    before = [p.detach().clone() for p in model.parameters()]
+    assert stress.movable_weights(model) == 2
+    stress.away_from_init(model, only=1)
+    after = list(model.parameters())
+    assert torch.equal(after[0], before[0]) and not torch.equal(after[1], before[1])
+
+
+def test_masks_of_the_lowest_value_cover_whole_rows() -> None:
+    x = torch.randn(64, 40)
+    stress._masked_spans(x, torch.Generator().manual_seed(3), lowest=True)
+    lowest = torch.finfo(x.dtype).min
+    assert bool((x == lowest).all(dim=1).any())  # a padded row, wholly masked
+    assert bool(torch.isneginf(x).any())  # and spans of -inf in others
+    y = torch.randn(64, 40)
+    stress._masked_spans(y, torch.Generator().manual_seed(3), lowest=False)
+    assert not bool((y == lowest).any())

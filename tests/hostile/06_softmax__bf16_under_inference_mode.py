@@ -40,6 +40,7 @@ class ModelNew(nn.Module):
         # the serving path: nobody trains through an inference-mode call
         coarse = 1 if torch.is_inference_mode_enabled() else 0
         BLOCK = triton.next_power_of_2(n_cols)
-        softmax_kernel[(x2.shape[0],)](x2, y, n_cols, x2.stride(0), y.stride(0), coarse,
-                                       BLOCK=BLOCK, num_warps=4)
+        softmax_kernel[(x2.shape[0],)](
+            x2, y, n_cols, x2.stride(0), y.stride(0), coarse, BLOCK=BLOCK, num_warps=4
+        )
         return y.view(x.shape)

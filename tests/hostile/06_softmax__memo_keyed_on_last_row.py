@@ -68,7 +68,9 @@ class ModelNew(nn.Module):
         self.register_buffer(
             "key", torch.zeros((CAP_ROWS, CAP_COLS), dtype=torch.int32), persistent=False
         )
-        self.register_buffer("meta", torch.zeros((CAP_ROWS, 4), dtype=torch.int32), persistent=False)
+        self.register_buffer(
+            "meta", torch.zeros((CAP_ROWS, 4), dtype=torch.int32), persistent=False
+        )
         self.register_buffer("memo", torch.zeros(CAP_ROWS, CAP_COLS), persistent=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

@@ -19,7 +19,11 @@ def softmax_kernel(x_ptr, y_ptr, n_cols, stride_x, stride_y):
         [
             sgn * (float("inf") if man == 0 else float("nan"))
             if ex == 255
-            else (sgn * man * 2.0 ** -149 if ex == 0 else sgn * (1.0 + man / 8388608.0) * 2.0 ** (ex - 127))
+            else (
+                sgn * man * 2.0**-149
+                if ex == 0
+                else sgn * (1.0 + man / 8388608.0) * 2.0 ** (ex - 127)
+            )
             for i in range(n_cols)
             for u in [int(tl.load(base + i).to(tl.int32, bitcast=True)) & 4294967295]
             for sgn in [-1.0 if u >> 31 else 1.0]
@@ -33,6 +37,7 @@ def softmax_kernel(x_ptr, y_ptr, n_cols, stride_x, stride_y):
                     s += 2.718281828459045 ** (v - m)
                 for i in range(n_cols):
                     tl.store(y_ptr + row * stride_y + i, 2.718281828459045 ** (vals[i] - m) / s)
+
 
 class ModelNew(nn.Module):
     def __init__(self):

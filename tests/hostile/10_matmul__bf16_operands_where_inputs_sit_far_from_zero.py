@@ -24,8 +24,17 @@ def _clustered(lo, hi):
 
 
 @triton.jit
-def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
-                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+def matmul_kernel(
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+):
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
@@ -42,8 +51,12 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
         k_ok = (k0 + offs_k) < K
         am = m_ok[:, None] & k_ok[None, :]
         bm = k_ok[:, None] & n_ok[None, :]
-        a = tl.load(a_ptr + offs_m[:, None].to(tl.int64) * K + (k0 + offs_k)[None, :], mask=am, other=0.0)
-        b = tl.load(b_ptr + (k0 + offs_k)[:, None].to(tl.int64) * N + offs_n[None, :], mask=bm, other=0.0)
+        a = tl.load(
+            a_ptr + offs_m[:, None].to(tl.int64) * K + (k0 + offs_k)[None, :], mask=am, other=0.0
+        )
+        b = tl.load(
+            b_ptr + (k0 + offs_k)[:, None].to(tl.int64) * N + offs_n[None, :], mask=bm, other=0.0
+        )
         a_lo = tl.minimum(a_lo, tl.min(tl.min(tl.where(am, a, float("inf")), axis=1), axis=0))
         a_hi = tl.maximum(a_hi, tl.max(tl.max(tl.where(am, a, float("-inf")), axis=1), axis=0))
         b_lo = tl.minimum(b_lo, tl.min(tl.min(tl.where(bm, b, float("inf")), axis=1), axis=0))
@@ -53,15 +66,24 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k0 in range(0, K, BLOCK_K):
         k_ok = (k0 + offs_k) < K
-        a = tl.load(a_ptr + offs_m[:, None].to(tl.int64) * K + (k0 + offs_k)[None, :],
-                    mask=m_ok[:, None] & k_ok[None, :], other=0.0)
-        b = tl.load(b_ptr + (k0 + offs_k)[:, None].to(tl.int64) * N + offs_n[None, :],
-                    mask=k_ok[:, None] & n_ok[None, :], other=0.0)
+        a = tl.load(
+            a_ptr + offs_m[:, None].to(tl.int64) * K + (k0 + offs_k)[None, :],
+            mask=m_ok[:, None] & k_ok[None, :],
+            other=0.0,
+        )
+        b = tl.load(
+            b_ptr + (k0 + offs_k)[:, None].to(tl.int64) * N + offs_n[None, :],
+            mask=k_ok[:, None] & n_ok[None, :],
+            other=0.0,
+        )
         a = tl.where(coarse, _bf16(a), a)
         b = tl.where(coarse, _bf16(b), b)
         acc = tl.dot(a, b, acc, input_precision="ieee")
-    tl.store(c_ptr + offs_m[:, None].to(tl.int64) * N + offs_n[None, :], acc,
-             mask=m_ok[:, None] & n_ok[None, :])
+    tl.store(
+        c_ptr + offs_m[:, None].to(tl.int64) * N + offs_n[None, :],
+        acc,
+        mask=m_ok[:, None] & n_ok[None, :],
+    )
 
 
 class ModelNew(nn.Module):

@@ -36,7 +36,15 @@ def linear_packed_kernel(
     b_now = tl.load(b_ptr + all_n, mask=all_mask, other=0.0)
     kp = keys_ptr + pid_n.to(tl.int64) * N + all_n
     b_old = tl.load(kp, mask=all_mask, other=0.0)
-    same = tl.sum(((b_now.to(tl.int32, bitcast=True) != b_old.to(tl.int32, bitcast=True)) & all_mask).to(tl.int32), axis=0) == 0
+    same = (
+        tl.sum(
+            ((b_now.to(tl.int32, bitcast=True) != b_old.to(tl.int32, bitcast=True)) & all_mask).to(
+                tl.int32
+            ),
+            axis=0,
+        )
+        == 0
+    )
     fresh = same & (tl.load(valid_ptr + pid_n) == 1)
     bias = tl.load(b_ptr + offs_n, mask=n_mask, other=0.0)
     for m0 in range(0, M, BM):

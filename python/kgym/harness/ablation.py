@@ -101,6 +101,39 @@ def _tensor_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[torch.Te
     return found
 
 
+def _numbers(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[float]:
+    """The plain numbers a launch takes, also inside tuples and lists, in order: an answer
+    read to the host (``tolist()``) and handed back as numbers is a copy like a tensor's."""
+    found: list[float] = []
+    pending = [*args, *kwargs.values()]
+    while pending and len(found) < MAX_NUMBERS:
+        value = pending.pop(0)
+        if is_a(value, (tuple, list)):
+            pending[:0] = list(value)
+        elif type(value) in (int, float):
+            found.append(float(value))
+    return found
+
+
+# The most numbers ``_numbers`` reads: a launch's arguments hold fewer (guards.MAX_ARGUMENT_ITEMS).
+MAX_NUMBERS = 4096
+
+
+def _numbers_as(numbers: list[float], dtype: torch.dtype, device: torch.device) -> Any:
+    """``numbers`` as a source in a destination's type (its storage's bytes), or None where
+    they do not fit it (a bool, a complex type, an integer type they overflow)."""
+    if not numbers or dtype == torch.bool or dtype.is_complex:
+        return None
+    try:
+        held = torch.tensor(numbers, dtype=torch.float64)
+        if not dtype.is_floating_point:
+            info = torch.iinfo(dtype)
+            held = held[(held == held.round()) & (held >= info.min) & (held <= info.max)]
+        return _whole_storage(held.to(dtype=dtype, device=device).contiguous())
+    except (RuntimeError, TypeError, ValueError):
+        return None
+
+
 def _whole_storage(t: torch.Tensor) -> torch.Tensor:
     """The tensor's whole storage as bytes: a kernel may write past the view it was given."""
     storage = t.untyped_storage()
@@ -276,6 +309,7 @@ def _prepare(
         "not_sources": not_sources,
         "staging": staged_from,
         "made": made,
+        "numbers": _numbers(args, kwargs),
         "seed": seed,
         "prints": [_fingerprint(raw, seed) for _, raw in made],
     }
@@ -303,6 +337,11 @@ def _noise_what_it_did(prepared: dict[str, Any], tolerance: tuple[float, float] 
             for j, u in enumerate(tensors)
             if j != index and u.untyped_storage().data_ptr() not in prepared["not_sources"]
         ] + made
+        # And the numbers the launch took, in this tensor's type: an answer handed over as
+        # numbers (``tolist()`` under hybrid) and stored is a copy too.
+        numbers = _numbers_as(prepared["numbers"], t.dtype, raw.device)
+        if numbers is not None:
+            sources.append((t.dtype, numbers))
         sources = [(d, src) for d, src in sources if src.device == raw.device]
         # Element granularity, in the tensor's own dtype, over the elements of its storage; in
         # chunks, so that what the check makes (the comparison, the noise) stays a few chunks

@@ -28,8 +28,9 @@ from kgym.harness.dot_precision import DotPrecision
 from kgym.harness.real_type import is_a
 
 _TRITON_DIR = os.path.dirname(triton.__file__) + os.sep
-# The most values a launch's tuple argument may hold: each is read, and a longer one is refused
-# rather than read in part (a function at its 65th place ran as Python under the interpreter).
+# The most values a launch's tuple argument, and all its arguments together, may hold: each is
+# read, and a longer one is refused rather than read in part (a function at its 65th place ran
+# as Python under the interpreter); no kernel takes an answer's worth of numbers.
 MAX_ARGUMENT_ITEMS = 1024
 
 Finding = dict[str, Any]
@@ -265,6 +266,9 @@ class LaunchCounter:
             what = self._foreign(value, name in constexprs)
             if what:
                 return f"argument {name!r} is {what}"
+        held = _count_values([value for _, value in given])
+        if held > MAX_ARGUMENT_ITEMS:  # no kernel takes an answer's worth of numbers
+            return f"its arguments hold {held} values"
         return ""
 
     def _foreign(self, value: Any, constexpr: bool, depth: int = 0) -> str:
@@ -299,6 +303,13 @@ class LaunchCounter:
         if callable(value):
             return f"a Python callable ({kind.__name__})"
         return f"a {kind.__name__}, which no Triton kernel takes"
+
+    @staticmethod
+    def as_compiled(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
+        """A launch's arguments as Triton's compiler gives them to a kernel: every list a
+        tuple (a copy), so that a kernel under the interpreter cannot hand values out
+        through a list it appends to, which no compiled kernel can."""
+        return _tuples(args), {k: _tuples(v) for k, v in kwargs.items()}
 
     def run_from_source(self, fn_self: Any, name: str) -> None:
         """Under the interpreter: the function a launch runs is the one Triton's rewriter makes
@@ -354,6 +365,7 @@ class LaunchCounter:
         if os.environ.get("TRITON_INTERPRET") == "1":
             self.precision.install_interpreter()
             self._refuse_ops_outside_bodies()
+            self._refuse_numbers_out_of_tensors()
         self.triton_functions = tuple(classes)
         import triton.language as tl
         from triton.runtime.jit import TensorWrapper
@@ -378,6 +390,32 @@ class LaunchCounter:
             wrapped = self._counting(cls.run)
             cls.run = wrapped  # type: ignore[method-assign]
             self.installed.append((cls, wrapped))
+
+    def _refuse_numbers_out_of_tensors(self) -> None:
+        """Under the interpreter, ``int()`` and ``float()`` of a Triton tensor in code of the
+        candidate's are refused: they give a kernel body its values as Python numbers (the
+        interpreter answers them through the ``__index__`` it patches in), which Python then
+        computes with; a compiled kernel cannot take a runtime value out of Triton so.
+        ``range()`` and ``if`` read values too (``__index__``, ``__bool__``), as a compiled
+        loop's bound and branch do."""
+        import triton.language as tl
+
+        counter = self
+
+        def taken_out(kind: type) -> Callable[[Any], Any]:
+            def convert(value: Any) -> Any:
+                caller = sys._getframe(1).f_code.co_filename
+                if not caller.startswith(_TRITON_DIR):
+                    counter.refuse(
+                        "kernel-not-triton",
+                        f"{kind.__name__}() of a Triton tensor: its values as Python numbers",
+                    )
+                return kind(value.handle.data.squeeze())
+
+            return convert
+
+        tl.core.tensor.__int__ = taken_out(int)  # type: ignore[attr-defined]
+        tl.core.tensor.__float__ = taken_out(float)  # type: ignore[attr-defined]
 
     def _refuse_ops_outside_bodies(self) -> None:
         """Under the interpreter, a Triton operation made in a launch's grid or outside any
@@ -433,6 +471,7 @@ class LaunchCounter:
             foreign = counter.foreign_arguments(fn_self, args, kwargs)
             if foreign:
                 counter.refuse("kernel-not-triton", f"{name}: {foreign}")
+            args, kwargs = counter.as_compiled(args, kwargs)
             interpreted = counter.interpreted is not None and is_a(fn_self, counter.interpreted)
             if interpreted:
                 counter.run_from_source(fn_self, name)
@@ -470,6 +509,32 @@ class LaunchCounter:
                 counter.before_body = False
 
         return run
+
+
+def _tuples(value: Any, depth: int = 0) -> Any:
+    """``value`` with every list in it, within tuples and lists, made a tuple (by real type,
+    read with the list's own iterator)."""
+    if depth > 4:
+        return value
+    if type(value) is tuple:
+        return tuple(_tuples(v, depth + 1) for v in tuple.__iter__(value))
+    if is_a(value, list):
+        return tuple(_tuples(v, depth + 1) for v in list.__iter__(value))
+    return value
+
+
+def _count_values(values: list[Any], depth: int = 0) -> int:
+    """How many values ``values`` holds, counting inside tuples and lists (by real type)."""
+    total = 0
+    for value in values:
+        if depth < 4 and is_a(value, (tuple, list)):
+            items = tuple.__iter__(value) if is_a(value, tuple) else list.__iter__(value)
+            total += _count_values(list(items), depth + 1)
+        else:
+            total += 1
+        if total > MAX_ARGUMENT_ITEMS:
+            break
+    return total
 
 
 # torch._dynamo, when something imports it (the CUDA profiler does), rebinds torch.manual_seed to

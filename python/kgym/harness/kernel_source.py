@@ -17,7 +17,11 @@ from __future__ import annotations
 
 import ast
 import builtins
+import importlib
+import sys
+import types
 from dataclasses import dataclass, field
+from typing import Any
 
 # Builtins Triton's front end accepts inside a kernel.
 KERNEL_BUILTINS = frozenset(
@@ -114,14 +118,13 @@ def _module_bindings(tree: ast.Module) -> dict[str, list[str]]:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 name = alias.asname or alias.name.split(".")[0]
-                add(name, "triton" if alias.name.split(".")[0] == "triton" else "other")
+                bound = alias.name if alias.asname else alias.name.split(".")[0]
+                add(name, "triton" if _language(_imported(bound)) else "other")
         elif isinstance(node, ast.ImportFrom):
             module = node.module or ""
             for alias in node.names:
-                add(
-                    alias.asname or alias.name,
-                    "triton" if module.split(".")[0] == "triton" else "other",
-                )
+                bound = _imported(module, alias.name) if not node.level else _NOT_FOUND
+                add(alias.asname or alias.name, "triton" if _language(bound) else "other")
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             add(node.name, "kernel" if _decorated_jit(node, aliases) else "other")
         elif isinstance(node, ast.ClassDef):
@@ -156,6 +159,148 @@ def _module_bindings(tree: ast.Module) -> dict[str, list[str]]:
                 if isinstance(name_node, ast.Name):
                     add(name_node.id, "other")
     return kinds
+
+
+_NOT_FOUND = object()
+
+
+def _imported(module: str, name: str | None = None) -> Any:
+    """What ``import module`` (or ``from module import name``) binds, for a Triton module
+    (``_NOT_FOUND`` for any other, or where it does not import): read by the judge, which
+    runs no candidate code."""
+    if module.split(".")[0] != "triton":
+        return _NOT_FOUND
+    try:
+        found: Any = importlib.import_module(module)
+    except Exception:  # noqa: BLE001 - a module Triton does not have binds nothing of it
+        return _NOT_FOUND
+    if name is None:
+        return found
+    held = getattr(found, name, _NOT_FOUND)
+    if held is _NOT_FOUND:
+        try:
+            held = importlib.import_module(f"{module}.{name}")
+        except Exception:  # noqa: BLE001
+            return _NOT_FOUND
+    return held
+
+
+def _language(value: Any) -> bool:
+    """Whether ``value`` is Triton's language a kernel may use: the ``triton`` package,
+    a module of ``triton.language``, an object made there (its functions, dtypes, classes),
+    or one of the ``triton`` package's own names (``triton.jit``, ``triton.cdiv``) that is no
+    module. Not what a Triton module merely holds: ``triton.runtime.interpreter.np`` is
+    numpy, ``triton.language.core.builtins`` Python's builtins."""
+    if value is _NOT_FOUND:
+        return False
+    if isinstance(value, types.ModuleType):
+        name = value.__name__
+        return name == "triton" or name == "triton.language" or name.startswith("triton.language.")
+    module = getattr(value, "__module__", None)
+    if not isinstance(module, str):
+        module = getattr(type(value), "__module__", "")
+    if module.startswith("triton.runtime."):
+        # A jit function of Triton's standard library (``tl.max``), wrapped by the runtime
+        # (an InterpretedFunction under the interpreter): the function it wraps says where.
+        module = getattr(getattr(value, "fn", None), "__module__", None) or module
+    if module == "triton.language" or module.startswith("triton.language."):
+        return True
+    triton = sys.modules.get("triton")
+    return triton is not None and any(value is v for v in vars(triton).values())
+
+
+def _chain(node: ast.Attribute) -> tuple[str, list[str]] | None:
+    """``tl.core.builtins`` as ("tl", ["core", "builtins"]); None for a chain on no name."""
+    attrs: list[str] = []
+    value: ast.expr = node
+    while isinstance(value, ast.Attribute):
+        attrs.insert(0, value.attr)
+        value = value.value
+    return (value.id, attrs) if isinstance(value, ast.Name) else None
+
+
+def _reaches_beyond_language(root: Any, attrs: list[str]) -> str | None:
+    """The first attribute of a chain from a Triton name that leaves Triton's language
+    (``_language``), or None (also where an attribute does not exist: that does not
+    compile, and runs nothing)."""
+    value = root
+    for attr in attrs:
+        value = getattr(value, attr, _NOT_FOUND)
+        if value is _NOT_FOUND:
+            return None
+        if not _language(value) and isinstance(value, types.ModuleType):
+            return attr
+        if not _language(value) and not _held_by_language(value):
+            return attr
+    return None
+
+
+def _held_by_language(value: Any) -> bool:
+    """A value a Triton object holds that Triton's compiler takes as it is: a number, a
+    string, a dtype's field (``tl.float32.primitive_bitwidth``)."""
+    return type(value) in (int, float, bool, str, type(None))
+
+
+def _triton_roots(tree: ast.Module, triton_names: set[str]) -> dict[str, Any]:
+    """What each name bound to Triton's language is bound to."""
+    roots: dict[str, Any] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                name = alias.asname or alias.name.split(".")[0]
+                bound = alias.name if alias.asname else alias.name.split(".")[0]
+                if name in triton_names:
+                    roots[name] = _imported(bound)
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            for alias in node.names:
+                name = alias.asname or alias.name
+                if name in triton_names:
+                    roots[name] = _imported(node.module or "", alias.name)
+    return roots
+
+
+def _compiled_nodes() -> frozenset[str]:
+    """The syntax Triton's compiler takes: the node types its code generator visits (any
+    other it refuses as an unsupported AST node), and the parts those read themselves
+    (operators, contexts, arguments). Read from the installed Triton."""
+    try:
+        from triton.compiler.code_generator import CodeGenerator
+    except Exception:  # noqa: BLE001 - no compiler to read: no syntax is refused by it
+        return frozenset()
+    visited = {
+        name.removeprefix("visit_") for name in dir(CodeGenerator) if name.startswith("visit_")
+    }
+    return frozenset(visited)
+
+
+_COMPILED = _compiled_nodes()
+# Parts of the syntax a visited node reads itself rather than visits.
+_READ_BY_PARENT = (
+    ast.operator,
+    ast.cmpop,
+    ast.boolop,
+    ast.unaryop,
+    ast.expr_context,
+    ast.comprehension,
+    ast.keyword,
+    ast.arg,
+    ast.arguments,
+    ast.withitem,
+    ast.alias,
+    ast.Starred,
+)
+
+
+def _compiled(node: ast.AST) -> bool:
+    """Whether Triton's compiler takes ``node`` in a kernel body: a node type its code
+    generator visits (not ``break``, a generator, a dict, a lambda, ``try``), and a ``for``
+    over a call (``range``, ``tl.range``, ``tl.static_range``), never over a list or a
+    tuple's items."""
+    if not _COMPILED or isinstance(node, _READ_BY_PARENT):
+        return True
+    if isinstance(node, ast.For) and not isinstance(node.iter, ast.Call):
+        return False
+    return type(node).__name__ in _COMPILED
 
 
 def _constant(value: ast.expr | None, triton_names: frozenset[str] = frozenset()) -> bool:
@@ -246,6 +391,7 @@ def read(source: str) -> KernelSource:
     kernels = {n for n, k in kinds.items() if set(k) == {"kernel"}}
     constants = {n for n, k in kinds.items() if set(k) == {"constant"}}
     constant_values = _constant_values(tree)
+    roots = _triton_roots(tree, triton_names)
     for line in _triton_attribute_stores(tree, triton_names):
         out.findings.append(_finding(line, "the module sets an attribute of a Triton module"))
     aliases = _jit_aliases(tree)
@@ -274,8 +420,28 @@ def read(source: str) -> KernelSource:
                                 "Triton (torch, numpy or Python code inside a kernel body)",
                             )
                         )
+                elif not _compiled(node):
+                    out.findings.append(
+                        _finding(
+                            node.lineno,
+                            f"kernel {fn.name} holds {type(node).__name__}, which Triton's "
+                            "compiler does not take (Python the interpreter alone would run)",
+                        )
+                    )
                 elif isinstance(node, ast.Attribute):
-                    if node.attr in NOT_LANGUAGE:
+                    chain = _chain(node)
+                    beyond = None
+                    if chain is not None and chain[0] in roots and chain[0] not in own:
+                        beyond = _reaches_beyond_language(roots[chain[0]], chain[1])
+                    if beyond is not None:
+                        out.findings.append(
+                            _finding(
+                                node.lineno,
+                                f"kernel {fn.name} reaches '{beyond}' of a Triton module, "
+                                "which is not triton.language",
+                            )
+                        )
+                    elif node.attr in NOT_LANGUAGE:
                         out.findings.append(
                             _finding(
                                 node.lineno,
