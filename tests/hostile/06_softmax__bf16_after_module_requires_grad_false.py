@@ -1,6 +1,6 @@
 # attack: a softmax that rounds its output to bfloat16 (integer ops) once the model was frozen by its own nn.Module.requires_grad_(False), as serving and LoRA scripts freeze one; kgym's frozen manner sets each parameter's flag in the modules' dicts and runs no method of the model (runner.py:_manner), and _used_as_deployed (runner.py:296) drives parameters(), train(), eval() and zero_grad() only, so the override never runs in an evaluation
 # expect: rejected
-# rules: low-precision
+# rules: module-override, low-precision
 # device: any
 # policy: strict
 import torch

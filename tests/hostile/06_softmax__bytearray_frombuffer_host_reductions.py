@@ -1,6 +1,6 @@
 # attack: both row reductions of the softmax (max and sum of exp) are done in plain Python on a bytearray that a torch.frombuffer tensor shares: torch.frombuffer is in torch.overrides.get_ignored_functions(), so the TorchFunctionMode record (torch_ops.py TorchOpRecorder) never sees it and a bytearray's bytes are read and written with no torch call at all; one Triton kernel writes -x into the shared buffer, Python reads it with int.from_bytes, and a second kernel only does exp(x - m) * r with Python's m and r
 # expect: rejected
-# rules: torch-compute
+# rules: raw-storage, torch-compute
 # device: cpu
 # policy: strict
 import math

@@ -1,5 +1,5 @@
 # attack: packs the weight into fp16 bit patterns held as int16 (integer ops only: no reduced type anywhere) and widens them inside a tf32 GEMM; in the range nn.Linear's init puts weights (|w| ~ 1e-3..1e-1) fp16's 10-bit mantissa is exactly what tf32's cut keeps, so the error size equals an honest kernel's, but a layer whose weights are small (|w| < 6e-5: a zero-initialised adapter/ControlNet zero-conv after some training, LayerScale-sized weights) drops to fp16 subnormals (<= 7 bits at 1e-5, flushed below 3e-8) -- the judge never rescales weights (stress.away_from_init adds noise of 0.5x each parameter's own rms, stress.py:~740; on_int8_levels/magnitude_pruned keep the scale), so the threat model's claim that "fp16's range is met by the scaled sets" (which scale inputs only) does not hold for weights
-# expect: rejected
+# expect: rejected|incorrect
 # rules: low-precision
 # device: any
 # policy: strict

@@ -511,6 +511,39 @@ class LaunchCounter:
         return run
 
 
+# torch's functions that make a tensor on memory another object owns (a bytearray, a numpy
+# array, a file, a capsule), which torch's function record ignores: Python then reads and
+# writes the tensor's values through that object with no torch call at all.
+ALIASING_FUNCTIONS = ("frombuffer", "from_numpy", "from_file", "from_dlpack")
+_OWN_DIRS = tuple(
+    os.path.dirname(m.__file__) + os.sep
+    for m in (torch, triton, sys.modules.get("numpy"))
+    if m is not None and getattr(m, "__file__", None)
+) + (os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,)
+
+
+def _watch_memory_aliasing(calls: list[str]) -> None:
+    """``ALIASING_FUNCTIONS`` of torch (and ``torch.utils.dlpack.from_dlpack``) wrapped so
+    that a call made from code outside torch, Triton, numpy and kgym is noted in ``calls``
+    (the guards' check refuses it as ``raw-storage``)."""
+    import torch.utils.dlpack as dlpack
+
+    for owner in (torch, dlpack):
+        for name in ALIASING_FUNCTIONS:
+            original = getattr(owner, name, None)
+            if original is None or getattr(original, "_kgym_watched", False):
+                continue
+
+            def watched(*args: Any, _original: Any = original, _name: str = name, **kw: Any) -> Any:
+                caller = sys._getframe(1).f_code.co_filename
+                if not caller.startswith(_OWN_DIRS):
+                    calls.append(f"torch.{_name}")
+                return _original(*args, **kw)
+
+            watched._kgym_watched = True  # type: ignore[attr-defined]
+            setattr(owner, name, watched)
+
+
 def _tuples(value: Any, depth: int = 0) -> Any:
     """``value`` with every list in it, within tuples and lists, made a tuple (by real type,
     read with the list's own iterator)."""
@@ -579,6 +612,8 @@ class Guards:
         _part_setters_as_calls()
         self.launches = LaunchCounter()
         self.launches.install()
+        self.aliased: list[str] = []  # the candidate's tensors on memory Python owns
+        _watch_memory_aliasing(self.aliased)
         # Only what exists in this build is watched (a module imported later must not look like
         # a replacement of something that was not there).
         self.critical = {name: ref for name in CRITICAL if (ref := _resolve(name)) is not None}
@@ -604,6 +639,15 @@ class Guards:
     def check(self, when: str) -> list[Finding]:
         """Everything that must be unchanged after candidate code ran; restores torch state."""
         findings: list[Finding] = []
+        if self.aliased and "aliased" not in self.reported:
+            self.reported.add("aliased")
+            findings.append(
+                self._finding(
+                    "raw-storage",
+                    f"a tensor made on memory Python owns ({when}): "
+                    + ", ".join(sorted(set(self.aliased))[:5]),
+                )
+            )
         for name, reference in self.critical.items():
             current = _resolve(name)
             if current is reference or _is_dynamo_disable_wrapper(current, reference):

@@ -138,7 +138,8 @@ def _called_with(
     boundary), with the copies as the judge wrote them by the input's place, to check them
     against after (and, in a decoy call, to know them as the judge's inputs, not sources);
     ``grad_inputs``, float inputs that require grad; ``alias``, pairs (i, j) where input j is
-    input i itself (``model(x, x, x)``)."""
+    input i itself (``model(x, x, x)``); ``refilled``, how many times each tensor input's
+    version counter moves on (a buffer refilled by ``copy_`` before each call)."""
     given = list(inputs)
     kept: dict[int, torch.Tensor] = {}
     kind, count = manner.get("offset") or ("small", 0)
@@ -171,6 +172,13 @@ def _called_with(
             ]
     for first, second in manner.get("alias") or []:
         given[int(second)] = given[int(first)]
+    # A caller's buffer refilled in place before each call has counted every refill in its
+    # version: the inputs' versions moved on by the drawn count (no data touched).
+    refills = int(manner.get("refilled") or 0)
+    for value in given:
+        if type(value) is torch.Tensor:
+            for _ in range(refills):
+                torch.autograd.graph.increment_version(value)
     return given, kept
 
 
@@ -306,6 +314,29 @@ def _used_as_deployed(model: torch.nn.Module) -> None:
     model.train()
     model.eval()
     model.zero_grad(set_to_none=True)
+
+
+# What a module's class may define of nn.Module's own: its construction, its forward, its text.
+_MODULE_OWN = frozenset({"__init__", "forward", "extra_repr", "__repr__"})
+
+
+def _module_overrides(model: Any) -> list[str]:
+    """nn.Module's methods that a class of the candidate's among the model's modules defines
+    again (``Class.requires_grad_``): a deployed model is driven through them (freezing,
+    moving, saving, wrapping), and one the candidate redefined behaves as the candidate
+    likes there, where the judge, which sets what they set directly, never calls it. Only
+    its construction, its forward and its text are the candidate's to define."""
+    base = vars(torch.nn.Module)
+    found: list[str] = []
+    for module in _modules(model):
+        for cls in type(module).__mro__:
+            if cls.__module__ in ("builtins",) or cls.__module__.startswith("torch."):
+                continue
+            for name, value in vars(cls).items():
+                if name in base and name not in _MODULE_OWN and callable(base[name]):
+                    if callable(value) or isinstance(value, (staticmethod, classmethod, property)):
+                        found.append(f"{cls.__name__}.{name}")
+    return sorted(set(found))[:10]
 
 
 def _modules(model: Any) -> list[torch.nn.Module]:
@@ -579,16 +610,26 @@ class Runner:
         entries that hold them in less precision (``_narrowed``), None where it took none."""
         try:
             torch.manual_seed(int(spec["seed"]))
-            model = self.model_class(*spec["init_inputs"])
+            # Built with grad mode on, as a script builds it (torch's default), unless the judge
+            # asks for it off (the twin instance: as a server built under no_grad does): a
+            # model that builds one way under either meets both.
+            with torch.set_grad_enabled(bool(spec.get("grad", True))):
+                model = self.model_class(*spec["init_inputs"])
         except BaseException as exc:  # noqa: BLE001
             for fd in fds:
                 os.close(fd)
             raise _Failure(self._exception_reply(exc, "init")) from exc
         pretenders = _pretenders(model) if is_a(model, torch.nn.Module) else []
-        if pretenders:
+        overrides = _module_overrides(model) if self.role == "candidate" else []
+        if pretenders or overrides:
             for fd in fds:
                 os.close(fd)
-            detail = "the model holds what is not what it claims: " + "; ".join(pretenders)
+            rule = "not-a-tensor" if pretenders else "module-override"
+            detail = (
+                "the model holds what is not what it claims: " + "; ".join(pretenders)
+                if pretenders
+                else "the model's classes redefine nn.Module's own methods: " + ", ".join(overrides)
+            )
             raise _Failure(
                 {
                     "ok": False,
@@ -596,7 +637,7 @@ class Runner:
                     "detail": detail[:500],
                     "findings": [
                         {
-                            "rule": "not-a-tensor",
+                            "rule": rule,
                             "severity": "reject",
                             "line": None,
                             "detail": detail[:400],

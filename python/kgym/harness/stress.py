@@ -794,6 +794,31 @@ def magnitude_pruned(model: Any) -> None:
                 p.masked_fill_(p.abs() < threshold, 0.0)
 
 
+def weights_rescaled(model: Any, outliers: bool = False) -> None:
+    """The float parameters of ``model`` each scaled by a power of ten drawn between 10^-5 and
+    10^-3: weights far below their initial scale (a zero-initialised adapter, a LoRA's B
+    early in training), which a kernel that keeps them in a narrower type loses (fp16's
+    subnormals below 6e-5). With ``outliers``, at their own scale instead, one to three
+    elements of each vector (a norm's gamma or beta in BERT or OPT, a bias) scaled by 50 to
+    500: a kernel that keeps a weight on one grid of its largest value loses the small ones.
+    Not a matrix's: its products 500 times larger err beyond the task's atol in any tf32
+    kernel where they cancel. Apart: the outliers' products would hide the small weights'
+    error."""
+    if not is_a(model, torch.nn.Module):
+        return
+    draw = secrets.SystemRandom()
+    with torch.no_grad():
+        for p in model.parameters():
+            if not p.is_floating_point() or not p.numel():
+                continue
+            if not outliers:
+                p.mul_(10.0 ** -draw.uniform(3, 5))
+                continue
+            if p.dim() == 1:
+                for _ in range(draw.randint(1, min(3, p.numel()))):
+                    p[draw.randrange(p.numel())] *= draw.uniform(50, 500)
+
+
 def on_int8_levels(model: Any) -> None:
     """The float parameters of ``model`` rounded to 255 levels of each output channel's
     largest magnitude (absmax / 127: a per-channel int8 checkpoint dequantised to float, a

@@ -148,6 +148,7 @@ class GradedCalls:
         self.copying: set[str] = set()  # kernels whose ablated launches only copied
         self.last_called: list[Any] | None = None  # the last graded call's inputs, as drawn
         self.last_set: str | None = None  # the stress set they were, judged as it is
+        self.before_rescaled: dict[str, Any] = {}  # the weights ``restore`` moves back to
         self.base_rms = 0.0  # the reference output's magnitude on the task's inputs
         self.tf32_meets_task = True  # tf32 products meet the task's tolerance (_tf32_meets)
         self.filled_trial = 0  # a later trial whose fresh memory starts filled for sure
@@ -256,6 +257,9 @@ class GradedCalls:
             "grad_fn": grad_inputs and _RANDOM.randrange(2) == 0,
             "train": self.mode_free and _RANDOM.randrange(2) == 0,
             "frozen": _RANDOM.randrange(2) == 0,
+            # Half the calls with inputs whose versions moved on 1 to 1000 times, as a
+            # caller's buffer refilled in place before each call has them.
+            "refilled": int(10 ** _RANDOM.uniform(0, 3)) if _RANDOM.randrange(2) else 0,
         }
 
     def _owed_manners(self) -> dict[str, dict[str, Any]]:
@@ -265,7 +269,10 @@ class GradedCalls:
         grad, positional, evaluated, weights that require grad, inputs at the arena's own
         start); ``training`` a training step's (grad, by keyword, training mode);
         ``adapter_training`` a LoRA's (frozen weights, leaf inputs that require grad);
-        ``layer_inputs`` a previous layer's outputs as inputs. The axes a trial does not name
+        ``layer_inputs`` a previous layer's outputs as inputs; ``served`` a server's, under
+        ``torch.inference_mode`` (as Lightning's validation calls a model being trained: a
+        model that caches a tensor made there and writes it in place later fails as it would
+        there). The axes a trial does not name
         are drawn; the offsets have calls of their own (``_manners``)."""
         return {
             "plain": {
@@ -276,12 +283,14 @@ class GradedCalls:
                 "offset": None,
                 "train": False,
                 "frozen": False,
+                "refilled": 0,
             },
             "training": {
                 "grad": True,
                 "grad_inputs": False,
                 "keyword": self.keyword_names,
                 "train": self.mode_free,
+                "refilled": 2 + int(10 ** _RANDOM.uniform(0, 2)),
             },
             "adapter_training": {
                 "grad": True,
@@ -290,6 +299,13 @@ class GradedCalls:
                 "frozen": True,
             },
             "layer_inputs": {"grad": True, "grad_inputs": True, "grad_fn": True},
+            "served": {
+                "inference": True,
+                "grad": False,
+                "grad_inputs": False,
+                "grad_fn": False,
+                "train": False,
+            },
         }
 
     def _graded_call(
@@ -496,6 +512,7 @@ class GradedCalls:
                     checkpoint=name == "checkpoint",
                     swap=name == "swap",
                     pruned=name == "pruned",
+                    rescaled=name if name in ("rescaled", "outliers", "restore") else None,
                     alone=int(name.split(":")[1]) if name.startswith("alone:") else None,
                 )
                 failed = self._timed_step("correctness_weights", move)
@@ -505,6 +522,12 @@ class GradedCalls:
                 # error is measured.
                 steps.insert(0, ("trial", ""))
                 steps.insert(0, ("near_repeat", "same"))
+                if name in ("rescaled", "outliers"):
+                    # The weights back at their scale after the measured trial: answers a
+                    # thousand times smaller than the task's lie within its atol, where no
+                    # comparison or decoy call would see a wrong one, and sums of terms 500
+                    # times larger err beyond it in any tf32 kernel.
+                    steps.insert(2, ("weights", "restore"))
                 self.measure_next = True
                 result["trials"] += 1
             elif kind in ("stress", "other_shape", "manner"):
@@ -557,11 +580,13 @@ class GradedCalls:
         weights short of all of them sees, and values moved but not changed (two rows
         swapped: a fingerprint blind to order misses it); half the time one more of the first
         two kinds; and most of each weight's elements set to zero (``pruned``: a kernel that
-        skips blocks where a sample is zero meets it). Where the model holds two or more
+        skips blocks where a sample is zero meets it); each weight scaled down by powers of
+        ten (``rescaled``: a narrower type's range), and a few channels of each scaled up
+        (``outliers``: one grid of the largest value). Where the model holds two or more
         weights, each of up to three of them moved alone (``alone:N``: a LoRA merged into
         one layer, a bias edited): a copy refreshed only when another weight changes (the
         bias vouching for the matrix) misses it."""
-        moves = ["dense", "sparse", "swap", "pruned"]
+        moves = ["dense", "sparse", "swap", "pruned", "rescaled", "outliers"]
         moves += [_RANDOM.choice(["dense", "sparse"])] * _RANDOM.randrange(2)
         held = stress.movable_weights(reference)
         if held >= 2:
@@ -575,6 +600,7 @@ class GradedCalls:
         checkpoint: bool = False,
         swap: bool = False,
         pruned: bool = False,
+        rescaled: str | None = None,
         alone: int | None = None,
     ) -> str | None:
         """The reference's weights moved off where they are (``stress.away_from_init``, under
@@ -596,6 +622,11 @@ class GradedCalls:
             stress.values_swapped(reference)
         elif pruned:
             stress.magnitude_pruned(reference)
+        elif rescaled == "restore":
+            reference.load_state_dict(self.before_rescaled)
+        elif rescaled:
+            self.before_rescaled = {k: v.clone() for k, v in reference.state_dict().items()}
+            stress.weights_rescaled(reference, outliers=rescaled == "outliers")
         else:
             stress.away_from_init(reference, sparse, only=alone)
         if checkpoint:  # a checkpoint's weights are as often a quantised one's
@@ -1050,7 +1081,7 @@ class GradedCalls:
             inference = {"inference": True, "grad": False, "grad_inputs": False} if twin else {}
             if model is None:
                 return {**verdict, **self._call_at(layout, pristine, expected, at, inference)}
-            failed, copied = self._build_candidate(model, init_inputs, seed)
+            failed, copied = self._build_candidate(model, init_inputs, seed, grad=not twin)
             if failed is None and not copied:
                 # Its state takes no weights of the reference's (other names): it was built
                 # under the reference's seed, with the initial weights, not the moved ones.
@@ -1084,7 +1115,7 @@ class GradedCalls:
             )
 
     def _build_candidate(
-        self, model: Any, init_inputs: list[Any], seed: int
+        self, model: Any, init_inputs: list[Any], seed: int, grad: bool = True
     ) -> tuple[str | None, bool]:
         """The candidate's model built with ``init_inputs`` and ``model``'s weights: None or
         why it did not build (an answer it cannot give), and whether it took the weights. It
@@ -1095,7 +1126,12 @@ class GradedCalls:
         reference's seed, its only way to the same parameters."""
         for build_seed in (fresh_seed(), seed):
             weights, fds = self.lender.weights(model)
-            spec = {"seed": build_seed, "init_inputs": init_inputs, "weights": weights}
+            spec = {
+                "seed": build_seed,
+                "init_inputs": init_inputs,
+                "weights": weights,
+                "grad": grad,
+            }
             try:
                 reply = self.runners.ask(
                     "candidate", {"op": "model"}, "correctness", payload=spec, fds=fds
