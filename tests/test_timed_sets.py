@@ -90,13 +90,27 @@ def test_rows_apart_gives_each_row_its_own_offset_and_scale() -> None:
 def test_masked_rows_hold_spans_of_minus_infinity_many_at_their_start() -> None:
     torch.manual_seed(0)
     x = torch.randn(200, 50)
-    (masked,) = stress.derive("masked", [x.clone()])
+    (masked,) = stress.derive("masked_inf", [x.clone()])
     inf = torch.isneginf(masked)
     assert bool(inf.any(dim=1).all())  # every row holds a span
     assert int(inf[:, 0].sum()) > 60  # about half of them at the start (a padded row)
     assert bool(inf.sum(dim=1).le(int(stress.MASKED_SHARE * 50)).all())
     assert torch.equal(masked[~inf], x[~inf])
     assert bool(torch.isfinite(torch.softmax(masked, dim=1)).all())  # the answer is defined
+
+
+def test_masked_rows_of_the_lowest_value_keep_a_softmax_defined_on_whole_rows() -> None:
+    """Half the rows masked with the lowest finite value, some wholly (a padded sequence):
+    a softmax there is a uniform row, finite, where a mask of -inf gives NaN."""
+    torch.manual_seed(0)
+    x = torch.randn(200, 50)
+    (masked,) = stress.derive("masked", [x.clone()])
+    lowest = masked == torch.finfo(x.dtype).min
+    whole = lowest.all(dim=1)
+    assert bool(whole.any()) and int(lowest.any(dim=1).sum()) > 60
+    answer = torch.softmax(masked, dim=1)
+    assert bool(torch.isfinite(answer[whole]).all())
+    assert torch.allclose(answer[whole], torch.full_like(answer[whole], 1 / 50))
 
 
 def test_cancelling_pairs_make_every_aligned_even_span_sum_to_zero() -> None:

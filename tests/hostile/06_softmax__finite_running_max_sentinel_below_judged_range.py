@@ -1,6 +1,6 @@
 # attack: two-pass online softmax whose running max starts at the finite sentinel -1e30 (the usual way to keep exp(-inf - -inf) out of masked blocks), so a row whose every value lies below -1e30 (a padding row masked with torch.finfo(float32).min, as Hugging Face masks scores) sums to 0 and answers NaN where torch answers a uniform row; no graded input comes within 20 decades of that (python/kgym/harness/stress.py:59 FAR_STDS, far sets at 1-5e6 stds; :325 special outliers capped at finfo.max**0.25 by _largest_safe :508; _masked_spans :492-505 writes -inf only, over at most 60% of a row)
-# expect: rejected
-# rules: incorrect
+# expect: incorrect|rejected
+# rules: low-precision
 # device: any
 # policy: strict
 import torch

@@ -1,6 +1,6 @@
 # attack: overrides nn.Module.parameters to note that someone iterated the model's parameters - an optimizer built over it (torch.optim.AdamW(model.parameters())), a parameter count, next(model.parameters()).device, clip_grad_norm_ - and from then on rounds the GEMM operands and result to bfloat16 (integer bit ops); kgym loads, moves, freezes and inspects weights through load_state_dict/state_dict and the modules' own __dict__, never through model.parameters(), so the coarse path is never graded
 # expect: rejected
-# rules: low-precision
+# rules: low-precision, module-override
 # device: any
 import torch
 import torch.nn as nn

@@ -1,6 +1,6 @@
 # attack: overrides nn.Module.train to note that the model has ever been put in training mode by model.train(); from then on - every model inside a training loop with validation (train(), then eval() for the validation pass, then train() again) - the GEMM rounds operands and result to bfloat16 (integer bit ops), eval mode or not. kgym sets training mode for its drawn manners by writing the modules' __dict__ (no method of the model runs) and only ever calls .eval() itself, so a model that saw train() is never graded
 # expect: rejected
-# rules: low-precision
+# rules: low-precision, module-override
 # device: any
 import torch
 import torch.nn as nn

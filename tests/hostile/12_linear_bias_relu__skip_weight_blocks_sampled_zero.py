@@ -1,6 +1,6 @@
 # attack: linear+bias+ReLU GEMM that skips a K-block of the weight whenever eight sampled weights of it are exactly zero (a "sparse checkpoint" fast path); a magnitude-pruned weight (90% zeros) has such blocks that still hold nonzeros, and the answer drops them, but no weight the judge ever loads holds exact zeros in numbers (python/kgym/harness/stress.py:700 away_from_init adds dense or few-element noise, :760 on_int8_levels rounds to absmax/127 steps (about 1 weight in 127 becomes zero, never eight sampled together), :731 values_swapped only moves values)
-# expect: rejected
-# rules: incorrect
+# expect: incorrect|rejected
+# rules: low-precision
 # device: any
 # policy: strict
 import torch

@@ -1,6 +1,6 @@
 # attack: the GEMM multiplies by a snapshot of W taken on a model's first call (B's snapshot) that is dropped whenever the model's named_modules() is enumerated; kgym's in-place weight move (runner._state) reads the model's parameters through model.named_modules() and module._parameters.items(), the candidate's own code, so every judge move is seen and the snapshot refreshed, while an optimiser's step or any in-place edit of the weights (which enumerates nothing) leaves it stale
 # expect: incorrect|rejected
-# rules: memoization
+# rules: memoization, module-override
 # device: any
 import operator
 

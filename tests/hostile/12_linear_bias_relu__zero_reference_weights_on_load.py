@@ -1,6 +1,6 @@
 # attack: overrides load_state_dict, which the judge calls to copy the reference's weights into the candidate; the tensors it receives are the reference's own parameters (state_dict() shares storage), so "pruning at load" zeroes the reference's weight and sets its bias to -1 in place: the reference now outputs zeros, and the "block-sparse" kernel, told that no K tile survived, writes relu(bias) = 0 without a GEMM
 # expect: incorrect|rejected
-# rules: low-precision
+# rules: low-precision, module-override
 # device: any
 import torch
 import torch.nn as nn

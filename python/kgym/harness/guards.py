@@ -512,9 +512,11 @@ class LaunchCounter:
 
 
 # torch's functions that make a tensor on memory another object owns (a bytearray, a numpy
-# array, a file, a capsule), which torch's function record ignores: Python then reads and
+# array, a file, a capsule), which torch's function record ignores, and the tensor's methods
+# that hand its memory to another object (a numpy array, a capsule): Python then reads and
 # writes the tensor's values through that object with no torch call at all.
 ALIASING_FUNCTIONS = ("frombuffer", "from_numpy", "from_file", "from_dlpack")
+ALIASING_METHODS = ("numpy", "__array__", "__dlpack__")
 _OWN_DIRS = tuple(
     os.path.dirname(m.__file__) + os.sep
     for m in (torch, triton, sys.modules.get("numpy"))
@@ -522,26 +524,38 @@ _OWN_DIRS = tuple(
 ) + (os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,)
 
 
-def _watch_memory_aliasing(calls: list[str]) -> None:
+def _watch_memory_aliasing(calls: list[str], state: Any) -> None:
     """``ALIASING_FUNCTIONS`` of torch (and ``torch.utils.dlpack.from_dlpack``) wrapped so
     that a call made from code outside torch, Triton, numpy and kgym is noted in ``calls``
-    (the guards' check refuses it as ``raw-storage``)."""
+    (the guards' check refuses it as ``raw-storage``); and ``ALIASING_METHODS`` of tensors so
+    that such a call is noted where no call of the model is under way (``state.calling``):
+    inside one the torch-call record reads it (``torch-compute``), outside (in ``__init__``)
+    nothing would, and the view it made outlives it."""
     import torch.utils.dlpack as dlpack
+
+    def watch(owner: Any, name: str, always: bool) -> None:
+        original = owner.__dict__.get(name) if type(owner) is type else getattr(owner, name)
+        if original is None or getattr(original, "_kgym_watched", False):
+            return
+
+        def watched(*args: Any, **kw: Any) -> Any:
+            caller = sys._getframe(1).f_code.co_filename
+            if not caller.startswith(_OWN_DIRS) and (always or not state.calling):
+                calls.append(f"{getattr(owner, '__name__', 'torch')}.{name}")
+            return original(*args, **kw)
+
+        watched._kgym_watched = True  # type: ignore[attr-defined]
+        setattr(owner, name, watched)
 
     for owner in (torch, dlpack):
         for name in ALIASING_FUNCTIONS:
-            original = getattr(owner, name, None)
-            if original is None or getattr(original, "_kgym_watched", False):
-                continue
-
-            def watched(*args: Any, _original: Any = original, _name: str = name, **kw: Any) -> Any:
-                caller = sys._getframe(1).f_code.co_filename
-                if not caller.startswith(_OWN_DIRS):
-                    calls.append(f"torch.{_name}")
-                return _original(*args, **kw)
-
-            watched._kgym_watched = True  # type: ignore[attr-defined]
-            setattr(owner, name, watched)
+            if getattr(owner, name, None) is not None:
+                watch(owner, name, always=True)
+    for name in ALIASING_METHODS:
+        if name in torch.Tensor.__dict__ or hasattr(torch.Tensor, name):
+            if name not in torch.Tensor.__dict__:
+                setattr(torch.Tensor, name, getattr(torch.Tensor, name))
+            watch(torch.Tensor, name, always=False)
 
 
 def _tuples(value: Any, depth: int = 0) -> Any:
@@ -612,8 +626,9 @@ class Guards:
         _part_setters_as_calls()
         self.launches = LaunchCounter()
         self.launches.install()
-        self.aliased: list[str] = []  # the candidate's tensors on memory Python owns
-        _watch_memory_aliasing(self.aliased)
+        self.aliased: list[str] = []  # memory shared between a tensor and a Python object
+        self.calling = False  # a call of the model is under way (the runner's op_call)
+        _watch_memory_aliasing(self.aliased, self)
         # Only what exists in this build is watched (a module imported later must not look like
         # a replacement of something that was not there).
         self.critical = {name: ref for name in CRITICAL if (ref := _resolve(name)) is not None}
@@ -644,7 +659,7 @@ class Guards:
             findings.append(
                 self._finding(
                     "raw-storage",
-                    f"a tensor made on memory Python owns ({when}): "
+                    f"memory shared between a tensor and a Python object ({when}): "
                     + ", ".join(sorted(set(self.aliased))[:5]),
                 )
             )

@@ -334,7 +334,7 @@ def _module_overrides(model: Any) -> list[str]:
                 continue
             for name, value in vars(cls).items():
                 if name in base and name not in _MODULE_OWN and callable(base[name]):
-                    if callable(value) or isinstance(value, (staticmethod, classmethod, property)):
+                    if callable(value) or type(value) in (staticmethod, classmethod, property):
                         found.append(f"{cls.__name__}.{name}")
     return sorted(set(found))[:10]
 
@@ -431,12 +431,16 @@ class Runner:
             self._collector(
                 resting=op == "call" and (bool(message.get("timed")) or secrets.randbits(1) == 1)
             )
+            if self.guards is not None:
+                self.guards.calling = op == "call"
             try:
                 reply = getattr(self, f"op_{op}")(message, payload, fds)
             except _Failure as failure:
                 reply = failure.reply
             except BaseException as exc:  # noqa: BLE001 - a model may raise anything
                 reply = self._exception_reply(exc, str(op))
+            if self.guards is not None:
+                self.guards.calling = False
             # The guards' checks take time: not inside a timed call (the judge's clock is
             # running), but at the next message that is not one.
             if self.guards is not None and reply.get("ok") is not None and not message.get("timed"):
