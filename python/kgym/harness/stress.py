@@ -796,8 +796,8 @@ def magnitude_pruned(model: Any) -> None:
 
 
 def weights_rescaled(model: Any, outliers: bool = False) -> None:
-    """The float parameters of ``model`` each scaled by a power of ten drawn between 10^-5 and
-    10^-3: weights far below their initial scale (a zero-initialised adapter, a LoRA's B
+    """The float parameters of ``model`` each scaled by a power of ten drawn between 10^-6 and
+    10^-4: weights far below their initial scale (a zero-initialised adapter, a LoRA's B
     early in training), which a kernel that keeps them in a narrower type loses (fp16's
     subnormals below 6e-5). With ``outliers``, at their own scale instead, one to three
     elements of each vector (a norm's gamma or beta in BERT or OPT, a bias) scaled by 50 to
@@ -813,7 +813,7 @@ def weights_rescaled(model: Any, outliers: bool = False) -> None:
             if not p.is_floating_point() or not p.numel():
                 continue
             if not outliers:
-                p.mul_(10.0 ** -draw.uniform(3, 5))
+                p.mul_(10.0 ** -draw.uniform(4, 6))
                 continue
             if p.dim() == 1:
                 for _ in range(draw.randint(1, min(3, p.numel()))):
