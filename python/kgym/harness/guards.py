@@ -471,8 +471,9 @@ class LaunchCounter:
             foreign = counter.foreign_arguments(fn_self, args, kwargs)
             if foreign:
                 counter.refuse("kernel-not-triton", f"{name}: {foreign}")
-            args, kwargs = counter.as_compiled(args, kwargs)
             interpreted = counter.interpreted is not None and is_a(fn_self, counter.interpreted)
+            if interpreted:  # a compiled launch makes its lists tuples itself: no work per call
+                args, kwargs = counter.as_compiled(args, kwargs)
             if interpreted:
                 counter.run_from_source(fn_self, name)
             if counter.depth > 0:
