@@ -124,6 +124,22 @@ def test_corpus_headers_are_well_formed() -> None:
         assert (attack.task_file or builtin).is_file(), attack.name
 
 
+def caught_as_wrong_answer(attack: Attack, rejects: list[dict]) -> bool:
+    return "incorrect" in attack.expect and {f["rule"] for f in rejects} == {"low-precision"}
+
+
+def accepted_statuses(attack: Attack, rejects: list[dict]) -> set[str]:
+    """An answer wrong by more than the task allows is `incorrect` where a compared call shows
+    it and `rejected` by `low-precision` where only the error size does; which of the two sees
+    it first depends on the evaluation's draw, so either is the same defence working."""
+    accepted = set(attack.expect)
+    if caught_as_wrong_answer(attack, rejects):
+        accepted.add("rejected")
+    if "rejected" in accepted and set(attack.rules) == {"low-precision"}:
+        accepted.add("incorrect")
+    return accepted
+
+
 @pytest.mark.parametrize("attack", attacks(), ids=lambda a: a.name)
 def test_attack_is_not_paid(attack: Attack) -> None:
     if attack.device == "gpu" and DEVICE != "cuda":
@@ -136,10 +152,12 @@ def test_attack_is_not_paid(attack: Attack) -> None:
     described = (status, [f["rule"] for f in result["findings"]], result.get("error"))
     assert status != "ok", f"PAID: {attack.description} {described}"
     assert result["correct"] is False
-    assert status in attack.expect, f"expected {'|'.join(attack.expect)}: {described}"
+    assert status in accepted_statuses(attack, rejects), (
+        f"expected {'|'.join(attack.expect)}: {described}"
+    )
     if status == "rejected":
         assert result["hacked"] is True
-        if attack.rules:
+        if attack.rules and not caught_as_wrong_answer(attack, rejects):
             fired = {f["rule"] for f in rejects}
             assert fired & set(attack.rules), (
                 f"caught by {sorted(fired)}, expected one of {list(attack.rules)}"

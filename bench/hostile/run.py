@@ -126,9 +126,21 @@ def verdict(entry: dict[str, Any], result: dict[str, Any], reward: float) -> tup
         return ok, "accepted" if ok else f"FALSE POSITIVE ({status})"
     if status == "ok" or reward > 0:
         return False, f"PAID ({status}, reward {reward:.2f})"
-    if status not in entry["expect"]:
+    # A wrong answer is `incorrect` where a compared call shows it and `rejected` by
+    # low-precision where only the error size does: either is the same defence (as in
+    # tests/test_hostile.py).
+    wrong_answer = "incorrect" in entry["expect"] and rejects == {"low-precision"}
+    expected = set(entry["expect"]) | ({"rejected"} if wrong_answer else set())
+    if "rejected" in expected and set(entry["rules"]) == {"low-precision"}:
+        expected.add("incorrect")
+    if status not in expected:
         return False, f"not paid, but {status} (expected {'|'.join(entry['expect'])})"
-    if status == "rejected" and entry["rules"] and not rejects & set(entry["rules"]):
+    if (
+        status == "rejected"
+        and entry["rules"]
+        and not wrong_answer
+        and not rejects & set(entry["rules"])
+    ):
         return False, f"rejected by {', '.join(sorted(rejects))} (expected one of {entry['rules']})"
     return True, "caught"
 
