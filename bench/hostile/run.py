@@ -291,6 +291,11 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=180.0, help="per evaluation, seconds")
     parser.add_argument("--shard", default="1/1", help="k/n: run the k-th of n slices")
     parser.add_argument("--only", help="comma-separated names (file stems) to run")
+    parser.add_argument(
+        "--side-by-side",
+        type=int,
+        help="how many shards run at once on this GPU, which split its memory (default: n)",
+    )
     parser.add_argument("--out-dir", type=Path, required=True, help="where the run's files go")
     parser.add_argument(
         "--no-screen",
@@ -371,7 +376,7 @@ def main() -> int:
     rows: list[dict[str, Any]] = []
     faults: list[dict[str, Any]] = []
 
-    service = start_service(on_gpu, n) if args.through_service else None
+    service = start_service(on_gpu, args.side_by_side or n) if args.through_service else None
     meta["through"] = "check"
     if service is not None:
         meta["through"] = "kgym-gym serve: one worker, its fork server, no result cache"
