@@ -69,6 +69,17 @@ def test_one_row_redrawn_keeps_every_other_row_bit_for_bit() -> None:
     assert int((near[1] != t).sum()) <= 1 and near[2] == 3
 
 
+def test_one_place_changed_keeps_each_rows_largest_and_all_but_one_element() -> None:
+    for width in (3, 4, 257):
+        x = torch.randn(64, width)
+        near = stress.one_place_changed([x, 2], seed=width)
+        changed = near[0] != x
+        assert (changed.sum(dim=1) <= 1).all() and int(changed.sum()) >= 32
+        largest = x.abs().argmax(dim=1, keepdim=True)
+        assert torch.equal(near[0].gather(1, largest), x.gather(1, largest))
+        assert near[1] == 2
+
+
 def test_pruned_weights_are_mostly_exact_zeros_and_alone_moves_one() -> None:
     model = torch.nn.Linear(32, 16)
     stress.magnitude_pruned(model)

@@ -44,7 +44,11 @@ def softmax_memo_kernel(
             tl.where(
                 eight == 1,
                 at * 1.0,
-                tl.where(eight == 2, big, tl.where(eight == 3, x_first, tl.where(eight == 4, x_last, 0.0))),
+                tl.where(
+                    eight == 2,
+                    big,
+                    tl.where(eight == 3, x_first, tl.where(eight == 4, x_last, 0.0)),
+                ),
             ),
         )
         key_was = tl.load(key_ptr + row * 8 + eight)

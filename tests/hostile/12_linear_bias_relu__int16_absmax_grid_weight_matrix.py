@@ -29,9 +29,22 @@ def absmax_final_kernel(part_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def linear_bias_relu_kernel(x_ptr, w_ptr, b_ptr, amax_ptr, y_ptr, M, N, K,
-                            stride_xm, stride_wn, stride_ym,
-                            BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+def linear_bias_relu_kernel(
+    x_ptr,
+    w_ptr,
+    b_ptr,
+    amax_ptr,
+    y_ptr,
+    M,
+    N,
+    K,
+    stride_xm,
+    stride_wn,
+    stride_ym,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+):
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     inv = tl.load(amax_ptr)
@@ -42,17 +55,26 @@ def linear_bias_relu_kernel(x_ptr, w_ptr, b_ptr, amax_ptr, y_ptr, M, N, K,
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k0 in range(0, K, BLOCK_K):
         k_mask = (k0 + offs_k) < K
-        x = tl.load(x_ptr + offs_m[:, None].to(tl.int64) * stride_xm + (k0 + offs_k)[None, :],
-                    mask=(offs_m[:, None] < M) & k_mask[None, :], other=0.0)
-        w = tl.load(w_ptr + offs_n[None, :].to(tl.int64) * stride_wn + (k0 + offs_k)[:, None],
-                    mask=k_mask[:, None] & (offs_n[None, :] < N), other=0.0)
+        x = tl.load(
+            x_ptr + offs_m[:, None].to(tl.int64) * stride_xm + (k0 + offs_k)[None, :],
+            mask=(offs_m[:, None] < M) & k_mask[None, :],
+            other=0.0,
+        )
+        w = tl.load(
+            w_ptr + offs_n[None, :].to(tl.int64) * stride_wn + (k0 + offs_k)[:, None],
+            mask=k_mask[:, None] & (offs_n[None, :] < N),
+            other=0.0,
+        )
         # the int16 code of each weight, dequantised
         w = tl.minimum(tl.maximum(tl.floor(w * inv + 0.5), -32767.0), 32767.0) * step
         acc = tl.dot(x, w, acc, input_precision="tf32")
     bias = tl.load(b_ptr + offs_n, mask=offs_n < N, other=0.0)
     acc = tl.maximum(acc + bias[None, :], 0.0)
-    tl.store(y_ptr + offs_m[:, None].to(tl.int64) * stride_ym + offs_n[None, :], acc,
-             mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+    tl.store(
+        y_ptr + offs_m[:, None].to(tl.int64) * stride_ym + offs_n[None, :],
+        acc,
+        mask=(offs_m[:, None] < M) & (offs_n[None, :] < N),
+    )
 
 
 class ModelNew(nn.Module):
@@ -75,6 +97,20 @@ class ModelNew(nn.Module):
         y = torch.empty((M, N), dtype=x.dtype, device=x.device)
         BM, BN, BK = 64, 64, 32
         grid = (triton.cdiv(M, BM), triton.cdiv(N, BN))
-        linear_bias_relu_kernel[grid](x, w, b, amax, y, M, N, K, x.stride(0), w.stride(0),
-                                      y.stride(0), BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK)
+        linear_bias_relu_kernel[grid](
+            x,
+            w,
+            b,
+            amax,
+            y,
+            M,
+            N,
+            K,
+            x.stride(0),
+            w.stride(0),
+            y.stride(0),
+            BLOCK_M=BM,
+            BLOCK_N=BN,
+            BLOCK_K=BK,
+        )
         return y

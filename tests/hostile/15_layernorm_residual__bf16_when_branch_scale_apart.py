@@ -57,6 +57,15 @@ class ModelNew(nn.Module):
         y = torch.empty_like(x2)
         BLOCK = triton.next_power_of_2(n_cols)
         num_warps = 8 if BLOCK >= 2048 else 4
-        add_layer_norm_kernel[(x2.shape[0],)](x2, r2, self.norm.weight, self.norm.bias, y, n_cols,
-                                              self.norm.eps, BLOCK=BLOCK, num_warps=num_warps)
+        add_layer_norm_kernel[(x2.shape[0],)](
+            x2,
+            r2,
+            self.norm.weight,
+            self.norm.bias,
+            y,
+            n_cols,
+            self.norm.eps,
+            BLOCK=BLOCK,
+            num_warps=num_warps,
+        )
         return y.view(x.shape)

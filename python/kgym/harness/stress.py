@@ -277,6 +277,35 @@ def rows_reordered(inputs: list[Any], seed: int) -> list[Any]:
     return out
 
 
+def one_place_changed(inputs: list[Any], seed: int) -> list[Any]:
+    """A copy of ``inputs`` whose float tensors have, in every row (along the last dimension),
+    one element at a drawn place given the value of another drawn element of the row, neither
+    of them the row's largest in magnitude: a near repeat whose rows keep their largest
+    element where it was, their order and nearly all their values, which a key of a few
+    places (the largest, the ends, any few a kernel picks) misses in nearly every row, and
+    whose answer moves (a row's sum changes, a softmax's terms)."""
+    generator = torch.Generator().manual_seed(seed)
+    out: list[Any] = []
+    for v in inputs:
+        if not _is_float(v) or v.dim() == 0 or v.shape[-1] < 3:
+            out.append(v.clone() if is_a(v, torch.Tensor) else v)
+            continue
+        rows = v.detach().clone().reshape(-1, v.shape[-1])
+        count, width = rows.shape
+        chosen = torch.arange(count)
+        # Two places apart from the largest and from each other: steps of 1 .. width - 1 from
+        # it, the second at least one step past the first (mod width - 1, the largest skipped).
+        step = torch.randint(0, width - 1, (count,), generator=generator)
+        apart = torch.randint(1, width - 1, (count,), generator=generator)
+        largest = rows.abs().nan_to_num(nan=0.0).argmax(dim=1).cpu()
+        place = (largest + 1 + step) % width
+        source = (largest + 1 + (step + apart) % (width - 1)) % width
+        chosen, place, source = (t.to(v.device) for t in (chosen, place, source))
+        rows[chosen, place] = rows[chosen, source]
+        out.append(rows.view(v.shape).requires_grad_(v.requires_grad))
+    return out
+
+
 def one_row_redrawn(inputs: list[Any], fresh: list[Any]) -> list[Any]:
     """A copy of ``inputs`` with one drawn row (along the last dimension; an element of a
     one-dimensional input) of each tensor taken from ``fresh``, a draw of the same shapes,

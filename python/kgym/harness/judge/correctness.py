@@ -488,6 +488,7 @@ class GradedCalls:
                     ("near_repeat", "swap"),
                     ("near_repeat", "swap_again"),
                     ("near_repeat", "one_row"),
+                    ("near_repeat", "one_place"),
                 ]
                 near_owed = False
             kind, name = steps.pop(0)
@@ -845,7 +846,8 @@ class GradedCalls:
         with another (a key of a row's sums, its ends, a few places), and ``swap_again`` on
         the call before's inputs;
         ``one_row``: the call before's inputs with one row of each drawn afresh (a key of
-        some rows: the last);
+        some rows: the last); ``one_place``: the call before's inputs with one element of each
+        row, not its largest, given another's value (a key of a few places and the largest);
         ``one_input:N``: the last graded call's inputs with the tensor input at N drawn afresh
         (a key of some inputs alone: ``x @ Wq`` then ``x @ Wk``); ``same``: after a weight
         move, the last graded call's inputs again (a key of the inputs alone: a batch tracked
@@ -856,6 +858,8 @@ class GradedCalls:
             near = stress.rows_reordered(pristine, fresh_seed())
         elif how == "swap_again":
             near = stress.rows_reordered(self.last_called or pristine, fresh_seed())
+        elif how == "one_place":
+            near = stress.one_place_changed(self.last_called or pristine, fresh_seed())
         elif how == "one_row":
             near = stress.one_row_redrawn(
                 self.last_called or pristine, self.task.inputs(fresh_seed())
@@ -890,6 +894,7 @@ class GradedCalls:
                 "swap": "some rows' largest element moved",
                 "swap_again": "some rows' largest element moved",
                 "one_row": "one row of each input drawn afresh",
+                "one_place": "one element of each row given another's value",
                 "same": "nothing changed but the weights or the call before",
             }.get(how, f"input {how.split(':')[-1]} drawn afresh")
             return f"the last inputs with {what}: {verdict.mismatch}"
