@@ -4,6 +4,8 @@ tiles mostly zeros; and the aliased call's one tensor for every input of one sha
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from kgym.harness import stress
@@ -101,3 +103,30 @@ def test_masks_of_the_lowest_value_cover_whole_rows() -> None:
     y = torch.randn(64, 40)
     stress._masked_spans(y, torch.Generator().manual_seed(3), lowest=False)
     assert not bool((y == lowest).any())
+
+
+def test_inputs_apart_scales_each_float_input_its_own_way() -> None:
+    inputs = [torch.randn(32, 64), torch.randn(32, 64), torch.randn(64), torch.arange(3)]
+    facts = stress.InputFacts.of(inputs)
+    assert facts.floats == 3 and "inputs_apart" in stress.set_names(facts)
+    assert "inputs_apart" not in stress.set_names(stress.InputFacts.of(inputs[:1]))
+    for seed in range(20):
+        apart = stress.derive(
+            "inputs_apart", [v.clone() for v in inputs], torch.Generator().manual_seed(seed)
+        )
+        spreads = [float(v.std()) for v in apart[:3]]
+        for a, b in zip(spreads, spreads[1:]):
+            assert abs(math.log10(a / b)) > 2.5, spreads
+        assert torch.equal(apart[3], inputs[3])
+
+
+def test_far_scales_reach_a_million_and_stay_in_the_types_range() -> None:
+    x = torch.randn(16, 16)
+    up = stress.derive("scaled_far_up", [x.clone()])[0]
+    down = stress.derive("scaled_far_down", [x.clone()])[0]
+    assert torch.allclose(up, x * 1e6) and torch.allclose(down, x * 1e-6)
+    assert bool((up < 0).any()) and bool((up > 0).any())
+    half = torch.randn(16, 16, dtype=torch.float16)
+    for name in ("scaled_far_up", "scaled_far_down", "scaled_drawn"):
+        v = stress.derive(name, [half.clone()])[0]
+        assert bool(torch.isfinite(v).all()) and float(v.abs().max()) > 6e-5

@@ -31,11 +31,23 @@ from kgym.harness.real_type import is_a
 
 SCALE_UP = 1e3
 SCALE_DOWN = 1e-3
+# Both signs at a millionth and a million times the task's scale (``scaled_far_*``): a path
+# or a precision kept only within some decades of the task's scale meets inputs beyond them
+# (a LayerScale branch initialised at 1e-5, an LLM's massive activations), whatever decade
+# it draws its line at inside these twelve.
+SCALE_FAR = 1e6
 # The ``scaled_drawn`` set's factor is 10 to a power drawn per evaluation from the OS, of
 # magnitude between these (either sign): precision or a path kept only in a band of input
-# magnitudes that the fixed scales step over (x1e-3 ... x1 ... x1e3) is met with the band's
-# share of these six decades, in every evaluation afresh.
-DRAWN_DECADES = (0.3, 3.0)
+# magnitudes that the fixed scales step over (x1e-6 ... x1e-3 ... x1 ... x1e3 ... x1e6) is met
+# with the band's share of these decades, in every evaluation afresh.
+DRAWN_DECADES = (0.3, 8.0)
+# ``inputs_apart``: each float input its own scale, the next one this many decades (drawn)
+# above or below the one before: inputs whose spreads lie far apart (a residual stream and a
+# branch scaled by 1e-5, queries and keys of different norms), where a kernel that keeps its
+# precision only for inputs of like scale meets them in one call; the first within
+# ``INPUTS_APART_START`` decades of the task's scale.
+INPUTS_APART_DECADES = (3.0, 6.0)
+INPUTS_APART_START = 3.0
 _drawn = {"factor": 1e-2}  # this evaluation's (draw_scale); the judge's process is its own
 # The offset sets move every float input by this many of its standard deviations: rows that are
 # all positive or all negative, and statistics taken as E[x^2] - E[x]^2 cancel.
@@ -80,6 +92,7 @@ class InputFacts:
     has_float: bool
     one_signed: bool  # some float input never changes sign: sign-flipped and shifted sets apply
     class_indices: bool = False  # an integer input picks a class of a float input's rows
+    floats: int = 0  # how many float inputs: two or more can be scaled apart
 
     @staticmethod
     def of(inputs: list[Any]) -> InputFacts:
@@ -88,6 +101,7 @@ class InputFacts:
             has_float=bool(floats),
             one_signed=any(_one_signed(v) for v in floats),
             class_indices=bool(_class_indices(inputs)),
+            floats=len(floats),
         )
 
 
@@ -131,6 +145,8 @@ TIMED_SETS = frozenset(
         "scaled_up",
         "scaled_down",
         "scaled_drawn",
+        "scaled_far_up",
+        "scaled_far_down",
         "offset_up",
         "offset_down",
         "far_positive",
@@ -162,6 +178,9 @@ def set_names(facts: InputFacts) -> list[str]:
     if not facts.has_float:
         return []
     names = ["scaled_up", "scaled_down", "scaled_drawn", "offset_up", "offset_down"]
+    names += ["scaled_far_up", "scaled_far_down"]
+    if facts.floats >= 2:
+        names += ["inputs_apart"]
     names += ["special", "sparse", "masked", "rows_apart", "cancelling", "flat_rows"]
     names += ["repeated_rows", "very_sparse", "structured_rows", "outlier_channels"]
     names += ["rows_scaled", "padded_rows", "reduced_values", "rectified"]
@@ -185,6 +204,9 @@ def derive(name: str, inputs: list[Any], generator: torch.Generator | None = Non
             top = rows.amax(dim=1) + CONFIDENT_MARGIN_STDS * (std if std > 0 else 1.0)
             rows.scatter_(1, chosen.unsqueeze(1), top.unsqueeze(1).to(rows.dtype))
         return inputs
+    if name == "inputs_apart":
+        _inputs_apart([v for v in inputs if _is_float(v)], generator)
+        return inputs
     for v in inputs:
         if not _is_float(v):
             continue
@@ -193,7 +215,9 @@ def derive(name: str, inputs: list[Any], generator: torch.Generator | None = Non
         elif name == "scaled_down":
             v.mul_(SCALE_DOWN)
         elif name == "scaled_drawn":
-            v.mul_(_drawn["factor"])
+            v.mul_(_within_range(_drawn["factor"], v))
+        elif name in ("scaled_far_up", "scaled_far_down"):
+            v.mul_(_within_range(SCALE_FAR if name == "scaled_far_up" else 1.0 / SCALE_FAR, v))
         elif name == "sign_flipped":
             if _one_signed(v):
                 v.neg_()
@@ -250,6 +274,36 @@ def derive(name: str, inputs: list[Any], generator: torch.Generator | None = Non
         else:
             raise ValueError(f"unknown stress set {name!r}")
     return inputs
+
+
+def _within_range(factor: float, v: torch.Tensor) -> float:
+    """``factor``, or the nearest to it that keeps ``v``'s values finite and normal in its
+    type (a float16 input x1e6 is infinite, x1e-6 subnormal: the set would meet the type's
+    range, not the kernel's precision)."""
+    finite = v[torch.isfinite(v)].abs()
+    if not finite.numel() or float(finite.max()) == 0.0:
+        return factor
+    info = torch.finfo(v.dtype)
+    peak = float(finite.max())
+    typical = float(finite.double().pow(2).mean().sqrt())
+    highest = _largest_safe(v.dtype) / peak
+    lowest = info.tiny * 2**12 / typical if typical > 0 else 0.0
+    return min(max(factor, lowest), highest)
+
+
+def _inputs_apart(floats: list[torch.Tensor], generator: torch.Generator | None) -> None:
+    """Each of ``floats`` scaled by its own power of ten, each next one
+    ``INPUTS_APART_DECADES`` (drawn) above or below the one before, toward the task's scale
+    when it has gone past ``INPUTS_APART_START``."""
+    draw = torch.rand(2 * len(floats), generator=generator, dtype=torch.float64).tolist()
+    low, high = INPUTS_APART_DECADES
+    decade = INPUTS_APART_START * (2.0 * draw[0] - 1.0)
+    for i, v in enumerate(floats):
+        if i:
+            gap = low + (high - low) * draw[2 * i]
+            up = decade < 0 if abs(decade) > INPUTS_APART_START else draw[2 * i + 1] < 0.5
+            decade += gap if up else -gap
+        v.mul_(_within_range(10.0**decade, v))
 
 
 def rows_reordered(inputs: list[Any], seed: int) -> list[Any]:
@@ -720,6 +774,7 @@ def _structural(size: Any) -> bool:
 # rows that hold a mask meets it there; ``special`` likewise (its outliers, x100 a row's
 # largest, are an LLM's massive activations).
 ERROR_SIZE_SETS = TIMED_SETS | {
+    "inputs_apart",
     "sparse",
     "very_sparse",
     "structured_rows",
