@@ -249,6 +249,23 @@ TEST(ScreenForbiddenImport, ProfilersAndFilesFromCpp) {
   expect_clean(candidate("f = torch.autograd.Function"));
 }
 
+TEST(ScreenForbiddenImport, EveryPrivateTorchModule) {
+  // Private modules re-export what the public ones are refused for: torch.utils._device's
+  // _pop_mode takes the judge's record off torch's mode stack, _mode_utils.no_dispatch silences
+  // its dispatch backstop.
+  for (const char* h :
+       {"import torch.utils._device as d\n", "from torch.utils import _mode_utils\n",
+        "from torch._tensor import Tensor\n", "import torch._refs\n"}) {
+    expect_reject(candidate("", h), "forbidden-import");
+  }
+  for (const char* body :
+       {"m = torch.utils._device._pop_mode()", "c = torch.utils._mode_utils.no_dispatch()",
+        "f = torch.nn.modules._functions"}) {
+    expect_reject(candidate(body), "forbidden-import");
+  }
+  expect_clean(candidate("v = torch.__version__"));
+}
+
 // ---- dynamic-code ---------------------------------------------------------------------------
 
 TEST(ScreenDynamicCode, BuiltinsAndComputedNames) {

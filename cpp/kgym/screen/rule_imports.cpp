@@ -46,9 +46,16 @@ constexpr std::array<std::string_view, 24> kForbiddenTorch = {"torch.utils.cpp_e
 }  // namespace
 
 bool forbidden_torch_module(std::string_view q) {
-  // torch.autograd's private names are its profiler's controls (_prepare_profiler,
-  // _enable_profiler, ...), from torch._C.
-  if (q.substr(0, 16) == "torch.autograd._") return true;
+  // Every private name under torch (torch._C, torch.utils._device, torch.autograd's profiler
+  // controls): private modules re-export the internals the public ones are refused for
+  // (torch.utils._device._pop_mode is torch.overrides' helper that takes the judge's record
+  // off the mode stack). Dunders (__version__) are not private.
+  if (has_prefix(q, "torch")) {
+    for (std::size_t at = q.find('.'); at != std::string_view::npos; at = q.find('.', at + 1)) {
+      const std::string_view part = q.substr(at + 1, q.find('.', at + 1) - at - 1);
+      if (part.starts_with('_') && !(part.starts_with("__") && part.ends_with("__"))) return true;
+    }
+  }
   for (auto p : kForbiddenTorch) {
     if (has_prefix(q, p)) return true;
   }
