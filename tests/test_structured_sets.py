@@ -130,3 +130,17 @@ def test_far_scales_reach_a_million_and_stay_in_the_types_range() -> None:
     for name in ("scaled_far_up", "scaled_far_down", "scaled_drawn"):
         v = stress.derive(name, [half.clone()])[0]
         assert bool(torch.isfinite(v).all()) and float(v.abs().max()) > 6e-5
+
+
+def test_super_weights_put_a_few_outliers_in_each_matrix_alone() -> None:
+    model = torch.nn.Sequential(torch.nn.Linear(64, 32), torch.nn.LayerNorm(32))
+    before = [p.detach().clone() for p in model.parameters()]
+    assert stress.has_matrix(model) and not stress.has_matrix(torch.nn.LayerNorm(8))
+    stress.super_weights(model)
+    after = list(model.parameters())
+    moved = after[0] != before[0]
+    assert 1 <= int(moved.sum()) <= 3
+    rms = float(before[0].pow(2).mean().sqrt())
+    assert float(after[0][moved].abs().min()) > 500 * rms
+    assert all(torch.equal(a, b) for a, b in zip(after[1:], before[1:]))
+    assert stress.derive("super_weights", [before[0]])[0] is before[0]

@@ -204,6 +204,8 @@ def derive(name: str, inputs: list[Any], generator: torch.Generator | None = Non
             top = rows.amax(dim=1) + CONFIDENT_MARGIN_STDS * (std if std > 0 else 1.0)
             rows.scatter_(1, chosen.unsqueeze(1), top.unsqueeze(1).to(rows.dtype))
         return inputs
+    if name == "super_weights":
+        return inputs  # the inputs as drawn: the model's matrices hold the outliers
     if name == "inputs_apart":
         _inputs_apart([v for v in inputs if _is_float(v)], generator)
         return inputs
@@ -775,6 +777,7 @@ def _structural(size: Any) -> bool:
 # largest, are an LLM's massive activations).
 ERROR_SIZE_SETS = TIMED_SETS | {
     "inputs_apart",
+    "super_weights",
     "sparse",
     "very_sparse",
     "structured_rows",
@@ -902,6 +905,39 @@ def weights_rescaled(model: Any, outliers: bool = False) -> None:
             if p.dim() == 1:
                 for _ in range(draw.randint(1, min(3, p.numel()))):
                     p[draw.randrange(p.numel())] *= draw.uniform(50, 500)
+
+
+# ``super_weights``: how much larger than its matrix's rms each of its few outlier elements is,
+# as a power of ten drawn between these (an LLM's super weights, a few thousand times their
+# matrix's typical weight): a kernel that keeps a matrix on one grid of its largest value
+# (absmax / 32767) loses every other weight below tf32.
+SUPER_WEIGHT_DECADES = (3.0, 3.5)
+
+
+def has_matrix(model: Any) -> bool:
+    return is_a(model, torch.nn.Module) and any(
+        p.is_floating_point() and p.dim() >= 2 and p.numel() >= 2 for p in model.parameters()
+    )
+
+
+def super_weights(model: Any) -> None:
+    """One to three elements of each float matrix of ``model`` (parameters of two or more
+    dimensions) set to ``SUPER_WEIGHT_DECADES`` times its rms, of either sign; the other
+    weights kept."""
+    if not is_a(model, torch.nn.Module):
+        return
+    draw = secrets.SystemRandom()
+    with torch.no_grad():
+        for p in model.parameters():
+            if not p.is_floating_point() or p.dim() < 2 or p.numel() < 2:
+                continue
+            rms = float(p.double().pow(2).mean().sqrt()) or 1.0
+            flat = p.view(-1) if p.is_contiguous() else None
+            if flat is None:
+                continue
+            for _ in range(draw.randint(1, min(3, p.numel()))):
+                size = rms * 10.0 ** draw.uniform(*SUPER_WEIGHT_DECADES)
+                flat[draw.randrange(p.numel())] = draw.choice((-1.0, 1.0)) * size
 
 
 def on_int8_levels(model: Any) -> None:

@@ -513,24 +513,30 @@ class GradedCalls:
                     checkpoint=name == "checkpoint",
                     swap=name == "swap",
                     pruned=name == "pruned",
-                    rescaled=name if name in ("rescaled", "outliers", "restore") else None,
+                    rescaled=name if name in ("rescaled", "outliers", "super", "restore") else None,
                     alone=int(name.split(":")[1]) if name.startswith("alone:") else None,
                 )
                 failed = self._timed_step("correctness_weights", move)
-                # The last trial's inputs again under the new weights (a batch tracked through
-                # training: a kernel that keys answers on its inputs alone meets it), then a
-                # compared call, whose answer the repeat compares with from here, and whose
-                # error is measured.
-                steps.insert(0, ("trial", ""))
-                steps.insert(0, ("near_repeat", "same"))
-                if name in ("rescaled", "outliers"):
-                    # The weights back at their scale after the measured trial: answers a
-                    # thousand times smaller than the task's lie within its atol, where no
-                    # comparison or decoy call would see a wrong one, and sums of terms 500
-                    # times larger err beyond it in any tf32 kernel.
-                    steps.insert(2, ("weights", "restore"))
-                self.measure_next = True
-                result["trials"] += 1
+                if name == "super":
+                    # Judged as a stress set, then moved back: an honest tf32 kernel's sums
+                    # of terms a thousand times larger err beyond the task's atol where they
+                    # cancel, which only the set's conditioning excuses, its error measured.
+                    steps[0:0] = [("stress", "super_weights"), ("weights", "restore")]
+                else:
+                    # The last trial's inputs again under the new weights (a batch tracked
+                    # through training: a kernel that keys answers on its inputs alone meets
+                    # it), then a compared call, whose answer the repeat compares with from
+                    # here, and whose error is measured.
+                    steps.insert(0, ("trial", ""))
+                    steps.insert(0, ("near_repeat", "same"))
+                    if name in ("rescaled", "outliers"):
+                        # The weights back at their scale after the measured trial: answers
+                        # a thousand times smaller than the task's lie within its atol, where
+                        # no comparison or decoy call would see a wrong one, and sums of
+                        # terms 500 times larger err beyond it in any tf32 kernel.
+                        steps.insert(2, ("weights", "restore"))
+                    self.measure_next = True
+                    result["trials"] += 1
             elif kind in ("stress", "other_shape", "manner"):
                 if kind == "stress":
                     verdict = self._stress_call(name, views)
@@ -588,11 +594,14 @@ class GradedCalls:
         two kinds; and most of each weight's elements set to zero (``pruned``: a kernel that
         skips blocks where a sample is zero meets it); each weight scaled down by powers of
         ten (``rescaled``: a narrower type's range), and a few channels of each scaled up
-        (``outliers``: one grid of the largest value). Where the model holds two or more
+        (``outliers``: one grid of the largest value), and a few elements of each matrix
+        (``super``: an LLM's super weights, judged as a stress set). Where the model holds two or more
         weights, each of up to three of them moved alone (``alone:N``: a LoRA merged into
         one layer, a bias edited): a copy refreshed only when another weight changes (the
         bias vouching for the matrix) misses it."""
         moves = ["dense", "sparse", "swap", "pruned", "rescaled", "outliers"]
+        if stress.has_matrix(reference):
+            moves.append("super")
         moves += [_RANDOM.choice(["dense", "sparse"])] * _RANDOM.randrange(2)
         held = stress.movable_weights(reference)
         if held >= 2:
@@ -632,7 +641,10 @@ class GradedCalls:
             reference.load_state_dict(self.before_rescaled)
         elif rescaled:
             self.before_rescaled = {k: v.clone() for k, v in reference.state_dict().items()}
-            stress.weights_rescaled(reference, outliers=rescaled == "outliers")
+            if rescaled == "super":
+                stress.super_weights(reference)
+            else:
+                stress.weights_rescaled(reference, outliers=rescaled == "outliers")
         else:
             stress.away_from_init(reference, sparse, only=alone)
         if checkpoint:  # a checkpoint's weights are as often a quantised one's
