@@ -239,6 +239,34 @@ def test_an_input_rewritten_before_the_launch_is_a_copy_source_again() -> None:
     assert copied == "answer"
 
 
+def test_a_launch_whose_writes_ignore_its_inputs_is_no_work_where_torch_computes() -> None:
+    """Under ``hybrid`` a fill (ones, or any pattern of places alone) that torch multiplies
+    into its answer does no work on the inputs: run again on its tensors with their values
+    moved, it writes the same, and counts as a copy (no noise). A kernel that reads its input
+    in place (``y *= 2``) writes otherwise when run again, and is work. Every tensor is left
+    as the first launch left it."""
+    x = torch.randn(8, 16)
+
+    def fill(fn_self: object, src: torch.Tensor, out: torch.Tensor) -> None:
+        out.copy_(torch.arange(out.numel(), dtype=out.dtype).view(out.shape) % 3 + 1)
+
+    y = torch.zeros(8, 16)
+    _, copied = ablation.launch_with_noise(fill, None, (x, y), {}, None, {}, [], set(), [])
+    assert copied == "answer" and torch.equal(y, torch.arange(128.0).view(8, 16) % 3 + 1)
+    y = torch.zeros(8, 16)
+    _, copied = ablation.launch_with_noise(fill, None, (x, y), {}, None, {}, [])
+    assert copied == "" and not torch.equal(y, torch.arange(128.0).view(8, 16) % 3 + 1)
+
+    def double(fn_self: object, out: torch.Tensor) -> None:
+        out.mul_(2)
+
+    y = x.clone()
+    version = y._version
+    _, copied = ablation.launch_with_noise(double, None, (y,), {}, None, {}, [], set(), [])
+    assert copied == "" and not torch.equal(y, x * 2)  # work: noised
+    assert y._version == version + 1  # the launch's own write, no more
+
+
 def test_a_staging_copy_gets_no_noise_where_torch_computes() -> None:
     """Where torch computed in the evaluation (``staging``), a launch's writes that hold the
     judge's inputs or the model's weights as loaded, at the same place or one shift, bit for

@@ -210,9 +210,69 @@ def launch_with_noise(
         return launch(fn_self, *args, **kwargs), ""
     result = launch(fn_self, *args, **kwargs)
     try:
+        if staging is not None and _writes_ignore_inputs(launch, fn_self, args, kwargs, prepared):
+            return result, "answer"
         return result, _noise_what_it_did(prepared, tolerance)
     except Exception:  # noqa: BLE001
         return result, ""
+
+
+def _writes_ignore_inputs(
+    launch: Callable[..., Any],
+    fn_self: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    prepared: dict[str, Any],
+) -> bool:
+    """Whether what the launch wrote is the same when it runs again on its tensors as they
+    were before it, their float values moved (noise in every element): a fill of ones, or of
+    any pattern of places alone, which torch multiplies into its answer, does no work on the
+    inputs, though noise in it breaks the answer (``hybrid``: counted as a copy). Leaves every
+    tensor as the first launch left it. Integer tensors keep their values (an index moved
+    would read out of bounds)."""
+    tensors, before = prepared["tensors"], prepared["before"]
+    after = [_whole_storage(t).clone() for t in tensors]
+    versions = [t._version for t in tensors]
+    wrote = [a != b for a, b in zip(after, before)]
+    if not any(bool(w.any()) for w in wrote):
+        return False
+    try:
+        for t, was in zip(tensors, before):
+            _whole_storage(t).copy_(was)
+        with torch.no_grad():
+            for t in tensors:
+                if t.is_floating_point() and not t.is_complex() and t.numel():
+                    noise = torch.randn(
+                        t.shape,
+                        dtype=torch.float32,
+                        device=t.device,
+                        generator=_generator(t.device),
+                    )
+                    spread = float(t.detach().float().abs().mean()) + 1.0
+                    # Through an alias of its own: the tensor's version counter stays.
+                    alias = torch.empty(0, dtype=t.dtype, device=t.device)
+                    alias.set_(t.untyped_storage(), t.storage_offset(), t.size(), t.stride())
+                    alias.add_((noise * spread).to(t.dtype))
+        launch(fn_self, *args, **kwargs)
+        again = [_whole_storage(t) for t in tensors]
+        if tensors and tensors[0].is_cuda:
+            torch.cuda.synchronize(tensors[0].device)
+        return all(bool((a[w] == b[w]).all()) for a, b, w in zip(again, after, wrote))
+    finally:
+        for t, was in zip(tensors, after):
+            _whole_storage(t).copy_(was)
+        # The interpreter's launch copies its results back with torch (a version each): the
+        # second launch's must not show (a count a candidate compares tells the decoy call).
+        _set_versions(tensors, versions)
+
+
+def _set_versions(tensors: list[torch.Tensor], versions: list[int]) -> None:
+    setter = torch._C._autograd._unsafe_set_version_counter
+    try:
+        setter(tuple(tensors), tuple(versions))
+    except TypeError:  # torch before 2.5: one tensor a call
+        for t, version in zip(tensors, versions):
+            setter(t, version)
 
 
 def owned_state(
