@@ -882,13 +882,20 @@ def magnitude_pruned(model: Any) -> None:
                 p.masked_fill_(p.abs() < threshold, 0.0)
 
 
+# How much the ``outliers`` move scales each of a vector's few outliers up, as a power of ten
+# drawn between these: from 300 times, where a vector kept on one grid of its largest value
+# (absmax / 32767) errs beyond tf32 on every draw (50 times let an int16 norm affine pass at
+# an error 2.4 times tf32's).
+OUTLIER_DECADES = (2.5, 3.5)
+
+
 def weights_rescaled(model: Any, outliers: bool = False) -> None:
     """The float parameters of ``model`` each scaled by a power of ten drawn between 10^-6 and
     10^-4: weights far below their initial scale (a zero-initialised adapter, a LoRA's B
     early in training), which a kernel that keeps them in a narrower type loses (fp16's
     subnormals below 6e-5). With ``outliers``, at their own scale instead, one to three
-    elements of each vector (a norm's gamma or beta in BERT or OPT, a bias) scaled by 50 to
-    500: a kernel that keeps a weight on one grid of its largest value loses the small ones.
+    elements of each vector (a norm's gamma or beta in BERT or OPT, a bias) scaled up
+    ``OUTLIER_DECADES``: a kernel that keeps a weight on one grid of its largest value loses the small ones.
     Not a matrix's: its products 500 times larger err beyond the task's atol in any tf32
     kernel where they cancel. Apart: the outliers' products would hide the small weights'
     error."""
@@ -904,7 +911,7 @@ def weights_rescaled(model: Any, outliers: bool = False) -> None:
                 continue
             if p.dim() == 1:
                 for _ in range(draw.randint(1, min(3, p.numel()))):
-                    p[draw.randrange(p.numel())] *= draw.uniform(50, 500)
+                    p[draw.randrange(p.numel())] *= 10.0 ** draw.uniform(*OUTLIER_DECADES)
 
 
 # ``super_weights``: how much larger than its matrix's rms each of its few outlier elements is,
