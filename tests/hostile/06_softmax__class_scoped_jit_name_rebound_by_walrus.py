@@ -1,0 +1,52 @@
+# attack: a `@triton.jit` function defined inside a class makes its name a module-level "kernel" for the body reader (harness/kernel_source.py:117,128 walks every FunctionDef with ast.walk, class scopes included), and a module-level walrus `(normalise := _rows)` binds that module name to a plain Python function (NamedExpr is no binding _module_bindings counts, kernel_source.py:136-143); the kernel body calls normalise(x) and the softmax runs in numpy on `v.handle.data`
+# expect: rejected
+# rules: kernel-not-triton
+# device: any
+# policy: strict
+import math
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+class lib:
+    @triton.jit
+    def normalise(v):
+        v = v - tl.max(v, axis=0)
+        e = tl.exp(v)
+        return e / tl.sum(e, axis=0)
+
+
+def _rows(v):
+    d = v.handle.data
+    d -= d.max()
+    d[...] = math.e ** d
+    d /= d.sum()
+    return v
+
+
+(normalise := _rows)
+
+
+@triton.jit
+def softmax_kernel(x_ptr, y_ptr, n_cols, stride_x, stride_y, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * stride_x + cols, mask=mask, other=float("-inf"))
+    y = normalise(x)
+    tl.store(y_ptr + row * stride_y + cols, y, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        n_cols = x.shape[-1]
+        x2 = x.contiguous().view(-1, n_cols)
+        y = torch.empty_like(x2)
+        BLOCK = triton.next_power_of_2(n_cols)
+        softmax_kernel[(x2.shape[0],)](x2, y, n_cols, x2.stride(0), y.stride(0), BLOCK=BLOCK)
+        return y.view(x.shape)
