@@ -9,6 +9,7 @@ reference is never measured under the candidate's settings.
 from __future__ import annotations
 
 import builtins
+import dis
 import inspect
 import os
 import signal
@@ -185,6 +186,19 @@ MAX_ORIGINS = 16
 _PLAIN_VALUES = frozenset({int, float, bool, str, type(None), torch.dtype})
 
 
+def _global_names(code: types.CodeType) -> set[str]:
+    """The names ``code`` (and the code it nests: comprehensions, inner functions) reads from
+    its module, by the instructions that read them."""
+    names: set[str] = set()
+    for instruction in dis.get_instructions(code):
+        if instruction.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
+            names.add(str(instruction.argval))
+    for const in code.co_consts:
+        if type(const) is types.CodeType:
+            names |= _global_names(const)
+    return names
+
+
 class LaunchCounter:
     """Counts Triton kernel launches by wrapping the launchers' class methods (both modes)."""
 
@@ -228,6 +242,7 @@ class LaunchCounter:
         # Inside an interpreted launch, before its grid's dimensions are set: what Triton
         # operations make there are its own arguments' conversions, or the grid's.
         self.before_body = False
+        self.launching: tuple[Any, str] | None = None  # the interpreted launch's (kernel, name)
 
     def foreign_arguments(self, kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
         """What a launch hands its kernel that only Python can run ("" where nothing): any
@@ -331,6 +346,62 @@ class LaunchCounter:
         built = FunctionRewriter(fn, **dict(fn_self.__dict__.get("kwargs") or {})).rewrite_ast()
         dict.__setitem__(cache, fn, built)
         self._rewritten[id(fn)] = built
+
+    def check_body_names(self) -> None:
+        """Under the interpreter, as a launch's body is about to run (its grid and hooks have
+        run): what every name the body reads from its module, its closure and its defaults is
+        bound to, by real type, and so for each kernel it calls. A body may take only what a
+        launch may be given (``_foreign``), Triton's modules and other kernels: a Python
+        function bound to a name the source shows as a kernel, a constant or a local (a
+        decorator of the candidate's named ``jit``, a comprehension's variable, a binding in a
+        module-level ``if``, a walrus, a ``constexpr`` of its own) runs as Python there."""
+        if self.launching is None:
+            return
+        kernel, name = self.launching
+        self.launching = None
+        what = self._kernel_names(kernel, set())
+        if what:
+            self.refuse("kernel-not-triton", f"{name}: {what}")
+
+    def _kernel_names(self, kernel: Any, seen: set[int]) -> str:
+        """``_body_names`` of a kernel's function and of what the interpreter runs for it
+        (the function Triton's rewriter made from its source, in the interpreter's cache)."""
+        fn = kernel.__dict__.get("fn")
+        what = self._body_names(fn, seen)
+        if not what and self.interpreted is not None:
+            cache = self.interpreted.__dict__.get("rewritten_fn")
+            if type(cache) is dict and fn is not None and dict.__contains__(cache, fn):
+                what = self._body_names(dict.__getitem__(cache, fn), seen)
+        return what
+
+    def _body_names(self, fn: Any, seen: set[int]) -> str:
+        if type(fn) is not types.FunctionType or id(fn) in seen or len(seen) > 256:
+            return ""
+        seen.add(id(fn))
+        module = fn.__globals__
+        held: list[tuple[str, Any]] = []
+        for name in _global_names(fn.__code__):
+            if dict.__contains__(module, name):
+                held.append((name, dict.__getitem__(module, name)))
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+            try:
+                held.append((name, cell.cell_contents))
+            except ValueError:  # an empty cell
+                continue
+        held += [("a default", v) for v in fn.__defaults__ or ()]
+        held += [(k, v) for k, v in dict.items(fn.__kwdefaults__ or {})]
+        for name, value in held:
+            if is_a(value, self.triton_functions):
+                what = self._kernel_names(value, seen)
+            elif type(value) is types.ModuleType:
+                called = dict.get(vars(value), "__name__", "")
+                language = called == "triton" or str(called).startswith("triton.language")
+                what = "" if language else f"the module {called}, which is not Triton's language"
+            else:
+                what = self._foreign(value, True)
+            if what:
+                return f"the kernel body's name {name!r} is {what}"
+        return ""
 
     def refuse(self, rule: str, detail: str) -> None:
         self.refused += 1
@@ -450,6 +521,7 @@ class LaunchCounter:
 
         def set_grid_dim(builder: Any, *args: Any) -> Any:
             counter.before_body = False
+            counter.check_body_names()
             return dims(builder, *args)
 
         TensorHandle.__post_init__ = post_init  # type: ignore[method-assign]
@@ -476,6 +548,7 @@ class LaunchCounter:
                 args, kwargs = counter.as_compiled(args, kwargs)
             if interpreted:
                 counter.run_from_source(fn_self, name)
+                counter.launching = (fn_self, name)
             if counter.depth > 0:
                 # Triton never launches from inside a launch; the candidate's grid callable,
                 # hooks and heuristics run there, where torch's argument moves are taken for
