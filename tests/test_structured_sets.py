@@ -5,6 +5,7 @@ tiles mostly zeros; and the aliased call's one tensor for every input of one sha
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import torch
 
@@ -144,3 +145,23 @@ def test_super_weights_put_a_few_outliers_in_each_matrix_alone() -> None:
     assert float(after[0][moved].abs().min()) > 500 * rms
     assert all(torch.equal(a, b) for a, b in zip(after[1:], before[1:]))
     assert stress.derive("super_weights", [before[0]])[0] is before[0]
+
+
+def test_a_norms_constant_rows_are_unstable_and_a_products_are_not() -> None:
+    x = torch.randn(16, 64)
+    x[3] = 0.7  # constant rows, as flat_rows makes them
+    x[9] = 0.0
+    flags = stress.constant_rows([x])
+    assert flags is not None and flags.tolist().count(True) == 2
+    norm = torch.nn.LayerNorm(64)
+    weight = torch.randn(64, 32)
+
+    def unstable(run: Any) -> list[int]:
+        moved = run(stress.nudged([x], seed=5)[0])
+        found = stress.unstable_rows(flags, [run(x)], [moved])
+        assert found is not None
+        return torch.nonzero(found).flatten().tolist()
+
+    with torch.no_grad():
+        assert unstable(norm) == [3]  # the zero row's answer (the bias) does not move
+        assert unstable(lambda v: v @ weight) == []

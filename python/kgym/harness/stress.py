@@ -506,6 +506,49 @@ def constant_rows(inputs: list[Any]) -> torch.Tensor | None:
     return None
 
 
+# ``nudged``: how far each float input's elements move, relative (a few of float32's last
+# bits); ``unstable_rows``: how far, relative, a row's answer must move then to count as
+# turning on those bits (a condition number of more than 2^8).
+NUDGE = 2.0**-20
+UNSTABLE_MOVE = 2.0**-12
+
+
+def nudged(inputs: list[Any], seed: int) -> list[Any]:
+    """A copy of ``inputs`` with every float element moved by about ``NUDGE`` of itself
+    (each its own draw): a constant row becomes nearly constant."""
+    generator = torch.Generator().manual_seed(seed)
+    out: list[Any] = []
+    for v in inputs:
+        if not _is_float(v):
+            out.append(v.clone() if is_a(v, torch.Tensor) else v)
+            continue
+        draw = torch.randn(v.shape, generator=generator, dtype=torch.float64).to(v.device)
+        moved = (v.double() * (1.0 + NUDGE * draw)).to(v.dtype)
+        out.append(moved.requires_grad_(v.requires_grad))
+    return out
+
+
+def unstable_rows(
+    flags: torch.Tensor, expected: list[Any], moved: list[Any]
+) -> torch.Tensor | None:
+    """Of the rows ``flags`` marks, those whose answer (the first float output with a row
+    for each flag) moved by more than ``UNSTABLE_MOVE`` of itself, or became or stayed
+    not finite, between ``expected`` and ``moved`` (the answer to ``nudged`` inputs); None
+    where no output has those rows."""
+    for e, m in zip(expected, moved):
+        if not is_a(e, torch.Tensor) or not e.is_floating_point() or e.dim() == 0:
+            continue
+        if not e.shape[-1] or e.numel() // e.shape[-1] != flags.numel() or m.shape != e.shape:
+            continue
+        rows_e = e.detach().double().reshape(flags.numel(), -1).cpu()
+        rows_m = m.detach().double().reshape(flags.numel(), -1).cpu()
+        change = (rows_m - rows_e).norm(dim=1)
+        size = rows_e.norm(dim=1)
+        unstable = ~(change <= UNSTABLE_MOVE * size)  # NaN (not finite) counts as moved
+        return flags & unstable
+    return None
+
+
 def _flat_rows(v: torch.Tensor, generator: torch.Generator | None) -> None:
     """About a quarter of the rows all zeros (padding tokens), another quarter constant (each
     its first value throughout), at least one of each: a row's spread, norm or maximum is

@@ -920,6 +920,20 @@ class GradedCalls:
             for i, v in enumerate(pristine)
         ]
 
+    def _unstable_rows(self, pristine: list[Any], expected: list[Any]) -> torch.Tensor | None:
+        """Of a set's constant rows (``stress.constant_rows``), those whose reference answer
+        moves far more than its inputs when they move by float32's last bits
+        (``stress.unstable_rows``): a norm's, which divides a sum's last rounding by a spread
+        of nearly zero, and which no two honest float32 kernels answer alike; not a matrix
+        product's, whose constant rows are as well defined as any (a kernel that zeroed
+        them was paid while every constant row was left out)."""
+        flags = stress.constant_rows(pristine)
+        if flags is None or not bool(flags.any()):
+            return None
+        nudged = stress.nudged(pristine, fresh_seed())
+        moved = compare.flatten(self.task.run_reference(nudged, "correctness"))
+        return stress.unstable_rows(flags, expected, moved)
+
     def _stress_call(
         self, name: str, views: SlotViews, pristine: list[Any] | None = None
     ) -> dict[str, Any]:
@@ -939,6 +953,7 @@ class GradedCalls:
         if failed is not None:
             return {"passed": False, "mismatch": failed}
         expected = compare.flatten(task.run_reference(pristine, "correctness"))
+        raw_expected = expected
         at_tf32 = []
         for rounding in (stress.tf32, stress.tf32_cut):
             with stress.Tf32Operands(rounding):
@@ -957,9 +972,11 @@ class GradedCalls:
             return {"passed": None, "reason": "the reference's output is not finite here"}
         measured = self.robust and name in stress.ERROR_SIZE_SETS and self.error_size is not None
         # Precision kept only at the task's scale is not kept (error_size.py); a norm's
-        # constant rows are not measured (stress.constant_rows).
+        # constant rows, where its answer turns on float32's last rounding, are not measured.
         how: dict[str, Any] = {
-            "left_out": stress.constant_rows(pristine) if name == "flat_rows" else None,
+            "left_out": self._unstable_rows(pristine, raw_expected)
+            if name == "flat_rows" and measured
+            else None,
         }
         if self.tf32_meets_task and ill_conditioned_at_tf32(
             at_tf32, expected, atol, rtol, measured
