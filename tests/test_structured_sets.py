@@ -165,3 +165,25 @@ def test_a_norms_constant_rows_are_unstable_and_a_products_are_not() -> None:
     with torch.no_grad():
         assert unstable(norm) == [3]  # the zero row's answer (the bias) does not move
         assert unstable(lambda v: v @ weight) == []
+
+
+def test_a_swap_moves_values_along_one_dimension_alone() -> None:
+    conv = torch.nn.Conv2d(4, 6, 3)
+    assert stress.weight_dimensions(conv) == 4
+    before = conv.weight.detach().clone()
+    stress.values_swapped(conv, 1)
+    after = conv.weight.detach()
+    assert not torch.equal(after, before)
+    # The input channels' order changed, nothing else: sums over them are as they were.
+    assert torch.allclose(after.sum(dim=1), before.sum(dim=1))
+    assert torch.equal(after.sort(dim=1).values, before.sort(dim=1).values)
+
+
+def test_statistics_move_alone_with_a_dead_channel_and_tiny_variances() -> None:
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 32, 1), torch.nn.BatchNorm2d(32))
+    weights = [p.detach().clone() for p in model.parameters()]
+    assert stress.has_statistics(model) and not stress.has_statistics(torch.nn.Linear(2, 2))
+    stress.statistics_moved(model)
+    var = model[1].running_var
+    assert int((var == 0).sum()) >= 1 and float(var[var > 0].min()) < 1e-3
+    assert all(torch.equal(a, b) for a, b in zip(model.parameters(), weights))

@@ -877,14 +877,22 @@ def away_from_init(model: Any, sparse: bool = False, only: int | None = None) ->
             var.mul_(torch.exp(torch.randn_like(var) * WEIGHT_NOISE * 2))
 
 
-def values_swapped(model: Any) -> None:
-    """The float parameters of ``model`` with their values moved, not changed: in each, two
-    neighbouring rows swapped (along the first dimension) and two neighbouring columns (the
-    last), or two neighbouring elements where it has one dimension, at even places, so that
-    both lie in any aligned block of two or more, as aligning two models' hidden units or
-    a channel permutation for sparsity moves them. A kernel that refreshes a derived copy
-    of a block of a weight only when a fingerprint blind to order changes (sums of the
-    values, of their bits) misses it, and the answer shows it."""
+def weight_dimensions(model: Any) -> int:
+    """The most dimensions any float parameter of ``model`` has (0 for none)."""
+    if not is_a(model, torch.nn.Module):
+        return 0
+    return max((p.dim() for p in model.parameters() if p.is_floating_point()), default=0)
+
+
+def values_swapped(model: Any, dim: int) -> None:
+    """The float parameters of ``model`` with their values moved, not changed: in each that
+    has dimension ``dim``, two neighbouring slices along it swapped, at even places, so that
+    both lie in any aligned block of two or more, as aligning two models' hidden units, a
+    channel permutation for sparsity or an RGB model given BGR inputs moves them. A kernel
+    that refreshes a derived copy of a weight only when a fingerprint blind to order along
+    some dimension changes (sums over it, of the values or their bits) misses the move along
+    that dimension, which is made alone (a move along another one as well would change the
+    fingerprint), and the answer shows it."""
     if not is_a(model, torch.nn.Module):
         return
     draw = secrets.SystemRandom()
@@ -900,10 +908,37 @@ def values_swapped(model: Any) -> None:
 
     with torch.no_grad():
         for p in model.parameters():
-            if p.is_floating_point() and p.numel() >= 2 and p.dim() >= 1:
-                swap_pair(p, 0)
-                if p.dim() >= 2:
-                    swap_pair(p, p.dim() - 1)
+            if p.is_floating_point() and p.numel() >= 2 and p.dim() > dim:
+                swap_pair(p, dim)
+
+
+# ``statistics_moved``: the running variances, 10 to a power drawn per channel between these,
+# one channel's at least exactly zero (a dead channel's): where eps decides the answer.
+STATISTICS_VARIANCE_DECADES = (-8.0, 2.0)
+
+
+def has_statistics(model: Any) -> bool:
+    return is_a(model, torch.nn.Module) and bool(_running_statistics(model))
+
+
+def statistics_moved(model: Any) -> None:
+    """The running statistics of ``model``'s norms alone moved, its parameters kept (the
+    statistics recalibrated under frozen weights: ``swa_utils.update_bn``, test-time
+    adaptation): a kernel that refreshes what it folds from them only when a parameter
+    changes misses it. Variances drawn over ``STATISTICS_VARIANCE_DECADES`` with exact zeros
+    (dead channels, where a kernel that drops eps divides by zero); means off zero."""
+    draw = secrets.SystemRandom()
+    with torch.no_grad():
+        for mean, var in _running_statistics(model):
+            low, high = STATISTICS_VARIANCE_DECADES
+            decades = torch.rand(var.shape, dtype=torch.float64) * (high - low) + low
+            fresh = torch.pow(10.0, decades)
+            if fresh.numel():
+                fresh.view(-1)[draw.randrange(fresh.numel())] = 0.0
+            var.copy_(fresh.to(var.dtype))
+            mean.copy_(
+                (torch.randn(mean.shape, dtype=torch.float64) * fresh.sqrt() + 0.5).to(mean.dtype)
+            )
 
 
 def magnitude_pruned(model: Any) -> None:

@@ -511,7 +511,8 @@ class GradedCalls:
                     self._new_weights,
                     sparse=name == "sparse",
                     checkpoint=name == "checkpoint",
-                    swap=name == "swap",
+                    swap=int(name.split(":")[1]) if name.startswith("swap:") else None,
+                    statistics=name == "statistics",
                     pruned=name == "pruned",
                     rescaled=name if name in ("rescaled", "outliers", "super", "restore") else None,
                     alone=int(name.split(":")[1]) if name.startswith("alone:") else None,
@@ -591,15 +592,20 @@ class GradedCalls:
         step), a few elements alone (a pruned or edited weight), which no sample of the
         weights short of all of them sees, and values moved but not changed (two rows
         swapped: a fingerprint blind to order misses it); half the time one more of the first
-        two kinds; and most of each weight's elements set to zero (``pruned``: a kernel that
+        two kinds (a swap along each dimension, alone); and most of each weight's elements set to zero (``pruned``: a kernel that
         skips blocks where a sample is zero meets it); each weight scaled down by powers of
         ten (``rescaled``: a narrower type's range), and a few channels of each scaled up
         (``outliers``: one grid of the largest value), and a few elements of each matrix
-        (``super``: an LLM's super weights, judged as a stress set). Where the model holds two or more
+        (``super``: an LLM's super weights, judged as a stress set); and the running
+        statistics of the model's norms alone (``statistics``: recalibrated under frozen
+        weights, some variances far below eps, one zero). Where the model holds two or more
         weights, each of up to three of them moved alone (``alone:N``: a LoRA merged into
         one layer, a bias edited): a copy refreshed only when another weight changes (the
         bias vouching for the matrix) misses it."""
-        moves = ["dense", "sparse", "swap", "pruned", "rescaled", "outliers"]
+        moves = ["dense", "sparse", "pruned", "rescaled", "outliers"]
+        moves += [f"swap:{dim}" for dim in range(stress.weight_dimensions(reference))]
+        if stress.has_statistics(reference):
+            moves.append("statistics")
         if stress.has_matrix(reference):
             moves.append("super")
         moves += [_RANDOM.choice(["dense", "sparse"])] * _RANDOM.randrange(2)
@@ -613,7 +619,8 @@ class GradedCalls:
         self,
         sparse: bool = False,
         checkpoint: bool = False,
-        swap: bool = False,
+        swap: int | None = None,
+        statistics: bool = False,
         pruned: bool = False,
         rescaled: str | None = None,
         alone: int | None = None,
@@ -633,8 +640,10 @@ class GradedCalls:
         did not take them (its answer is then not the task's), or None."""
         reference = self.task.reference
         dev.seed_generators(fresh_seed(), self.task.device)
-        if swap:
-            stress.values_swapped(reference)
+        if swap is not None:
+            stress.values_swapped(reference, swap)
+        elif statistics:
+            stress.statistics_moved(reference)
         elif pruned:
             stress.magnitude_pruned(reference)
         elif rescaled == "restore":
