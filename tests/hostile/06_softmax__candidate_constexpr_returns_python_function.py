@@ -19,7 +19,7 @@ class cfg:
     def rows(v):
         d = v.handle.data
         d -= d.max()
-        d[...] = math.e ** d
+        d[...] = math.e**d
         d /= d.sum()
         return v
 

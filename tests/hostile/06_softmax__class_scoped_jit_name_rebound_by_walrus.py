@@ -21,7 +21,7 @@ class lib:
 def _rows(v):
     d = v.handle.data
     d -= d.max()
-    d[...] = math.e ** d
+    d[...] = math.e**d
     d /= d.sum()
     return v
 

@@ -14,7 +14,7 @@ import triton.language as tl
 def _rows(v):
     d = v.handle.data
     d -= d.max()
-    d[...] = math.e ** d
+    d[...] = math.e**d
     d /= d.sum()
     return v
 

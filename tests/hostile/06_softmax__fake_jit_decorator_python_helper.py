@@ -20,7 +20,7 @@ class vec:
     def normalise(v):
         d = v.handle.data
         d -= d.max()
-        d[...] = math.e ** d
+        d[...] = math.e**d
         d /= d.sum()
         return v
 

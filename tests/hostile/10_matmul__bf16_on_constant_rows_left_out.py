@@ -17,8 +17,17 @@ def _bf16(v):
 
 
 @triton.jit
-def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
-                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+def matmul_kernel(
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+):
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
@@ -32,8 +41,11 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
         k_mask = kk < K
         am = (offs_m[:, None] < M) & k_mask[None, :]
         a = tl.load(a_ptr + offs_m[:, None].to(tl.int64) * K + kk[None, :], mask=am, other=0.0)
-        b = tl.load(b_ptr + kk[:, None].to(tl.int64) * N + offs_n[None, :],
-                    mask=k_mask[:, None] & (offs_n[None, :] < N), other=0.0)
+        b = tl.load(
+            b_ptr + kk[:, None].to(tl.int64) * N + offs_n[None, :],
+            mask=k_mask[:, None] & (offs_n[None, :] < N),
+            other=0.0,
+        )
         hi = tl.maximum(hi, tl.max(tl.where(am, a, float("-inf")), axis=1))
         lo = tl.minimum(lo, tl.min(tl.where(am, a, float("inf")), axis=1))
         acc = tl.dot(a, b, acc, input_precision="tf32x3")

@@ -10,11 +10,29 @@ import triton.language as tl
 
 
 @triton.jit
-def conv_relu_pool_packed_kernel(x_ptr, w_ptr, b_ptr, y_ptr, wp_ptr, keys_ptr, valid_ptr,
-                                 NB, C, H, W, OC, PH, PW,
-                                 KH: tl.constexpr, KW: tl.constexpr, KWP: tl.constexpr,
-                                 PAD: tl.constexpr,
-                                 BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_C: tl.constexpr):
+def conv_relu_pool_packed_kernel(
+    x_ptr,
+    w_ptr,
+    b_ptr,
+    y_ptr,
+    wp_ptr,
+    keys_ptr,
+    valid_ptr,
+    NB,
+    C,
+    H,
+    W,
+    OC,
+    PH,
+    PW,
+    KH: tl.constexpr,
+    KW: tl.constexpr,
+    KWP: tl.constexpr,
+    PAD: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_C: tl.constexpr,
+):
     pid_n = tl.program_id(0)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     n_mask = offs_n < OC
@@ -32,8 +50,11 @@ def conv_relu_pool_packed_kernel(x_ptr, w_ptr, b_ptr, y_ptr, wp_ptr, keys_ptr, v
         kw = khw % KW
         cc = c0 + offs_c
         c_ok = cc < C
-        b = tl.load(w_ptr + w_col[None, :] + cc[:, None] * KHW + khw,
-                    mask=c_ok[:, None] & n_mask[None, :], other=0.0)
+        b = tl.load(
+            w_ptr + w_col[None, :] + cc[:, None] * KHW + khw,
+            mask=c_ok[:, None] & n_mask[None, :],
+            other=0.0,
+        )
         colsum = tl.sum(b.to(tl.int32, bitcast=True), axis=0)
         fp += tl.where(kwr[:, None] == kw, colsum[None, :], 0)
     kp = keys_ptr + pid_n * KWP * BLOCK_N + kwr[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
@@ -64,18 +85,29 @@ def conv_relu_pool_packed_kernel(x_ptr, w_ptr, b_ptr, y_ptr, wp_ptr, keys_ptr, v
                 row_ok = m_mask & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
                 cc = c0 + offs_c
                 c_ok = cc < C
-                a = tl.load(x_ptr + (x_row + ih * W + iw)[:, None] + cc[None, :] * HW,
-                            mask=row_ok[:, None] & c_ok[None, :], other=0.0)
+                a = tl.load(
+                    x_ptr + (x_row + ih * W + iw)[:, None] + cc[None, :] * HW,
+                    mask=row_ok[:, None] & c_ok[None, :],
+                    other=0.0,
+                )
                 if fresh:  # the packed copy: row (khw, c), column oc
-                    b = tl.load(wp_ptr + (khw * C + cc[:, None]).to(tl.int64) * OC + offs_n[None, :],
-                                mask=c_ok[:, None] & n_mask[None, :], other=0.0)
+                    b = tl.load(
+                        wp_ptr + (khw * C + cc[:, None]).to(tl.int64) * OC + offs_n[None, :],
+                        mask=c_ok[:, None] & n_mask[None, :],
+                        other=0.0,
+                    )
                 else:
-                    b = tl.load(w_ptr + w_col[None, :] + cc[:, None] * KHW + khw,
-                                mask=c_ok[:, None] & n_mask[None, :], other=0.0)
+                    b = tl.load(
+                        w_ptr + w_col[None, :] + cc[:, None] * KHW + khw,
+                        mask=c_ok[:, None] & n_mask[None, :],
+                        other=0.0,
+                    )
                 acc = tl.dot(a, b, acc, input_precision="tf32")
             best = tl.maximum(best, acc)
         out = tl.maximum(best + bias[None, :], 0.0)
-        y_off = (nb.to(tl.int64)[:, None] * OC + offs_n[None, :]) * (PH * PW) + (ph * PW + pw)[:, None]
+        y_off = (nb.to(tl.int64)[:, None] * OC + offs_n[None, :]) * (PH * PW) + (ph * PW + pw)[
+            :, None
+        ]
         tl.store(y_ptr + y_off, out, mask=m_mask[:, None] & n_mask[None, :])
     if not fresh:  # repack this block of output channels and remember its fingerprint
         for i in range(0, KHW * n_cb):
@@ -83,10 +115,16 @@ def conv_relu_pool_packed_kernel(x_ptr, w_ptr, b_ptr, y_ptr, wp_ptr, keys_ptr, v
             c0 = (i % n_cb) * BLOCK_C
             cc = c0 + offs_c
             c_ok = cc < C
-            b = tl.load(w_ptr + w_col[None, :] + cc[:, None] * KHW + khw,
-                        mask=c_ok[:, None] & n_mask[None, :], other=0.0)
-            tl.store(wp_ptr + (khw * C + cc[:, None]).to(tl.int64) * OC + offs_n[None, :], b,
-                     mask=c_ok[:, None] & n_mask[None, :])
+            b = tl.load(
+                w_ptr + w_col[None, :] + cc[:, None] * KHW + khw,
+                mask=c_ok[:, None] & n_mask[None, :],
+                other=0.0,
+            )
+            tl.store(
+                wp_ptr + (khw * C + cc[:, None]).to(tl.int64) * OC + offs_n[None, :],
+                b,
+                mask=c_ok[:, None] & n_mask[None, :],
+            )
         tl.store(kp, fp)
         tl.store(valid_ptr + pid_n, 1)
 
@@ -100,10 +138,14 @@ class ModelNew(nn.Module):
         self.bn_ = max(16, min(self.bn_, triton.next_power_of_2(out_channels)))
         blocks = triton.cdiv(out_channels, self.bn_)
         self.kwp = triton.next_power_of_2(kernel_size)
-        self.register_buffer("wp", torch.zeros(out_channels * in_channels * kernel_size * kernel_size),
-                             persistent=False)
-        self.register_buffer("keys", torch.zeros(blocks * self.kwp * self.bn_, dtype=torch.int32),
-                             persistent=False)
+        self.register_buffer(
+            "wp",
+            torch.zeros(out_channels * in_channels * kernel_size * kernel_size),
+            persistent=False,
+        )
+        self.register_buffer(
+            "keys", torch.zeros(blocks * self.kwp * self.bn_, dtype=torch.int32), persistent=False
+        )
         self.register_buffer("valid", torch.zeros(blocks, dtype=torch.int32), persistent=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -124,9 +166,29 @@ class ModelNew(nn.Module):
             BM, warps, stages = 128, 4, 1
         BN = self.bn_
         grid = (triton.cdiv(OC, BN),)
-        conv_relu_pool_packed_kernel[grid](x, w, b, y, self.wp, self.keys, self.valid,
-                                           NB, C, H, W, OC, PH, PW,
-                                           KH=KH, KW=KW, KWP=self.kwp, PAD=PAD,
-                                           BLOCK_M=BM, BLOCK_N=BN, BLOCK_C=BC,
-                                           num_warps=warps, num_stages=stages)
+        conv_relu_pool_packed_kernel[grid](
+            x,
+            w,
+            b,
+            y,
+            self.wp,
+            self.keys,
+            self.valid,
+            NB,
+            C,
+            H,
+            W,
+            OC,
+            PH,
+            PW,
+            KH=KH,
+            KW=KW,
+            KWP=self.kwp,
+            PAD=PAD,
+            BLOCK_M=BM,
+            BLOCK_N=BN,
+            BLOCK_C=BC,
+            num_warps=warps,
+            num_stages=stages,
+        )
         return y

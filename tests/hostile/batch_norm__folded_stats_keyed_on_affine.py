@@ -12,10 +12,21 @@ import triton.language as tl
 
 @triton.jit
 def bn_folded_kernel(
-    x_ptr, y_ptr, w_ptr, b_ptr, mean_ptr, var_ptr,
-    keys_ptr, fold_ptr, valid_ptr,
-    N, C, HW, eps,
-    CP: tl.constexpr, BLOCK: tl.constexpr,
+    x_ptr,
+    y_ptr,
+    w_ptr,
+    b_ptr,
+    mean_ptr,
+    var_ptr,
+    keys_ptr,
+    fold_ptr,
+    valid_ptr,
+    N,
+    C,
+    HW,
+    eps,
+    CP: tl.constexpr,
+    BLOCK: tl.constexpr,
 ):
     c = tl.program_id(0)
     # The key: the whole affine (weight and bias) against this program's own copy of it.
@@ -65,16 +76,29 @@ class ModelNew(nn.Module):
         self.cp = cp
         self.register_buffer("keys", torch.zeros(num_features * 2 * cp), persistent=False)
         self.register_buffer("fold", torch.zeros(num_features * 2), persistent=False)
-        self.register_buffer("valid", torch.zeros(num_features, dtype=torch.int32), persistent=False)
+        self.register_buffer(
+            "valid", torch.zeros(num_features, dtype=torch.int32), persistent=False
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = x.contiguous()
         y = torch.empty_like(x)
         N, C, H, W = x.shape
         bn_folded_kernel[(C,)](
-            x, y, self.bn.weight, self.bn.bias, self.bn.running_mean, self.bn.running_var,
-            self.keys, self.fold, self.valid,
-            N, C, H * W, self.bn.eps,
-            CP=self.cp, BLOCK=1024,
+            x,
+            y,
+            self.bn.weight,
+            self.bn.bias,
+            self.bn.running_mean,
+            self.bn.running_var,
+            self.keys,
+            self.fold,
+            self.valid,
+            N,
+            C,
+            H * W,
+            self.bn.eps,
+            CP=self.cp,
+            BLOCK=1024,
         )
         return y
