@@ -180,7 +180,7 @@ def set_names(facts: InputFacts) -> list[str]:
     names = ["scaled_up", "scaled_down", "scaled_drawn", "offset_up", "offset_down"]
     names += ["scaled_far_up", "scaled_far_down"]
     if facts.floats >= 2:
-        names += ["inputs_apart"]
+        names += ["inputs_apart", "far_signs_apart"]
     names += ["special", "sparse", "masked", "rows_apart", "cancelling", "flat_rows"]
     names += ["repeated_rows", "very_sparse", "structured_rows", "outlier_channels"]
     names += ["rows_scaled", "padded_rows", "reduced_values", "rectified"]
@@ -208,6 +208,17 @@ def derive(name: str, inputs: list[Any], generator: torch.Generator | None = Non
         return inputs  # the inputs as drawn: the model's matrices hold the outliers
     if name == "inputs_apart":
         _inputs_apart([v for v in inputs if _is_float(v)], generator)
+        return inputs
+    if name == "far_signs_apart":
+        # The far sets' one sign, but each float input its own (alternating): products of
+        # two inputs all of one sign the far sets never make (attention's queries against
+        # keys of the opposite direction: every score far below zero).
+        for i, v in enumerate(w for w in inputs if _is_float(w)):
+            std = float(v.float().std()) if v.numel() > 1 else 0.0
+            unit = std if std > 0 and math.isfinite(std) else 1.0
+            v.abs_().add_(unit).mul_(_within_range(OFFSET_STDS, v))
+            if i % 2:
+                v.neg_()
         return inputs
     for v in inputs:
         if not _is_float(v):
@@ -820,6 +831,7 @@ def _structural(size: Any) -> bool:
 # largest, are an LLM's massive activations).
 ERROR_SIZE_SETS = TIMED_SETS | {
     "inputs_apart",
+    "far_signs_apart",
     "super_weights",
     "sparse",
     "very_sparse",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import itertools
 import secrets
 import time
 from collections.abc import Callable
@@ -1042,9 +1043,19 @@ class GradedCalls:
         ``fresh_inputs``, every input a copy in a tensor of torch's allocator, as a caller's
         own (``runner._fresh_copy``: a storage that may be resized, at its start, off the
         arena's 512 bytes); ``aliased``, where two float inputs have one shape and type, one
-        tensor given for both (``model(x, x, x)``)."""
+        tensor given for both (``model(x, x, x)``), and where three or more do, each pair
+        alone (``aliased:A,B``)."""
         offsets = [f"offset_{kind}" for kind in OFFSET_KINDS]
-        return offsets + ["fresh_inputs"] + (["aliased"] if self.aliasable is not None else [])
+        aliased = []
+        if self.aliasable is not None:
+            # All of them one tensor, and where three or more share a shape each pair alone
+            # (``attn(q, kv, kv)``: a kernel that takes another path only when keys are the
+            # values, queries apart, never met q = k = v's call).
+            places = sorted({p for pair in self.aliasable for p in pair})
+            aliased = ["aliased"]
+            if len(places) >= 3:
+                aliased += [f"aliased:{a},{b}" for a, b in itertools.combinations(places, 2)]
+        return offsets + ["fresh_inputs"] + aliased
 
     def _manner_call(self, name: str, views: SlotViews) -> dict[str, Any]:
         """One graded call on the task's fresh inputs, made in the manner ``name``
@@ -1057,11 +1068,15 @@ class GradedCalls:
         if name == "fresh_inputs":
             # Off the arena's 512 bytes where the allocator allows (runner._fresh_copy).
             manner = {"offset": ["fresh", 2]}
-        if name == "aliased":
+        if name.startswith("aliased"):
             assert self.aliasable is not None
-            for first, second in self.aliasable:
+            pairs = self.aliasable
+            if ":" in name:
+                first, second = (int(p) for p in name.split(":")[1].split(","))
+                pairs = [(first, second)]
+            for first, second in pairs:
                 pristine[second] = pristine[first].clone()
-            manner = {"alias": [[first, second] for first, second in self.aliasable]}
+            manner = {"alias": [[first, second] for first, second in pairs]}
         failed, answer = self._graded_call(views, pristine, fill=False, manner=manner)
         if failed is not None:
             return {"passed": False, "mismatch": failed}
