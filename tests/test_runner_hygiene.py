@@ -5,6 +5,8 @@ call and in graded ones at the OS's draw."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import torch
 
@@ -45,7 +47,6 @@ def test_the_collector_rests_in_timed_calls_and_at_a_draw_in_graded_ones() -> No
     import socket
     import threading
     import time
-    from typing import Any
 
     from kgym.harness import protocol
     from kgym.harness.runner import Runner
@@ -239,6 +240,37 @@ def test_an_input_rewritten_before_the_launch_is_a_copy_source_again() -> None:
     assert copied == "answer"
 
 
+def test_where_torch_computes_a_launch_writes_what_it_would_on_moved_inputs() -> None:
+    """Under ``hybrid`` the decoy call puts into what a launch wrote (not copies) what it
+    writes on moved inputs, element by element, instead of noise: dust a kernel derives from
+    the inputs, added to torch's answer, moves no further than dust; a fill's elements stay."""
+    x = torch.randn(8, 16)
+
+    def dust_and_fill(fn_self: object, src: torch.Tensor, out: torch.Tensor) -> None:
+        out[0].copy_(torch.where(src[0] > 0, 2.0**-120, 0.0))
+        out[1:].fill_(1.0)
+
+    y = torch.zeros(8, 16)
+    _, copied = ablation.launch_with_noise(dust_and_fill, None, (x, y), {}, None, {}, [], set(), [])
+    assert copied == ""
+    assert bool((y[0].abs() <= 2.0**-120).all()) and bool((y[1:] == 1.0).all())
+
+
+def test_an_affine_map_of_a_staged_input_is_no_work_where_torch_computes() -> None:
+    """``-x`` or ``2x + 1`` staged for torch to undo is a copy with trivial arithmetic: left as
+    it is in the decoy call. A nonlinear map of the same input (a GELU) is work."""
+    z = torch.randn(8, 16)
+    pristine = {z.untyped_storage().data_ptr(): (z, z.clone())}
+    for f, work in ((lambda v: -v, False), (lambda v: 2 * v + 1, False), (torch.tanh, True)):
+
+        def stage(fn_self: object, src: torch.Tensor, out: torch.Tensor, f: Any = f) -> None:
+            out.copy_(f(src))
+
+        y = torch.zeros(8, 16)
+        ablation.launch_with_noise(stage, None, (z, y), {}, (1e-2, 1e-2), pristine, [], set(), [])
+        assert torch.equal(y, f(z)) is not work, f
+
+
 def test_a_launch_whose_writes_ignore_its_inputs_is_no_work_where_torch_computes() -> None:
     """Under ``hybrid`` a fill (ones, or any pattern of places alone) that torch multiplies
     into its answer does no work on the inputs: run again on its tensors with their values
@@ -282,7 +314,8 @@ def test_a_staging_copy_gets_no_noise_where_torch_computes() -> None:
 
     y = torch.zeros(8 * 16 + 8)
     ablation.launch_with_noise(padded, None, (z, y), {}, (1e-2, 1e-2), pristine, [], set(), [])
-    assert torch.allclose(y[3 : 3 + z.numel()], z.reshape(-1)) and y[-1] != 7.0
+    # The element of its own is what the launch writes on moved inputs too: left as it is.
+    assert torch.allclose(y[3 : 3 + z.numel()], z.reshape(-1)) and y[-1] == 7.0
     y = torch.zeros(8 * 16 + 8)
     ablation.launch_with_noise(padded, None, (z, y), {}, (1e-2, 1e-2), pristine, [])
     assert not torch.allclose(y[3 : 3 + z.numel()], z.reshape(-1))  # not judged: noise

@@ -210,32 +210,38 @@ def launch_with_noise(
         return launch(fn_self, *args, **kwargs), ""
     result = launch(fn_self, *args, **kwargs)
     try:
-        if staging is not None and _writes_ignore_inputs(launch, fn_self, args, kwargs, prepared):
-            return result, "answer"
-        return result, _noise_what_it_did(prepared, tolerance)
+        counterfactual = None
+        if staging is not None:
+            counterfactual = _on_moved_inputs(launch, fn_self, args, kwargs, prepared)
+            if counterfactual is None:
+                return result, "answer"  # it wrote the same: no work on its inputs
+        return result, _noise_what_it_did(prepared, tolerance, counterfactual)
     except Exception:  # noqa: BLE001
         return result, ""
 
 
-def _writes_ignore_inputs(
+def _on_moved_inputs(
     launch: Callable[..., Any],
     fn_self: Any,
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
     prepared: dict[str, Any],
-) -> bool:
-    """Whether what the launch wrote is the same when it runs again on its tensors as they
-    were before it, their float values moved (noise in every element): a fill of ones, or of
-    any pattern of places alone, which torch multiplies into its answer, does no work on the
-    inputs, though noise in it breaks the answer (``hybrid``: counted as a copy). Leaves every
-    tensor as the first launch left it. Integer tensors keep their values (an index moved
-    would read out of bounds)."""
+) -> list[torch.Tensor] | None:
+    """What the launch writes when it runs again on its tensors as they were before it, their
+    float values moved (noise in every element), as each tensor's storage's bytes; None where
+    it writes the same wherever it wrote (a fill of ones, of any pattern of places alone,
+    which torch multiplies into its answer: no work on the inputs, though noise in it breaks
+    the answer). Where torch computes (``hybrid``) this, not noise, replaces what the launch
+    wrote in the decoy call: an answer that is still right did not need the kernel's work
+    on the inputs (dust added to torch's answer, a store nothing reads beside a fill).
+    Leaves every tensor as the first launch left it. Integer tensors keep their values (an
+    index moved would read out of bounds)."""
     tensors, before = prepared["tensors"], prepared["before"]
     after = [_whole_storage(t).clone() for t in tensors]
     versions = [t._version for t in tensors]
     wrote = [a != b for a, b in zip(after, before)]
     if not any(bool(w.any()) for w in wrote):
-        return False
+        return None
     try:
         for t, was in zip(tensors, before):
             _whole_storage(t).copy_(was)
@@ -254,10 +260,12 @@ def _writes_ignore_inputs(
                     alias.set_(t.untyped_storage(), t.storage_offset(), t.size(), t.stride())
                     alias.add_((noise * spread).to(t.dtype))
         launch(fn_self, *args, **kwargs)
-        again = [_whole_storage(t) for t in tensors]
+        again = [_whole_storage(t).clone() for t in tensors]
         if tensors and tensors[0].is_cuda:
             torch.cuda.synchronize(tensors[0].device)
-        return all(bool((a[w] == b[w]).all()) for a, b, w in zip(again, after, wrote))
+        if all(bool((a[w] == b[w]).all()) for a, b, w in zip(again, after, wrote)):
+            return None
+        return again
     finally:
         for t, was in zip(tensors, after):
             _whole_storage(t).copy_(was)
@@ -375,9 +383,14 @@ def _prepare(
     }
 
 
-def _noise_what_it_did(prepared: dict[str, Any], tolerance: tuple[float, float] | None) -> str:
-    """After the launch: noise into each element it wrote that is not a copy; what every
-    element it wrote was a copy of, if anything (``launch_with_noise``)."""
+def _noise_what_it_did(
+    prepared: dict[str, Any],
+    tolerance: tuple[float, float] | None,
+    counterfactual: list[torch.Tensor] | None = None,
+) -> str:
+    """After the launch: noise into each element it wrote that is not a copy (or, given
+    ``counterfactual``, what the launch wrote there on moved inputs: ``_on_moved_inputs``);
+    what every element it wrote was a copy of, if anything (``launch_with_noise``)."""
     tensors, before, made = prepared["tensors"], prepared["before"], prepared["made"]
     seed = prepared["seed"]
     if any(_fingerprint(raw, seed) != was for (_, raw), was in zip(made, prepared["prints"])):
@@ -440,7 +453,12 @@ def _noise_what_it_did(prepared: dict[str, Any], tolerance: tuple[float, float] 
             # The noise goes where the launch did work: an element that copies an answer
             # torch made keeps it, so that a store of torch's answer beside a flag nothing
             # reads does not "matter" by the answer it copied.
-            _noise_where_changed(chunk, was, t, size, where=changed & ~copied & ~staged)
+            where = changed & ~copied & ~staged
+            if counterfactual is None:
+                _noise_where_changed(chunk, was, t, size, where=where)
+            else:
+                rows = chunk.view(-1, size)
+                rows[where] = counterfactual[index][begin:end].view(-1, size)[where]
     return "answer" if wrote and copies == written else ""
 
 
@@ -454,13 +472,17 @@ def _staged(
 ) -> torch.Tensor:
     """Which changed elements of ``chunk`` hold an element of ``sources`` (the inputs and
     weights as loaded) at the same place or at one shift, bit for bit, cast or within the
-    tolerance; float ones only where those elements hold values of both signs."""
+    tolerance, or all of them one affine map of the elements at the same place
+    (``_affine_of``: ``-x``, ``2x + 1`` for torch to undo); float ones only where those
+    elements hold values of both signs."""
     size = t.element_size()
     found = torch.zeros_like(changed)
     for src_dtype, src in sources:
         if src.device != chunk.device:
             continue
         found |= _same_place(chunk, begin // size, t.dtype, src, src_dtype, tolerance)
+        if src_dtype == t.dtype and t.dtype.is_floating_point and not t.dtype.is_complex:
+            found |= _affine_of(chunk, begin // size, t.dtype, src, changed, tolerance)
         rest = changed & ~found
         if bool(rest.any()):
             found |= _shifted(chunk, begin, src, rest, size)
@@ -474,6 +496,47 @@ def _staged(
         if t.dtype.is_complex or not (bool((values > 0).any()) and bool((values < 0).any())):
             return torch.zeros_like(found)
     return found
+
+
+def _affine_of(
+    chunk: torch.Tensor,
+    first: int,
+    dtype: torch.dtype,
+    src: torch.Tensor,
+    changed: torch.Tensor,
+    tolerance: tuple[float, float] | None,
+) -> torch.Tensor:
+    """The ``changed`` elements of ``chunk`` (``dtype``, its element ``first`` on) where all of
+    them are ``a * s + b`` of the element ``s`` at the same place of ``src`` (same type), for
+    one ``a`` other than zero and one ``b`` (least squares), within the task's rtol of each
+    (2^-20 without one); none elsewhere. Trivial arithmetic on a staged input,
+    which torch undoes, is no work, as a copy within the tolerance is none."""
+    none = torch.zeros_like(changed)
+    count = chunk.numel() // torch.empty((), dtype=dtype).element_size()
+    have = min(count, max(0, src.numel() // torch.empty((), dtype=dtype).element_size() - first))
+    where = changed[:have]
+    if have < 2 or int(where.sum()) < 2:
+        return none
+    size = torch.empty((), dtype=dtype).element_size()
+    w = chunk[: have * size].view(dtype)[where].double()
+    x = src[first * size : (first + have) * size].view(dtype)[where].double()
+    if not (bool(torch.isfinite(w).all()) and bool(torch.isfinite(x).all())):
+        return none
+    xc, wc = x - x.mean(), w - w.mean()
+    spread = float((xc * xc).sum())
+    if spread == 0.0:
+        return none
+    a = float((xc * wc).sum()) / spread
+    b = float(w.mean()) - a * float(x.mean())
+    if a == 0.0:
+        return none
+    # Relative only: within atol every small output is near some line.
+    rtol = tolerance[1] if tolerance is not None else 2.0**-20
+    fits = (w - (a * x + b)).abs() <= rtol * w.abs() + 2.0**-20 * float(w.abs().max())
+    if not bool(fits.all()):
+        return none
+    none[:have] = where
+    return none
 
 
 def _float_reading(dtype: torch.dtype, src_dtype: torch.dtype) -> torch.dtype:
