@@ -81,6 +81,8 @@ def test_one_place_changed_keeps_each_rows_largest_and_all_but_one_element() -> 
         largest = x.abs().argmax(dim=1, keepdim=True)
         assert torch.equal(near[0].gather(1, largest), x.gather(1, largest))
         assert near[1] == 2
+        flipped = stress.one_place_changed([x], seed=width, negate=True)[0]
+        assert torch.equal(flipped.abs(), x.abs()) and int((flipped != x).sum()) >= 32
 
 
 def test_pruned_weights_are_mostly_exact_zeros_and_alone_moves_one() -> None:

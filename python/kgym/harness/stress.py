@@ -344,13 +344,15 @@ def rows_reordered(inputs: list[Any], seed: int) -> list[Any]:
     return out
 
 
-def one_place_changed(inputs: list[Any], seed: int) -> list[Any]:
+def one_place_changed(inputs: list[Any], seed: int, negate: bool = False) -> list[Any]:
     """A copy of ``inputs`` whose float tensors have, in every row (along the last dimension),
     one element at a drawn place given the value of another drawn element of the row, neither
     of them the row's largest in magnitude: a near repeat whose rows keep their largest
     element where it was, their order and nearly all their values, which a key of a few
     places (the largest, the ends, any few a kernel picks) misses in nearly every row, and
-    whose answer moves (a row's sum changes, a softmax's terms)."""
+    whose answer moves (a row's sum changes, a softmax's terms). With ``negate`` the element
+    at the drawn place is negated instead: every magnitude kept, which a key blind to signs
+    (each element's sign bit masked off) misses."""
     generator = torch.Generator().manual_seed(seed)
     out: list[Any] = []
     for v in inputs:
@@ -368,7 +370,7 @@ def one_place_changed(inputs: list[Any], seed: int) -> list[Any]:
         place = (largest + 1 + step) % width
         source = (largest + 1 + (step + apart) % (width - 1)) % width
         chosen, place, source = (t.to(v.device) for t in (chosen, place, source))
-        rows[chosen, place] = rows[chosen, source]
+        rows[chosen, place] = -rows[chosen, place] if negate else rows[chosen, source]
         out.append(rows.view(v.shape).requires_grad_(v.requires_grad))
     return out
 

@@ -149,6 +149,7 @@ class GradedCalls:
         self.copying: set[str] = set()  # kernels whose ablated launches only copied
         self.last_called: list[Any] | None = None  # the last graded call's inputs, as drawn
         self.last_set: str | None = None  # the stress set they were, judged as it is
+        self.twin_inputs: list[Any] | None = None  # the twin's inputs, for the set-up's next
         self.before_rescaled: dict[str, Any] = {}  # the weights ``restore`` moves back to
         self.base_rms = 0.0  # the reference output's magnitude on the task's inputs
         self.tf32_meets_task = True  # tf32 products meet the task's tolerance (_tf32_meets)
@@ -490,6 +491,7 @@ class GradedCalls:
                     ("near_repeat", "swap_again"),
                     ("near_repeat", "one_row"),
                     ("near_repeat", "one_place"),
+                    ("near_repeat", "one_sign"),
                 ]
                 near_owed = False
             kind, name = steps.pop(0)
@@ -548,11 +550,11 @@ class GradedCalls:
                     call = functools.partial(self._other_shape_call, name)
                     verdict = self._timed_step("correctness_other_sizes", call)
                     views = self.lender.views["candidate"]  # the task's layout, lent again
-                    if name == "twin":
-                        # The set-up's instance next, at the same sizes: what the twin left in
-                        # state instances share meets it before any other call can clean up.
-                        steps.insert(0, ("trial", ""))
-                        result["trials"] += 1
+                    if name == "twin" and self.twin_inputs is not None:
+                        # The set-up's instance next, on the twin's inputs: what the twin left
+                        # in state instances share (an answer kept under a key of the inputs)
+                        # meets it before any other call can clean up.
+                        steps.insert(0, ("near_repeat", "after_twin"))
                 result["input_sets"][name] = verdict
                 if robust and verdict.get("passed") is False and set_failed is None:
                     set_failed = f"input set {name}: {verdict['mismatch']}"
@@ -859,6 +861,10 @@ class GradedCalls:
         self.timeline.stretch("correctness_checks", stretch)
         if not repeat.ok:
             return f"a second call on the same inputs gave another answer ({repeat.mismatch})"
+        if self.error_size is not None and self.robust:
+            # Its own error too: an answer kept from the first call in a narrower type,
+            # returned only when a whole call repeats, lies within the tolerance of the first.
+            self._judge_error(self.error_size, pristine, again)
         return None
 
     def _near_repeat(self, views: SlotViews, pristine: list[Any], how: str) -> str | None:
@@ -870,6 +876,9 @@ class GradedCalls:
         ``one_row``: the call before's inputs with one row of each drawn afresh (a key of
         some rows: the last); ``one_place``: the call before's inputs with one element of each
         row, not its largest, given another's value (a key of a few places and the largest);
+        ``one_sign``: the same element negated instead (a key blind to signs);
+        ``after_twin``: the twin instance's inputs on the set-up's (a key of the inputs that
+        any instance of the class hits);
         ``one_input:N``: the last graded call's inputs with the tensor input at N drawn afresh
         (a key of some inputs alone: ``x @ Wq`` then ``x @ Wk``); ``same``: after a weight
         move, the last graded call's inputs again (a key of the inputs alone: a batch tracked
@@ -880,8 +889,13 @@ class GradedCalls:
             near = stress.rows_reordered(pristine, fresh_seed())
         elif how == "swap_again":
             near = stress.rows_reordered(self.last_called or pristine, fresh_seed())
-        elif how == "one_place":
-            near = stress.one_place_changed(self.last_called or pristine, fresh_seed())
+        elif how == "after_twin":
+            assert self.twin_inputs is not None
+            near, self.twin_inputs = self.twin_inputs, None
+        elif how in ("one_place", "one_sign"):
+            near = stress.one_place_changed(
+                self.last_called or pristine, fresh_seed(), negate=how == "one_sign"
+            )
         elif how == "one_row":
             near = stress.one_row_redrawn(
                 self.last_called or pristine, self.task.inputs(fresh_seed())
@@ -917,6 +931,8 @@ class GradedCalls:
                 "swap_again": "some rows' largest element moved",
                 "one_row": "one row of each input drawn afresh",
                 "one_place": "one element of each row given another's value",
+                "one_sign": "one element of each row negated",
+                "after_twin": "the twin instance's inputs, on the set-up's instance",
                 "same": "nothing changed but the weights or the call before",
             }.get(how, f"input {how.split(':')[-1]} drawn afresh")
             return f"the last inputs with {what}: {verdict.mismatch}"
@@ -1135,6 +1151,10 @@ class GradedCalls:
                     if model is not None:
                         stress.away_from_init(model)
                     pristine = task.inputs(fresh_seed())
+                    if twin:
+                        self.twin_inputs = [
+                            v.clone() if is_a(v, torch.Tensor) else v for v in pristine
+                        ]
                     answer, working = task.measured_reference(pristine, model)
                     expected = compare.flatten(answer)
                     del answer
