@@ -12,8 +12,17 @@ import triton.language as tl
 
 
 @triton.jit
-def attention_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, S, qk_scale,
-                         HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+def attention_fwd_kernel(
+    q_ptr,
+    k_ptr,
+    v_ptr,
+    o_ptr,
+    S,
+    qk_scale,
+    HEAD_DIM: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+):
     # Flash-attention forward: online softmax over key blocks, scores never leave the chip.
     pid_m = tl.program_id(0)
     bh = tl.program_id(1).to(tl.int64)
@@ -21,28 +30,39 @@ def attention_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, S, qk_scale,
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_d = tl.arange(0, HEAD_DIM)
     m_valid = offs_m < S
-    q = tl.load(q_ptr + base + offs_m[:, None] * HEAD_DIM + offs_d[None, :],
-                mask=m_valid[:, None], other=0.0)
+    q = tl.load(
+        q_ptr + base + offs_m[:, None] * HEAD_DIM + offs_d[None, :],
+        mask=m_valid[:, None],
+        other=0.0,
+    )
     m_i = tl.zeros((BLOCK_M,), dtype=tl.float32)  # running max starts at 0
     l_i = tl.zeros((BLOCK_M,), dtype=tl.float32)
     acc = tl.zeros((BLOCK_M, HEAD_DIM), dtype=tl.float32)
     for n0 in range(0, S, BLOCK_N):
         offs_n = n0 + tl.arange(0, BLOCK_N)
         n_valid = offs_n < S
-        kt = tl.load(k_ptr + base + offs_n[None, :] * HEAD_DIM + offs_d[:, None],
-                     mask=n_valid[None, :], other=0.0)               # [HEAD_DIM, BLOCK_N]
-        s = tl.dot(q, kt, input_precision="tf32") * qk_scale          # log2-domain scores
+        kt = tl.load(
+            k_ptr + base + offs_n[None, :] * HEAD_DIM + offs_d[:, None],
+            mask=n_valid[None, :],
+            other=0.0,
+        )  # [HEAD_DIM, BLOCK_N]
+        s = tl.dot(q, kt, input_precision="tf32") * qk_scale  # log2-domain scores
         s = tl.where(n_valid[None, :], s, float("-inf"))
         m_new = tl.maximum(m_i, tl.max(s, axis=1))
         p = tl.exp2(s - m_new[:, None])
         alpha = tl.exp2(m_i - m_new)
         l_i = l_i * alpha + tl.sum(p, axis=1)
-        v = tl.load(v_ptr + base + offs_n[:, None] * HEAD_DIM + offs_d[None, :],
-                    mask=n_valid[:, None], other=0.0)                # [BLOCK_N, HEAD_DIM]
+        v = tl.load(
+            v_ptr + base + offs_n[:, None] * HEAD_DIM + offs_d[None, :],
+            mask=n_valid[:, None],
+            other=0.0,
+        )  # [BLOCK_N, HEAD_DIM]
         acc = acc * alpha[:, None] + tl.dot(p, v, input_precision="tf32")
         m_i = m_new
     out = acc / l_i[:, None]
-    tl.store(o_ptr + base + offs_m[:, None] * HEAD_DIM + offs_d[None, :], out, mask=m_valid[:, None])
+    tl.store(
+        o_ptr + base + offs_m[:, None] * HEAD_DIM + offs_d[None, :], out, mask=m_valid[:, None]
+    )
 
 
 class ModelNew(nn.Module):
@@ -61,6 +81,17 @@ class ModelNew(nn.Module):
         else:
             BM, BN, warps, stages = 32, 32, 4, 1
         grid = (triton.cdiv(S, BM), B * H)
-        attention_fwd_kernel[grid](q, k, v, o, S, qk_scale, HEAD_DIM=D, BLOCK_M=BM, BLOCK_N=BN,
-                                   num_warps=warps, num_stages=stages)
+        attention_fwd_kernel[grid](
+            q,
+            k,
+            v,
+            o,
+            S,
+            qk_scale,
+            HEAD_DIM=D,
+            BLOCK_M=BM,
+            BLOCK_N=BN,
+            num_warps=warps,
+            num_stages=stages,
+        )
         return o
