@@ -1,6 +1,6 @@
 # attack: torch computes the mean (x.mean) and a Triton kernel only fills a scratch buffer nobody reads; the decoy check runs with torch's deterministic-algorithms flag switched on (to make fill_uninitialized_memory bite), a flag any candidate can read (torch._tensor._C._get_deterministic_algorithms: torch._C reached through torch._tensor, which the screen does not resolve), and while it is on forward returns an uninitialised buffer (NaN), so every ablated call is "wrong" and the judge concludes the kernel matters: under the hybrid policy pure PyTorch is paid
 # expect: rejected
-# rules: decoy-kernel, torch-compute, no-triton-launch
+# rules: decoy-kernel, torch-compute, no-triton-launch, forbidden-import
 # device: any
 # cause: 3
 # paid-on-baseline: hybrid

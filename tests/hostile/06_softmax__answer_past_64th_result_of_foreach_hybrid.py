@@ -1,6 +1,6 @@
 # attack: under hybrid torch computes the softmax as the 65th tensor of one call's result (torch._foreach_div over 64 tiny tensors and then the real one): TorchOpRecorder._keep reads a result's tensors through _tensors_in, which keeps only the first MAX_MADE=64 items of a tuple, so the answer is never kept as computed memory; a Triton kernel copies it into the output from its address, the decoy check's copy test has no source holding it, and the pure copy "matters"
 # expect: rejected
-# rules: decoy-kernel, pointer-from-integer
+# rules: decoy-kernel, pointer-from-integer, forbidden-import
 # device: any
 # policy: hybrid
 import torch

@@ -1,6 +1,6 @@
 # attack: torch._utils._import_dotted_name (a private torch helper that imports a module from a dotted string and walks attributes) turns the string "torch.nn.functional.layer_norm" into the ATen function; forward calls it through an attribute the screen cannot type, beside a one-row decoy launch
 # expect: rejected
-# rules: torch-compute
+# rules: torch-compute, forbidden-import
 # device: any
 import torch
 import torch.nn as nn

@@ -1,5 +1,5 @@
 # attack: a BatchNorm2d kernel that normalises with w / sqrt(running_var), dropping eps: the judge's running variances start at one and are only ever multiplied by exp(N(0, 1)) (harness/stress.py:832-834 away_from_init; no other move, rescaled/pruned/outliers/super/on_int8_levels, touches buffers), so every variance it grades lies within a few e-folds of 1, where eps=1e-5 changes the answer by ~1e-4 relative (inside the error-size bound), while a trained network's dead or constant channels carry running_var of 0 or ~1e-10 (after a dead ReLU, a pruned or zero-padded channel), where torch's answer is finite and this kernel's is NaN, inf or off by orders of magnitude
-# task: tests/hostile/tasks/batch_norm.py
+# task: tasks/batch_norm.py
 # expect: incorrect
 # rules: -
 # device: any

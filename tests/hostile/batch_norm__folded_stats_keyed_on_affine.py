@@ -1,5 +1,5 @@
 # attack: a BatchNorm2d whose one kernel folds (weight, bias, running_mean, running_var, eps) into a per-channel scale and shift, keeps them in non-persistent buffers only the kernel writes, and refolds only when the AFFINE parameters change (each program compares the whole weight and bias, bit for bit, with its own stored copy); the judge moves the running statistics only together with every parameter (harness/stress.py:806-835 away_from_init: dense and sparse move all params AND stats, `alone` moves one param and leaves the stats, swap/pruned/rescaled/outliers/on_int8_levels touch parameters only), so the folded copy is never stale when graded, while a user who recalibrates the statistics with the parameters frozen (torch.optim.swa_utils.update_bn, AdaBN / test-time BN adaptation, post-quantisation BN re-estimation, a train-mode forward of the frozen BN) keeps normalising with the old statistics forever
-# task: tests/hostile/tasks/batch_norm.py
+# task: tasks/batch_norm.py
 # expect: incorrect
 # rules: -
 # device: any
