@@ -535,3 +535,14 @@ def test_torch_runs_no_python_on_threads_of_its_own_in_the_candidates_process() 
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, check=True
     )
     assert done.stdout.strip().splitlines()[-1] == "[False, False, False]"
+
+
+def test_an_output_with_a_pending_negation_is_computed_by_the_runners_copy() -> None:
+    from kgym.harness import runner
+
+    buf = torch.randn(8)
+    lazy = buf.view(torch.complex64).view(4, 1).mH.imag.as_strided((4,), (1,), 0)
+    assert lazy.is_contiguous() and lazy.is_neg()
+    assert runner._lazy_outputs([lazy]) == [runner.LAZY_OUTPUT_COPY]
+    assert runner._lazy_outputs([buf.view(2, 4).t()]) == [runner.STRIDED_OUTPUT_COPY]
+    assert runner._lazy_outputs([buf, 3]) == []

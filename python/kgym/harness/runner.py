@@ -895,11 +895,13 @@ class Runner:
                 del inputs
                 if problem is None and graded:
                     reused = reused or self._reused_memory(flat, self.views.inputs[k])
-                if any(type(v) is torch.Tensor and not v.is_contiguous() for v in flat):
+                for kind in _lazy_outputs(flat):
                     # The copy into the arena below would lay the values out (a transpose's
-                    # whole work): torch's, done for the candidate, in a timed call too.
+                    # whole work) or apply a pending negation or conjugation (``.mH.imag``
+                    # carries one, made by calls that compute nothing themselves): torch's
+                    # work, done for the candidate, in a timed call too.
                     if recorder is not None:
-                        recorder.calls[STRIDED_OUTPUT_COPY] += 1
+                        recorder.calls[kind] += 1
                     elif message.get("timed") and self.role == "candidate":
                         self.strided_timed_outputs += 1
                 if problem is None:
@@ -1034,6 +1036,21 @@ class _Failure(Exception):
 # What a graded call's torch record holds where an output is not contiguous: the runner's copy
 # of it into the arena does the layout's work for the candidate (compute under ``strict``).
 STRIDED_OUTPUT_COPY = "copy_ (a non-contiguous output, laid out by the runner)"
+LAZY_OUTPUT_COPY = "copy_ (an output with a pending negation or conjugation, applied by the runner)"
+
+
+def _lazy_outputs(flat: list[Any]) -> list[str]:
+    """What the runner's copy of a call's outputs would compute for the candidate: laying out
+    a non-contiguous one, applying a negative or conjugate bit."""
+    kinds = []
+    tensors = [v for v in flat if type(v) is torch.Tensor]
+    if any(not v.is_contiguous() for v in tensors):
+        kinds.append(STRIDED_OUTPUT_COPY)
+    if any(v.is_neg() or v.is_conj() for v in tensors):
+        kinds.append(LAZY_OUTPUT_COPY)
+    return kinds
+
+
 # At most this many values in one call's output (nested tuples and lists counted).
 MAX_OUTPUT_VALUES = 10_000
 
