@@ -189,3 +189,14 @@ def test_statistics_move_alone_with_a_dead_channel_and_tiny_variances() -> None:
     var = model[1].running_var
     assert int((var == 0).sum()) >= 1 and float(var[var > 0].min()) < 1e-3
     assert all(torch.equal(a, b) for a, b in zip(model.parameters(), weights))
+
+
+def test_integer_valued_rows_and_bf16_valued_weights() -> None:
+    x = torch.randn(60, 32)
+    rows = stress.derive("integer_valued", [x.clone()], torch.Generator().manual_seed(1))[0]
+    assert torch.equal(rows, rows.round()) and float(rows.abs().max()) <= 255
+    binary = [r for r in rows if set(r.tolist()) <= {0.0, 1.0}]
+    assert binary and len(binary) < 60
+    layer = torch.nn.Linear(16, 8)
+    stress.on_bf16_values(layer)
+    assert all(torch.equal(p, p.to(torch.bfloat16).float()) for p in layer.parameters())

@@ -183,7 +183,7 @@ def set_names(facts: InputFacts) -> list[str]:
         names += ["inputs_apart", "far_signs_apart"]
     names += ["special", "sparse", "masked", "rows_apart", "cancelling", "flat_rows"]
     names += ["repeated_rows", "very_sparse", "structured_rows", "outlier_channels"]
-    names += ["rows_scaled", "padded_rows", "reduced_values", "rectified"]
+    names += ["rows_scaled", "padded_rows", "reduced_values", "rectified", "integer_valued"]
     names += ["far_positive", "far_negative"]
     if facts.one_signed:
         names += ["sign_flipped", "shifted"]
@@ -274,6 +274,8 @@ def derive(name: str, inputs: list[Any], generator: torch.Generator | None = Non
             # Which, from the values (a timed slot's set is made again from its seed alike).
             to_bf16 = bool(v.reshape(-1)[0] > 0) or not bool((v.abs() < 6e4).all())
             v.copy_(v.to(torch.bfloat16 if to_bf16 else torch.float16).to(v.dtype))
+        elif name == "integer_valued":
+            _integer_valued(v, generator)
         elif name == "rectified":
             # One-signed with exact zeros: a ReLU's output, the input of every layer after it.
             v.clamp_(min=0)
@@ -562,6 +564,22 @@ def unstable_rows(
     return None
 
 
+def _integer_valued(v: torch.Tensor, generator: torch.Generator | None) -> None:
+    """Every row (along the last dimension) integer-valued, as data often is (pixels, counts,
+    one-hot and binary features): a third of them in -255..255, a third in 0..255, a third
+    0 or 1, drawn row by row."""
+    rows = _rows(v)
+    if rows is None:
+        return
+    kind = torch.randint(0, 3, (rows.shape[0], 1), generator=generator).to(v.device)
+    spread = rows.double() * 100.0
+    signed = spread.round().clamp(-255, 255)
+    pixels = spread.abs().round().clamp(0, 255)
+    binary = (spread > 0).double()
+    made = torch.where(kind == 0, signed, torch.where(kind == 1, pixels, binary))
+    rows.copy_(made.to(v.dtype))
+
+
 def _flat_rows(v: torch.Tensor, generator: torch.Generator | None) -> None:
     """About a quarter of the rows all zeros (padding tokens), another quarter constant (each
     its first value throughout), at least one of each: a row's spread, norm or maximum is
@@ -832,6 +850,7 @@ def _structural(size: Any) -> bool:
 # rows that hold a mask meets it there; ``special`` likewise (its outliers, x100 a row's
 # largest, are an LLM's massive activations).
 ERROR_SIZE_SETS = TIMED_SETS | {
+    "integer_valued",
     "inputs_apart",
     "far_signs_apart",
     "super_weights",
@@ -1037,6 +1056,18 @@ def super_weights(model: Any) -> None:
             for _ in range(draw.randint(1, min(3, p.numel()))):
                 size = rms * 10.0 ** draw.uniform(*SUPER_WEIGHT_DECADES)
                 flat[draw.randrange(p.numel())] = draw.choice((-1.0, 1.0)) * size
+
+
+def on_bf16_values(model: Any) -> None:
+    """The float parameters of ``model`` rounded to bfloat16 values (a checkpoint saved in
+    bf16 and loaded into a float32 model; within fp16's range they are fp16 values too): a
+    kernel that takes a narrower path where a weight's values fit a narrower type meets it."""
+    if not is_a(model, torch.nn.Module):
+        return
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.is_floating_point() and p.numel() and p.dtype in (torch.float32, torch.float64):
+                p.copy_(p.to(torch.bfloat16).to(p.dtype))
 
 
 def on_int8_levels(model: Any) -> None:

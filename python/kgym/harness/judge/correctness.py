@@ -516,6 +516,7 @@ class GradedCalls:
                     checkpoint=name == "checkpoint",
                     swap=int(name.split(":")[1]) if name.startswith("swap:") else None,
                     statistics=name == "statistics",
+                    reduced=name == "bf16_values",
                     pruned=name == "pruned",
                     rescaled=name if name in ("rescaled", "outliers", "super", "restore") else None,
                     alone=int(name.split(":")[1]) if name.startswith("alone:") else None,
@@ -599,13 +600,14 @@ class GradedCalls:
         skips blocks where a sample is zero meets it); each weight scaled down by powers of
         ten (``rescaled``: a narrower type's range), and a few channels of each scaled up
         (``outliers``: one grid of the largest value), and a few elements of each matrix
-        (``super``: an LLM's super weights, judged as a stress set); and the running
+        (``super``: an LLM's super weights, judged as a stress set), every weight on bf16
+        values (``bf16_values``: a checkpoint saved in bf16); and the running
         statistics of the model's norms alone (``statistics``: recalibrated under frozen
         weights, some variances far below eps, one zero). Where the model holds two or more
         weights, each of up to three of them moved alone (``alone:N``: a LoRA merged into
         one layer, a bias edited): a copy refreshed only when another weight changes (the
         bias vouching for the matrix) misses it."""
-        moves = ["dense", "sparse", "pruned", "rescaled", "outliers"]
+        moves = ["dense", "sparse", "pruned", "rescaled", "outliers", "bf16_values"]
         moves += [f"swap:{dim}" for dim in range(stress.weight_dimensions(reference))]
         if stress.has_statistics(reference):
             moves.append("statistics")
@@ -624,6 +626,7 @@ class GradedCalls:
         checkpoint: bool = False,
         swap: int | None = None,
         statistics: bool = False,
+        reduced: bool = False,
         pruned: bool = False,
         rescaled: str | None = None,
         alone: int | None = None,
@@ -661,6 +664,8 @@ class GradedCalls:
             stress.away_from_init(reference, sparse, only=alone)
         if checkpoint:  # a checkpoint's weights are as often a quantised one's
             stress.on_int8_levels(reference)
+        if reduced:  # or a bf16 one's
+            stress.on_bf16_values(reference)
         weights, fds = self.lender.weights(reference)
         try:
             for role in ("reference", "candidate"):
