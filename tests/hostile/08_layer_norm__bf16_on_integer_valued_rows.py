@@ -17,8 +17,9 @@ def _round_bf16(v):
 
 
 @triton.jit
-def layer_norm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, n_cols, stride_x, stride_y, eps,
-                      BLOCK: tl.constexpr):
+def layer_norm_kernel(
+    x_ptr, w_ptr, b_ptr, y_ptr, n_cols, stride_x, stride_y, eps, BLOCK: tl.constexpr
+):
     row = tl.program_id(0).to(tl.int64)
     cols = tl.arange(0, BLOCK)
     mask = cols < n_cols
@@ -61,7 +62,16 @@ class ModelNew(nn.Module):
         x2 = x.contiguous().view(-1, n_cols)
         y = torch.empty_like(x2)
         BLOCK = triton.next_power_of_2(n_cols)
-        layer_norm_kernel[(x2.shape[0],)](x2, self.norm.weight, self.norm.bias, y, n_cols,
-                                          x2.stride(0), y.stride(0), self.norm.eps,
-                                          BLOCK=BLOCK, num_warps=_num_warps(BLOCK))
+        layer_norm_kernel[(x2.shape[0],)](
+            x2,
+            self.norm.weight,
+            self.norm.bias,
+            y,
+            n_cols,
+            x2.stride(0),
+            y.stride(0),
+            self.norm.eps,
+            BLOCK=BLOCK,
+            num_warps=_num_warps(BLOCK),
+        )
         return y.view(x.shape)

@@ -17,10 +17,22 @@ def _round_bf16(v):
 
 
 @triton.jit
-def linear_bias_relu_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, K,
-                            stride_xm, stride_wn, stride_ym,
-                            BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                            GROUP_M: tl.constexpr):
+def linear_bias_relu_kernel(
+    x_ptr,
+    w_ptr,
+    b_ptr,
+    y_ptr,
+    M,
+    N,
+    K,
+    stride_xm,
+    stride_wn,
+    stride_ym,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr,
+):
     # y = relu(x @ w^T + b); x: (M, K) row-major, w: (N, K) row-major (nn.Linear layout, K-major).
     pid = tl.program_id(0)
     num_pid_m = tl.cdiv(M, BLOCK_M)
@@ -72,7 +84,22 @@ class ModelNew(nn.Module):
         else:
             BM, BN, BK, warps, stages = 64, 64, 32, 4, 1
         grid = (triton.cdiv(M, BM) * triton.cdiv(N, BN),)
-        linear_bias_relu_kernel[grid](x, w, b, y, M, N, K, x.stride(0), w.stride(0), y.stride(0),
-                                      BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, GROUP_M=8,
-                                      num_warps=warps, num_stages=stages)
+        linear_bias_relu_kernel[grid](
+            x,
+            w,
+            b,
+            y,
+            M,
+            N,
+            K,
+            x.stride(0),
+            w.stride(0),
+            y.stride(0),
+            BLOCK_M=BM,
+            BLOCK_N=BN,
+            BLOCK_K=BK,
+            GROUP_M=8,
+            num_warps=warps,
+            num_stages=stages,
+        )
         return y

@@ -118,7 +118,9 @@ class ModelNew(nn.Module):
         super().__init__()
         self.linear = nn.Linear(in_features, out_features)
         # This instance's own record of the weights it computed each tile with.
-        self.register_buffer("wfp", torch.zeros(MEMO_TILES * 2, dtype=torch.int32), persistent=False)
+        self.register_buffer(
+            "wfp", torch.zeros(MEMO_TILES * 2, dtype=torch.int32), persistent=False
+        )
         devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
         for dev in devices:
             if dev not in ModelNew._shared:
