@@ -293,8 +293,11 @@ int run_serve(const ServeOptions& o) {
   for (const auto* c : clients.clients()) config.client_names.push_back(c->name);
   // In a pool, the device's name is not the front door's to read: the cache keys name the
   // pool instead (its workers must run one GPU model and the same software, docs/scale.md).
-  config.environment = fmt::format("{}|{}|{}", device, software_versions(python),
-                                   pool ? fmt::format("pool:{}", o.pool) : gpu_names);
+  // The sandbox's settings too: a verdict made without the private view or the required
+  // layers is not served by a service that requires them (a cache hit is not evaluated).
+  config.environment = fmt::format("{}|{}|{}|view:{}|require:{}", device, software_versions(python),
+                                   pool ? fmt::format("pool:{}", o.pool) : gpu_names,
+                                   o.private_view, o.require_sandbox);
 
   std::unique_ptr<JobStore> opened;
   try {

@@ -91,11 +91,14 @@ std::vector<int> pick_gpus(const std::string& spec) {
 
 }  // namespace
 
+// The versions, and the installed judge's build (kgym/build.py): cache keys hold them, so that a
+// verdict an older judge made is never handed out after a fix (kgym.__version__ stays the same).
 std::string software_versions(const std::string& python) {
   return capture(shell_quote(python) +
-                 " -c 'import json, platform, torch, triton, kgym; print(json.dumps({\"torch\": "
-                 "torch.__version__, \"triton\": triton.__version__, \"python\": "
-                 "platform.python_version(), \"kgym\": kgym.__version__}))' 2>/dev/null");
+                 " -c 'import json, platform, torch, triton, kgym, kgym.build; "
+                 "print(json.dumps({\"torch\": torch.__version__, \"triton\": "
+                 "triton.__version__, \"python\": platform.python_version(), \"kgym\": "
+                 "kgym.__version__, \"judge\": kgym.build.judge_build()}))' 2>/dev/null");
 }
 
 std::string default_state_dir() {

@@ -178,6 +178,7 @@ def _evaluator(args: argparse.Namespace, given: dict[str, Any], server: str | No
 
 
 def run(args: argparse.Namespace, given: dict[str, Any]) -> int:
+    from kgym import build
     from kgym.check import feedback
     from kgym.evaluation import metrics as m
     from kgym.evaluation.attempt import TASK_INPUTS, VERDICTS, attempt_from_result
@@ -248,6 +249,9 @@ def run(args: argparse.Namespace, given: dict[str, Any]) -> int:
         "options": given,
         "prompts": [prompts.problem.template, prompts.feedback.template, prompts.system],
         "server": args.server or ("in-process" if args.in_process else "local service"),
+        # The judge that made the verdicts, where it is this installation's: a run resumed
+        # after a fix would mix an older judge's verdicts with the new one's.
+        "judge": None if args.server else build.judge_build(),
         "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "command": " ".join(["kgym", *sys.argv[1:]]),
     }

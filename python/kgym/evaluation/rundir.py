@@ -33,6 +33,7 @@ RESUME_FIELDS = (
     "prompts",
     "cpu_scale",
     "sampling",
+    "judge",
 )
 
 
