@@ -33,6 +33,19 @@ def _load(path: Path, name: str) -> ModuleType:
     return module
 
 
+def _allclose(got: Any, expected: Any) -> bool:
+    """``torch.allclose`` (atol = rtol = 1e-2), output by output where a model returns several."""
+    import torch
+
+    if isinstance(expected, (tuple, list)):
+        return (
+            isinstance(got, (tuple, list))
+            and len(got) == len(expected)
+            and all(_allclose(g, e) for g, e in zip(got, expected))
+        )
+    return torch.allclose(got.float(), expected.float(), atol=1e-2, rtol=1e-2)
+
+
 def naive_verdict(task_file: Path, candidate_file: Path, trials: int = 3) -> dict[str, Any]:
     import torch
 
@@ -56,7 +69,7 @@ def naive_verdict(task_file: Path, candidate_file: Path, trials: int = 3) -> dic
                     *[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
                 )
                 got = model(*inputs)
-            if not torch.allclose(got.float(), expected.float(), atol=1e-2, rtol=1e-2):
+            if not _allclose(got, expected):
                 return {"paid": False, "why": f"trial {trial}: not allclose"}
     except Exception as exc:  # noqa: BLE001 - a candidate may raise anything
         return {"paid": False, "why": f"{type(exc).__name__}: {exc}"[:300]}
