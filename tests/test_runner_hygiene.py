@@ -271,6 +271,21 @@ def test_an_affine_map_of_a_staged_input_is_no_work_where_torch_computes() -> No
         assert torch.equal(y, f(z)) is not work, f
 
 
+def test_a_staged_input_in_another_order_is_no_work_where_torch_computes() -> None:
+    z = torch.randn(8, 16)
+    pristine = {z.untyped_storage().data_ptr(): (z, z.clone())}
+
+    def transposed(fn_self: object, src: torch.Tensor, out: torch.Tensor) -> None:
+        out.copy_(src.t())
+
+    y = torch.zeros(16, 8)
+    ablation.launch_with_noise(transposed, None, (z, y), {}, (1e-2, 1e-2), pristine, [], set(), [])
+    assert torch.equal(y, z.t())  # left as it is: a copy for torch to undo
+    y = torch.zeros(16, 8)
+    ablation.launch_with_noise(transposed, None, (z, y), {}, (1e-2, 1e-2), pristine, [])
+    assert not torch.equal(y, z.t())  # where torch computes nothing else: the task's work
+
+
 def test_a_launch_whose_writes_ignore_its_inputs_is_no_work_where_torch_computes() -> None:
     """Under ``hybrid`` a fill (ones, or any pattern of places alone) that torch multiplies
     into its answer does no work on the inputs: run again on its tensors with their values

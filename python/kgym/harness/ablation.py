@@ -352,7 +352,13 @@ def _prepare(
     # The judge's unchanged inputs as it wrote them, and the model's tensors as loaded: what
     # a staging copy would hold.
     staged_from = None
+    staged_values: list[torch.Tensor] = []
     if staging is not None:
+        staged_values = [
+            was.detach().reshape(-1)
+            for key, (now, was) in arena.items()
+            if key in not_sources and key not in untouched and was.is_floating_point()
+        ] + [w.detach().reshape(-1) for w in staging if _readable(w) and w.is_floating_point()]
         staged_from = [
             (now.dtype, _whole_storage(was))
             for key, (now, was) in arena.items()
@@ -376,6 +382,7 @@ def _prepare(
         "before": before,
         "not_sources": not_sources,
         "staging": staged_from,
+        "staged_values": staged_values,
         "made": made,
         "numbers": _numbers(args, kwargs),
         "seed": seed,
@@ -448,6 +455,7 @@ def _noise_what_it_did(
             staged = torch.zeros_like(changed)
             if prepared["staging"] is not None:
                 staged = _staged(chunk, begin, t, changed & ~copied, prepared["staging"], tolerance)
+                staged |= _permuted(chunk, t.dtype, prepared["staged_values"], changed & ~copied)
             written += int(changed.sum())
             copies += int(copied.sum())
             # The noise goes where the launch did work: an element that copies an answer
@@ -536,6 +544,28 @@ def _affine_of(
     if not bool(fits.all()):
         return none
     none[:have] = where
+    return none
+
+
+def _permuted(
+    chunk: torch.Tensor, dtype: torch.dtype, sources: list[torch.Tensor], rest: torch.Tensor
+) -> torch.Tensor:
+    """The ``rest`` elements of ``chunk`` where they are, bit for bit, every value of one of
+    ``sources`` (the staged inputs' and weights' own values, same type, as many) in another
+    order (a transposed copy, a gather by a permutation, for torch to undo), of both signs;
+    none elsewhere."""
+    none = torch.zeros_like(rest)
+    count = int(rest.sum())
+    if count < 2 or not dtype.is_floating_point or dtype.is_complex:
+        return none
+    written = chunk.view(dtype)[rest]
+    if not (bool((written > 0).any()) and bool((written < 0).any())):
+        return none
+    mine = written.sort().values
+    for theirs in sources:
+        if theirs.dtype == dtype and theirs.numel() == count and theirs.device == chunk.device:
+            if torch.equal(mine, theirs.sort().values):
+                return rest.clone()
     return none
 
 
