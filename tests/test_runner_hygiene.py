@@ -286,6 +286,33 @@ def test_a_staged_input_in_another_order_is_no_work_where_torch_computes() -> No
     assert not torch.equal(y, z.t())  # where torch computes nothing else: the task's work
 
 
+def test_encoded_staging_copies_are_no_work_where_torch_computes() -> None:
+    """A staged input split by sign (one sign's values alone), its bits widened into int64,
+    or with a pad another tensor holds added: each left as it is, for torch to undo."""
+    z = torch.randn(8, 16)
+    pad = torch.randn(8, 16) * 3
+    pristine = {z.untyped_storage().data_ptr(): (z, z.clone())}
+
+    def positives(fn_self: object, src: torch.Tensor, out: torch.Tensor) -> None:
+        out[src > 0] = src[src > 0]
+
+    def widened(fn_self: object, src: torch.Tensor, out: torch.Tensor) -> None:
+        out.copy_(src.view(torch.int32).to(torch.int64))
+
+    def padded(fn_self: object, src: torch.Tensor, d: torch.Tensor, out: torch.Tensor) -> None:
+        out.copy_(src + d)
+
+    y = torch.zeros(8, 16)
+    ablation.launch_with_noise(positives, None, (z, y), {}, (1e-2, 1e-2), pristine, [], set(), [])
+    assert torch.equal(y, z.clamp(min=0))
+    bits = torch.zeros(8, 16, dtype=torch.int64)
+    ablation.launch_with_noise(widened, None, (z, bits), {}, None, pristine, [], set(), [])
+    assert torch.equal(bits.to(torch.int32).view(torch.float32), z)
+    y = torch.zeros(8, 16)
+    ablation.launch_with_noise(padded, None, (z, pad, y), {}, (1e-2, 1e-2), pristine, [], set(), [])
+    assert torch.equal(y, z + pad)
+
+
 def test_a_launch_whose_writes_ignore_its_inputs_is_no_work_where_torch_computes() -> None:
     """Under ``hybrid`` a fill (ones, or any pattern of places alone) that torch multiplies
     into its answer does no work on the inputs: run again on its tensors with their values

@@ -456,6 +456,15 @@ def _noise_what_it_did(
             if prepared["staging"] is not None:
                 staged = _staged(chunk, begin, t, changed & ~copied, prepared["staging"], tolerance)
                 staged |= _permuted(chunk, t.dtype, prepared["staged_values"], changed & ~copied)
+                if begin == 0 and bool((changed & ~copied & ~staged).any()):
+                    others = [
+                        u.detach().reshape(-1)
+                        for j, u in enumerate(tensors)
+                        if j != index and u.is_floating_point()
+                    ]
+                    staged |= _padded(
+                        chunk, t, prepared["staged_values"], others, changed & ~copied, tolerance
+                    )
             written += int(changed.sum())
             copies += int(copied.sum())
             # The noise goes where the launch did work: an element that copies an answer
@@ -550,23 +559,92 @@ def _affine_of(
 def _permuted(
     chunk: torch.Tensor, dtype: torch.dtype, sources: list[torch.Tensor], rest: torch.Tensor
 ) -> torch.Tensor:
-    """The ``rest`` elements of ``chunk`` where they are, bit for bit, every value of one of
-    ``sources`` (the staged inputs' and weights' own values, same type, as many) in another
-    order (a transposed copy, a gather by a permutation, for torch to undo), of both signs;
+    """The ``rest`` elements of ``chunk`` where, bit for bit, they are the values of one of
+    ``sources`` (the staged inputs' and weights' own values) in another order (a transposed
+    copy, a gather by a permutation, for torch to undo): all of them, of both signs, or all
+    of one sign's (a copy split by sign over two launches); read in the source's type, an
+    integer destination narrowed to its width first (a float's bits widened into int64);
     none elsewhere."""
     none = torch.zeros_like(rest)
     count = int(rest.sum())
-    if count < 2 or not dtype.is_floating_point or dtype.is_complex:
+    if count < 2 or dtype.is_complex:
         return none
-    written = chunk.view(dtype)[rest]
-    if not (bool((written > 0).any()) and bool((written < 0).any())):
-        return none
-    mine = written.sort().values
+    held = chunk.view(dtype)[rest]
     for theirs in sources:
-        if theirs.dtype == dtype and theirs.numel() == count and theirs.device == chunk.device:
-            if torch.equal(mine, theirs.sort().values):
-                return rest.clone()
+        if theirs.device != chunk.device or theirs.dtype.is_complex:
+            continue
+        if not theirs.dtype.is_floating_point or theirs.numel() < count:
+            continue
+        mine = _read_as(held, theirs.dtype)
+        if mine is None:
+            continue
+        both = bool((mine > 0).any()) and bool((mine < 0).any())
+        ordered = mine.sort().values
+        if theirs.numel() == count and both and torch.equal(ordered, theirs.sort().values):
+            return rest.clone()
+        for part in (
+            theirs[theirs > 0],
+            theirs[theirs <= 0],
+            theirs[theirs >= 0],
+            theirs[theirs < 0],
+        ):
+            if part.numel() == count and part.numel() < theirs.numel():
+                if torch.equal(ordered, part.sort().values):
+                    return rest.clone()
     return none
+
+
+def _padded(
+    chunk: torch.Tensor,
+    t: torch.Tensor,
+    sources: list[torch.Tensor],
+    others: list[torch.Tensor],
+    rest: torch.Tensor,
+    tolerance: tuple[float, float] | None,
+) -> torch.Tensor:
+    """The ``rest`` elements of ``chunk`` (``t``'s storage from its start) where all of them
+    are a staged source's value at the same place combined with another tensor the launch
+    took, at the same place, by one of ``+ - * /`` (a pad torch made and takes off again),
+    within the task's rtol; none elsewhere. ``others`` are read as the launch left them,
+    which for tensors it only read is as they were."""
+    none = torch.zeros_like(rest)
+    if not t.dtype.is_floating_point or t.dtype.is_complex or t.storage_offset() != 0:
+        return none
+    n = t.numel()
+    mask = rest[:n]
+    if int(mask.sum()) < 2 or int(rest.sum()) != int(mask.sum()):
+        return none
+    w = chunk.view(t.dtype)[:n][mask].double()
+    rtol = tolerance[1] if tolerance is not None else 2.0**-20
+    for x in sources:
+        if x.numel() != n or not x.dtype.is_floating_point or x.device != chunk.device:
+            continue
+        xs = x[mask].double()
+        for u in others:
+            if u.numel() != n or u.device != chunk.device:
+                continue
+            us = u[mask].double()
+            for made in (xs + us, xs - us, us - xs, xs * us, xs / us):
+                close = (w - made).abs() <= rtol * w.abs() + 2.0**-20 * float(w.abs().max())
+                if bool(close.all()):
+                    out = none.clone()
+                    out[:n] = mask
+                    return out
+    return none
+
+
+def _read_as(values: torch.Tensor, dtype: torch.dtype) -> torch.Tensor | None:
+    """``values`` as ``dtype``'s: the same where the types are, an integer type's narrowed to
+    ``dtype``'s width and its bits read as ``dtype``; None otherwise."""
+    if values.dtype == dtype:
+        return values
+    if values.dtype.is_floating_point or values.dtype == torch.bool:
+        return None
+    narrow = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+    width = torch.empty((), dtype=dtype).element_size()
+    if width not in narrow:
+        return None
+    return values.to(narrow[width]).view(dtype)
 
 
 def _float_reading(dtype: torch.dtype, src_dtype: torch.dtype) -> torch.dtype:
