@@ -1032,6 +1032,13 @@ def weights_rescaled(model: Any, outliers: bool = False) -> None:
 SUPER_WEIGHT_DECADES = (3.0, 3.5)
 
 
+def holds_weights(model: Any) -> bool:
+    """Whether ``model``'s state holds float tensors (parameters or buffers)."""
+    if not is_a(model, torch.nn.Module):
+        return False
+    return any(v.is_floating_point() and v.numel() for v in model.state_dict().values())
+
+
 def has_matrix(model: Any) -> bool:
     return is_a(model, torch.nn.Module) and any(
         p.is_floating_point() and p.dim() >= 2 and p.numel() >= 2 for p in model.parameters()

@@ -439,6 +439,14 @@ class GradedCalls:
             result["mismatch"] = f"trial 0: {mismatch}"
         result["correct_on_task_inputs"] = result["mismatch"] is None
         result["refused_manners"] = sorted(self.refused_manners)
+        if robust and not weights_copied and stress.holds_weights(self.task.reference):
+            # Graded on its initial weights alone, a model that holds the task's weights in
+            # other names or shapes (transposed, fused) was never met with trained ones, and
+            # one exact only within nn.Linear's initial range passed.
+            set_failed = set_failed or (
+                "the model takes none of the task's weights (its state holds them under other "
+                "names or shapes): trained weights never reach it"
+            )
         if result["mismatch"] is None and set_failed is not None:
             result["first_failed_trial"] = result["passed"]
             result["mismatch"] = set_failed
