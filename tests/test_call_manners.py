@@ -158,12 +158,24 @@ def test_the_confident_set_makes_each_rows_class_its_highest_score() -> None:
     assert not stress.InputFacts.of([torch.randn(4, 5), torch.randint(5, 9, (4,))]).class_indices
 
 
+def _why(result: dict) -> tuple:
+    """What a failed verdict turned on, whole (pytest cuts a Result's text short)."""
+    correctness = result.get("correctness") or {}
+    failed = {
+        name: verdict
+        for name, verdict in (correctness.get("input_sets") or {}).items()
+        if isinstance(verdict, dict) and verdict.get("passed") is False
+    }
+    rejects = [f for f in result.get("findings", []) if f.get("severity") == "reject"]
+    return result["status"], correctness.get("mismatch"), failed, rejects, result.get("error")
+
+
 def test_a_built_in_solution_passes_every_manner_and_the_confident_set() -> None:
     result = run("15_layernorm_residual", solution_source("15_layernorm_residual"), trials=1)
-    assert result["status"] == "ok", result
+    assert result["status"] == "ok", _why(result)
     sets = result["correctness"]["input_sets"]
     offsets = ("offset_small", "offset_aligned", "offset_rows", "fresh_inputs")
     assert all(sets[name]["passed"] is True for name in (*offsets, "aliased"))
     ce = run("16_cross_entropy", solution_source("16_cross_entropy"), trials=1)
-    assert ce["status"] == "ok", ce
+    assert ce["status"] == "ok", _why(ce)
     assert ce["correctness"]["input_sets"]["confident"]["passed"] is True
