@@ -256,7 +256,11 @@ def derive(name: str, inputs: list[Any], generator: torch.Generator | None = Non
         elif name == "outlier_channels":
             _outlier_channels(v, generator)
         elif name in ("masked", "masked_inf"):
-            _masked_spans(v, generator, lowest=name == "masked")
+            # No row wholly masked where an integer input picks a class of each row (a cross
+            # entropy's targets): no loss masks its target, and lse - logit, the loss as
+            # kernels compute it, absorbs log(n) into the lowest finite value there.
+            whole = not any(scores is v for scores, _ in _class_indices(inputs))
+            _masked_spans(v, generator, lowest=name == "masked", whole=whole)
         elif name == "rows_apart":
             _rows_apart(v, generator)
         elif name == "rows_scaled":
@@ -648,7 +652,9 @@ def _repeated_rows(v: torch.Tensor, generator: torch.Generator | None) -> None:
     rows.copy_(rows[first].clone())
 
 
-def _masked_spans(v: torch.Tensor, generator: torch.Generator | None, lowest: bool) -> None:
+def _masked_spans(
+    v: torch.Tensor, generator: torch.Generator | None, lowest: bool, whole: bool = True
+) -> None:
     """-inf over a prefix of up to ``MASKED_SHARE`` of each row in half the rows, over a span
     as long elsewhere in the others: the blocks of -inf a mask makes (a softmax's answer is
     finite there; a kernel that rescales by exp(max - max) of two -inf meets NaN). With
@@ -656,7 +662,7 @@ def _masked_spans(v: torch.Tensor, generator: torch.Generator | None, lowest: bo
     as Hugging Face's masks do, and an eighth of the rows wholly so (a padded sequence: a
     softmax's answer is a uniform row there, which a kernel whose running max starts at a
     finite sentinel such as -1e30 misses); the judge keeps those only where they stay out of
-    the answer (``MASK_ANSWER_LIMIT``)."""
+    the answer (``MASK_ANSWER_LIMIT``). Without ``whole``, no row is masked wholly."""
     rows = _rows(v)
     if rows is None:
         return
@@ -664,11 +670,11 @@ def _masked_spans(v: torch.Tensor, generator: torch.Generator | None, lowest: bo
     lengths = (torch.rand(n, generator=generator) * MASKED_SHARE * width).long().clamp_min(1)
     starts = (torch.rand(n, generator=generator) * (width - lengths + 1).double()).long()
     starts[torch.rand(n, generator=generator) < 0.5] = 0  # a prefix: a padded or causal row
-    whole = torch.rand(n, generator=generator) < 0.125
-    whole[torch.randint(n, (), generator=generator)] = True  # one at least
-    whole &= lowest
-    chosen = whole | (torch.rand(n, generator=generator) < 0.5) & lowest
-    starts[whole], lengths[whole] = 0, width
+    wholly = torch.rand(n, generator=generator) < 0.125
+    wholly[torch.randint(n, (), generator=generator)] = True  # one at least
+    wholly &= lowest and whole
+    chosen = wholly | (torch.rand(n, generator=generator) < 0.5) & lowest
+    starts[wholly], lengths[wholly] = 0, width
     columns = torch.arange(width).unsqueeze(0)
     span = (columns >= starts.unsqueeze(1)) & (columns < (starts + lengths).unsqueeze(1))
     value = torch.where(chosen, torch.finfo(v.dtype).min, float("-inf")).to(v.dtype)
