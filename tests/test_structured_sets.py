@@ -89,7 +89,7 @@ def test_pruned_weights_are_mostly_exact_zeros_and_alone_moves_one() -> None:
     model = torch.nn.Linear(32, 16)
     stress.magnitude_pruned(model)
     share = float((model.weight == 0).double().mean())
-    assert 0.45 <= share <= 0.96
+    assert 0.84 <= share <= 0.995  # drawn between 85% and 99% (kept weights rounded)
     before = [p.detach().clone() for p in model.parameters()]
     assert stress.movable_weights(model) == 2
     stress.away_from_init(model, only=1)
