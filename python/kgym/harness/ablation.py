@@ -549,8 +549,7 @@ def _affine_of(
         return none
     # Relative only: within atol every small output is near some line.
     rtol = tolerance[1] if tolerance is not None else 2.0**-20
-    fits = (w - (a * x + b)).abs() <= rtol * w.abs() + 2.0**-20 * float(w.abs().max())
-    if not bool(fits.all()):
+    if not _all_within(w, a * x + b, rtol):
         return none
     none[:have] = where
     return none
@@ -625,12 +624,17 @@ def _padded(
                 continue
             us = u[mask].double()
             for made in (xs + us, xs - us, us - xs, xs * us, xs / us):
-                close = (w - made).abs() <= rtol * w.abs() + 2.0**-20 * float(w.abs().max())
-                if bool(close.all()):
+                if _all_within(w, made, rtol):
                     out = none.clone()
                     out[:n] = mask
                     return out
     return none
+
+
+def _all_within(w: torch.Tensor, made: torch.Tensor, rtol: float) -> bool:
+    """Whether every element of ``w`` is ``made``'s within rtol of itself (and 2^-20 of the
+    largest: zeros)."""
+    return bool(((w - made).abs() <= rtol * w.abs() + 2.0**-20 * float(w.abs().max())).all())
 
 
 def _read_as(values: torch.Tensor, dtype: torch.dtype) -> torch.Tensor | None:
