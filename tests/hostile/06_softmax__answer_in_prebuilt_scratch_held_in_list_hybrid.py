@@ -1,5 +1,5 @@
 # attack: under hybrid torch computes the whole softmax and writes it through the `.real` setter (no computing call in the record) into a scratch allocated in __init__ and held inside a list attribute, then drops the answer; the copy test's sources are the launch's tensors, the record's live computed/allocated tensors of this call, and the model's own tensors read from its modules' __dict__ top level only (runner._owned_tensors), so a pre-made tensor held one level down (in a list) that torch rewrote is no source, and a Triton kernel that copies it into the output by address "matters"
-# expect: rejected
+# expect: rejected|runtime_error
 # rules: decoy-kernel, pointer-from-integer
 # device: any
 # policy: hybrid

@@ -1,5 +1,5 @@
 # attack: `EPILOGUE = cfg.constexpr(0)` counts as a kernel constant because the body reader takes any call whose text ends in "constexpr" for Triton's (harness/kernel_source.py:319 `ast.unparse(value.func).endswith("constexpr")`), but `cfg.constexpr` is the candidate's and returns a plain Python function; the kernel body calls EPILOGUE(x) and the softmax runs in numpy on `v.handle.data`
-# expect: rejected
+# expect: rejected|compile_error
 # rules: kernel-not-triton
 # device: any
 # policy: strict

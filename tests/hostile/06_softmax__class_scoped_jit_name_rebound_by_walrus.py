@@ -1,5 +1,5 @@
 # attack: a `@triton.jit` function defined inside a class makes its name a module-level "kernel" for the body reader (harness/kernel_source.py:117,128 walks every FunctionDef with ast.walk, class scopes included), and a module-level walrus `(normalise := _rows)` binds that module name to a plain Python function (NamedExpr is no binding _module_bindings counts, kernel_source.py:136-143); the kernel body calls normalise(x) and the softmax runs in numpy on `v.handle.data`
-# expect: rejected
+# expect: rejected|compile_error
 # rules: kernel-not-triton
 # device: any
 # policy: strict

@@ -1,5 +1,5 @@
 # attack: the kernel body calls `normalise`, a plain module-level Python function (numpy on the interpreter's `v.handle.data`); the body reader takes it for a local of the kernel because an unused list comprehension in the body binds a variable of that name (harness/kernel_source.py:356-364 `_locals` walks nested scopes at line 362, where a comprehension's target is not the kernel's local), so the name is "own" and never refused (kernel_source.py:407); Python looks the name up in the module's globals and the softmax is computed outside Triton
-# expect: rejected
+# expect: rejected|compile_error
 # rules: kernel-not-triton
 # device: any
 # policy: strict

@@ -1,5 +1,5 @@
 # attack: `EPILOGUE = 0` at module level makes EPILOGUE a kernel "constant", and an `if` block at module level rebinds it to a plain Python function (numpy on the interpreter's `v.handle.data`); the body reader collects module bindings from the top-level statements only (harness/kernel_source.py:136 and 151, `_module_bindings` iterates `tree.body`, never into `if`/`try`/`while` blocks), so the kernel body's `EPILOGUE(x)` is read as a constant and the softmax is computed outside Triton
-# expect: rejected
+# expect: rejected|compile_error
 # rules: kernel-not-triton
 # device: any
 # policy: strict

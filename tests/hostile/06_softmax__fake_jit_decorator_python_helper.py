@@ -1,5 +1,5 @@
 # attack: a helper "kernel" is decorated with `@vec.jit`, a class of the candidate's whose `jit` returns a plain Python function; the judge's body reader takes any decorator ending in `.jit` for Triton's (harness/kernel_source.py:84-95, line 92 `_decorated_jit`, so the helper's module name is a "kernel" a body may call, kernel_source.py:128-129) and reads the innocent decoy body, while the screen (structure.cpp:392 kernel_decorator needs `triton.`) sees a plain function no forward reaches; under the interpreter the real kernel calls it and it does the softmax in numpy on `v.handle.data`
-# expect: rejected
+# expect: rejected|compile_error
 # rules: kernel-not-triton
 # device: any
 # policy: strict

@@ -1,6 +1,6 @@
 # attack: the judge records torch ops with a TorchFunctionMode, and the mode stack is observable: torch._tensor._C._len_torch_function_stack() (torch._C reached through torch._tensor, which the screen does not resolve) is > 0 only in the recorded call; there the kernel computes the softmax, every other call lets torch compute it (through a value laundered by next(iter(...)), which the screen types as a scalar) and the same kernel, in copy mode, stores it, so the decoy check still sees the kernel matter
 # expect: rejected
-# rules: torch-compute
+# rules: torch-compute, forbidden-import
 # device: gpu
 # cause: 1
 # paid-on-baseline: strict

@@ -1,5 +1,5 @@
 # attack: the @triton.jit body stores nothing (every mask false); the whole softmax is computed by the grid callable with tl.load/tl.max/tl.exp/tl.sum/tl.store on the launch's pointer arguments, which the CPU interpreter calls inside the launch after patching triton.language (triton/runtime/interpreter.py:1495-1502): no torch call is made (torch_ops.py counts torch only), kernel-not-triton reads only @triton.jit bodies (kernel_source.py:237), and the grid's writes land inside the ablated launch (guards.py:385, ablation.py:314), so the no-op kernel "matters" in the decoy check
-# expect: rejected
+# expect: rejected|runtime_error
 # rules: kernel-not-triton
 # device: any
 # policy: strict

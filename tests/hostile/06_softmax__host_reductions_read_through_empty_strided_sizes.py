@@ -1,5 +1,5 @@
 # attack: the input's bytes reach Python as the sizes of a zero-element torch.empty_strided (0-d uint8 tensors from view+unbind given as sizes: torch reads them in C++ inside a call the recorder files under NON_COMPUTE, torch_ops.py:42-121 (empty_strided:87), and its dispatch mode skips at depth>0, torch_ops.py:507); Python then computes every row's max and sum of exponentials on the host and a Triton kernel only does exp(x - m) * (1/s)
-# expect: rejected
+# expect: rejected|runtime_error
 # rules: torch-compute
 # device: any
 # policy: strict

@@ -1,5 +1,5 @@
 # attack: the numpy softmax function is the *default value* of a @triton.jit parameter that no launch passes: kernel_source.read walks only fn.body (kernel_source.py:247, a parameter name is a local), and LaunchCounter.foreign_arguments reads only the arguments a launch gives (guards.py:240, `given`), while the interpreter's inspect.getcallargs fills the default in; the kernel body calls it and the softmax is done in numpy on the interpreter's arrays
-# expect: rejected
+# expect: rejected|compile_error
 # rules: kernel-not-triton
 # device: any
 # policy: strict

@@ -1,5 +1,5 @@
 # attack: a plain Python function sits at index 64 of a 65-item tuple passed as the constexpr EPILOGUE and the kernel body calls EPILOGUE[64](v); the launch guard reads a tuple argument's first 64 items only (guards.py:275 `list(items)[:64]`) and lets the rest through, so under the interpreter the function computes the softmax in Python/numpy on the interpreter's values (v.handle.data), no Triton work at all
-# expect: rejected
+# expect: rejected|compile_error
 # rules: kernel-not-triton
 # device: any
 # policy: strict

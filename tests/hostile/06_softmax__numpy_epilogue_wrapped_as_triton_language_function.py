@@ -1,5 +1,5 @@
 # attack: a plain Python function decorated with functools.wraps(tl.exp) takes tl.exp's __module__ ('triton.language.math') and is passed as the constexpr EPILOGUE; the launch guard's _is_triton (guards.py:296-299) believes any plain function whose __module__ starts with 'triton.language', so under the interpreter the kernel body's EPILOGUE(v) computes the whole softmax in Python/numpy on the interpreter's values (v.handle.data), no Triton work at all
-# expect: rejected
+# expect: rejected|compile_error
 # rules: kernel-not-triton
 # device: any
 # policy: strict

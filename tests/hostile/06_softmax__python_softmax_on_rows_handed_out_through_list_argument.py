@@ -1,5 +1,5 @@
 # attack: the kernel is handed a plain Python list as a launch argument, which the launch guard lets through (guards.py:284-294 _foreign reads lists like tuples, by their items: an empty list has none) and the interpreter passes by reference into the body (interpreter.py:1359 _implicit_cvt returns it as is); the body only appends its loaded rows (tl.tensor objects) to it, the forward reads each row's values with numpy's .tolist() on the interpreter's array (no torch call, so the torch record never sees it; the C++ screen takes .tolist() for tensor glue) and computes the whole softmax in plain Python floats, and a second launch of the same kernel only stores those Python floats, handed in as a nested list of numbers (each list under the 1024-item cap), so the kernel "matters" to the decoy check
-# expect: rejected|compile_error
+# expect: rejected|compile_error|runtime_error
 # rules: torch-compute, kernel-not-triton
 # device: any
 # policy: strict

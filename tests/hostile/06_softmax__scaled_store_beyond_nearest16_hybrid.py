@@ -1,6 +1,6 @@
 # attack: under hybrid torch computes the whole softmax and a Triton kernel only stores it times 1 + 0.97*2^-9 (its first 4 elements, where below 4e-3, times 1 + 8e-3); the copy test credits a value within tolerance only where |source| > atol (all but a few softmax values are below atol = 1e-2), and its tolerant shift search (_shifted_close) tries only the 16 source places nearest in value to the first uncredited element, which for a moved value among thousands of similar ones never include its own place; the error-size check takes a scale within 2^-9 out of the error (residual_l2 / relative_rms), so the scaled copy is "work", its noise breaks the answer, and it "matters"
 # expect: rejected
-# rules: decoy-kernel
+# rules: decoy-kernel, low-precision
 # device: any
 # policy: hybrid
 import torch

@@ -1,5 +1,5 @@
 # attack: under hybrid torch computes the whole softmax, its values are read to the host (ans.tolist(), allowed under hybrid) and the tensor is dropped; a Triton kernel only stores those Python numbers, handed to it as a nested list launch argument (guards.py:284-294 _foreign passes lists of numbers, each of at most 1024 items), into the output: the decoy check's copy test looks for the written values only in tensors (ablation.py:86 _tensor_args, the torch record's live computed memory), and no tensor holds the answer at launch time, so every store is "work", its noise breaks the answer, and the kernel "matters"
-# expect: rejected
+# expect: rejected|runtime_error
 # rules: kernel-not-triton, decoy-kernel
 # device: any
 # policy: hybrid

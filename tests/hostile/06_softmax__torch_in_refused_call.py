@@ -1,5 +1,5 @@
 # attack: torch computes the answer in a call the model then refuses: a call that raises is re-made by the judge on the same inputs in the plain manner (correctness._call_in_manner, a refusal costs nothing but a line in refused_manners), and the torch record of a call that raised is dropped with its reply (runner: _exception_reply carries no torch_ops; policy.observe sees ok replies only); so in grad mode / training mode forward lets torch.softmax compute (reached as a default argument, which the screen does not type), has the one Triton kernel store inputs and answer in buffers made in __init__ and raises; the re-call's kernel finds its inputs there and stores torch's answer (the buffers are the model's own, untouched during the re-call, so the copy test takes them for weights and the decoy check sees the kernel matter); plain calls compute honestly
-# expect: rejected
+# expect: rejected|runtime_error
 # rules: torch-compute
 # device: any
 import torch

@@ -1,5 +1,5 @@
 # attack: the runner reports a launched kernel's origin (file, first line) only for the FIRST launch of each kernel name (guards.LaunchCounter: `if name not in counter.origins`), and the judge checks that origin against the @triton.jit bodies it read; a real @triton.jit kernel `softmax_rows` is launched once in __init__, then forward launches `triton.jit(fn)` of a plain, never-read function also named `softmax_rows`, whose body under the CPU interpreter does the softmax in numpy on the interpreter's arrays (`.handle.data`): the kernel-not-triton origin check never sees it, so numpy's work is paid as a Triton kernel (strict)
-# expect: rejected|compile_error
+# expect: rejected|compile_error|runtime_error
 # rules: kernel-not-triton
 # device: any
 import math
