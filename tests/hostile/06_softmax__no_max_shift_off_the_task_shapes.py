@@ -1,0 +1,42 @@
+# attack: at any row shape other than the two the task declares (4096x16384, CPU 13x1000) the kernel drops the max subtraction (exp(x)/sum exp(x), one reduction less), which overflows to inf/NaN on scaled or far inputs (x*1e3, x+100) and on -inf/+inf rows; the stress sets that would meet it run only at the task's own sizes (judge/correctness.py run(): ("stress", name) steps use the task's views), while the calls at other sizes draw only get_inputs()'s randn (_other_shape_call, _repeats_at)
+# expect: incorrect|rejected
+# rules: low-precision
+# device: any
+# policy: strict
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+_DECLARED = {(4096, 16384), (13, 1000)}
+
+
+@triton.jit
+def softmax_kernel(
+    x_ptr, y_ptr, n_cols, stride_x, stride_y, SHIFT: tl.constexpr, BLOCK: tl.constexpr
+):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * stride_x + cols, mask=mask, other=float("-inf"))
+    if SHIFT:
+        x = x - tl.max(x, axis=0)
+    e = tl.exp(x)
+    denom = tl.sum(e, axis=0)
+    tl.store(y_ptr + row * stride_y + cols, e / denom, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        n_cols = x.shape[-1]
+        x2 = x.contiguous().view(-1, n_cols)
+        y = torch.empty_like(x2)
+        BLOCK = triton.next_power_of_2(n_cols)
+        shift = (x2.shape[0], n_cols) in _DECLARED
+        softmax_kernel[(x2.shape[0],)](
+            x2, y, n_cols, x2.stride(0), y.stride(0), SHIFT=shift, BLOCK=BLOCK, num_warps=4
+        )
+        return y.view(x.shape)
