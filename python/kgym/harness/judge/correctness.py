@@ -26,6 +26,8 @@ from kgym.harness.gpu_memory import MemoryWatch
 from kgym.harness.judge import slots
 from kgym.harness.judge.error_size import ErrorSize
 from kgym.harness.judge.findings import Findings
+from kgym.harness.judge.near_repeats import NEAR_WHAT, near_inputs
+from kgym.harness.judge.other_sizes import OtherSizes
 from kgym.harness.judge.policy import CallPolicy
 from kgym.harness.judge.runners import Runners, failed_reply
 from kgym.harness.judge.slots import Lender
@@ -122,7 +124,7 @@ def _dtypes(values: list[Any]) -> set[torch.dtype]:
     return {v.dtype for v in values if isinstance(v, torch.Tensor)}
 
 
-class GradedCalls:
+class GradedCalls(OtherSizes):
     """The correctness phase of one candidate."""
 
     def __init__(
@@ -674,9 +676,20 @@ class GradedCalls:
             stress.on_int8_levels(reference)
         if reduced:  # or a bf16 one's
             stress.on_bf16_values(reference)
-        weights, fds = self.lender.weights(reference)
+        failed = self._load_weights(reference, ("reference", "candidate"), checkpoint)
+        if failed is not None:
+            return failed
+        if self.error_size is not None:
+            self.error_size.release()  # its float64 and tf32 builds copied the old weights
+        return None
+
+    def _load_weights(self, model: Any, roles: tuple[str, ...], checkpoint: bool) -> str | None:
+        """``model``'s weights loaded into ``roles``' runners' models (``runner.op_weights``;
+        with ``checkpoint`` the candidate's by its own ``load_state_dict``): why the
+        candidate's did not take them, or None."""
+        weights, fds = self.lender.weights(model)
         try:
-            for role in ("reference", "candidate"):
+            for role in roles:
                 message = {"op": "weights", "checkpoint": checkpoint and role == "candidate"}
                 reply = self.runners.ask(
                     role, message, "correctness", payload=weights, fds=list(fds)
@@ -701,8 +714,6 @@ class GradedCalls:
                     return "the model's state no longer takes the task's weights"
         finally:
             self.lender.free_weights()
-        if self.error_size is not None:
-            self.error_size.release()  # its float64 and tf32 builds copied the old weights
         return None
 
     def _probe(self, started: float) -> tuple[SlotViews, stress.InputFacts]:
@@ -898,35 +909,20 @@ class GradedCalls:
         through training)."""
         tol = self.task.tolerance
         stretch = time.perf_counter()
-        if how == "swap":
-            near = stress.rows_reordered(pristine, fresh_seed())
-        elif how == "swap_again":
-            near = stress.rows_reordered(self.last_called or pristine, fresh_seed())
-        elif how == "after_twin":
+        if how == "after_twin":
             assert self.twin_inputs is not None
             near, self.twin_inputs = self.twin_inputs, None
-        elif how in ("one_place", "one_sign"):
-            near = stress.one_place_changed(
-                self.last_called or pristine, fresh_seed(), negate=how == "one_sign"
-            )
-        elif how == "one_row":
-            near = stress.one_row_redrawn(
-                self.last_called or pristine, self.task.inputs(fresh_seed())
-            )
-        elif how.startswith("one_input:"):
-            near = self._one_input_redrawn(self.last_called or pristine, int(how.split(":")[1]))
-        else:  # the last graded call's inputs, whichever call it was
-            near = [v.clone() if is_a(v, torch.Tensor) else v for v in self.last_called or pristine]
-            if self.last_set is not None:
-                # A stress set's inputs are judged as that set is: at its own scale's atol,
-                # excused where it is ill-conditioned at tf32 (the task's atol would refuse
-                # an honest tf32 product on a set scaled down).
-                again = self._stress_call(self.last_set, views, near)
-                if again["passed"] is False:
-                    return (
-                        f"the last inputs with nothing changed but the weights: {again['mismatch']}"
-                    )
-                return None
+        else:
+            last = self.last_called or pristine
+            near = near_inputs(how, pristine, last, lambda: self.task.inputs(fresh_seed()))
+        if how == "same" and self.last_set is not None:
+            # A stress set's inputs are judged as that set is: at its own scale's atol,
+            # excused where it is ill-conditioned at tf32 (the task's atol would refuse
+            # an honest tf32 product on a set scaled down).
+            again = self._stress_call(self.last_set, views, near)
+            if again["passed"] is False:
+                return f"the last inputs with nothing changed but the weights: {again['mismatch']}"
+            return None
         failed, answer = self._graded_call(views, near)
         stretch = self.timeline.stretch("correctness_calls", stretch)
         if failed is not None:
@@ -939,25 +935,9 @@ class GradedCalls:
             # all below atol on long rows) and still err far beyond any tf32 kernel.
             self._judge_error(self.error_size, near, answer)
         if not verdict.ok:
-            what = {
-                "swap": "some rows' largest element moved",
-                "swap_again": "some rows' largest element moved",
-                "one_row": "one row of each input drawn afresh",
-                "one_place": "one element of each row given another's value",
-                "one_sign": "one element of each row negated",
-                "after_twin": "the twin instance's inputs, on the set-up's instance",
-                "same": "nothing changed but the weights or the call before",
-            }.get(how, f"input {how.split(':')[-1]} drawn afresh")
+            what = NEAR_WHAT.get(how, f"input {how.split(':')[-1]} drawn afresh")
             return f"the last inputs with {what}: {verdict.mismatch}"
         return None
-
-    def _one_input_redrawn(self, pristine: list[Any], place: int) -> list[Any]:
-        """``pristine`` with its input at ``place`` replaced by a fresh draw's."""
-        fresh = self.task.inputs(fresh_seed())
-        return [
-            fresh[i] if i == place else (v.clone() if is_a(v, torch.Tensor) else v)
-            for i, v in enumerate(pristine)
-        ]
 
     def _unstable_rows(self, pristine: list[Any], expected: list[Any]) -> torch.Tensor | None:
         """Of a set's constant rows (``stress.constant_rows``), those whose reference answer
@@ -1118,187 +1098,6 @@ class GradedCalls:
         if not comparison.ok:
             verdict["mismatch"] = comparison.mismatch
         return verdict
-
-    def _other_shapes(self) -> list[str]:
-        """The calls at other sizes (input sets): ``other_shape``, drawn near the sizes the
-        task runs at, odd or even; and every size odd, so that every count of elements
-        leaves a block's remainder: where the task runs at sizes other than the CPU sizes it
-        declares (a GPU's own), ``small_shape``, drawn near those (a short row's path, a grid
-        smaller than the GPU, which the task's own sizes never take), else ``odd_shape``,
-        near the sizes it runs at. And ``twin``: a second instance of the model at the
-        task's sizes, with weights of its own, called under ``torch.inference_mode`` (as a
-        server calls it), and the set-up's instance called after it: state that instances
-        share (a packed weight in a class attribute) or a path taken only under inference
-        mode meets a caller's."""
-        declared = getattr(self.task.module, "KGYM_CPU_SIZES", None)
-        if isinstance(declared, dict) and any(
-            getattr(self.task.module, name, value) != value for name, value in declared.items()
-        ):
-            return ["other_shape", "small_shape", "twin"]
-        return ["other_shape", "odd_shape", "twin"]
-
-    def _other_shape_call(self, name: str) -> dict[str, Any]:
-        """One call at other sizes of the task (stress.other_sizes), with both models built
-        again where a size or a number the model is built with changed: the candidate's from
-        the class it set up, with the judge's weights. Where the task's Model does not build or
-        run with the changed arguments, only the sizes its inputs alone use change. The
-        task's own model and layout are lent again afterwards, for the timed calls."""
-        task, layout = self.task, self.layout
-        assert layout is not None
-        small = getattr(task.module, "KGYM_CPU_SIZES", None) if name == "small_shape" else None
-        twin = name == "twin"
-        changes = {} if twin else stress.other_sizes(task.module, small, odd=name != "other_shape")
-        if not changes and not twin:
-            return {"passed": None, "reason": "no size constant the judge can change"}
-        built_with = stress.init_names(task.module) & set(changes)
-        inputs_only = {k: v for k, v in changes.items() if k not in built_with}
-        tries = [changes]
-        if built_with and any(getattr(task.module, k) != v for k, v in inputs_only.items()):
-            tries.append(inputs_only)
-        for sizes in tries:
-            rebuild = twin or bool(built_with & set(sizes))
-            seed = fresh_seed()
-            try:
-                with task.sizes_changed(sizes):
-                    model, init_inputs = task.build_model(seed) if rebuild else (None, [])
-                    if model is not None:
-                        stress.away_from_init(model)
-                    pristine = task.inputs(fresh_seed())
-                    if twin:
-                        self.twin_inputs = [
-                            v.clone() if is_a(v, torch.Tensor) else v for v in pristine
-                        ]
-                    answer, working = task.measured_reference(pristine, model)
-                    expected = compare.flatten(answer)
-                    del answer
-            except EvaluationFailure:
-                continue
-            self._allow_other_sizes(model, working)
-            verdict: dict[str, Any] = {"sizes": sizes}
-            at = (sizes, model)
-            inference = {"inference": True, "grad": False, "grad_inputs": False} if twin else {}
-            if model is None:
-                return {**verdict, **self._call_at(layout, pristine, expected, at, inference)}
-            failed, copied = self._build_candidate(model, init_inputs, seed, grad=not twin)
-            if failed is None and not copied:
-                # Its state takes no weights of the reference's (other names): it was built
-                # under the reference's seed, with the initial weights, not the moved ones.
-                with task.sizes_changed(sizes):
-                    model, _ = task.build_model(seed)
-                    expected = compare.flatten(
-                        task.run_reference(pristine, "correctness", model=model)
-                    )
-                at = (sizes, model)
-            if failed is None:
-                verdict.update(self._call_at(layout, pristine, expected, at, inference))
-            else:
-                verdict.update(passed=False, mismatch=failed)
-            # The set-up's model back, also where a second build failed after a first one.
-            self.runners.ask("candidate", {"op": "model", "restore": True}, "correctness")
-            return verdict
-        return {"passed": None, "reason": "the reference does not run at other sizes"}
-
-    def _allow_other_sizes(self, model: Any, working: int) -> None:
-        """The candidate's runner may hold, at the other sizes (about the task's own on a
-        GPU), a call's working memory there twice over and the other sizes' model beside its
-        set-up's (gpu_memory.py)."""
-        watch = self.memory_watch
-        if watch is None:
-            return
-        watch.working_bytes = max(watch.working_bytes, working)
-        if model is not None:
-            held = [*model.parameters(), *model.buffers()]
-            watch.other_model_bytes = max(
-                watch.other_model_bytes, sum(t.numel() * t.element_size() for t in held)
-            )
-
-    def _build_candidate(
-        self, model: Any, init_inputs: list[Any], seed: int, grad: bool = True
-    ) -> tuple[str | None, bool]:
-        """The candidate's model built with ``init_inputs`` and ``model``'s weights: None or
-        why it did not build (an answer it cannot give), and whether it took the weights. It
-        is built under another seed than the reference's, so that the weights it is given are
-        not the ones its own initialisation made (what ``__init__`` derived from those, a
-        packed or transposed copy, goes stale, as it would when a checkpoint is loaded); a
-        model whose state takes no weights (other keys or shapes) is built again under the
-        reference's seed, its only way to the same parameters."""
-        for build_seed in (fresh_seed(), seed):
-            weights, fds = self.lender.weights(model)
-            spec = {
-                "seed": build_seed,
-                "init_inputs": init_inputs,
-                "weights": weights,
-                "grad": grad,
-            }
-            try:
-                reply = self.runners.ask(
-                    "candidate", {"op": "model"}, "correctness", payload=spec, fds=fds
-                )
-            finally:
-                self.lender.free_weights()
-            self.findings.take_from_reply(reply)
-            self.findings.stop_if_rejected("correctness")
-            self.policy.observe_weights(reply)
-            if not reply.get("ok"):
-                message = failed_reply(reply, "init").message
-                return f"the model does not build with other arguments: {message}", False
-            if reply.get("weights_copied") or weights is None:
-                return None, True
-        return None, False
-
-    def _call_at(
-        self,
-        layout: SlotLayout,
-        pristine: list[Any],
-        expected: list[Any],
-        at: tuple[dict[str, Any], Any],
-        manner: dict[str, Any],
-    ) -> dict[str, Any]:
-        """A graded call on ``pristine`` in an arena of its own layout, in ``manner`` where
-        it names one, compared with ``expected`` and, on a float32 task, its error's size
-        measured (``at``: the sizes and the model, None for the reference, that made
-        ``expected``); the task's ``layout`` is lent again afterwards."""
-        task, lender = self.task, self.lender
-        other = SlotLayout.build(pristine, expected, 1)
-        views = lender.lend("candidate", other, lender.new_arena("candidate", other))
-        self._allow_copies()
-        verdict: dict[str, Any] = {}
-        try:
-            # Not these sizes' inputs but the call before's, as they were judged: the task's.
-            at_task_sizes = self.last_called, self.last_set
-            failed, answer = self._graded_call(views, pristine, fill=False, manner=manner)
-            self.last_called, self.last_set = at_task_sizes
-            if failed is not None:
-                return {"passed": False, "mismatch": failed}
-            comparison = compare.compare_outputs(
-                answer, expected, task.tolerance.atol, task.tolerance.rtol
-            )
-            if comparison.ok and self.robust and self.error_size is not None:
-                verdict["error_ratio"] = self._error_size_at(at, pristine, answer)
-            del answer  # views into the arena that the task's layout replaces next
-        finally:
-            lender.lend("candidate", layout, lender.new_arena("candidate", layout))
-        if comparison.ok:
-            return {"passed": True, **verdict}
-        return {"passed": False, "mismatch": comparison.mismatch}
-
-    def _error_size_at(
-        self, at: tuple[dict[str, Any], Any], pristine: list[Any], answer: list[Any]
-    ) -> float | None:
-        """The error-size check at other sizes (precision kept only at the task's is not
-        kept), with the model built for them: its ratio, folded into the evaluation's."""
-        assert self.error_size is not None
-        sizes, model = at
-        task = self.task
-        with task.sizes_changed(sizes):
-            there = ErrorSize(
-                task.reference if model is None else model,
-                lambda m, x: task.run_reference(x, "correctness", model=m),
-                products=not self.tf32_exact,
-            )
-            self._judge_error(there, pristine, answer)
-        self.error_size.absorb(there)
-        return there.worst["ratio"] if there.worst else None
 
     def _decoy_call(self, name: str, views: SlotViews) -> None:
         """Every Triton kernel the candidate launches must matter: with its written elements
