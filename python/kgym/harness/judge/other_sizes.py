@@ -234,10 +234,10 @@ class OtherSizes:
         (``NEAR_AT_OTHER_SIZES``, each tensor input drawn afresh), each on the call before's
         inputs (a memo there). ``all``: also a third of the stress sets, drawn (a kernel
         wrong on far inputs there), every owed manner (one under inference mode there), the
-        model's weights moved and loaded by its own ``load_state_dict`` where it was built
-        there and took them (``movable``: a packed copy kept stale there), and plain calls of a drawn
-        count with no bound (precision dropped after some number of calls there). None, or
-        what was wrong. Its time is the other sizes' (``correctness_other_sizes``)."""
+        model's weights moved twice, written in place and loaded by its own
+        ``load_state_dict``, where it was built there and took them (``movable``: a packed
+        copy kept stale there), and plain calls of a drawn count with no bound (precision
+        dropped after some number of calls there). None, or what was wrong. Its time is the other sizes' (``correctness_other_sizes``)."""
         task = self.task
         sizes, model = at
         tensors = [i for i, v in enumerate(pristine) if is_a(v, torch.Tensor)]
@@ -249,7 +249,9 @@ class OtherSizes:
             steps += [("stress", name) for name in drawn]
             steps += [("manner", name) for name in self._owed_manners()]
             if model is not None and movable and stress.holds_weights(model):
-                steps.append(("weights", ""))
+                # Both ways weights change: written in place (an optimizer's step) and
+                # loaded by the model's own load_state_dict (a checkpoint).
+                steps += [("weights", "in_place"), ("weights", "checkpoint")]
             while _RANDOM.randrange(PLAIN_AT_OTHER_SIZES):
                 steps.append(("plain", ""))
         _RANDOM.shuffle(steps)
@@ -271,7 +273,7 @@ class OtherSizes:
                             return f"at these sizes, input set {name}: {verdict['mismatch']}"
                         continue
                     if kind == "weights":
-                        failed = self._moved_at(model, there)
+                        failed = self._moved_at(model, there, checkpoint=name == "checkpoint")
                         if failed is not None:
                             return f"at these sizes, {failed}"
                         steps.insert(0, ("plain", ""))  # compared under the moved weights
@@ -331,13 +333,13 @@ class OtherSizes:
         finally:
             task.reference, self.error_size, self.base_rms = saved
 
-    def _moved_at(self, model: Any, there: ErrorSize | None) -> str | None:
-        """The weights of the model built at other sizes moved off where they are and loaded
-        by the candidate's model's own ``load_state_dict``, as a checkpoint is: why it did
-        not take them, or None."""
+    def _moved_at(self, model: Any, there: ErrorSize | None, checkpoint: bool) -> str | None:
+        """The weights of the model built at other sizes moved off where they are and written
+        into the candidate's model in place (``runner.op_weights``), or with ``checkpoint``
+        loaded by its own ``load_state_dict``: why it did not take them, or None."""
         dev.seed_generators(fresh_seed(), self.task.device)
         stress.away_from_init(model)
-        failed = self._load_weights(model, ("candidate",), checkpoint=True)
+        failed = self._load_weights(model, ("candidate",), checkpoint=checkpoint)
         if there is not None:
             there.release()  # its float64 and tf32 builds copied the old weights
         return failed
