@@ -195,6 +195,15 @@ class OtherSizes:
         verdict: dict[str, Any] = {}
         # Not these sizes' inputs but the call before's, as they were judged: the task's.
         at_task_sizes = self.last_called, self.last_set
+        # One error-size check for every call at these sizes, with the model built for them
+        # (precision kept only at the task's is not kept), folded into the evaluation's.
+        there = None
+        if self.robust and self.error_size is not None:
+            there = ErrorSize(
+                task.reference if at[1] is None else at[1],
+                lambda m, x: task.run_reference(x, "correctness", model=m),
+                products=not self.tf32_exact,
+            )
         try:
             failed, answer = self._graded_call(views, pristine, fill=False, manner=manner)
             if failed is not None:
@@ -204,14 +213,18 @@ class OtherSizes:
             )
             if not comparison.ok:
                 return {"passed": False, "mismatch": comparison.mismatch}
-            if self.robust and self.error_size is not None:
-                verdict["error_ratio"] = self._error_size_at(at, pristine, answer)
+            if there is not None:
+                with task.sizes_changed(at[0]):
+                    self._judge_error(there, pristine, answer)
+                verdict["error_ratio"] = there.worst["ratio"] if there.worst else None
             del answer  # views into the arena that the task's layout replaces next
             base_rms = stress.finite_rms(expected)
             failed = None
             if more:
-                failed = self._calls_at(views, pristine, at, base_rms, more, movable)
+                failed = self._calls_at(views, pristine, at, base_rms, more, movable, there)
         finally:
+            if there is not None and self.error_size is not None:
+                self.error_size.absorb(there)
             self.last_called, self.last_set = at_task_sizes
             lender.lend("candidate", layout, lender.new_arena("candidate", layout))
         if failed is not None:
@@ -226,6 +239,7 @@ class OtherSizes:
         base_rms: float,
         more: str,
         movable: bool,
+        there: ErrorSize | None,
     ) -> str | None:
         """After a right call at other sizes, more graded calls there, in a drawn order, each
         compared with the reference there and its error measured: what is checked about the
@@ -237,17 +251,19 @@ class OtherSizes:
         model's weights moved twice, written in place and loaded by its own
         ``load_state_dict``, where it was built there and took them (``movable``: a packed
         copy kept stale there), and plain calls of a drawn count with no bound (precision
-        dropped after some number of calls there). None, or what was wrong. Its time is the other sizes' (``correctness_other_sizes``)."""
+        dropped after some number of calls there); ``there`` measures their errors. None, or
+        what was wrong. Its time is the other sizes' (``correctness_other_sizes``)."""
         task = self.task
         sizes, model = at
         tensors = [i for i, v in enumerate(pristine) if is_a(v, torch.Tensor)]
         steps = [("near", how) for how in NEAR_AT_OTHER_SIZES]
         steps += [("near", f"one_input:{i}") for i in tensors] if len(tensors) >= 2 else []
+        owed = self._owed_manners() if more == "all" else {}
         if more == "all":
             names = stress.set_names(stress.InputFacts.of(pristine))
             drawn = _RANDOM.sample(names, -(-len(names) // SETS_AT_OTHER_SIZES))
             steps += [("stress", name) for name in drawn]
-            steps += [("manner", name) for name in self._owed_manners()]
+            steps += [("manner", name) for name in owed]
             if model is not None and movable and stress.holds_weights(model):
                 # Both ways weights change: written in place (an optimizer's step) and
                 # loaded by the model's own load_state_dict (a checkpoint).
@@ -255,42 +271,31 @@ class OtherSizes:
             while _RANDOM.randrange(PLAIN_AT_OTHER_SIZES):
                 steps.append(("plain", ""))
         _RANDOM.shuffle(steps)
-        there = None
-        if self.robust and self.error_size is not None:
-            there = ErrorSize(
-                task.reference if model is None else model,
-                lambda m, x: task.run_reference(x, "correctness", model=m),
-                products=not self.tf32_exact,
-            )
         last = pristine
-        try:
-            while steps:
-                kind, name = steps.pop(0)
-                with task.sizes_changed(sizes):
-                    if kind == "stress":
-                        verdict = self._as_task(model, there, base_rms, name, views)
-                        if verdict.get("passed") is False:
-                            return f"at these sizes, input set {name}: {verdict['mismatch']}"
-                        continue
-                    if kind == "weights":
-                        failed = self._moved_at(model, there, checkpoint=name == "checkpoint")
-                        if failed is not None:
-                            return f"at these sizes, {failed}"
-                        steps.insert(0, ("plain", ""))  # compared under the moved weights
-                        continue
-                    draw = functools.partial(task.inputs, fresh_seed())
-                    near = near_inputs(name, pristine, last, draw) if kind == "near" else draw()
-                    manner = self._owed_manners()[name] if kind == "manner" else {}
-                    failed = self._compared_at(views, near, model, there, manner)
-                if failed is not None:
-                    what = NEAR_WHAT.get(name, f"input {name.split(':')[-1]} drawn afresh")
-                    where = f"the last inputs with {what}" if kind == "near" else kind
-                    where = f"the manner {name}" if kind == "manner" else where
-                    return f"at these sizes, {where}: {failed}"
-                last = near
-        finally:
-            if there is not None and self.error_size is not None:
-                self.error_size.absorb(there)
+        while steps:
+            kind, name = steps.pop(0)
+            with task.sizes_changed(sizes):
+                if kind == "stress":
+                    verdict = self._as_task(model, there, base_rms, name, views)
+                    if verdict.get("passed") is False:
+                        return f"at these sizes, input set {name}: {verdict['mismatch']}"
+                    continue
+                if kind == "weights":
+                    failed = self._moved_at(model, there, checkpoint=name == "checkpoint")
+                    if failed is not None:
+                        return f"at these sizes, {failed}"
+                    steps.insert(0, ("plain", ""))  # compared under the moved weights
+                    continue
+                draw = functools.partial(task.inputs, fresh_seed())
+                near = near_inputs(name, pristine, last, draw) if kind == "near" else draw()
+                manner = owed[name] if kind == "manner" else {}
+                failed = self._compared_at(views, near, model, there, manner)
+            if failed is not None:
+                what = NEAR_WHAT.get(name, f"input {name.split(':')[-1]} drawn afresh")
+                where = f"the last inputs with {what}" if kind == "near" else kind
+                where = f"the manner {name}" if kind == "manner" else where
+                return f"at these sizes, {where}: {failed}"
+            last = near
         return None
 
     def _compared_at(
@@ -343,21 +348,3 @@ class OtherSizes:
         if there is not None:
             there.release()  # its float64 and tf32 builds copied the old weights
         return failed
-
-    def _error_size_at(
-        self, at: tuple[dict[str, Any], Any], pristine: list[Any], answer: list[Any]
-    ) -> float | None:
-        """The error-size check at other sizes (precision kept only at the task's is not
-        kept), with the model built for them: its ratio, folded into the evaluation's."""
-        assert self.error_size is not None
-        sizes, model = at
-        task = self.task
-        with task.sizes_changed(sizes):
-            there = ErrorSize(
-                task.reference if model is None else model,
-                lambda m, x: task.run_reference(x, "correctness", model=m),
-                products=not self.tf32_exact,
-            )
-            self._judge_error(there, pristine, answer)
-        self.error_size.absorb(there)
-        return there.worst["ratio"] if there.worst else None
