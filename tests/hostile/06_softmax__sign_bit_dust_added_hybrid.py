@@ -1,6 +1,6 @@
 # attack: under hybrid torch computes the whole softmax and a Triton kernel only writes 2^-120 where x > 0 (else 0), which torch adds to its answer; the value depends on the inputs (their signs), so the rerun with moved floats (ablation.py:_writes_ignore_inputs, :220-268, bitwise test at :260) writes other bits and does not count it as a copy, and the decoy noise (1e3) in that dust breaks the sum, so the kernel "matters" though it contributes nothing within any tolerance (the judge only asks whether a kernel's output can break the answer, never whether the answer needs it)
 # expect: rejected
-# rules: decoy-kernel
+# rules: decoy-kernel, low-precision
 # device: any
 # policy: hybrid
 import torch
