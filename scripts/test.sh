@@ -22,4 +22,4 @@ cmake --build build-asan -j "$JOBS"
 ctest --test-dir build-asan --output-on-failure -j "$JOBS"
 
 echo "== Python tests" >&2
-"$VPY" -m pytest -q -n "$JOBS" -p no:cacheprovider tests "$@"
+"$VPY" -m pytest -q -n "$JOBS" -p no:cacheprovider --durations=20 tests "$@"

@@ -36,3 +36,29 @@ def solution_source(task_id: str) -> str:
     path = find_task(task_id).solution_path()
     assert path is not None
     return path.read_text()
+
+
+# The longest tests on a 2-core CPU (pytest --durations in CI), started first: xdist hands out
+# tests in collection order, and one of these begun last kept a worker busy for minutes after
+# the other had finished.
+LONGEST_FIRST = (
+    "tests/test_hostile.py::test_attack_is_not_paid[17_transpose__unmasked_tiles_floor_grid]",
+    "tests/test_pool_faults.py::",
+    "tests/test_honest.py::test_honest_solution_is_accepted[batch_norm__eval_running_stats]",
+    "tests/test_honest.py::test_honest_solution_is_accepted[14_conv2d_relu_maxpool__",
+    "tests/test_hostile.py::test_attack_is_not_paid[batch_norm__folded_stats_keyed_on_affine]",
+    "tests/test_hostile.py::test_attack_is_not_paid[03_scale_add_mul__floor_grid_drops_tail]",
+    "tests/test_honest.py::test_honest_solution_is_accepted[08_layer_norm__lane_welford_",
+    "tests/test_lint.py::test_builtin_suite_is_clean",
+    "tests/test_train.py::test_a_tiny_model_learns_the_similarity_reward",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        for place, prefix in enumerate(LONGEST_FIRST):
+            if item.nodeid.startswith(prefix):
+                return place
+        return len(LONGEST_FIRST)
+
+    items.sort(key=rank)  # stable: every other test keeps its place

@@ -28,3 +28,22 @@ def test_a_python_float_that_is_nan_fails_unless_nan_was_expected() -> None:
     assert compare_outputs([math.inf], [math.inf], 1e-2, 1e-2).ok
     assert not compare_outputs([-math.inf], [math.inf], 1e-2, 1e-2).ok
     assert compare_outputs([1.005], [1.0], 1e-2, 1e-2).ok
+
+
+def test_a_refusal_says_which_element_is_wrong_or_that_the_l2_error_is() -> None:
+    """A float output refused says where it is furthest beyond the tolerance, with both
+    values, whichever way the verdict was asked for; one refused only by its relative L2
+    error (every element within atol) says that, so a user can find the wrong output."""
+    expected = torch.zeros(3, 4)
+    expected[1, 2] = 0.5
+    actual = expected.clone()
+    actual[2, 3] = 0.25
+    for errors in (True, False):
+        verdict = compare_outputs(actual, expected, 1e-2, 1e-2, errors=errors)
+        assert verdict.mismatch == (
+            "output: values differ beyond tolerance ([2, 3]: 0.25, expected 0)"
+        )
+    small = torch.full((100,), 1e-3)
+    verdict = compare_outputs(small * 1.5, small, 1e-2, 1e-2)
+    assert verdict.mismatch is not None
+    assert verdict.mismatch.endswith("(relative L2 error 0.5 beyond rtol 0.01)")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import pytest
 import torch
 import torch.nn as nn
 
@@ -13,9 +14,12 @@ from kgym.harness import stress
 from kgym.harness.judge.error_size import (
     ERROR_FACTOR,
     MAX_SCALE,
+    NO_SCALE,
     ErrorSize,
+    few_grains,
     relative_rms,
     residual_l2,
+    row_masks,
 )
 
 
@@ -40,7 +44,7 @@ def _bf16(t: torch.Tensor) -> torch.Tensor:
 def _checker() -> tuple[ErrorSize, _Linear, list[torch.Tensor]]:
     torch.manual_seed(0)
     model = _Linear().eval()
-    return ErrorSize(model, _run), model, [torch.randn(128, 256)]
+    return ErrorSize(model, _run, products=True), model, [torch.randn(128, 256)]
 
 
 def test_float32_answer_errs_far_less_than_tf32() -> None:
@@ -50,6 +54,18 @@ def test_float32_answer_errs_far_less_than_tf32() -> None:
     report = check.report()
     assert report["measured"] and report["calls"] == 1
     assert report["tf32_rel_l2"] > 1e-4  # tf32 rounding: about 2^-11 relative
+
+
+def test_the_report_names_the_call_of_the_worst_ratio() -> None:
+    """The Result says where the largest error was measured (an input set's name), so that a
+    low-precision verdict can be followed to the inputs that showed it."""
+    check, model, inputs = _checker()
+    w, b = model.linear.weight, model.linear.bias
+    check.measure(inputs, [_run(model, inputs)], where="scaled_up")
+    assert check.report()["where"] == "scaled_up"
+    check.measure(inputs, [torch.relu(_bf16(inputs[0]) @ _bf16(w).T + b)], where="massive_row")
+    check.measure(inputs, [_run(model, inputs)])
+    assert check.report()["where"] == "massive_row"
 
 
 def test_tf32_products_pass_rounded_or_cut() -> None:
@@ -121,10 +137,15 @@ def test_reference_without_float64_is_reported_unavailable() -> None:
 def test_residual_l2_takes_out_a_small_scale_and_leaves_out_non_finite_values() -> None:
     truth = [torch.tensor([1.0, math.inf, 2.0], dtype=torch.float64), torch.tensor([3, 4])]
     scaled = [torch.tensor([1.001, 0.0, 2.002], dtype=torch.float64), torch.tensor([0, 0])]
-    err = residual_l2(scaled, truth)
-    assert err is not None and err < 1e-12  # a scale within tf32's cut: nothing left
+    shrunk = [torch.tensor([0.999, 0.0, 1.998], dtype=torch.float64), torch.tensor([0, 0])]
+    err = residual_l2(shrunk, truth)
+    assert err is not None and err < 1e-9  # a scale within tf32's cut: nothing left
+    # A grown scale is no cut's, and without products no scale is taken out at all.
+    grown = residual_l2(scaled, truth)
+    assert grown is not None and abs(grown - 1e-3) < 1e-12
+    assert abs((residual_l2(shrunk, truth, NO_SCALE) or 0.0) - 1e-3) < 1e-12
     # A scale beyond it is error (a scalar output, a loss, cannot fit its own error away).
-    loss = residual_l2([torch.tensor(1.01, dtype=torch.float64)], [torch.tensor(1.0)])
+    loss = residual_l2([torch.tensor(0.99, dtype=torch.float64)], [torch.tensor(1.0)])
     assert loss is not None and abs(loss - (0.01 - MAX_SCALE)) < 1e-12
     # Where the answer itself overflowed (the task's float32 reference too), not judged here.
     over = [torch.tensor([math.inf, 2.0], dtype=torch.float64)]
@@ -135,8 +156,8 @@ def test_residual_l2_takes_out_a_small_scale_and_leaves_out_non_finite_values() 
         [torch.tensor([1e200, 2e200], dtype=f64)], [torch.tensor([1e200, 2.1e200], dtype=f64)]
     )
     assert huge is not None and 0.0 < huge < 0.1
-    # An error across the answer: (0, 1e-3) against (1, 2) leaves 1e-3 * 1/sqrt(5) of it.
-    bent = [torch.tensor([1.0, 0.0, 2.001], dtype=torch.float64), torch.tensor([0, 0])]
+    # An error across the answer: (0, -1e-3) against (1, 2) leaves 1e-3 * 1/sqrt(5) of it.
+    bent = [torch.tensor([1.0, 0.0, 1.999], dtype=torch.float64), torch.tensor([0, 0])]
     err = residual_l2(bent, truth)
     expected = math.sqrt(1e-6 - (2e-3) ** 2 / 5) / math.sqrt(5)
     assert err is not None and abs(err - expected) < 1e-12
@@ -208,6 +229,51 @@ def test_relative_rms_leaves_out_elements_near_zero_and_the_tf32_scale() -> None
     assert relative_rms([torch.zeros(0)], [torch.zeros(0)]) is None
 
 
+def test_a_confident_rows_loss_computed_as_lse_less_its_logit_is_not_refused() -> None:
+    """A per-sample cross entropy of three rows on the ``confident`` set: lse - logit (how
+    kernels compute it) rounds an intermediate of the logits' scale, which a confident row's
+    loss of 1e-4 turns on while torch's cancels otherwise (6.4 times tf32's allowance here, at
+    this seed); a few outputs' errors are weighed less four half-ulps of the inputs' largest
+    magnitude, so float32 passes and a log-sum-exp kept to tf32's 10 bits does not."""
+
+    class CrossEntropy(nn.Module):
+        def forward(self, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+            return nn.functional.cross_entropy(x, t, reduction="none")
+
+    torch.manual_seed(100)
+    x, t = stress.derive("confident", [torch.randn(3, 17) * 3.0, torch.randint(0, 17, (3,))])
+    lse = torch.logsumexp(x, dim=1)
+    logit = x.gather(1, t[:, None])[:, 0]
+    ratio = ErrorSize(CrossEntropy(), _run).measure([x, t], [lse - logit])
+    assert ratio is not None and ratio < 1.0
+    ten_bits = (lse.view(torch.int32) & ~((1 << 13) - 1)).view(torch.float32)
+    ratio = ErrorSize(CrossEntropy(), _run).measure([x, t], [ten_bits - logit])
+    assert ratio is not None and ratio > ERROR_FACTOR
+
+
+def test_a_few_outputs_grain_is_their_own_rows_not_a_massive_rows() -> None:
+    """The grain of a per-row output is its own input row's scale: a massive row (10^5 times
+    the others) grows only its own output's, so bf16 on the other rows' maxima is still seen,
+    and a batch-wide output (a mean loss) takes the whole input's."""
+
+    class RowMax(nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return x.amax(dim=1)
+
+    torch.manual_seed(0)
+    x = torch.randn(13, 64) * 3.0
+    x[4] *= 1e5
+    grains = few_grains([x], [x.amax(dim=1), x.mean()])
+    assert grains[0] is not None and grains[1] is not None
+    assert float(grains[0][4]) > 1e4 * float(grains[0][0])
+    assert float(grains[1][0]) == pytest.approx(float(grains[0][4]))
+    coarse = _bf16(x.amax(dim=1))
+    coarse[4] = x[4].amax()
+    flags = torch.arange(13) == 4
+    ratio = ErrorSize(RowMax(), _run).measure([x], [coarse], left_out=[flags])
+    assert ratio is not None and ratio > ERROR_FACTOR
+
+
 def test_rows_left_out_are_not_measured_and_blocks_may_be_left_unheld() -> None:
     """``flat_rows``' constant rows (stress.constant_rows) are left out of the measure, in the
     tf32 answer's too: coarse rounding there alone is not seen, and elsewhere it is. Without
@@ -220,8 +286,9 @@ def test_rows_left_out_are_not_measured_and_blocks_may_be_left_unheld() -> None:
     torch.manual_seed(0)
     x = torch.randn(64, 512)
     x[::4] = 3.0  # a quarter of the rows constant
-    left_out = stress.constant_rows([x])
-    assert left_out is not None and int(left_out.sum()) == 16
+    flags = stress.constant_rows([x])
+    assert flags is not None and int(flags.sum()) == 16
+    left_out = row_masks([x], flags)
     honest = nn.functional.layer_norm(x, x.shape[-1:])
     wrong_on_constant_rows = honest.clone()
     wrong_on_constant_rows[::4] += 0.01
@@ -245,7 +312,7 @@ def test_a_set_tf32_meets_only_at_the_tolerances_edge_is_excused_where_measured(
     flip: a set that answer meets within the tolerance but not within its half is excused to
     finite outputs where its error size is measured (and so still judged), and compared element
     by element where it is not."""
-    from kgym.harness.judge.correctness import TF32_MARGIN, ill_conditioned_at_tf32
+    from kgym.harness.judge.tf32_answers import TF32_MARGIN, ill_conditioned_at_tf32
 
     torch.manual_seed(0)
     expected = [torch.randn(4096)]
@@ -268,7 +335,7 @@ def test_a_set_met_at_tf32_rounded_to_nearest_but_not_cut_is_excused() -> None:
     two-kernel attention, on the CPU as a GPU computes its products); each rounding's answer
     now decides, so such a set is excused to finite outputs."""
     from kgym.harness import compare, stress
-    from kgym.harness.judge.correctness import ill_conditioned_at_tf32
+    from kgym.harness.judge.tf32_answers import ill_conditioned_at_tf32
 
     # One query, two keys 14 apart near 2^14, where tf32's step is 16: cut, both become 2^14
     # (a tie: half of each value); rounded to nearest, 16 apart (the first key's value).
@@ -334,3 +401,132 @@ def test_an_element_cancelled_to_near_zero_counts_no_more_than_the_cap() -> None
     smallest = truth.abs() <= truth.abs().quantile(0.4)
     minority = relative_rms([torch.where(smallest, coarse, truth)], [truth])
     assert minority is not None and minority > ERROR_FACTOR * TF32_FLOOR
+
+
+def _mantissa_bits(t: torch.Tensor, bits: int) -> torch.Tensor:
+    """``t`` rounded to ``bits`` explicit mantissa bits (what integer bit operations make)."""
+    mantissa, exponent = torch.frexp(t)
+    step = 2.0 ** (bits + 1)
+    return torch.ldexp(torch.round(mantissa * step) / step, exponent)
+
+
+def test_a_softmax_tail_below_the_floor_is_weighed_where_float32_gets_it_exactly() -> None:
+    """Probabilities below RELATIVE_FLOOR of the peak are not sums cancelled to near zero:
+    the float32 answer gets them nearly exactly, and so must the candidate (4 bits there was
+    measured as nothing while they were left out)."""
+
+    class Softmax(nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.softmax(x, dim=-1)
+
+    torch.manual_seed(0)
+    x = torch.randn(16, 1000) * 30.0  # peaked rows: most of each row is its tail
+    honest = torch.softmax(x, dim=-1)
+    peak = honest.amax(dim=-1, keepdim=True)
+    coarse = torch.where(honest < peak * 2.0**-10, _mantissa_bits(honest, 4), honest)
+    check = ErrorSize(Softmax(), _run)
+    assert (check.measure([x], [honest]) or 0.0) < 0.1
+    assert (check.measure([x], [coarse]) or 0.0) > ERROR_FACTOR
+    # A GPU's Triton kernel flushes subnormal results to zero: not weighed.
+    tiny = torch.finfo(torch.float32).tiny
+    flushed = torch.where(honest < tiny, torch.zeros_like(honest), honest)
+    assert bool((flushed != honest).any())
+    assert (ErrorSize(Softmax(), _run).measure([x], [flushed]) or 0.0) < 0.1
+
+
+class _Mean(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.mean(dim=1)
+
+
+def test_a_common_scale_is_error_where_no_product_makes_one() -> None:
+    """A mean whose 1/R is kept to 9 bits errs by one scale of all its outputs: free within
+    tf32's cut where products make that cut, but no honest kernel without them scales."""
+
+    torch.manual_seed(0)
+    x = torch.randn(8, 100, 70)
+    factor = float(_mantissa_bits(torch.tensor(1.0 / 100, dtype=torch.float64), 8))
+    scaled = x.sum(dim=1) * factor
+    check = ErrorSize(_Mean(), _run)
+    assert (check.measure([x], [x.mean(dim=1)]) or 0.0) < 0.1
+    assert (check.measure([x], [scaled]) or 0.0) > ERROR_FACTOR
+
+
+def test_a_common_scale_below_the_elements_bound_is_seen_where_no_product_makes_one() -> None:
+    """1/53 kept to 9 bits errs 4.3e-4 in every output: under the element-wise bound (3x
+    tf32's rounding, 8.5e-4), but one scale of the whole answer, which no honest kernel of a
+    task with no product has; an answer rounded to tf32 element by element errs more, and is
+    not scaled."""
+
+    torch.manual_seed(0)
+    x = torch.randn(8, 53, 70)
+    factor = float(_mantissa_bits(torch.tensor(1.0 / 53, dtype=torch.float64), 8))
+    check = ErrorSize(_Mean(), _run)
+    assert (check.measure([x], [x.sum(dim=1) * factor]) or 0.0) > ERROR_FACTOR
+    assert check.report()["common_ratio"] > ERROR_FACTOR > check.report()["l2_ratio"]
+    rounded = ErrorSize(_Mean(), _run)
+    assert (rounded.measure([x], [stress.tf32(x.mean(dim=1))]) or 0.0) < ERROR_FACTOR
+    # One output (a loss): its error is its common scale, held to the floor as a whole.
+    loss = ErrorSize(_Mean(), _run)
+    y = torch.randn(1, 53, 1)
+    assert (loss.measure([y], [stress.tf32(y.mean(dim=1))]) or 0.0) < ERROR_FACTOR
+
+
+def test_rows_beside_a_massive_row_are_measured_with_it_left_out() -> None:
+    """``massive_row``: one row 10^5 times the others, left out of the measure (it is only
+    what makes the others small), so a kernel that rounds the other rows' operands to
+    bfloat16 alone is seen; tf32 rows are not held."""
+    x = torch.randn(128, 256)
+    x[7] *= 1e5
+    flags = stress.massive_rows([x])
+    assert flags is not None and flags.tolist() == [i == 7 for i in range(128)]
+    check, model, _ = _checker()
+    w, b = model.linear.weight, model.linear.bias
+    honest = check.measure([x], [torch.relu(stress.tf32_cut(x) @ stress.tf32_cut(w).T + b)])
+    assert honest is not None and honest < 1.5
+    coarse = torch.where(flags[:, None], x, _bf16(x))
+    answer = torch.relu(coarse @ stress.tf32_cut(w).T + b)
+    check, _, _ = _checker()
+    assert (check.measure([x], [answer]) or 0.0) < ERROR_FACTOR  # the massive row hides it
+    check, _, _ = _checker()
+    without = stress.without_massive_row([x], flags)
+    moved = stress.moved([_run(model, [x])], [_run(model, without)])
+    assert moved[0] is not None and moved[0].any(dim=1).tolist() == flags.tolist()
+    ratio = check.measure([x], [answer], left_out=moved)
+    assert ratio is not None and ratio > ERROR_FACTOR
+
+
+def test_a_convolutions_outputs_beside_a_massive_row_are_measured_with_it_left_out() -> None:
+    """Where the output's rows are not the input's (a convolution then a pool), the outputs the
+    massive row moves are its neighbours in every channel, found by the reference on the
+    inputs without it: the others are measured, and rows rounded coarsely far below the peak
+    are seen."""
+
+    class ConvPool(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv = nn.Conv2d(4, 8, 3, padding=1)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return nn.functional.max_pool2d(torch.relu(self.conv(x)), 2)
+
+    torch.manual_seed(0)
+    model = ConvPool()
+    x = torch.randn(2, 4, 16, 16)
+    x.view(-1, 16)[37] *= 1e7
+    flags = stress.massive_rows([x])
+    assert flags is not None and int(flags.sum()) == 1
+    moved = stress.moved([_run(model, [x])], [_run(model, stress.without_massive_row([x], flags))])
+    assert moved[0] is not None and 0 < int(moved[0].sum()) < moved[0].numel() // 4
+    # The other rows to 6 bits of mantissa (bf16 of one operand alone errs about twice tf32
+    # in a sum of 36 products: too near the bound for a test of where the bound is held).
+    six_bits = (x.view(torch.int32) & ~((1 << 17) - 1)).view(torch.float32)
+    coarse = torch.where(flags.view(2, 4, 16, 1), x, six_bits)
+    with torch.no_grad():
+        answer = nn.functional.max_pool2d(
+            torch.relu(nn.functional.conv2d(coarse, model.conv.weight, model.conv.bias, padding=1)),
+            2,
+        )
+    assert (ErrorSize(model, _run).measure([x], [answer]) or 0.0) < ERROR_FACTOR
+    ratio = ErrorSize(model, _run).measure([x], [answer], left_out=moved)
+    assert ratio is not None and ratio > ERROR_FACTOR

@@ -151,12 +151,15 @@ EXPECTED = {
 
 def drawn_apart(correctness: dict[str, Any] | None) -> dict[str, Any] | None:
     """The correctness record without what the judge draws per evaluation: how many trials
-    (all passed, or the same one failed) and each stress set's scaled atol (its verdict kept)."""
+    (all passed, or the same one failed), each stress set's scaled atol (its verdict kept), and
+    where a refused output differs most (the element, from the draw; that it differs stays)."""
     if correctness is None:
         return None
     c = dict(correctness)
     c["all_passed"] = c.pop("passed") == c.pop("trials")
     c["input_sets"] = {k: v.get("passed") for k, v in c["input_sets"].items()}
+    if isinstance(c.get("mismatch"), str):
+        c["mismatch"] = c["mismatch"].split(" (")[0]
     return c
 
 

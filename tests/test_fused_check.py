@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from typing import Any
 
 import pytest
 
@@ -81,6 +82,12 @@ CASES = textwrap.dedent(
         return {"pairs": len(table), "passed": passed, "disagreements": disagreements}
     """
 )
+
+
+def _refused(result: list[Any], calls: int) -> bool:
+    """A comparison's verdict refused for its values (the message says where), after
+    ``calls`` reference answers."""
+    return result[1] == calls and result[0].startswith("output: values differ beyond tolerance")
 
 
 def _check(result: dict[str, object]) -> None:
@@ -234,16 +241,16 @@ def test_a_timed_batch_is_checked_by_the_fused_verdicts_and_the_exact_check_wher
     assert results["fused/barely"] == [None, 5]
     assert results["torch/barely"] == [None, 4]
     # A wrong slot fails both ways; the fused way learns it at the batch's one synchronisation.
-    assert results["fused/wrong"] == ["output: values differ beyond tolerance", 5]
-    assert results["torch/wrong"] == ["output: values differ beyond tolerance", 2]
+    assert _refused(results["fused/wrong"], 5)
+    assert _refused(results["torch/wrong"], 2)
     # Where the reference runner's outputs for the same inputs are given, the judge computes no
     # answer for those slots, and the verdicts are the same.
     for way in ("fused", "torch"):
         for case in ("right", "barely", "right again"):
             assert results[f"{way}/{case}/given 4"] == [None, 0], (way, case)
             assert results[f"{way}/{case}/given 2"][0] is None, (way, case)
-        assert results[f"{way}/wrong/given 4"] == ["output: values differ beyond tolerance", 0]
+        assert _refused(results[f"{way}/wrong/given 4"], 0)
         assert results[f"{way}/reshaped/given 4"][0] == "output: shape (4999,), expected (5000,)"
     assert results["fused/right/given 2"] == [None, 2]  # the other two computed by the judge
     assert results["fused/barely/given 2"] == [None, 3]  # and slot 2's again, for the exact check
-    assert results["torch/wrong/given 2"] == ["output: values differ beyond tolerance", 0]
+    assert _refused(results["torch/wrong/given 2"], 0)

@@ -31,7 +31,7 @@ HOSTILE_DIR = Path(__file__).resolve().parent / "hostile"
 STATUSES = {"ok", "rejected", "compile_error", "runtime_error", "incorrect", "timeout", "crashed"}
 FAULT_STATUSES = {"crashed", "timeout", "runtime_error"}
 TIMEOUT_S = 10.0  # for attacks that are expected to hang
-DEFAULT_TIMEOUT_S = 180.0
+DEFAULT_TIMEOUT_S = 300.0  # an attack under the interpreter, beside another worker on 2 cores
 # On a GPU, timing runs (briefly) so that attacks aimed at the timed calls are exercised.
 GPU_TIMING = {"warmup_ms": 5.0, "min_samples": 6, "max_samples": 12, "budget_ms": 300.0}
 
@@ -175,19 +175,15 @@ def test_one_evaluation_gives_the_verdict_under_both_input_conventions() -> None
     default; the same evaluation records that the task's own calls all agreed (what kgym eval
     reports as the task-inputs convention), and --inputs task accepts it."""
     attack = load_attack(HOSTILE_DIR / "leaky_relu_rand__plain_relu.py")
-    for _ in range(4):
-        robust = run(attack.task, attack.path.read_text(), trials=2)
-        if robust["status"] == "incorrect":
-            break
-        # A set whose negatives are small enough for atol (shifted rand) passes the comparison,
-        # and the error size, element by element, then finds the ReLU: rejected, not paid.
-        rules = {f["rule"] for f in robust["findings"] if f.get("severity") == "reject"}
-        assert robust["status"] == "rejected" and rules == {"low-precision"}, robust
+    # Under the default precision policy the error size finds the ReLU on a set whose
+    # negatives lie within atol (shifted rand) and rejects it, often before the comparison of
+    # a set does; the inputs conventions are what this asks about.
+    robust = run(attack.task, attack.path.read_text(), trials=2, precision="tolerant")
     assert robust["status"] == "incorrect", robust.get("error")
     correctness = robust["correctness"]
     assert correctness["mismatch"].startswith("input set "), correctness["mismatch"]
     assert correctness["correct_on_task_inputs"] is True
     assert correctness["passed"] == correctness["trials"]
-    task = run(attack.task, attack.path.read_text(), trials=2, inputs="task")
+    task = run(attack.task, attack.path.read_text(), trials=2, inputs="task", precision="tolerant")
     assert task["status"] == "ok", task.get("error")
     assert task["correctness"]["correct_on_task_inputs"] is True

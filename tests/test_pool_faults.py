@@ -158,7 +158,7 @@ def pool(tmp_path: Path) -> Iterator[Pool]:
 
 def test_kill_9_of_workers_mid_batch(pool: Pool) -> None:
     hosts = [pool.add_worker(), pool.add_worker()]
-    ids = pool.submit([slow(0.4, i) for i in range(6)])
+    ids = pool.submit([slow(0.4, i) for i in range(4)])
     victim = pool.running_on(ids[0])
     time.sleep(0.5)
     os.kill(victim.pid, signal.SIGKILL)  # its fork server and job child die with it
@@ -212,7 +212,7 @@ def test_a_worker_paused_past_its_lease_does_not_count_twice(pool: Pool) -> None
 def test_redis_killed_and_restarted_from_its_append_only_file(pool: Pool) -> None:
     pool.add_worker()
     pool.add_worker()
-    ids = pool.submit([slow(0.3, i) for i in range(6)])
+    ids = pool.submit([slow(0.3, i) for i in range(4)])
     pool.running_on(ids[0])
     time.sleep(0.5)
     pool.redis.stop(signal.SIGKILL)  # no chance to save: the AOF (fsync always) is all there is
@@ -228,7 +228,7 @@ def test_redis_killed_and_restarted_from_its_append_only_file(pool: Pool) -> Non
 def test_front_door_killed_and_restarted_loses_nothing(pool: Pool) -> None:
     pool.add_worker()
     pool.add_worker()
-    ids = pool.submit([slow(0.3, i) for i in range(6)])
+    ids = pool.submit([slow(0.3, i) for i in range(4)])
     pool.running_on(ids[0])
     pool.gym.stop(signal.SIGKILL)
     time.sleep(2.0)  # the workers go on; their answers wait in Redis

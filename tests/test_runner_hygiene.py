@@ -313,6 +313,26 @@ def test_encoded_staging_copies_are_no_work_where_torch_computes() -> None:
     assert torch.equal(y, z + pad)
 
 
+def test_a_sign_split_staging_copy_is_found_beside_a_value_near_a_number_it_took() -> None:
+    """One staged value near a number the launch took (1.0, its ``pos`` flag) is credited as
+    that number's copy; the split-by-sign test still sees all of one sign's values (it paid
+    the staging attack about one evaluation in seven)."""
+    z = torch.randn(8, 16)
+    z[0, 0] = 1.001  # the first element written: a place the shift search starts from
+    pristine = {z.untyped_storage().data_ptr(): (z, z.clone())}
+
+    def half(fn_self: object, src: torch.Tensor, out: torch.Tensor, pos: int) -> None:
+        take = (src > 0) == (pos != 0)
+        out[take] = src[take]
+
+    y = torch.full((8, 16), float("nan"))
+    for pos in (1, 0):
+        ablation.launch_with_noise(
+            half, None, (z, y, pos), {}, (1e-2, 1e-2), pristine, [], set(), []
+        )
+    assert torch.equal(y, z)
+
+
 def test_a_launch_whose_writes_ignore_its_inputs_is_no_work_where_torch_computes() -> None:
     """Under ``hybrid`` a fill (ones, or any pattern of places alone) that torch multiplies
     into its answer does no work on the inputs: run again on its tensors with their values

@@ -128,16 +128,19 @@ def test_a_killed_service_leaves_no_job_folder_after_the_next_start(tmp_path: Pa
         status, queued, _ = call(g.url + "/v1/evaluate", "POST", slow)
         assert status == 202
         wait_for_status(g.url, queued["id"], "running")
+        assert g.proc is not None
+        service_root = Path(f"/proc/{g.proc.pid}/root")
+        # The folder is made before its tmpfs is mounted and filled: wait for the file itself.
+        # Its files are on its tmpfs, mounted where only the service and its children see it.
         deadline = time.monotonic() + 30
-        while not any(p.name.startswith("kgym-job-") for p in jobs.iterdir()):
+        while not any(
+            (service_root / p.relative_to("/") / "candidate.py").exists()
+            for p in jobs.iterdir()
+            if p.name.startswith("kgym-job-")
+        ):
             assert time.monotonic() < deadline
             time.sleep(0.05)
         (folder,) = [p for p in jobs.iterdir() if p.name.startswith("kgym-job-") and p.is_dir()]
-        assert g.proc is not None
-        # Its files are on its tmpfs, mounted where only the service and its children see it.
-        assert (
-            Path(f"/proc/{g.proc.pid}/root") / folder.relative_to("/") / "candidate.py"
-        ).exists()
         assert str(folder) not in Path("/proc/self/mountinfo").read_text()
     finally:
         g.stop(signal.SIGKILL)

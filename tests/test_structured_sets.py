@@ -10,7 +10,7 @@ from typing import Any
 import torch
 
 from kgym.harness import stress
-from kgym.harness.judge.correctness import _aliasable
+from kgym.harness.judge.memory_manners import aliasable_inputs
 
 
 def test_structured_rows_come_in_five_bands_each_of_its_own_kind() -> None:
@@ -50,8 +50,8 @@ def test_very_sparse_leaves_a_few_values_among_the_zeros() -> None:
 
 def test_the_aliased_call_gives_one_tensor_for_every_input_of_one_shape() -> None:
     q, k, v = (torch.randn(2, 8, 16) for _ in range(3))
-    assert _aliasable([q, k, v]) == [(0, 1), (0, 2)]  # keys that are the values too
-    assert _aliasable([torch.randn(3), torch.randn(4)]) is None
+    assert aliasable_inputs([q, k, v]) == [(0, 1), (0, 2)]  # keys that are the values too
+    assert aliasable_inputs([torch.randn(3), torch.randn(4)]) is None
 
 
 def test_a_checkpoints_weights_lie_on_int8_levels_of_each_output_channel() -> None:
@@ -106,6 +106,17 @@ def test_masks_of_the_lowest_value_cover_whole_rows() -> None:
     y = torch.randn(64, 40)
     stress._masked_spans(y, torch.Generator().manual_seed(3), lowest=False)
     assert not bool((y == lowest).any())
+
+
+def test_two_rows_masked_with_the_lowest_value_keep_one_span_of_minus_infinity() -> None:
+    """Whatever the draw, one row partly masked with -inf: the judge keeps the lowest finite
+    mask only where -inf would stay out of the answer too (a norm of two rows both masked
+    with it was answered finitely by torch's CPU norm, summing in float64)."""
+    for seed in range(64):
+        x = torch.randn(2, 27)
+        stress._masked_spans(x, torch.Generator().manual_seed(seed), lowest=True)
+        assert bool(torch.isneginf(x).any(dim=1).any()), seed
+        assert bool((x == torch.finfo(x.dtype).min).all(dim=1).any()), seed
 
 
 def test_inputs_apart_scales_each_float_input_its_own_way() -> None:

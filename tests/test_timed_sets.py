@@ -133,6 +133,40 @@ def test_rows_scaled_give_each_row_its_own_spread_about_zero() -> None:
     assert torch.allclose(scaled / ratio[:, None].float(), x, rtol=1e-5, atol=1e-6)
 
 
+def test_a_massive_row_is_one_row_far_above_the_others_as_drawn() -> None:
+    torch.manual_seed(0)
+    x = torch.randn(40, 16)
+    (massive,) = stress.derive("massive_row", [x.clone()])
+    flags = stress.massive_rows([massive])
+    assert flags is not None and int(flags.sum()) == 1
+    assert torch.equal(massive[~flags], x[~flags])
+    ratio = float((massive[flags] / x[flags]).mean())
+    assert 1e3 <= ratio <= 1e8
+
+
+def test_the_massive_row_is_in_one_input_drawn_and_found_there() -> None:
+    """Of several float inputs with rows (a query, a key, a value), one holds the massive row,
+    drawn: every one of them in some calls, and the judge finds which (the outputs it moves
+    are told by the reference without it)."""
+    torch.manual_seed(0)
+    held = set()
+    for _ in range(30):
+        q, k, v = (torch.randn(2, 8, 16) for _ in range(3))
+        inputs = stress.derive("massive_row", [q.clone(), k.clone(), v.clone()])
+        changed = [i for i, (a, b) in enumerate(zip(inputs, (q, k, v))) if not torch.equal(a, b)]
+        assert len(changed) == 1
+        held.add(changed[0])
+        flags = stress.massive_rows(inputs)
+        assert flags is not None and int(flags.sum()) == 1
+        without = stress.without_massive_row(inputs, flags)
+        zeroed = without[changed[0]].reshape(-1, 16)[flags]
+        assert bool((zeroed == 0).all())
+        assert all(
+            torch.equal(a, b) for i, (a, b) in enumerate(zip(without, inputs)) if i != changed[0]
+        )
+    assert held == {0, 1, 2}
+
+
 def test_padded_rows_are_zero_rows_at_least_one_the_rest_as_drawn() -> None:
     torch.manual_seed(0)
     x = torch.randn(40, 16)

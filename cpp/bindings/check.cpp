@@ -11,6 +11,7 @@
 #include "kgym/check/options.hpp"
 #include "kgym/result/feedback.hpp"
 #include "kgym/result/status.hpp"
+#include "kgym/sandbox/fork_server.hpp"
 #include "kgym/text/extract.hpp"
 
 namespace nb = nanobind;
@@ -41,7 +42,8 @@ nb::dict extract(const std::string& completion, const std::string& rule) {
 }
 
 std::string evaluate(const std::string& job_json,
-                     std::optional<std::function<void(const std::string&)>> on_phase) {
+                     std::optional<std::function<void(const std::string&)>> on_phase,
+                     sandbox::ForkServer* server) {
   const auto job = check::job_from_json(parse_or_throw(job_json, "the job"));
   json result;
   {
@@ -57,7 +59,13 @@ std::string evaluate(const std::string& job_json,
         }
       };
     }
-    result = check::evaluate(job, callback);
+    check::Launcher launch;
+    if (server != nullptr) {
+      launch = [server](const sandbox::ChildSpec& spec, const sandbox::LineCallback& on_line) {
+        return server->run(spec, on_line);
+      };
+    }
+    result = check::evaluate(job, callback, launch);
   }
   return result.dump();
 }
@@ -72,7 +80,9 @@ void bind_check(nb::module_& m) {
   m.def("extract", &extract, nb::arg("completion"), nb::arg("rule") = "auto",
         "Reduce a completion to candidate code: {'ok', 'code', 'rule', 'error'}.");
   m.def("evaluate", &evaluate, nb::arg("job_json"), nb::arg("on_phase") = nb::none(),
-        "Evaluate a candidate in a sandboxed harness child; returns the Result as JSON text.");
+        nb::arg("server").none() = nb::none(),
+        "Evaluate a candidate in a sandboxed harness child, forked from `server` (a ForkServer "
+        "made by job_fork_server) or started fresh; returns the Result as JSON text.");
   m.def("render_feedback", &feedback, nb::arg("result_json"),
         "The compact feedback text a model sees for a Result (JSON text).");
   m.def(

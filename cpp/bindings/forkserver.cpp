@@ -149,6 +149,15 @@ nb::dict run_harness(const std::string& job_json, const nb::dict& spec_dict,
   return d;
 }
 
+// The job as a fork server serves it: `auto` resolved to the device the harness will take
+// (harness/__main__.py), since the server imports triton under that device's environment
+// (TRITON_INTERPRET on a CPU), which a job forked from it cannot change.
+check::CheckJob served_job(const json& parsed) {
+  auto job = check::job_from_json(parsed);
+  if (job.device == "auto") job.device = check::gpu_visible() ? "cuda" : "cpu";
+  return job;
+}
+
 }  // namespace
 
 void bind_forkserver(nb::module_& m) {
@@ -179,9 +188,33 @@ void bind_forkserver(nb::module_& m) {
             return outcome_to_dict(launch(spec_from_dict(spec), &s));
           },
           nb::arg("spec"), "Run one child spec (a dict like ChildSpec); returns the outcome.")
+      .def("close", &sandbox::ForkServer::close,
+           "Stop the server: later runs fail (the process is reaped when the object goes).")
       .def_prop_ro("restarts", &sandbox::ForkServer::restarts)
       .def_prop_ro("server_pid", &sandbox::ForkServer::server_pid)
       .def_prop_ro("server_log", &sandbox::ForkServer::server_log);
+  m.def(
+      "job_fork_server",
+      [](const std::string& job_json, const std::string& home) {
+        const json parsed = json::parse(job_json, nullptr, false);
+        if (parsed.is_discarded()) throw std::invalid_argument("the job is not valid JSON");
+        const auto job = served_job(parsed);
+        return new sandbox::ForkServer(check::fork_server_program(job.python),
+                                       check::child_environment(job, home));
+      },
+      nb::arg("job_json"), nb::arg("home"), nb::rv_policy::take_ownership,
+      "A fork server for jobs like this one (its interpreter, device and environment, as the "
+      "service starts one per worker), not started yet; `home` is its private HOME.");
+  m.def(
+      "job_environment",
+      [](const std::string& job_json) {
+        const json parsed = json::parse(job_json, nullptr, false);
+        if (parsed.is_discarded()) throw std::invalid_argument("the job is not valid JSON");
+        return check::child_environment(served_job(parsed), "");
+      },
+      nb::arg("job_json"),
+      "The environment a job child gets (HOME and TMPDIR empty): what a fork server's imports "
+      "see, so jobs whose environments differ need servers of their own.");
   m.def(
       "sandbox_run_child",
       [](const nb::dict& spec) { return outcome_to_dict(launch(spec_from_dict(spec), nullptr)); },

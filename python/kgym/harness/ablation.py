@@ -454,8 +454,12 @@ def _noise_what_it_did(
                     copied |= _shifted_close(chunk, begin, src, rest, as_float, tolerance)
             staged = torch.zeros_like(changed)
             if prepared["staging"] is not None:
-                staged = _staged(chunk, begin, t, changed & ~copied, prepared["staging"], tolerance)
-                staged |= _permuted(chunk, t.dtype, prepared["staged_values"], changed & ~copied)
+                # Over every element the launch wrote, those credited as copies too: one
+                # staged value that happens to lie near a number the launch took (1.0) is
+                # credited as that number's copy, and a staging test over the rest would no
+                # longer see all of one sign's values.
+                staged = _staged(chunk, begin, t, changed, prepared["staging"], tolerance)
+                staged |= _permuted(chunk, t.dtype, prepared["staged_values"], changed)
                 if begin == 0 and bool((changed & ~copied & ~staged).any()):
                     others = [
                         u.detach().reshape(-1)
@@ -463,7 +467,7 @@ def _noise_what_it_did(
                         if j != index and u.is_floating_point()
                     ]
                     staged |= _padded(
-                        chunk, t, prepared["staged_values"], others, changed & ~copied, tolerance
+                        chunk, t, prepared["staged_values"], others, changed, tolerance
                     )
             written += int(changed.sum())
             copies += int(copied.sum())

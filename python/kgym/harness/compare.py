@@ -224,6 +224,37 @@ def _values_close(
     return close, max_abs, max_rel
 
 
+def why_not_close(actual: torch.Tensor, expected: torch.Tensor, atol: float, rtol: float) -> str:
+    """Where two tensors ``_values_close`` refused differ most beyond atol + rtol * |expected|
+    (its place, both values), or, where every element is within, their relative L2 error:
+    what a user needs to find the call's wrong output. Made only on a refusal."""
+    a = actual.detach().reshape(-1)
+    e = expected.detach().reshape(-1)
+    worst, at = -math.inf, 0
+    err_sq = ref_sq = 0.0
+    for start in range(0, a.numel(), CHUNK_ELEMENTS):
+        ac = a[start : start + CHUNK_ELEMENTS].to(torch.float64)
+        ec = e[start : start + CHUNK_ELEMENTS].to(torch.float64)
+        diff = (ac - ec).abs()
+        both_nan = torch.isnan(ac) & torch.isnan(ec)
+        same_inf = torch.isinf(ec) & (ac == ec)
+        excess = torch.where(both_nan | same_inf, -math.inf, diff - (atol + rtol * ec.abs()))
+        excess = torch.nan_to_num(excess, nan=math.inf)
+        value, index = excess.max(dim=0)
+        if float(value) > worst:
+            worst, at = float(value), start + int(index)
+        finite = torch.isfinite(diff)
+        err_sq += float(torch.where(finite, diff, 0.0).pow(2).sum())
+        ref_sq += float(torch.where(torch.isfinite(ec), ec, 0.0).pow(2).sum())
+    if worst > 0:
+        shape = tuple(expected.shape)
+        place = list(torch.unravel_index(torch.tensor(at), shape)) if shape else []
+        where = "[" + ", ".join(str(int(i)) for i in place) + "]"
+        return f"{where}: {float(a[at]):.6g}, expected {float(e[at]):.6g}"
+    ratio = math.sqrt(err_sq / ref_sq) if ref_sq > 0 else math.inf
+    return f"relative L2 error {ratio:.3g} beyond rtol {rtol:g}"
+
+
 def compare_outputs(
     actual: Any,
     expected: Any,
@@ -289,9 +320,10 @@ def compare_outputs(
             worst_abs = max(worst_abs, max_abs)
             worst_rel = max(worst_rel, max_rel)
             if not close:
+                why = why_not_close(a, e, atol, rtol)
                 return Comparison(
                     False,
-                    f"{where}: values differ beyond tolerance",
+                    f"{where}: values differ beyond tolerance ({why})",
                     max_abs_error=worst_abs,
                     max_rel_error=worst_rel,
                     compared_values=True,

@@ -244,6 +244,20 @@ class LaunchCounter:
         self.before_body = False
         self.launching: tuple[Any, str] | None = None  # the interpreted launch's (kernel, name)
 
+    def note_origin(self, kernel: Any) -> None:
+        """Where a kernel's function was written (its file and first line), for the judge to
+        hold against the ``@triton.jit`` bodies it read (``policy._observe_origins``): of each
+        kernel launched, given to a launch or named in a body, so that one made by calling
+        ``triton.jit(fn)`` is seen however it is reached."""
+        fn = kernel.__dict__.get("fn") if hasattr(kernel, "__dict__") else None
+        code = fn.__code__ if type(fn) is types.FunctionType else None
+        if code is None:
+            return
+        where = (os.path.basename(str(code.co_filename)), int(code.co_firstlineno))
+        places = self.origins.setdefault(str(code.co_name), [])
+        if where not in places and len(places) < MAX_ORIGINS:
+            places.append(where)
+
     def foreign_arguments(self, kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
         """What a launch hands its kernel that only Python can run ("" where nothing): any
         value but those Triton's compiler takes (``_foreign``), or a tensor given as a
@@ -313,6 +327,9 @@ class LaunchCounter:
             return ""
         if kind is self._constexpr:
             return self._foreign(value.value, constexpr, depth + 1)
+        if is_a(value, self.triton_functions):
+            self.note_origin(value)  # a kernel handed to a launch is held to its origin too
+            return ""
         if self._is_triton(value):
             return ""
         if callable(value):
@@ -392,6 +409,7 @@ class LaunchCounter:
         held += [(k, v) for k, v in dict.items(fn.__kwdefaults__ or {})]
         for name, value in held:
             if is_a(value, self.triton_functions):
+                self.note_origin(value)
                 what = self._kernel_names(value, seen)
             elif type(value) is types.ModuleType:
                 called = dict.get(vars(value), "__name__", "")
@@ -534,12 +552,7 @@ class LaunchCounter:
             counter.count += 1
             name = getattr(getattr(fn_self, "fn", None), "__name__", "?")
             counter.names[name] = counter.names.get(name, 0) + 1
-            code = getattr(getattr(fn_self, "fn", None), "__code__", None)
-            if code is not None:
-                where = (os.path.basename(str(code.co_filename)), int(code.co_firstlineno))
-                places = counter.origins.setdefault(name, [])
-                if where not in places and len(places) < MAX_ORIGINS:
-                    places.append(where)
+            counter.note_origin(fn_self)
             foreign = counter.foreign_arguments(fn_self, args, kwargs)
             if foreign:
                 counter.refuse("kernel-not-triton", f"{name}: {foreign}")

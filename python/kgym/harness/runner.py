@@ -115,6 +115,9 @@ def _matching_names(
 
 
 INPUTS_MODIFIED = "the candidate modified its inputs"
+# The kernels whose origins a graded call's reply carries, at most (policy._observe_origins
+# reads as many).
+MAX_ORIGIN_NAMES = 64
 
 
 def _offset_elements(value: torch.Tensor, kind: str, count: int) -> int:
@@ -388,6 +391,7 @@ class Runner:
         self.compiled: Any = None
         self.model_class: Any = None  # the class the set-up built its model from
         self.first_model: Any = None  # the set-up's model while another build is called
+        self.spare_model: Any = None  # a second build at other sizes, while the first is called
         # Each built model's forward signature (_forward_signature), read once, by id.
         self.signatures: dict[int, tuple[list[str], bool] | None] = {}
         self.collector_paused = False
@@ -448,16 +452,27 @@ class Runner:
             protocol.send(self.sock, reply)
             if not message.get("timed"):
                 self._collector(resting=False)
+            if message.get("trim"):
+                self._trim()
 
     def op_trim(self, message: dict[str, Any], payload: Any, fds: list[int]) -> dict[str, Any]:
         """Gives the blocks torch's caching allocator holds unused back to the driver: at
         KernelBench's largest sizes (6 GiB a tensor) what the checks left cached in one runner
         is what the other runner's timed calls need."""
         self.returned = []
+        self._trim()
+        return {"ok": True}
+
+    def _trim(self) -> None:
+        """The caching allocator's unused blocks back to the driver, also after each graded
+        call that asks (``serve``; the correctness phase's, not the timing phase's, whose
+        next timed call would allocate them again): blocks of every size the checks called
+        at (the task's, the other sizes', a manner's copies) stayed cached, and the driver
+        counts them as the runner's (gpu_memory.py), which took an honest candidate past its
+        allowance."""
         if self.device.type == "cuda":
             _sync(self.device)
             torch.cuda.empty_cache()
-        return {"ok": True}
 
     def op_ping(self, message: dict[str, Any], payload: Any, fds: list[int]) -> dict[str, Any]:
         """Says the runner is serving, which it does only once confined."""
@@ -588,20 +603,29 @@ class Runner:
 
     def op_model(self, message: dict[str, Any], payload: Any, fds: list[int]) -> dict[str, Any]:
         """The model built again from the class the set-up found, with other arguments and
-        the judge's weights for them (the call at other sizes: a width, a scale); with
-        ``restore``, the set-up's model back."""
-        if message.get("restore"):
+        the judge's weights for them (the call at other sizes: a width, a scale), or with
+        ``spare`` built beside the one called (a second instance of one shape); with
+        ``swap``, the spare called instead of the other; with ``restore``, the set-up's model
+        back."""
+        if message.get("restore") or message.get("swap"):
             for fd in fds:
                 os.close(fd)
-            if self.first_model is not None:
-                self.model, self.first_model = self.first_model, None
+            if message.get("swap"):
+                if self.spare_model is None:
+                    return {"ok": False, "kind": "refused", "detail": "no spare model was built"}
+                self.model, self.spare_model = self.spare_model, self.model
+            elif self.first_model is not None:
+                self.model, self.first_model, self.spare_model = self.first_model, None, None
             return {"ok": True}
         if self.model_class is None:
             return {"ok": False, "kind": "refused", "detail": "no model was set up"}
         model, narrowed = self._build(payload, fds)
-        if self.first_model is None:
-            self.first_model = self.model
-        self.model = model
+        if message.get("spare"):
+            self.spare_model = model
+        else:
+            if self.first_model is None:
+                self.first_model = self.model
+            self.model = model
         return {
             "ok": True,
             "weights_copied": narrowed is not None,
@@ -930,10 +954,11 @@ class Runner:
                 n for n, c in counter.names.items() if c > names_before.get(n, 0)
             )
             if graded:
+                # Every kernel met so far, launched or not (given to a launch, named in a
+                # body): one made by calling triton.jit(fn) may be reached either way.
                 reply["kernel_origins"] = {
-                    n: [list(o) for o in counter.origins[n]]
-                    for n in reply["launched"]
-                    if n in counter.origins
+                    n: [list(o) for o in places]
+                    for n, places in list(counter.origins.items())[:MAX_ORIGIN_NAMES]
                 }
             if self.role == "candidate" and not message.get("timed"):
                 # Every kernel this process compiled so far, the timed calls' too (the call

@@ -75,6 +75,11 @@ FAR_STDS = 1e6
 # one maximum, one scale for the whole tensor) meets rows that are not alike.
 ROWS_SCALE_DECADES = 1.0
 ROWS_OFFSET_DECADES = 3.0
+# The ``massive_row`` set gives one row, drawn, a scale 10 to a power between these (a massive
+# activation's token beside ordinary ones): every other row is then small beside it, by a
+# ratio drawn over five decades, which no threshold a kernel could pick for "a small row"
+# stays clear of.
+MASSIVE_ROW_DECADES = (3.0, 8.0)
 # The ``masked`` set sets to -inf a prefix of up to this share of each row in half the rows
 # (a left-padding or causal mask: whole blocks of -inf at a row's start) and a span of the
 # same length elsewhere in the other half.
@@ -183,7 +188,8 @@ def set_names(facts: InputFacts) -> list[str]:
         names += ["inputs_apart", "far_signs_apart"]
     names += ["special", "sparse", "masked", "rows_apart", "cancelling", "flat_rows"]
     names += ["repeated_rows", "very_sparse", "structured_rows", "outlier_channels"]
-    names += ["rows_scaled", "padded_rows", "reduced_values", "rectified", "integer_valued"]
+    names += ["rows_scaled", "massive_row", "padded_rows", "reduced_values", "rectified"]
+    names += ["integer_valued"]
     names += ["far_positive", "far_negative"]
     if facts.one_signed:
         names += ["sign_flipped", "shifted"]
@@ -219,6 +225,15 @@ def derive(name: str, inputs: list[Any], generator: torch.Generator | None = Non
             v.abs_().add_(unit).mul_(_within_range(OFFSET_STDS, v))
             if i % 2:
                 v.neg_()
+        return inputs
+    if name == "massive_row":
+        # One row of one input, drawn among those with rows (a query's, a key's, a value's
+        # token): the outputs it moves are told from the others by the reference on the
+        # inputs without it (``without_massive_row``).
+        held = _with_rows(inputs)
+        if held:
+            draw = float(torch.rand(1, generator=generator, dtype=torch.float64))
+            _massive_row(held[min(int(draw * len(held)), len(held) - 1)], generator)
         return inputs
     for v in inputs:
         if not _is_float(v):
@@ -501,6 +516,21 @@ def _rows_scaled(v: torch.Tensor, generator: torch.Generator | None) -> None:
     rows.copy_((rows.double() * scale).to(v.dtype))
 
 
+def _massive_row(v: torch.Tensor, generator: torch.Generator | None) -> None:
+    """One row, drawn, scaled far above the others (``MASSIVE_ROW_DECADES``): a kernel that
+    keeps its precision only in rows near the largest meets every other row (the error size
+    measures each block of rows on its own, and the other rows are compared at the task's
+    atol, not one grown with the massive row)."""
+    rows = _rows(v)
+    if rows is None:
+        return
+    draw = torch.rand(2, generator=generator, dtype=torch.float64).tolist()
+    low, high = MASSIVE_ROW_DECADES
+    row = rows[min(int(draw[0] * rows.shape[0]), rows.shape[0] - 1)]
+    # A float16 input's stays finite and normal.
+    row.mul_(_within_range(10.0 ** (low + (high - low) * draw[1]), row))
+
+
 def _padded_rows(v: torch.Tensor, generator: torch.Generator | None) -> None:
     """About a quarter of the rows all zeros, at least one (a batch's padding tokens), the
     others as drawn: the rows beside a padding row, measured for their error (``flat_rows``
@@ -523,6 +553,59 @@ def constant_rows(inputs: list[Any]) -> torch.Tensor | None:
             rows = x.reshape(-1, x.shape[-1])
             return (rows.amax(dim=1) == rows.amin(dim=1)).cpu()
     return None
+
+
+def _with_rows(inputs: list[Any]) -> list[torch.Tensor]:
+    """The float inputs with rows (``_rows``)."""
+    return [x for x in inputs if _is_float(x) and _rows(x) is not None]
+
+
+def _massive_input(inputs: list[Any]) -> torch.Tensor | None:
+    """The input ``massive_row`` scaled a row of (drawn among the float inputs with rows):
+    the one whose largest row stands furthest above its next largest (10^3 times or more)."""
+    best, stands = None, -1.0
+    for x in _with_rows(inputs):
+        rows = torch.nan_to_num(x.detach().reshape(-1, x.shape[-1]).double(), 0.0, 0.0, 0.0)
+        top, next_ = torch.topk(rows.abs().amax(dim=1), 2).values.tolist()
+        ratio = top / next_ if next_ > 0 else (math.inf if top > 0 else 0.0)
+        if ratio > stands:
+            best, stands = x, ratio
+    return best
+
+
+def massive_rows(inputs: list[Any]) -> torch.Tensor | None:
+    """A flag per row of ``massive_row``'s input (``_massive_input``): whether it is the row
+    with the largest magnitude; None where there is no input with rows."""
+    x = _massive_input(inputs)
+    if x is None:
+        return None
+    peaks = x.detach().reshape(-1, x.shape[-1]).abs().amax(dim=1).cpu()
+    return peaks == peaks.max()
+
+
+def without_massive_row(inputs: list[Any], flags: torch.Tensor) -> list[Any]:
+    """A copy of ``inputs`` with the massive row (``massive_rows``' ``flags``) all zeros."""
+    x = _massive_input(inputs)
+    copies = [v.clone() if is_a(v, torch.Tensor) else v for v in inputs]
+    for v, copy in zip(inputs, copies, strict=True):
+        if v is x:
+            copy.view(-1, copy.shape[-1])[flags.to(copy.device)] = 0
+    return copies
+
+
+def moved(outputs: list[Any], others: list[Any]) -> list[torch.Tensor | None]:
+    """A mask per float output of the elements ``others`` (the answer on other inputs) does
+    not give exactly (NaN in both is not a move); None for the others."""
+    masks: list[torch.Tensor | None] = []
+    for a, b in zip(outputs, others, strict=False):
+        if is_a(a, torch.Tensor) and a.is_floating_point() and is_a(b, torch.Tensor):
+            same = (a == b) | (torch.isnan(a) & torch.isnan(b.to(a.dtype)))
+            masks.append(
+                ~same.cpu() if a.shape == b.shape else torch.ones(a.shape, dtype=torch.bool)
+            )
+        else:
+            masks.append(None)
+    return masks
 
 
 # ``nudged``: how far each float input's elements move, relative (a few of float32's last
@@ -671,9 +754,17 @@ def _masked_spans(
     starts = (torch.rand(n, generator=generator) * (width - lengths + 1).double()).long()
     starts[torch.rand(n, generator=generator) < 0.5] = 0  # a prefix: a padded or causal row
     wholly = torch.rand(n, generator=generator) < 0.125
-    wholly[torch.randint(n, (), generator=generator)] = True  # one at least
+    first_whole = int(torch.randint(n, (), generator=generator))
+    wholly[first_whole] = True  # one at least
     wholly &= lowest and whole
     chosen = wholly | (torch.rand(n, generator=generator) < 0.5) & lowest
+    if lowest:
+        # One row partly masked with -inf whatever the draw: the lowest finite values stay
+        # out of the answer only where -inf would too (two rows of a norm both masked with
+        # them gave torch's CPU norm, which sums in float64, a finite answer that an honest
+        # float32 kernel overflows on, and the judge kept the set).
+        other = (int(torch.randint(n - 1, (), generator=generator)) + first_whole + 1) % n
+        wholly[other], chosen[other] = False, False
     starts[wholly], lengths[wholly] = 0, width
     columns = torch.arange(width).unsqueeze(0)
     span = (columns >= starts.unsqueeze(1)) & (columns < (starts + lengths).unsqueeze(1))
@@ -709,14 +800,16 @@ def scaled_atol(atol: float, base_rms: float, set_rms: float, name: str = "") ->
     ``sparse``: its values keep their scale, and fewer terms in a sum shrink the output's rms
     without shrinking a product's rounding, which a smaller atol would hold against it; nor
     ``masked``: a mask's lowest finite values passed through (a transpose's) are no scale of
-    the answer's."""
-    if name in ("sparse", "masked") or base_rms <= 0 or set_rms <= 0 or not math.isfinite(set_rms):
+    the answer's; nor ``massive_row``: one row's scale is not the others'."""
+    if name in ("sparse", "masked", "massive_row"):
+        return atol
+    if base_rms <= 0 or set_rms <= 0 or not math.isfinite(set_rms):
         return atol
     return atol * set_rms / base_rms
 
 
 def other_sizes(
-    task: Any, start: dict[str, Any] | None = None, odd: bool = False
+    task: Any, start: dict[str, Any] | None = None, odd: bool = False, wide: bool = False
 ) -> dict[str, int | float]:
     """Another value for each size constant of the task and each number its model is built
     with. Sizes: those it declares as its CPU sizes that its inputs or model use, else those
@@ -727,7 +820,8 @@ def other_sizes(
     kernel that assumes a multiple of its block meets a remainder), drawn by the OS per
     evaluation (a kernel cannot list the shapes it will be graded at), no two alike (sizes
     that were equal, an image's height and width, differ after), the whole no more than
-    ``MAX_GROWTH`` times as large. A power of two of 16 or more stays where its CPU size, if
+    ``MAX_GROWTH`` times as large; ``wide``: drawn anywhere from 1 to twice it instead (no
+    band of sizes near the task's is a tell). A power of two of 16 or more stays where its CPU size, if
     it declares one, is one too (a structural dimension, such as a head size, that honest
     kernels may require; a CPU size that is no power of two says the dimension is not one).
     Numbers: each float constant ``get_init_inputs`` passes (a scale, a slope, an epsilon)
@@ -752,7 +846,7 @@ def other_sizes(
             fixed[name] = value
         else:
             varied[name] = value
-    changed: dict[str, int | float] = {**fixed, **_drawn_sizes(varied, odd)}
+    changed: dict[str, int | float] = {**fixed, **_drawn_sizes(varied, odd, wide)}
     for name in sorted(by_init):
         value = getattr(task, name, None)
         if type(value) is float and math.isfinite(value) and value != 0.0:
@@ -770,9 +864,14 @@ MAX_GROWTH = 2.0
 _SIZES_DRAW = secrets.SystemRandom()
 
 
-def _drawn_sizes(sizes: dict[str, int], all_odd: bool = False) -> dict[str, int]:
+def _drawn_sizes(
+    sizes: dict[str, int], all_odd: bool = False, wide: bool = False
+) -> dict[str, int]:
     """A size for each of ``sizes``, drawn between half of it and a quarter more (at least
-    four more), none equal to its own or to another's, the product of the growths at most
+    four more), or with ``wide`` between 1 and twice it, log-uniformly (a kernel exact in a
+    band around the task's sizes and coarse outside it, at a batch of one or a width the task
+    never has, meets it: every size up to twice the task's may be graded), none equal to its
+    own or to another's, the product of the growths at most
     ``MAX_GROWTH`` wherever the sizes are large enough to make up for a small one's. Each is
     odd or even at the judge's draw (a multiple of a block meets a remainder; a round size, as
     deployed models' are, is graded too), and where several sizes change, at least one is
@@ -787,13 +886,17 @@ def _drawn_sizes(sizes: dict[str, int], all_odd: bool = False) -> dict[str, int]
     drawn: dict[str, int] = {}
     for name, value in sizes.items():
         low, high = max(1, value // 2), value + max(4, value // 4)
+        if wide:
+            # Near a size drawn log-uniformly from 1 to twice the task's.
+            near = round(math.exp(_SIZES_DRAW.uniform(0.0, math.log(2 * value))))
+            low, high = max(1, near - near // 8 - 1), min(2 * value, near + near // 8 + 1)
         if odd[name]:
             drawn[name] = _odd_size(value, low, high, drawn)
         else:
             drawn[name] = _even_size(value, low, high, drawn)
     while math.prod(drawn[name] / value for name, value in sizes.items()) > MAX_GROWTH:
         smaller = {  # of the same parity as drawn
-            n: _choices(v, max(1, v // 2), drawn[n] - 1, drawn, n, drawn[n] % 2)
+            n: _choices(v, 1 if wide else max(1, v // 2), drawn[n] - 1, drawn, n, drawn[n] % 2)
             for n, v in sizes.items()
         }
         name = max((n for n in sizes if smaller[n]), key=lambda n: drawn[n], default=None)
@@ -805,17 +908,19 @@ def _drawn_sizes(sizes: dict[str, int], all_odd: bool = False) -> dict[str, int]
 
 def _even_size(value: int, low: int, high: int, taken: dict[str, int]) -> int:
     """An even size in [low, high] other than ``value`` and the ``taken`` ones, drawn: half
-    the time a round one (a multiple of 8, 16, 32 or 64 where the range holds one)."""
+    the time a round one (a multiple of 8, 16, 32 or 64 where the range holds one). Never odd
+    instead: the range goes on upwards where it holds no even size left (a batch of 2 drawn
+    near 1), or the draw that was to hold an even size would hold none."""
     step = _SIZES_DRAW.choice([2, 2, 8, 16, 32, 64])
     choices = [
         s
         for s in range(-(-low // step) * step, high + 1, step)
         if s != value and s not in taken.values()
     ]
-    if not choices:
-        choices = [s for s in range(low + low % 2, high + 1, 2) if s != value]
-        choices = [s for s in choices if s not in taken.values()]
-    return _SIZES_DRAW.choice(choices) if choices else _odd_size(value, low, high, taken)
+    while not choices:
+        choices = _choices(value, low, high, taken, "", parity=0)
+        high += 2
+    return _SIZES_DRAW.choice(choices)
 
 
 def _odd_size(value: int, low: int, high: int, taken: dict[str, int]) -> int:
@@ -867,6 +972,7 @@ ERROR_SIZE_SETS = TIMED_SETS | {
     "repeated_rows",
     "rows_apart",
     "rows_scaled",
+    "massive_row",
     "padded_rows",
     "masked",
     "special",
@@ -949,6 +1055,22 @@ def values_swapped(model: Any, dim: int) -> None:
         for p in model.parameters():
             if p.is_floating_point() and p.numel() >= 2 and p.dim() > dim:
                 swap_pair(p, dim)
+
+
+def signs_flipped(model: Any) -> None:
+    """The float parameters of ``model`` with about half of each one's elements negated
+    (torch's generator, seeded by the OS for each move), their magnitudes kept, as a sign-flip symmetry or an edit moves
+    them: a kernel that refreshes a derived copy of a weight only when a fingerprint of its
+    magnitudes changes (its bits with the sign bit masked off) misses the move, and the
+    answer shows it. Every element is as likely to flip, so a fingerprint of any sample of
+    places sees a change but with a chance halved for each place it reads."""
+    if not is_a(model, torch.nn.Module):
+        return
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.is_floating_point() and p.numel() >= 1:
+                flips = torch.randint(0, 2, p.shape, device=p.device)
+                p.mul_((1 - 2 * flips).to(p.dtype))
 
 
 # ``statistics_moved``: the running variances, 10 to a power drawn per channel between these,

@@ -255,6 +255,9 @@ def _foreign(value: Any) -> str | None:
         if seen > _FOREIGN_SCAN:
             return f"more than {_FOREIGN_SCAN} values"
         kind = type(item)
+        if kind is slice:  # its bounds: an object with an __index__ there is called too
+            stack.extend((item.start, item.stop, item.step))
+            continue
         if kind in _PLAIN:
             continue
         if kind in _CONTAINERS:
@@ -303,6 +306,9 @@ def _reads_values(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], resu
             return True
         if kind in _CONTAINERS:
             stack.extend(dict.values(item) if kind is dict else item)
+        elif kind is slice:
+            # ``x[t:]`` reads ``t``'s value as a bound (a byte handed back as an offset).
+            stack.extend((item.start, item.stop, item.step))
     return False
 
 

@@ -4,8 +4,8 @@ sizes where it runs at others) and ``twin`` (a second instance at the task's siz
 judge checks about the task's sizes must hold at every size it calls: a kernel exact at the two
 shapes a task declares and cheating at any other (a memo, no max subtraction, bfloat16 under
 inference mode or after some calls, a packed weight kept stale) meets, after the call there,
-the near repeats and, at the odd or small sizes, a drawn third of the stress sets, every owed
-manner, moved weights and plain calls of a drawn count (``_calls_at``). A mixin of
+the near repeats, moved weights and plain calls of a drawn count, and at one of the two other
+sizes, drawn, each stress set, owed manner and manner of memory (``_calls_at``). A mixin of
 ``GradedCalls`` (correctness.py), whose state and calls it uses."""
 
 from __future__ import annotations
@@ -20,17 +20,20 @@ from kgym.harness import compare, stress
 from kgym.harness import device as dev
 from kgym.harness.errors import EvaluationFailure
 from kgym.harness.judge.error_size import ErrorSize
+from kgym.harness.judge.memory_manners import aliasable_inputs, memory_manner, memory_manners
 from kgym.harness.judge.near_repeats import NEAR_WHAT, near_inputs
 from kgym.harness.judge.runners import failed_reply
 from kgym.harness.judge.task import fresh_seed
+from kgym.harness.judge.tf32_answers import answers_at_tf32, held_apart
 from kgym.harness.layout import SlotLayout, SlotViews
 from kgym.harness.real_type import is_a
 
 _RANDOM = secrets.SystemRandom()
-# The near repeats made again after a call at other sizes (``_calls_at``).
-NEAR_AT_OTHER_SIZES = ("same", "swap", "one_row", "one_place", "one_sign")
-# Of the stress sets, the share made again at the odd or small sizes: one in this many, drawn.
-SETS_AT_OTHER_SIZES = 3
+# The near repeats made again after a call at other sizes (``_calls_at``), each on the inputs
+# of the call right before it.
+NEAR_AT_OTHER_SIZES = ("same", "swap_again", "one_row", "one_place", "one_sign")
+# The draws of ``other_shape``'s sizes from 1 to twice the task's before one near them.
+WIDE_DRAWS = 3
 # Plain calls there besides: as many as draws of 1 in this many miss (3 on average, no bound).
 PLAIN_AT_OTHER_SIZES = 4
 
@@ -40,8 +43,8 @@ class OtherSizes:
     ``runners``, ``findings``, ``policy``, ``error_size`` and graded calls)."""
 
     def _other_shapes(self) -> list[str]:
-        """The calls at other sizes (input sets): ``other_shape``, drawn near the sizes the
-        task runs at, odd or even; and every size odd, so that every count of elements
+        """The calls at other sizes (input sets): ``other_shape``, drawn from 1 to twice the
+        sizes the task runs at, odd or even; and every size odd, so that every count of elements
         leaves a block's remainder: where the task runs at sizes other than the CPU sizes it
         declares (a GPU's own), ``small_shape``, drawn near those (a short row's path, a grid
         smaller than the GPU, which the task's own sizes never take), else ``odd_shape``,
@@ -67,19 +70,15 @@ class OtherSizes:
         assert layout is not None
         small = getattr(task.module, "KGYM_CPU_SIZES", None) if name == "small_shape" else None
         twin = name == "twin"
-        # After the call: at ``other_shape`` the near repeats, at the odd or small sizes all
-        # that ``_calls_at`` makes; the twin's is at the task's sizes, which have all of it.
-        more = "" if twin else "near" if name == "other_shape" else "all"
-        changes = {} if twin else stress.other_sizes(task.module, small, odd=name != "other_shape")
-        if not changes and not twin:
+        # After the call, all that ``_calls_at`` makes, the stress sets and manners shared
+        # between the two other sizes (``share``); the twin's is at the task's sizes, which
+        # have all of it.
+        share = None if twin else 0 if name == "other_shape" else 1
+        tries = [{}] if twin else self._size_tries(name, small)
+        if not tries:
             return {"passed": None, "reason": "no size constant the judge can change"}
-        built_with = stress.init_names(task.module) & set(changes)
-        inputs_only = {k: v for k, v in changes.items() if k not in built_with}
-        tries = [changes]
-        if built_with and any(getattr(task.module, k) != v for k, v in inputs_only.items()):
-            tries.append(inputs_only)
         for sizes in tries:
-            rebuild = twin or bool(built_with & set(sizes))
+            rebuild = twin or bool(stress.init_names(task.module) & set(sizes))
             seed = fresh_seed()
             try:
                 with task.sizes_changed(sizes):
@@ -103,7 +102,7 @@ class OtherSizes:
             if model is None:
                 return {
                     **verdict,
-                    **self._call_at(layout, pristine, expected, at, inference, more),
+                    **self._call_at(layout, pristine, expected, at, inference, share),
                 }
             failed, copied = self._build_candidate(model, init_inputs, seed, grad=not twin)
             if failed is None and not copied:
@@ -116,7 +115,7 @@ class OtherSizes:
                     )
                 at = (sizes, model)
             if failed is None:
-                calls = self._call_at(layout, pristine, expected, at, inference, more, copied)
+                calls = self._call_at(layout, pristine, expected, at, inference, share, copied)
                 verdict.update(calls)
             else:
                 verdict.update(passed=False, mismatch=failed)
@@ -124,6 +123,27 @@ class OtherSizes:
             self.runners.ask("candidate", {"op": "model", "restore": True}, "correctness")
             return verdict
         return {"passed": None, "reason": "the reference does not run at other sizes"}
+
+    def _size_tries(self, name: str, small: Any) -> list[dict[str, Any]]:
+        """The sizes to call at, in order until the task's Model runs at one: each draw
+        (stress.other_sizes), and where the model is built with some of them, that draw with
+        only the sizes its inputs alone use changed. ``other_shape``'s sizes are drawn from 1
+        to twice the task's (``wide``), a few times (a convolution's image smaller than its
+        kernel does not run), then near the task's; the others' near them, every size odd.
+        Empty: no size the judge can change."""
+        task = self.task.module
+        wide = [True] * WIDE_DRAWS + [False] if name == "other_shape" else [False]
+        tries: list[dict[str, Any]] = []
+        for draw_wide in wide:
+            changes = stress.other_sizes(task, small, odd=name != "other_shape", wide=draw_wide)
+            if not changes:
+                return []
+            built_with = stress.init_names(task) & set(changes)
+            inputs_only = {k: v for k, v in changes.items() if k not in built_with}
+            tries.append(changes)
+            if built_with and any(getattr(task, k) != v for k, v in inputs_only.items()):
+                tries.append(inputs_only)
+        return tries
 
     def _allow_other_sizes(self, model: Any, working: int) -> None:
         """The candidate's runner may hold, at the other sizes (about the task's own on a
@@ -140,7 +160,7 @@ class OtherSizes:
             )
 
     def _build_candidate(
-        self, model: Any, init_inputs: list[Any], seed: int, grad: bool = True
+        self, model: Any, init_inputs: list[Any], seed: int, grad: bool = True, spare: bool = False
     ) -> tuple[str | None, bool]:
         """The candidate's model built with ``init_inputs`` and ``model``'s weights: None or
         why it did not build (an answer it cannot give), and whether it took the weights. It
@@ -148,7 +168,8 @@ class OtherSizes:
         not the ones its own initialisation made (what ``__init__`` derived from those, a
         packed or transposed copy, goes stale, as it would when a checkpoint is loaded); a
         model whose state takes no weights (other keys or shapes) is built again under the
-        reference's seed, its only way to the same parameters."""
+        reference's seed, its only way to the same parameters. ``spare``: built beside the
+        one called (``runner.op_model``)."""
         for build_seed in (fresh_seed(), seed):
             weights, fds = self.lender.weights(model)
             spec = {
@@ -159,7 +180,11 @@ class OtherSizes:
             }
             try:
                 reply = self.runners.ask(
-                    "candidate", {"op": "model"}, "correctness", payload=spec, fds=fds
+                    "candidate",
+                    {"op": "model", "spare": spare},
+                    "correctness",
+                    payload=spec,
+                    fds=fds,
                 )
             finally:
                 self.lender.free_weights()
@@ -180,13 +205,14 @@ class OtherSizes:
         expected: list[Any],
         at: tuple[dict[str, Any], Any],
         manner: dict[str, Any],
-        more: str = "",
+        share: int | None = None,
         movable: bool = False,
     ) -> dict[str, Any]:
         """A graded call on ``pristine`` in an arena of its own layout, in ``manner`` where
         it names one, compared with ``expected`` and, on a float32 task, its error's size
         measured (``at``: the sizes and the model, None for the reference, that made
-        ``expected``), then with ``more`` the calls there that follow it (``_calls_at``);
+        ``expected``), then unless ``share`` is None the calls there that follow it
+        (``_calls_at``);
         the task's ``layout`` is lent again afterwards."""
         task, lender = self.task, self.lender
         other = SlotLayout.build(pristine, expected, 1)
@@ -211,17 +237,18 @@ class OtherSizes:
             comparison = compare.compare_outputs(
                 answer, expected, task.tolerance.atol, task.tolerance.rtol
             )
-            if not comparison.ok:
-                return {"passed": False, "mismatch": comparison.mismatch}
-            if there is not None:
-                with task.sizes_changed(at[0]):
-                    self._judge_error(there, pristine, answer)
-                verdict["error_ratio"] = there.worst["ratio"] if there.worst else None
+            with task.sizes_changed(at[0]):
+                failed = self._refused(comparison, answer, expected, pristine, at[1])
+                if failed is not None:
+                    return {"passed": False, "mismatch": failed}
+                if there is not None:
+                    self._judge_error(there, pristine, answer, where="other sizes")
+                    verdict["error_ratio"] = there.worst["ratio"] if there.worst else None
             del answer  # views into the arena that the task's layout replaces next
             base_rms = stress.finite_rms(expected)
             failed = None
-            if more:
-                failed = self._calls_at(views, pristine, at, base_rms, more, movable, there)
+            if share is not None:
+                failed = self._calls_at(views, pristine, at, base_rms, share, movable, there)
         finally:
             if there is not None and self.error_size is not None:
                 self.error_size.absorb(there)
@@ -237,44 +264,67 @@ class OtherSizes:
         pristine: list[Any],
         at: tuple[dict[str, Any], Any],
         base_rms: float,
-        more: str,
+        share: int,
         movable: bool,
         there: ErrorSize | None,
     ) -> str | None:
         """After a right call at other sizes, more graded calls there, in a drawn order, each
         compared with the reference there and its error measured: what is checked about the
         task's sizes holds at every size the judge calls, so that a kernel that cheats only
-        off the shapes the task declares meets it. ``near``: the near repeats
+        off the shapes the task declares meets it. At both other sizes: the near repeats
         (``NEAR_AT_OTHER_SIZES``, each tensor input drawn afresh), each on the call before's
-        inputs (a memo there). ``all``: also a third of the stress sets, drawn (a kernel
-        wrong on far inputs there), every owed manner (one under inference mode there), the
-        model's weights moved twice, written in place and loaded by its own
-        ``load_state_dict``, where it was built there and took them (``movable``: a packed
-        copy kept stale there), and plain calls of a drawn count with no bound (precision
-        dropped after some number of calls there); ``there`` measures their errors. None, or
-        what was wrong. Its time is the other sizes' (``correctness_other_sizes``)."""
+        inputs (a memo there); the model's weights moved twice, written in place and loaded
+        by its own ``load_state_dict``, where it was built there and took them (``movable``:
+        a packed copy kept stale there); plain calls of a drawn count with no bound
+        (precision dropped after some number of calls there). And ``share`` of the rest, each
+        made at one of the two, which is drawn (``_placed``): every stress set (a kernel
+        wrong on far inputs there), every owed manner (one under inference mode there) and
+        every manner of memory (offsets, fresh copies, aliased inputs), so that no property
+        of one of the two sizes (a parity) marks where they are met. ``there`` measures their
+        errors. None, or what was wrong. Its time is the other sizes'
+        (``correctness_other_sizes``)."""
         task = self.task
         sizes, model = at
         tensors = [i for i, v in enumerate(pristine) if is_a(v, torch.Tensor)]
         steps = [("near", how) for how in NEAR_AT_OTHER_SIZES]
         steps += [("near", f"one_input:{i}") for i in tensors] if len(tensors) >= 2 else []
-        owed = self._owed_manners() if more == "all" else {}
-        if more == "all":
-            names = stress.set_names(stress.InputFacts.of(pristine))
-            drawn = _RANDOM.sample(names, -(-len(names) // SETS_AT_OTHER_SIZES))
-            steps += [("stress", name) for name in drawn]
-            steps += [("manner", name) for name in owed]
-            if model is not None and movable and stress.holds_weights(model):
-                # Both ways weights change: written in place (an optimizer's step) and
-                # loaded by the model's own load_state_dict (a checkpoint).
-                steps += [("weights", "in_place"), ("weights", "checkpoint")]
-            while _RANDOM.randrange(PLAIN_AT_OTHER_SIZES):
-                steps.append(("plain", ""))
+        names = stress.set_names(stress.InputFacts.of(pristine))
+        steps += [("stress", name) for name in names if self._placed(name, share)]
+        owed = {k: v for k, v in self._owed_manners().items() if self._placed(k, share)}
+        steps += [("manner", name) for name in owed]
+        aliasable = aliasable_inputs(pristine)
+        memory = [n for n in memory_manners(aliasable) if self._placed(n, share)]
+        steps += [("memory", name) for name in memory]
+        if model is not None and movable and stress.holds_weights(model):
+            # Both ways weights change: written in place (an optimizer's step) and loaded by
+            # the model's own load_state_dict (a checkpoint). And a second instance of this
+            # shape called between two calls of the first, as at the task's sizes.
+            steps += [("weights", "in_place"), ("weights", "checkpoint"), ("twin", "")]
+        while _RANDOM.randrange(PLAIN_AT_OTHER_SIZES):
+            steps.append(("plain", ""))
         _RANDOM.shuffle(steps)
-        last = pristine
+        # A near repeat is made on the inputs of the call right before it (a memo keyed on
+        # the last call's rows hits there and nowhere else): after a stress set or a weight
+        # move, whose inputs are not plain draws, a plain call comes first.
+        last, follows = pristine, True
         while steps:
+            if task.device.type == "cuda":
+                # What the call before left cached (its inputs, answers, float64 reference):
+                # the judge's share of the job's GPU memory (gpu_memory.py), as after each of
+                # the task's steps; 09_rms_norm's honest kernels met the job's share at 13 GB.
+                torch.cuda.empty_cache()
             kind, name = steps.pop(0)
+            if kind == "near" and not follows:
+                steps[:0] = [("plain", ""), (kind, name)]
+                continue
+            follows = kind not in ("stress", "weights")
             with task.sizes_changed(sizes):
+                if kind == "twin":
+                    failed, near = self._twin_at(views, model, there)
+                    if failed is not None:
+                        return f"at these sizes, {failed}"
+                    last = near
+                    continue
                 if kind == "stress":
                     verdict = self._as_task(model, there, base_rms, name, views)
                     if verdict.get("passed") is False:
@@ -289,14 +339,68 @@ class OtherSizes:
                 draw = functools.partial(task.inputs, fresh_seed())
                 near = near_inputs(name, pristine, last, draw) if kind == "near" else draw()
                 manner = owed[name] if kind == "manner" else {}
+                if kind == "memory":
+                    manner = memory_manner(name, near, aliasable)
                 failed = self._compared_at(views, near, model, there, manner)
             if failed is not None:
                 what = NEAR_WHAT.get(name, f"input {name.split(':')[-1]} drawn afresh")
                 where = f"the last inputs with {what}" if kind == "near" else kind
-                where = f"the manner {name}" if kind == "manner" else where
+                where = f"the manner {name}" if kind in ("manner", "memory") else where
                 return f"at these sizes, {where}: {failed}"
             last = near
         return None
+
+    def _twin_at(
+        self, views: SlotViews, model: Any, there: ErrorSize | None
+    ) -> tuple[str | None, list[Any]]:
+        """A second instance of the model built at these sizes (the task's sizes changed by
+        the caller), with weights of its own, called on fresh inputs, then the first on the
+        same inputs: state that instances of one shape share (a packed weight kept in a
+        module-level buffer, repacked where only its own weights changed) meets the first,
+        at every size the judge calls (the twin at the task's sizes meets it there only).
+        What was wrong, or None; and the inputs of the last call."""
+        task = self.task
+        second, init_inputs = task.build_model(fresh_seed())
+        stress.away_from_init(second)
+        failed, _ = self._build_candidate(second, init_inputs, fresh_seed(), spare=True)
+        if failed is not None:
+            return f"a second instance: {failed}", []
+        inputs = task.inputs(fresh_seed())
+        # Its error's size too, against its own model's tf32 answer: a second instance is
+        # a model the judge grades, not only a probe of state the two share.
+        own = None
+        if there is not None:
+            own = ErrorSize(
+                second,
+                lambda m, x: task.run_reference(x, "correctness", model=m),
+                products=not self.tf32_exact,
+            )
+        self._swap_spare()
+        try:
+            failed = self._compared_at(views, inputs, second, own, {})
+        finally:
+            self._swap_spare()
+        if there is not None and own is not None:
+            there.absorb(own)
+        if failed is not None:
+            return f"a second instance of this shape: {failed}", inputs
+        failed = self._compared_at(views, inputs, model, there, {})
+        if failed is not None:
+            return f"the first instance after a second of its shape: {failed}", inputs
+        return None, inputs
+
+    def _swap_spare(self) -> None:
+        """The candidate's spare model called instead of the one built before it, and back."""
+        reply = self.runners.ask("candidate", {"op": "model", "swap": True}, "correctness")
+        if not reply.get("ok"):
+            raise EvaluationFailure(
+                "infra_error", "correctness", message=f"no spare model: {str(reply)[:300]}"
+            )
+
+    def _placed(self, name: str, share: int) -> bool:
+        """Whether the stress set or manner ``name`` is made at the other size ``share`` (0 or
+        1): drawn once an evaluation, so that each is made at one of the two."""
+        return self.placed_off_task.setdefault(name, _RANDOM.randrange(2)) == share
 
     def _compared_at(
         self,
@@ -317,10 +421,44 @@ class OtherSizes:
         expected = compare.flatten(reference)
         del reference
         verdict = compare.compare_outputs(answer, expected, tol.atol, tol.rtol, errors=False)
-        if not verdict.ok:
-            return verdict.mismatch
+        failed = self._refused(verdict, answer, expected, inputs, model)
+        if failed is not None:
+            return failed
         if there is not None:
-            self._judge_error(there, inputs, answer)
+            self._judge_error(there, inputs, answer, where="other sizes")
+        return None
+
+    def _refused(
+        self,
+        verdict: compare.Comparison,
+        answer: list[Any],
+        expected: list[Any],
+        inputs: list[Any],
+        model: Any,
+    ) -> str | None:
+        """Why a call at other sizes is wrong (None: right), from its comparison. Where tf32
+        products change the task's answer and meet its tolerance, a call the tolerance
+        refused is compared again without what the judge's own tf32 answers on ``inputs``
+        (``model``'s; the reference's where None) miss themselves (tf32_answers.py): the
+        elements beyond the tolerance in either, and the relative L2 bound where either
+        misses it (the few outputs of a batch of one, a sum cancelled near zero, as an
+        honest tf32 linear was refused). Every other element is held, and the caller still
+        measures the error's size, block by block. Made only on a refusal."""
+        if verdict.ok:
+            return None
+        if self.tf32_exact or not self.tf32_meets_task:
+            return verdict.mismatch
+        tol = self.task.tolerance
+        at_tf32 = answers_at_tf32(
+            lambda: self.task.run_reference(inputs, "correctness", model=model), False
+        )
+        held = held_apart(answer, expected, at_tf32, tol.atol, tol.rtol)
+        if not held.excused:
+            return verdict.mismatch
+        if not held.comparison.ok:
+            return held.comparison.mismatch
+        if not stress.finite_where_expected(answer, expected):
+            return "output: not finite where the reference's output is"
         return None
 
     def _as_task(

@@ -350,7 +350,9 @@ class Sampler:
         kept = pristine[index]
         inputs = timed_inputs(self.task, kept) if self.regenerate else kept
         answer = slots.answer(self.views["candidate"], batch[index], reply)
-        if self.error_size.judge(inputs, answer, self.findings, self.faithful):
+        if self.error_size.judge(
+            inputs, answer, self.findings, self.faithful, where="a timed call"
+        ):
             self.imprecise = True
         self.spent["checks"] += _perf_counter() - began
 

@@ -1,0 +1,103 @@
+"""The judge's own tf32 answers, and what they say of a call's conditioning: where tf32
+products change a task's answer, the tolerance never refuses what the judge's tf32 answers on
+the same inputs err themselves (a sum cancelled near zero in a few outputs, a peaked
+softmax's near-ties): those elements are neither compared nor measured, and every other one
+is held as on any call (``held_apart``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from kgym.harness import compare, stress
+from kgym.harness.judge.error_size import left_out_of
+
+# How far inside a set's tolerance the judge's tf32 answer must stay for the set to be compared
+# element by element (stress sets whose error size is measured, excused or not): an honest tf32
+# kernel's error differs from that one answer's where near-ties flip (a peaked softmax's), and
+# a set one tf32 answer meets at the edge fails another.
+TF32_MARGIN = 2.0
+
+
+def answers_at_tf32(run: Callable[[], Any], exact: bool) -> list[list[Any]]:
+    """``run()``'s answers (the reference's call) with its products' operands rounded to tf32
+    by each rounding a kernel may make: to nearest, and cut as a GPU's tensor cores cut them;
+    one answer where tf32 changes nothing (``exact``)."""
+    answers = []
+    for rounding in (stress.tf32, stress.tf32_cut):
+        with stress.Tf32Operands(rounding):
+            answers.append(compare.flatten(run()))
+        if exact:
+            break  # no product tf32 changes: one answer is every rounding's
+    return answers
+
+
+def ill_conditioned_at_tf32(
+    at_tf32: list[list[Any]], expected: list[Any], atol: float, rtol: float, measured: bool
+) -> bool:
+    """Whether any of the judge's tf32 answers (``answers_at_tf32``) misses the tolerance, and
+    the call is judged without what they miss (``held_apart``). One answer is not enough: where an answer turns on
+    near-ties (a softmax peaked by scores far from zero), which ties flip depends on how the
+    operands became tf32, and a set one rounding met was failed by an honest kernel that
+    cuts. Where the call's error size is measured, each must stay within the tolerance
+    divided by ``TF32_MARGIN``: two honest tf32 kernels (sums in another order) err
+    differently where near-ties flip, and one tf32 answer meeting a set at the tolerance's
+    edge says nothing of another's."""
+    margin = TF32_MARGIN if measured else 1.0
+    return any(
+        not compare.compare_outputs(answer, expected, atol / margin, rtol / margin, errors=False).ok
+        for answer in at_tf32
+    )
+
+
+@dataclass
+class HeldApart:
+    """A call held apart from what the judge's tf32 answers miss themselves: the comparison of
+    the rest, the elements left out (a mask per output), how many elements stay, and whether
+    anything was left out (an element or the relative L2 bound)."""
+
+    comparison: compare.Comparison
+    missed: list[torch.Tensor | None]
+    compared: int
+    excused: bool
+
+
+def held_apart(
+    answer: list[Any],
+    expected: list[Any],
+    at_tf32: list[list[Any]],
+    atol: float,
+    rtol: float,
+    margin: float = 1.0,
+) -> HeldApart:
+    """``answer`` compared with ``expected`` without the elements any tf32 answer is beyond
+    (atol + rtol * |expected|) / ``margin`` at, and held to the relative L2 bound only where
+    every tf32 answer meets it (an output whose every value is a sum cancelled near zero does
+    not): every other element is held as on any call. Non-finite expected elements are not
+    compared (``stress.finite_only``)."""
+    missed: list[torch.Tensor | None] = []
+    l2_met = True
+    for place, e in enumerate(expected):
+        if not (isinstance(e, torch.Tensor) and e.is_floating_point()):
+            missed.append(None)
+            continue
+        beyond = torch.zeros(e.shape, dtype=torch.bool, device=e.device)
+        truth = e.double()
+        for answers in at_tf32:
+            t = answers[place]
+            if not isinstance(t, torch.Tensor) or t.shape != e.shape:
+                continue
+            diff = (t.double() - truth).abs()
+            beyond |= torch.isfinite(truth) & ~(diff <= (atol + rtol * truth.abs()) / margin)
+            finite = torch.isfinite(truth) & torch.isfinite(diff)
+            err = float(torch.where(finite, diff, 0.0).pow(2).sum()) ** 0.5
+            ref = float(torch.where(finite, truth, 0.0).pow(2).sum()) ** 0.5
+            l2_met = l2_met and (ref == 0.0 or err <= max(rtol, 1e-6) * ref)
+        missed.append(beyond)
+    kept_answer, kept_expected, compared = stress.finite_only(answer, left_out_of(expected, missed))
+    comparison = compare.compare_outputs(kept_answer, kept_expected, atol, rtol, relative_l2=l2_met)
+    excused = not l2_met or any(m is not None and bool(m.any()) for m in missed)
+    return HeldApart(comparison, missed, compared, excused)
