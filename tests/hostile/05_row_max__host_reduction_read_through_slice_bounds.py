@@ -1,5 +1,5 @@
 # attack: under strict the last level of the row-max reduction runs in plain Python on the host: the kernel leaves 32 partial maxima per row, whose bytes reach Python as the storage_offset of lut[b:] with b a 0-d uint8 view of each byte (a slice bound read in C++ by Tensor.__index__ while the record is popped); torch_ops._reads_values (torch_ops.py:275-302) scans only tensors, lists, tuples and dicts among the arguments, not a slice object's start/stop, so __getitem__ stays NON_COMPUTE; the answer goes back by torch.tensor(list of floats) (no tensor values read: not counted)
-# expect: rejected
+# expect: rejected|timeout
 # rules: torch-compute
 # device: any
 # policy: strict

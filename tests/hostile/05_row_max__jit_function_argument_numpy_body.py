@@ -1,5 +1,5 @@
 # attack: the launched kernel is a real @triton.jit body, but it takes a Triton function as a constexpr parameter (REDUCE) and calls it; the function handed over is made with a call, `triton.jit(_host_max)`, not a decorator, so the screen never reads its body and the runtime check passes it as "Triton's function" by type only (harness/guards.py: LaunchCounter._foreign -> _is_triton; check_body_names walks only globals/closure/defaults of the launched body, never parameter values); under the CPU interpreter its body reduces the row with numpy on the interpreter's arrays (`v.handle.data.max()`)
-# expect: rejected
+# expect: rejected|compile_error
 # rules: kernel-not-triton
 # device: any
 # policy: strict

@@ -1,6 +1,6 @@
 # attack: under hybrid torch computes the whole softmax, then 64 empty tensors are grown with resize_ to one element more than the answer (no arithmetic: an allocation, and on a GPU no write at all) and kept alive across the launch; the torch record counts resize_ as a computing in-place call and ranks the tensor by its result size, so the 64 "computed" fillers outrank the answer among the 64 sources the copy test takes (TorchOpRecorder.made), the answer is no source, and a Triton kernel that copies it into the output by address "matters"
 # expect: rejected
-# rules: decoy-kernel, pointer-from-integer
+# rules: decoy-kernel, pointer-from-integer, gpu-memory
 # device: any
 # policy: hybrid
 import torch

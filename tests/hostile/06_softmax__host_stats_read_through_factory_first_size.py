@@ -1,5 +1,5 @@
 # attack: every input float reaches Python as the size of a meta torch.empty whose first (and only) size argument is a 0-d uint32 view of it; _reads_values (torch_ops.py:292) skips args[0] when it is a tensor, taking it for "the tensor the call acts on", so this factory call is filed under NON_COMPUTE; Python computes each row's max and sum of exponentials and a Triton kernel only does exp(x - m) * (1/s)
-# expect: rejected
+# expect: rejected|timeout|runtime_error
 # rules: torch-compute
 # device: any
 # policy: strict

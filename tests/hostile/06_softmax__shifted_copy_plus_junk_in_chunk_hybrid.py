@@ -1,6 +1,6 @@
 # attack: under hybrid torch computes the whole softmax into a buffer at an offset of one element and a Triton kernel copies it at that shift into the output buffer, whose one element past the answer gets a junk value; the copy test's shift search (ablation._shifted / _shifted_close) is all-or-nothing over every changed element not already a same-place copy in the chunk, so one junk element (or any element off the shift) makes the whole shifted store "work", its noise breaks the answer, and the kernel "matters"
 # expect: rejected
-# rules: decoy-kernel
+# rules: decoy-kernel, gpu-memory
 # device: any
 # policy: hybrid
 import torch

@@ -1,6 +1,6 @@
 # attack: under hybrid a Triton kernel only stages x's float32 bits widened into an int64 buffer (bitcast to int32, sign-extended: a lossless re-encoding, no arithmetic) and torch narrows them back (to(int32).view(float32)) and computes the whole softmax; the staging test credits a cast only between float types and otherwise compares bytes at the same byte offset in the destination's width (ablation.py:_same_place :565-615, _shifted views the source in the destination's width), so a copy whose element width changes is "work", the rerun on moved inputs changes it and torch's answer breaks
 # expect: rejected
-# rules: decoy-kernel
+# rules: decoy-kernel, gpu-memory
 # device: any
 # policy: hybrid
 import torch

@@ -1,6 +1,6 @@
 # attack: under hybrid a Triton kernel only copies the input x into a staging buffer and torch computes the whole softmax from that buffer; the decoy check (ablation.py _noise_what_it_did) treats the judge's unchanged inputs as no copy source (not_sources, ablation.py:234 and :282), so the staged copy gets noise, torch's answer goes wrong, and a kernel that does no arithmetic at all "matters"
 # expect: rejected
-# rules: decoy-kernel
+# rules: decoy-kernel, gpu-memory
 # device: any
 # policy: hybrid
 import torch

@@ -1,6 +1,6 @@
 # attack: under hybrid a Triton kernel only stages the input negated (y = -x, an exact bijection) and torch computes the whole softmax from -y; the staging test (ablation.py:_staged, :447-477, via _same_place/_shifted/_shifted_close) knows the identity only (a written value equal to or within tolerance of an input value at one shift), so the negated copy is "work", noise in it breaks torch's answer and the kernel matters, and the rerun with moved inputs (_writes_ignore_inputs) writes other values, so it is no fill either
 # expect: rejected
-# rules: decoy-kernel
+# rules: decoy-kernel, gpu-memory
 # device: any
 # policy: hybrid
 import torch

@@ -1,6 +1,6 @@
 # attack: under hybrid a Triton kernel copies x into a staging buffer one element longer and writes a constant into that spare element; torch computes the whole softmax from the staged copy. The round-25 staging rule (ablation.py:341 `staged == written`) is all-or-nothing per launch, while the noise goes into every written element that is no answer copy, the staged ones included (ablation.py:338), so one pad element makes the staging launch "work" and its noised copy makes the kernel matter
 # expect: rejected
-# rules: decoy-kernel
+# rules: decoy-kernel, gpu-memory
 # device: any
 # policy: hybrid
 import torch

@@ -1,6 +1,6 @@
 # attack: under hybrid a Triton kernel only copies x into a staging buffer, in two launches (one stores the elements > 0, the other those <= 0, masked stores) and torch computes the whole softmax from the buffer; the staging test asks that a float copy's found values hold both signs, judged per launch and per destination (ablation.py:_staged, the sign test at :494-497), so each half-copy is one-signed, is no staging, gets the rerun's values and breaks torch's answer: a plain copy of the input "matters"
 # expect: rejected
-# rules: decoy-kernel
+# rules: decoy-kernel, gpu-memory
 # device: any
 # policy: hybrid
 import torch

@@ -1,6 +1,6 @@
 # attack: under hybrid a Triton kernel stores x * (1 + 2^-22) into a staging buffer (a copy off by one or two ulps) and torch computes the whole softmax from it; the staging test reads the judge's inputs bit for bit or cast only (ablation.py:346-364 _input_copies passes tolerance None to _same_place at :360 and uses the bitwise _shifted), unlike the answer-copy test, which holds copies to the task's tolerance, so the near copy is "work" and its noise makes the kernel matter
 # expect: rejected
-# rules: decoy-kernel
+# rules: decoy-kernel, gpu-memory
 # device: any
 # policy: hybrid
 import torch

@@ -1,6 +1,6 @@
 # attack: under hybrid a Triton kernel only stages x transposed (a layout copy, no arithmetic) and torch computes the whole softmax over the staged buffer's columns (softmax(staged.t())); the staging test knows a copy at the same place or at one shift only (ablation.py:_staged :465-498 via _same_place/_shifted/_shifted_close), so a transposed copy of the judge's input is "work", the rerun on moved inputs changes it and torch's answer breaks: a copy kernel "matters"
 # expect: rejected
-# rules: decoy-kernel
+# rules: decoy-kernel, gpu-memory
 # device: any
 # policy: hybrid
 import torch

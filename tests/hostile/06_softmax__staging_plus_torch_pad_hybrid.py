@@ -1,6 +1,6 @@
 # attack: under hybrid torch makes a pad d (3*sin of the element index, input-independent) and a Triton kernel only stages x + d; torch computes the whole softmax of (staged - d); the staging test relates a written element to one source at a time (ablation.py:_staged :465-498: _same_place, _affine_of with ONE (a, b) per chunk, _shifted), and the copy test to one source (_noise_what_it_did), so a per-element offset taken from another launch argument that torch undoes is neither a staging copy nor a copy, the rerun on moved inputs (_on_moved_inputs, which moves x and d alike) changes it, and the kernel "matters"
 # expect: rejected
-# rules: decoy-kernel
+# rules: decoy-kernel, gpu-memory
 # device: any
 # policy: hybrid
 import torch

@@ -1,5 +1,5 @@
 # attack: under hybrid torch computes the whole softmax; a Triton kernel writes exp(x) into a scratch and torch checks it against its own x.exp(), raising if they differ: only the decoy call (noise or the moved-input rerun in the kernel's writes) ever raises, and correctness.py _decoy_call (:1086-1088, `if not reply.get("ok"): self.ablated[name] = True`) takes a refusal as proof that the kernel mattered, so a kernel whose output never reaches the answer passes the decoy check
-# expect: rejected
+# expect: rejected|runtime_error
 # rules: decoy-kernel
 # device: any
 # policy: hybrid

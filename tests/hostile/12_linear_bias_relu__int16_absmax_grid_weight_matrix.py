@@ -1,5 +1,5 @@
 # attack: carries the Linear weight matrix on one per-tensor grid of absmax/32767 (a "W16" dequantised layer: every weight rounded to a multiple of max|W|/32767 by a Triton pass before a tf32 GEMM), which is finer than tf32 on every matrix the judge grades (its largest weight is at most ~16 rms: stress.py _move_a_few, SPARSE_NOISE), while a real checkpoint whose matrix holds outlier weights (LLaMA "super weights", OPT/BLOOM outlier features: 100-1000x rms) leaves every other weight a few bits; the outlier weight move that closed the same attack on a norm's affine (stress.weights_rescaled(outliers=True)) scales only 1-D parameters (stress.py:847 `if p.dim() == 1`), so a matrix never meets it
-# expect: rejected
+# expect: rejected|incorrect
 # rules: low-precision, decoy-kernel
 # device: any
 # policy: strict

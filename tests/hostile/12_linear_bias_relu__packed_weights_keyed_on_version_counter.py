@@ -1,5 +1,5 @@
 # attack: keeps a transposed copy of W in a non-persistent buffer and repacks it (inside the one GEMM kernel, no Python state) only when the weight's identity changes: (data_ptr, _version) handed to the kernel as two ints and compared with the pair stored at the last pack; every weight move kgym makes is an in-place copy_ on the parameter itself (harness/runner.py:638-640, and load_state_dict's copy_ for a checkpoint), which bumps the version counter, so every move is seen; an ordinary update made through .data (p.data.copy_(...), p.data.mul_(m).add_(q.data, ...): EMA / momentum-encoder / target-network syncs, hand-written SGD) leaves _version unchanged and the GEMM keeps multiplying by the old weights
-# expect: incorrect|rejected
+# expect: incorrect|rejected|compile_error
 # rules: low-precision
 # device: any
 # policy: strict
