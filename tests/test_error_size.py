@@ -530,3 +530,55 @@ def test_a_convolutions_outputs_beside_a_massive_row_are_measured_with_it_left_o
     assert (ErrorSize(model, _run).measure([x], [answer]) or 0.0) < ERROR_FACTOR
     ratio = ErrorSize(model, _run).measure([x], [answer], left_out=moved)
     assert ratio is not None and ratio > ERROR_FACTOR
+
+
+def test_ties_an_honest_kernel_flips_beside_the_tf32_answers_are_left_out_while_few() -> None:
+    """Which near-ties flip turns on a kernel's order of sums: an honest tf32 attention on a
+    GPU flipped ties on inputs far apart that neither tf32 answer of the judge flipped, and
+    was refused. About as many as those answers flip are left out with theirs, uncompared and
+    unmeasured; a kernel that flips many more (a coarser rounding widens every tie) is held
+    to them."""
+    from kgym.harness.judge.tf32_answers import FLIP_FACTOR, FLIP_SLACK, held_apart
+
+    torch.manual_seed(0)
+    expected = [torch.randn(4096)]
+    atol = rtol = 1e-2
+    tf32 = expected[0].clone()
+    tf32[:20:2] += 1.0  # ten ties the judge's tf32 answer flips
+    flipped = expected[0].clone()
+    flipped[1:20:2] += 1.0  # ten others the candidate flips
+    held = held_apart([flipped], expected, [[tf32]], atol, rtol)
+    assert held.comparison.ok and held.excused
+    assert held.missed[0] is not None and int(held.missed[0].sum()) == 20
+    many = FLIP_FACTOR * 10 + FLIP_SLACK + 1
+    coarse = expected[0].clone()
+    coarse[100 : 100 + many] += 1.0
+    assert not held_apart([coarse], expected, [[tf32]], atol, rtol).comparison.ok
+
+
+def test_many_rows_losses_computed_as_lse_less_its_logit_are_not_refused_far_from_zero() -> None:
+    """A per-sample cross entropy of many rows on ``offset_up`` (logits moved 3000 from
+    zero): lse - logit rounds at the logits' scale, and the rows whose loss is small read
+    tens of times tf32's allowance element by element (an honest kernel refused on a GPU's
+    16384 rows). Each output of one element per input row is weighed less its own row's
+    grain, however many rows; a log-sum-exp kept to tf32's 10 bits is still refused, and a
+    softmax's outputs (a row per row) have no grain."""
+
+    class CrossEntropy(nn.Module):
+        def forward(self, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+            return nn.functional.cross_entropy(x, t, reduction="none")
+
+    torch.manual_seed(3)
+    logits = torch.randn(512, 64) * 3.0
+    logits[::8, 0] += 12.0  # confident rows, whose loss is small
+    targets = torch.randint(0, 64, (512,))
+    targets[::8] = 0
+    x, t = stress.derive("offset_up", [logits, targets])
+    lse = torch.logsumexp(x, dim=1)
+    logit = x.gather(1, t[:, None])[:, 0]
+    ratio = ErrorSize(CrossEntropy(), _run).measure([x, t], [lse - logit])
+    assert ratio is not None and ratio < 1.0
+    ten_bits = (lse.view(torch.int32) & ~((1 << 13) - 1)).view(torch.float32)
+    ratio = ErrorSize(CrossEntropy(), _run).measure([x, t], [ten_bits - logit])
+    assert ratio is not None and ratio > ERROR_FACTOR
+    assert few_grains([x], [torch.softmax(x, dim=1)], per_row_only=True) == [None]

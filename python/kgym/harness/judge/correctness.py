@@ -1008,10 +1008,13 @@ class GradedCalls(OtherSizes):
             at_tf32, expected, atol, rtol, measured
         ):
             # Excused element by element: the elements either tf32 answer misses by more
-            # than the margin's share of the tolerance (near-ties, sums cancelled near zero)
-            # are neither compared nor measured, and the relative L2 bound is held only
-            # where tf32 meets it; the rest is held as any set's, block by block too (a set
-            # excused whole to finite outputs, its blocks unheld, paid bf16 on its small rows).
+            # than the margin's share of the tolerance (near-ties, sums cancelled near zero),
+            # and about as many that the candidate misses itself (ties its order of sums
+            # flips), are neither compared nor measured, and the relative L2 bound is held
+            # only where tf32 meets it; the rest is held as any set's, but not block by
+            # block: ties flipped part way, within the tolerance, made an honest tf32 and an
+            # ieee attention's worst block 5-9 times the tf32 answer's on a GPU (4 of 4
+            # runs on far sets), where the judge's answers flip other ties.
             margin = TF32_MARGIN if measured else 1.0
             held = held_apart(answer, expected, at_tf32, atol, rtol, margin)
             timeline.stretch("correctness_checks", stretch)
@@ -1030,7 +1033,10 @@ class GradedCalls(OtherSizes):
                 assert self.error_size is not None
                 either = _either(how["left_out"], held.missed)
                 self._judge_error(
-                    self.error_size, pristine, raw_answer, **{**how, "left_out": either}
+                    self.error_size,
+                    pristine,
+                    raw_answer,
+                    **{**how, "left_out": either, "blocks": False},
                 )
             return verdict
         comparison = compare.compare_outputs(answer, expected, atol, rtol)

@@ -96,7 +96,9 @@ FEW_OUTPUTS = 16
 # as lse - logit rounds an intermediate of the logits' scale, which no input's last bits move
 # (the loss is well conditioned) and which a confident row's loss of 1e-4 or less turns on (an
 # honest chunked cross entropy erred 25 times torch's there, 6.5 times tf32's allowance).
-# bfloat16 or tf32 anywhere errs 2^13 or 2^11 times this, and is still seen.
+# Many outputs of one element per input row (a per-sample loss, a row's statistic) have the
+# same grain, of their own row. bfloat16 or tf32 anywhere errs 2^13 or 2^11 times this, and
+# is still seen.
 FEW_GRAIN = 2.0**-22
 # The elements ``relative_rms`` weighs: those at least this share of the answer's largest
 # magnitude, and below it, on a task with no matrix product, those the float32 answer itself
@@ -313,12 +315,18 @@ def _floats(t: Any) -> bool:
     return isinstance(t, torch.Tensor) and t.is_floating_point()
 
 
-def few_grains(inputs: list[Any], outputs: list[Any]) -> list[torch.Tensor | None]:
+def few_grains(
+    inputs: list[Any], outputs: list[Any], per_row_only: bool = False
+) -> list[torch.Tensor | None]:
     """Each float output's elements' grains, flat (float64): ``FEW_GRAIN`` of the largest
     magnitude in the input row an element is made from, where the output has one element,
     or one row, per row of a float input (a per-sample loss, a row's statistic: its rounding
     is at its own row's scale, whatever another row's, a massive row's among them); of the
-    float inputs' largest magnitude elsewhere (a loss over the whole batch)."""
+    float inputs' largest magnitude elsewhere (a loss over the whole batch). ``per_row_only``
+    (many outputs): only outputs of one element per row of an input have grains (a loss
+    computed as lse - logit rounds at the logits' scale, however many rows: an honest one
+    read 39 times tf32's element by element on a GPU's 16384 rows moved 3000 from zero);
+    an output of a row per row (a softmax) has none: its small elements are its own scale."""
     rows = []
     for x in inputs:
         if _floats(x) and x.dim() >= 2 and x.numel() and x.shape[-1]:
@@ -330,7 +338,11 @@ def few_grains(inputs: list[Any], outputs: list[Any]) -> list[torch.Tensor | Non
         if not _floats(t):
             grains.append(None)
             continue
-        per_row = [r for r in rows if r.numel() in (t.numel(), _leading(t))]
+        shares = (t.numel(),) if per_row_only else (t.numel(), _leading(t))
+        per_row = [r for r in rows if r.numel() in shares]
+        if per_row_only and not per_row:
+            grains.append(None)
+            continue
         if not per_row:
             grains.append(torch.full((t.numel(),), FEW_GRAIN * peak, dtype=torch.float64))
             continue
@@ -415,7 +427,7 @@ class ErrorSize:
         # Each float output on its own, the worst of them: pooled, one output's large values
         # (a row's log-sum-exp beside its probabilities) set the peak and the average, and
         # a whole other output rounded to bf16 fell below both.
-        grains = few_grains(inputs, truth) if moved is not None else None
+        grains = few_grains(inputs, truth, per_row_only=moved is None)
         floats = [
             i
             for i, t in enumerate(truth)
@@ -461,7 +473,7 @@ class ErrorSize:
         few = moved is not None
         scales, float32 = (PRODUCT_SCALES, None) if self.products else (NO_SCALE, tf32)
         answers = [answer, tf32, *([moved] if few else [])]
-        measured = sizes(answers, truth, scales, float32, grains if few else None)
+        measured = sizes(answers, truth, scales, float32, grains)
         (candidate, each, block_sizes, bias), (allowed, each_tf32, tf32_blocks, bias_tf32) = (
             measured[:2]
         )
