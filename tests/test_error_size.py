@@ -582,3 +582,24 @@ def test_many_rows_losses_computed_as_lse_less_its_logit_are_not_refused_far_fro
     ratio = ErrorSize(CrossEntropy(), _run).measure([x, t], [ten_bits - logit])
     assert ratio is not None and ratio > ERROR_FACTOR
     assert few_grains([x], [torch.softmax(x, dim=1)], per_row_only=True) == [None]
+
+
+def test_a_refusal_within_the_inputs_grain_is_compared_again_without_it() -> None:
+    """One confident row's loss on logits 3000 from zero: lse - logit errs ulps of 3000,
+    beyond the relative L2 bound of a loss of 1e-3 (the built-in cross entropy at other
+    sizes, 1 run in 16 on a CPU), though the loss is well conditioned. Compared again with
+    each error less its grain (four half-ulps of its input row), it passes; a wrong answer,
+    or a loss kept to tf32's precision, is still refused."""
+    from kgym.harness import compare
+    from kgym.harness.judge.tf32_answers import within_grains
+
+    logits = torch.tensor([[8.0, 0.5, -1.0]]) - 3000.0
+    inputs = [logits, torch.tensor([0])]
+    expected = [nn.functional.cross_entropy(logits, inputs[1], reduction="none")]
+    lse = torch.logsumexp(logits, dim=1)
+    honest = [lse - logits[:, 0]]
+    assert not compare.compare_outputs(honest, expected, 1e-2, 1e-2).ok
+    assert within_grains(inputs, honest, expected, 1e-2, 1e-2) is not None
+    assert within_grains(inputs, [expected[0] + 0.5], expected, 1e-2, 1e-2) is None
+    ten_bits = (lse.view(torch.int32) & ~((1 << 13) - 1)).view(torch.float32)
+    assert within_grains(inputs, [ten_bits - logits[:, 0]], expected, 1e-2, 1e-2) is None

@@ -43,6 +43,7 @@ from kgym.harness.judge.tf32_answers import (
     answers_at_tf32,
     held_apart,
     ill_conditioned_at_tf32,
+    within_grains,
 )
 from kgym.harness.judge.timeline import Timeline
 from kgym.harness.layout import SlotLayout, SlotViews
@@ -1040,6 +1041,9 @@ class GradedCalls(OtherSizes):
                 )
             return verdict
         comparison = compare.compare_outputs(answer, expected, atol, rtol)
+        if not comparison.ok and finite:
+            # Refused: compared again with each error less its grain (tf32_answers.py).
+            comparison = within_grains(pristine, answer, expected, atol, rtol) or comparison
         timeline.stretch("correctness_checks", stretch)
         if comparison.ok and measured:
             assert self.error_size is not None
