@@ -546,14 +546,17 @@ def test_ties_an_honest_kernel_flips_beside_the_tf32_answers_are_left_out_while_
     tf32 = expected[0].clone()
     tf32[:20:2] += 1.0  # ten ties the judge's tf32 answer flips
     flipped = expected[0].clone()
-    flipped[1:20:2] += 1.0  # ten others the candidate flips
+    flipped[1:20:2] += 0.9  # ten others the candidate flips
     held = held_apart([flipped], expected, [[tf32]], atol, rtol)
     assert held.comparison.ok and held.excused
     assert held.missed[0] is not None and int(held.missed[0].sum()) == 20
     many = FLIP_FACTOR * 10 + FLIP_SLACK + 1
     coarse = expected[0].clone()
-    coarse[100 : 100 + many] += 1.0
+    coarse[100 : 100 + many] += 0.9
     assert not held_apart([coarse], expected, [[tf32]], atol, rtol).comparison.ok
+    garbage = expected[0].clone()
+    garbage[1] += 100.0  # one element, but further off than any tie the judge's answers flip
+    assert not held_apart([garbage], expected, [[tf32]], atol, rtol).comparison.ok
 
 
 def test_many_rows_losses_computed_as_lse_less_its_logit_are_not_refused_far_from_zero() -> None:

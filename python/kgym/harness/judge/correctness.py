@@ -1041,9 +1041,11 @@ class GradedCalls(OtherSizes):
                 )
             return verdict
         comparison = compare.compare_outputs(answer, expected, atol, rtol)
+        grained = None
         if not comparison.ok and finite:
             # Refused: compared again with each error less its grain (tf32_answers.py).
-            comparison = within_grains(pristine, answer, expected, atol, rtol) or comparison
+            grained = within_grains(pristine, answer, expected, atol, rtol)
+            comparison = grained or comparison
         timeline.stretch("correctness_checks", stretch)
         if comparison.ok and measured:
             assert self.error_size is not None
@@ -1051,6 +1053,9 @@ class GradedCalls(OtherSizes):
         verdict: dict[str, Any] = {"passed": comparison.ok, "atol": atol, "compared": compared}
         if name == "scaled_drawn":
             verdict["factor"] = stress.drawn_scale()
+        if grained is not None:
+            # Not a set a timed slot holds: its check there is the plain comparison.
+            verdict["conditioning"] = "compared with each error less its input row's grain"
         # Every element compared: the set may be met again, in a timed slot (TIMED_SETS).
         verdict["reference_finite"] = compared == sum(
             e.numel() if isinstance(e, torch.Tensor) and e.is_floating_point() else 1

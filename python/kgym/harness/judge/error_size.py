@@ -172,8 +172,8 @@ def sizes(
     cancelled to nearly zero has a large relative error in any float32 kernel). ``scales``:
     the least and most scale, less 1, taken out. ``float32``: the float32 answer, whose
     elements within ``TAIL_CONDITION`` of the truth below ``RELATIVE_FLOOR`` are weighed
-    element by element too (None: none of them). ``grains``: how much of each element's error
-    is not weighed (``FEW_GRAIN``'s, for a few outputs)."""
+    element by element too (None: none of them). ``grains``: how much of each element's
+    error is not weighed (``few_grains``)."""
     pairs_of = [_pairs(answer, truth) for answer in answers]
     tails = _pairs(float32, truth) if float32 is not None else {}
     truths = {id(t): t for pairs in pairs_of for _, t in pairs.values()}
@@ -467,8 +467,9 @@ class ErrorSize:
     ) -> dict[str, float] | None:
         """The candidate's error against the tf32 answer's, over these outputs: as a whole,
         element by element and block by block (``measure``); for a few outputs, against the
-        larger of it and ``moved``'s (float32 on inputs moved by their last bits), each
-        element's error less its ``grains`` (``few_grains``)."""
+        larger of it and ``moved``'s (float32 on inputs moved by their last bits); each
+        element's error less its ``grains`` where it has one (``few_grains``: a few outputs',
+        and those of one element per input row)."""
         # Without products the tf32 answer is float32's: it tells the tail's exact elements.
         few = moved is not None
         scales, float32 = (PRODUCT_SCALES, None) if self.products else (NO_SCALE, tf32)
