@@ -149,3 +149,20 @@ def test_tasks_list_builtin_and_kernelbench_dir(tmp_path: Path) -> None:
     assert listed[0]["origin"] == "kernelbench"
     out = sh(*KGYM, "tasks", "list", str(tmp_path / "nope"))
     assert out.returncode == 2 and "not a directory" in out.stderr
+
+
+def test_an_unexpected_demo_verdict_says_why() -> None:
+    """The demo's progress line names what decided a verdict it did not expect: the reject
+    findings with their details, else the error, else the mismatch."""
+    from kgym.demo import why
+
+    rejected = {
+        "findings": [
+            {"rule": "low-precision", "severity": "reject", "detail": "errs 9 times tf32"},
+            {"rule": "speedup-unverified", "severity": "info", "detail": "-"},
+        ]
+    }
+    assert why(rejected) == "low-precision: errs 9 times tf32"
+    assert why({"findings": [], "error": {"message": "boom"}}) == "boom"
+    wrong = {"findings": [], "error": None, "correctness": {"mismatch": "input set x: off"}}
+    assert why(wrong) == "input set x: off"

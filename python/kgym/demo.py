@@ -59,8 +59,9 @@ def run_demo(
         result = check(item.task, read_source(item.candidate), options)
         with progress_lock:  # evaluations finish on several threads
             done += 1
+            unexpected = "" if result["status"] == item.expected else f" ({why(result)})"
             print(
-                f"[{done}/{total}] {item.task.id} {item.kind}: {result['status']}",
+                f"[{done}/{total}] {item.task.id} {item.kind}: {result['status']}{unexpected}",
                 file=sys.stderr,
                 flush=True,
             )
@@ -84,6 +85,18 @@ def run_demo(
             }
         )
     return records, all_as_expected
+
+
+def why(result: dict[str, Any]) -> str:
+    """What decided a verdict, in a line: the reject findings with their details, else the
+    error, else the mismatch (an unexpected verdict says why without a second run)."""
+    rejects = [f for f in result.get("findings") or [] if f.get("severity") == "reject"]
+    if rejects:
+        return "; ".join(f"{f['rule']}: {str(f.get('detail') or '')[:400]}" for f in rejects)
+    error = (result.get("error") or {}).get("message")
+    if error:
+        return str(error)[:400]
+    return str((result.get("correctness") or {}).get("mismatch") or "no reason given")[:400]
 
 
 def table(records: list[dict[str, Any]]) -> str:
