@@ -434,6 +434,56 @@ def test_a_softmax_tail_below_the_floor_is_weighed_where_float32_gets_it_exactly
     assert (ErrorSize(Softmax(), _run).measure([x], [flushed]) or 0.0) < 0.1
 
 
+class _ResidualNorm(nn.Module):
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        with torch.no_grad():
+            self.norm.weight.normal_(1.0, 0.1)
+            self.norm.bias.normal_(0.0, 0.1)
+            self.norm.bias[::250] = 3e-6  # small elements, as a drawn bias has a few
+
+    def forward(self, x: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
+        return self.norm(x + residual)
+
+
+def test_a_norms_constant_rows_small_bias_is_not_weighed_where_only_luck_makes_it_exact() -> None:
+    """A layer norm's constant row is its bias, which torch's float32 answer gives exactly; a
+    two-pass kernel's mean errs by its last bit, which the row's spread of nearly zero turns
+    into many times a small bias element. float32 gets those elements by luck, not by their
+    condition: they count up to the cap, and the honest kernel passes (it was refused one
+    run in ten on flat_rows). A softmax's tail, well conditioned, stays weighed in full
+    (``test_a_softmax_tail_below_the_floor_is_weighed_where_float32_gets_it_exactly``)."""
+    torch.manual_seed(0)
+    model = _ResidualNorm(1000)
+    x, residual = torch.randn(13, 1000), torch.randn(13, 1000)
+    # Constant rows whose float32 mean misses by a bit: a large one, which the judge leaves
+    # out (its answer moves with its inputs' last bits), and a small one, which it measures.
+    for row, (a, b) in enumerate([(-1.4953716, -0.00125796), (0.0, -0.0291)]):
+        x[row], residual[row] = a, b
+
+    def two_pass(h: torch.Tensor) -> torch.Tensor:
+        mean = h.sum(1, keepdim=True) / h.shape[1]
+        centred = h - mean
+        rstd = 1.0 / torch.sqrt((centred * centred).sum(1, keepdim=True) / h.shape[1] + 1e-5)
+        return centred * rstd * model.norm.weight + model.norm.bias
+
+    with torch.no_grad():
+        honest = two_pass(x + residual)
+    # The rows the judge leaves out (``stress.unstable_rows``), as it does on flat_rows.
+    flags = stress.constant_rows([x, residual])
+    assert flags is not None
+    moved = _run(model, stress.nudged([x, residual], seed=3))
+    unstable = stress.unstable_rows(flags, [_run(model, [x, residual])], [moved])
+    assert unstable is not None and unstable.tolist()[:2] == [True, False]
+    left_out = row_masks([honest], unstable)
+    check = ErrorSize(model, _run)
+    assert (check.measure([x, residual], [honest], left_out=left_out) or 0.0) < 1.0
+    coarse = honest.to(torch.bfloat16).to(torch.float32)
+    bf16 = ErrorSize(model, _run).measure([x, residual], [coarse], left_out=left_out)
+    assert (bf16 or 0.0) > ERROR_FACTOR
+
+
 class _Mean(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return x.mean(dim=1)

@@ -615,17 +615,21 @@ NUDGE = 2.0**-20
 UNSTABLE_MOVE = 2.0**-12
 
 
-def nudged(inputs: list[Any], seed: int) -> list[Any]:
-    """A copy of ``inputs`` with every float element moved by about ``NUDGE`` of itself
-    (each its own draw): a constant row becomes nearly constant."""
-    generator = torch.Generator().manual_seed(seed)
+def nudged(inputs: list[Any], seed: int, by: float = NUDGE) -> list[Any]:
+    """A copy of ``inputs`` with every float element moved by about ``by`` of itself (each
+    its own draw, made on the input's device): a constant row becomes nearly constant."""
+    generators: dict[torch.device, torch.Generator] = {}
     out: list[Any] = []
     for v in inputs:
         if not _is_float(v):
             out.append(v.clone() if is_a(v, torch.Tensor) else v)
             continue
-        draw = torch.randn(v.shape, generator=generator, dtype=torch.float64).to(v.device)
-        moved = (v.double() * (1.0 + NUDGE * draw)).to(v.dtype)
+        if v.device not in generators:
+            generators[v.device] = torch.Generator(device=v.device).manual_seed(seed)
+        draw = torch.randn(
+            v.shape, generator=generators[v.device], dtype=torch.float64, device=v.device
+        )
+        moved = (v.double() * (1.0 + by * draw)).to(v.dtype)
         out.append(moved.requires_grad_(v.requires_grad))
     return out
 
