@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from kgym.check import CheckOptions, check
+from kgym.demo import why
 from kgym.rewards import compute_reward
 from kgym.tasks import find_task
 
@@ -446,6 +447,8 @@ def main() -> int:
             "wall_s": wall,
             "pass": ok,
             "verdict": text,
+            # What decided a verdict not as labelled, read without a second run.
+            "why": None if ok else why(result),
             "speedup": (result.get("timing") or {}).get("speedup"),
             # How much of the candidate was timed and verified, and on what share PR rests.
             "timed_rounds": ((result.get("timing") or {}).get("method") or {}).get("rounds"),
@@ -465,7 +468,7 @@ def main() -> int:
         rows.append(row)
         print(
             f"[{i}/{len(entries)}] {e['name']}: {result['status']} {row['fired'] or ''} "
-            f"reward {reward:.2f} ({wall:.1f} s) -> {text}",
+            f"reward {reward:.2f} ({wall:.1f} s) -> {text}" + ("" if ok else f" [{row['why']}]"),
             file=sys.stderr,
             flush=True,
         )
