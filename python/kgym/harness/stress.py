@@ -626,11 +626,13 @@ def nudged(inputs: list[Any], seed: int, by: float = NUDGE) -> list[Any]:
             continue
         if v.device not in generators:
             generators[v.device] = torch.Generator(device=v.device).manual_seed(seed)
-        draw = torch.randn(
+        # In place on the draw: one float64 copy of the input at a time (the judge's
+        # float64 inputs at a GPU's sizes are gigabytes).
+        moved = torch.randn(
             v.shape, generator=generators[v.device], dtype=torch.float64, device=v.device
         )
-        moved = (v.double() * (1.0 + by * draw)).to(v.dtype)
-        out.append(moved.requires_grad_(v.requires_grad))
+        moved.mul_(by).add_(1.0).mul_(v.detach())
+        out.append(moved.to(v.dtype).requires_grad_(v.requires_grad))
     return out
 
 

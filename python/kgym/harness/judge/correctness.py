@@ -890,7 +890,10 @@ class GradedCalls(OtherSizes):
             # an honest tf32 product on a set scaled down).
             again = self._stress_call(self.last_set, views, near)
             if again["passed"] is False:
-                return f"the last inputs with nothing changed but the weights: {again['mismatch']}"
+                return (
+                    f"the last inputs ({self.last_set}) with nothing changed but the weights: "
+                    f"{again['mismatch']}"
+                )
             return None
         failed, answer = self._graded_call(views, near)
         stretch = self.timeline.stretch("correctness_calls", stretch)

@@ -165,8 +165,9 @@ def sizes(
     answers: list[list[Any]],
     truth: list[Any],
     scales: tuple[float, float] = PRODUCT_SCALES,
-    float32: list[list[Any]] | None = None,
+    float32: list[Any] | None = None,
     grains: list[torch.Tensor | None] | None = None,
+    conditioned: list[torch.Tensor | None] | None = None,
 ) -> list[Sizes]:
     """For each answer, (``residual_l2``, ``relative_rms``, the ``residual_l2`` of each block
     of ``BLOCK`` consecutive elements, on the device, NaN where a block does not count)
@@ -177,13 +178,13 @@ def sizes(
     precision only in rows of some scale, a mask, an outlier). A block counts where its
     truth's mean square is at least ``BLOCK_LEAST`` of the average block's (a row a sum
     cancelled to nearly zero has a large relative error in any float32 kernel). ``scales``:
-    the least and most scale, less 1, taken out. ``float32``: the float32 answer and the
-    exact one on inputs moved by ``LAST_BITS``; the elements below ``RELATIVE_FLOOR`` that
-    each of them gets within ``TAIL_CONDITION`` of the truth are weighed element by element
-    too (None: none of them). ``grains``: how much of each element's
+    the least and most scale, less 1, taken out. ``float32``: the float32 answer; the
+    elements below ``RELATIVE_FLOOR`` that it gets within ``TAIL_CONDITION`` of the truth,
+    where ``conditioned`` (a mask per output, ``well_conditioned``) has them, are weighed
+    element by element too (None: none of them). ``grains``: how much of each element's
     error is not weighed (``few_grains``)."""
     pairs_of = [_pairs(answer, truth) for answer in answers]
-    tails = [_pairs(f, truth) for f in float32] if float32 is not None else []
+    tails = _pairs(float32, truth) if float32 is not None else {}
     truths = {id(t): t for pairs in pairs_of for _, t in pairs.values()}
     peak = _peak(list(truths.values()))
     if peak == 0.0:
@@ -194,7 +195,8 @@ def sizes(
         sums: torch.Tensor | None = None
         blocks: list[torch.Tensor] = []  # per block: |d|², <d,t>, |t|²
         for place, (a, t) in pairs.items():
-            fs = [tail[place][0] for tail in tails if place in tail]
+            f = tails[place][0] if place in tails else None
+            steady = conditioned[place] if conditioned and place < len(conditioned) else None
             for start in range(0, t.numel(), compare.CHUNK_ELEMENTS):
                 tc = t[start : start + compare.CHUNK_ELEMENTS].to(torch.float64) / peak
                 ac = a[start : start + compare.CHUNK_ELEMENTS].to(tc.device, torch.float64) / peak
@@ -207,13 +209,13 @@ def sizes(
                     d = torch.sign(d) * (d.abs() - g).clamp(min=0.0)
                 large = finite & (tc.abs() >= RELATIVE_FLOOR)
                 exact = None
-                if fs:
+                if f is not None and steady is not None:
+                    fc = f[start : start + compare.CHUNK_ELEMENTS].to(tc.device, torch.float64)
+                    exact = (fc / peak - tk).abs() <= TAIL_CONDITION * tk.abs()
                     # Not below float32's least normal value: a GPU's Triton kernels flush
                     # subnormal results to zero, which an honest softmax's far tail is.
-                    exact = tk.abs() * peak >= FLOAT32_TINY
-                    for f in fs:
-                        fc = f[start : start + compare.CHUNK_ELEMENTS].to(tc.device, torch.float64)
-                        exact = exact & ((fc / peak - tk).abs() <= TAIL_CONDITION * tk.abs())
+                    exact = exact & (tk.abs() * peak >= FLOAT32_TINY)
+                    exact = exact & steady.reshape(-1)[start : start + compare.CHUNK_ELEMENTS]
                     large = large | (finite & (tc != 0.0) & exact)
                 r = torch.where(large, d / torch.where(large, tc, 1.0), 0.0)
                 capped = r.clamp(-ELEMENT_CAP, ELEMENT_CAP)
@@ -284,18 +286,41 @@ def relative_rms(
     answer: list[Any],
     truth: list[Any],
     scales: tuple[float, float] = PRODUCT_SCALES,
-    float32: list[list[Any]] | None = None,
+    float32: list[Any] | None = None,
+    conditioned: list[torch.Tensor | None] | None = None,
 ) -> float | None:
     """The root mean square of each element's own relative error, |answer - truth| / |truth|,
     over the elements whose |truth| is at least ``RELATIVE_FLOOR`` of the largest (below it a
     sum's cancellation makes any answer's relative error large) where both are finite: an
     answer whose small elements are rounded coarsely hides in one relative L2, which the large
     elements make, but not here. Each element counts up to ``ELEMENT_CAP``: a sum cancelled
-    to near zero is not precision; below the floor, the elements ``float32`` gets nearly
-    exactly (``sizes``). The scale ``residual_l2`` takes out is the tf32 cut's; here
+    to near zero is not precision; below the floor, the well-conditioned elements
+    ``float32`` gets nearly exactly (``sizes``). The scale ``residual_l2`` takes out is the tf32 cut's; here
     it is the elements' mean relative error (within 1 + ``scales``; per chunk of
     ``compare.CHUNK_ELEMENTS``, which is the whole answer but for the largest)."""
-    return sizes([answer], truth, scales, float32)[0][1]
+    return sizes([answer], truth, scales, float32, conditioned=conditioned)[0][1]
+
+
+def well_conditioned(moved: list[Any], truth: list[Any]) -> list[torch.Tensor | None]:
+    """A mask per float output of ``truth``: the elements ``moved`` (the exact answer on
+    inputs moved by ``LAST_BITS``) gets within ``TAIL_CONDITION`` of them (None: not a float
+    output, or not of the truth's shape). Made a chunk at a time, so that the two float64
+    answers cost no third."""
+    masks: list[torch.Tensor | None] = []
+    for m, t in zip(moved, truth, strict=False):
+        if not (_floats(m) and _floats(t) and m.shape == t.shape):
+            masks.append(None)
+            continue
+        mask = torch.empty(t.numel(), dtype=torch.bool, device=t.device)
+        flat_m, flat_t = m.detach().reshape(-1), t.detach().reshape(-1)
+        for start in range(0, t.numel(), compare.CHUNK_ELEMENTS):
+            tc = flat_t[start : start + compare.CHUNK_ELEMENTS].double()
+            mc = flat_m[start : start + compare.CHUNK_ELEMENTS].to(tc.device, torch.float64)
+            mask[start : start + compare.CHUNK_ELEMENTS] = (mc - tc).abs() <= (
+                TAIL_CONDITION * tc.abs()
+            )
+        masks.append(mask.view(t.shape))
+    return masks
 
 
 def left_out_of(outputs: list[Any], masks: list[torch.Tensor | None]) -> list[Any]:
@@ -434,23 +459,25 @@ class ErrorSize:
                 self.exact = copy.deepcopy(self.reference).double()
             doubled = _to(inputs, torch.Tensor.double)
             truth = compare.flatten(self.run(self.exact, doubled))
+            conditioned = None
+            if not self.products:  # which small elements are well conditioned (LAST_BITS)
+                doubled = stress.nudged(doubled, secrets.randbits(32), LAST_BITS)
+                conditioned = well_conditioned(
+                    compare.flatten(self.run(self.exact, doubled)), truth
+                )
+            del doubled  # a GPU's float64 inputs are gigabytes
             if left_out is not None:
                 truth = left_out_of(truth, left_out)
             with stress.Tf32Operands(stress.tf32_cut):
                 tf32 = compare.flatten(self.run(self.reference, inputs))
             # A few outputs (a loss) are also allowed what float32 errs on inputs moved by
             # their last bits: how far a difference of nearly equal terms turns on them.
-            moved = steady = None
+            moved = None
             count = sum(t.numel() for t in truth if isinstance(t, torch.Tensor))
             if not self.products and count < FEW_OUTPUTS:
                 moved = compare.flatten(
                     self.run(self.reference, stress.nudged(inputs, secrets.randbits(32)))
                 )
-            if not self.products:  # which small elements are well conditioned (LAST_BITS)
-                steady = compare.flatten(
-                    self.run(self.exact, stress.nudged(doubled, secrets.randbits(32), LAST_BITS))
-                )
-            del doubled
         except Exception as exc:  # noqa: BLE001  (a reference that takes no float64: no check)
             self.unavailable = f"the reference does not run in float64: {str(exc)[:200]}"
             self.exact = None
@@ -476,7 +503,7 @@ class ErrorSize:
                 blocks,
                 near,
                 [grains[i] for i in group] if grains is not None else None,
-                [steady[i] for i in group if i < len(steady)] if steady is not None else None,
+                [conditioned[i] for i in group] if conditioned is not None else None,
             )
             if one is not None and (found is None or one["ratio"] > found["ratio"]):
                 found = one
@@ -496,21 +523,19 @@ class ErrorSize:
         blocks: bool,
         moved: list[Any] | None = None,
         grains: list[torch.Tensor | None] | None = None,
-        steady: list[Any] | None = None,
+        conditioned: list[torch.Tensor | None] | None = None,
     ) -> dict[str, float] | None:
         """The candidate's error against the tf32 answer's, over these outputs: as a whole,
         element by element and block by block (``measure``); for a few outputs, against the
         larger of it and ``moved``'s (float32 on inputs moved by their last bits); each
         element's error less its ``grains`` where it has one (``few_grains``: a few outputs',
-        and those of one element per input row); ``steady``: the exact answer on inputs moved
-        by ``LAST_BITS``."""
-        # Without products the tf32 answer is float32's: with ``steady`` it tells the tail's
-        # exact elements.
+        and those of one element per input row); ``conditioned``: the well-conditioned
+        elements (``well_conditioned``)."""
+        # Without products the tf32 answer is float32's: it tells the tail's exact elements.
         few = moved is not None
-        float32 = None if self.products else [tf32, *([steady] if steady is not None else [])]
-        scales = PRODUCT_SCALES if self.products else NO_SCALE
+        scales, float32 = (PRODUCT_SCALES, None) if self.products else (NO_SCALE, tf32)
         answers = [answer, tf32, *([moved] if few else [])]
-        measured = sizes(answers, truth, scales, float32, grains)
+        measured = sizes(answers, truth, scales, float32, grains, conditioned)
         (candidate, each, block_sizes, bias), (allowed, each_tf32, tf32_blocks, bias_tf32) = (
             measured[:2]
         )
