@@ -8,7 +8,7 @@ half-ulps of the inputs it is made from (``within_grains``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,38 +98,77 @@ def held_apart(
         if not (isinstance(e, torch.Tensor) and e.is_floating_point()):
             missed.append(None)
             continue
-        beyond = torch.zeros(e.shape, dtype=torch.bool, device=e.device)
-        if e.numel() == 0:
-            missed.append(beyond)
-            continue
-        truth = e.double()
-        bound = (atol + rtol * truth.abs()) / margin
-        widest = torch.zeros((), dtype=torch.float64, device=e.device)
-        for answers in at_tf32:
-            t = answers[place]
-            if not isinstance(t, torch.Tensor) or t.shape != e.shape:
-                continue
-            diff = (t.double() - truth).abs()
-            beyond |= torch.isfinite(truth) & ~(diff <= bound)
-            finite = torch.isfinite(truth) & torch.isfinite(diff)
-            widest = torch.maximum(widest, torch.where(finite, diff, 0.0).max())
-            err = float(torch.where(finite, diff, 0.0).pow(2).sum()) ** 0.5
-            ref = float(torch.where(finite, truth, 0.0).pow(2).sum()) ** 0.5
-            l2_met = l2_met and (ref == 0.0 or err <= max(rtol, 1e-6) * ref)
+        tf32s = [
+            answers[place]
+            for answers in at_tf32
+            if isinstance(answers[place], torch.Tensor) and answers[place].shape == e.shape
+        ]
         a = answer[place] if place < len(answer) else None
-        if isinstance(a, torch.Tensor) and (a.shape, a.device) == (e.shape, e.device):
-            # The ties the candidate flips itself, in this output: no further off than the
-            # judge's own tf32 answers are anywhere in it, and few.
-            diff = (a.double() - truth).abs()
-            mine = torch.isfinite(truth) & ~beyond & (diff > bound) & (diff <= widest)
-            flips, ties = int(mine.sum()), int(beyond.sum())
-            if flips <= min(FLIP_FACTOR * ties + FLIP_SLACK, e.numel() // (FLIP_FACTOR + 1)):
-                beyond |= mine
-        missed.append(beyond)
+        mine = isinstance(a, torch.Tensor) and (a.shape, a.device) == (e.shape, e.device)
+        missed.append(_missed(e, tf32s, a if mine else None, atol, rtol, margin))
+        l2_met = l2_met and all(_l2_met(e, t, rtol) for t in tf32s)
     kept_answer, kept_expected, compared = stress.finite_only(answer, left_out_of(expected, missed))
     comparison = compare.compare_outputs(kept_answer, kept_expected, atol, rtol, relative_l2=l2_met)
     excused = not l2_met or any(m is not None and bool(m.any()) for m in missed)
     return HeldApart(comparison, missed, compared, excused)
+
+
+def _chunks(*tensors: torch.Tensor) -> Iterator[tuple[slice, list[torch.Tensor]]]:
+    """The tensors, flat, a ``compare.CHUNK_ELEMENTS`` slice at a time, in float64: a GPU's
+    outputs are gigabytes in float64, and the checks' temporaries stay a chunk's size."""
+    flat = [t.detach().reshape(-1) for t in tensors]
+    for start in range(0, flat[0].numel(), compare.CHUNK_ELEMENTS):
+        where = slice(start, start + compare.CHUNK_ELEMENTS)
+        yield where, [f[where].to(flat[0].device, torch.float64) for f in flat]
+
+
+def _missed(
+    e: torch.Tensor,
+    tf32s: list[torch.Tensor],
+    answer: torch.Tensor | None,
+    atol: float,
+    rtol: float,
+    margin: float,
+) -> torch.Tensor:
+    """``held_apart``'s mask of one output: the elements any tf32 answer misses, and those
+    ``answer`` misses itself while few and no further off than a tf32 answer is."""
+    beyond = torch.zeros(e.numel(), dtype=torch.bool, device=e.device)
+    widest = torch.zeros((), dtype=torch.float64, device=e.device)
+    for t in tf32s:
+        for where, (truth, other) in _chunks(e, t):
+            diff = (other - truth).abs()
+            beyond[where] |= torch.isfinite(truth) & ~(diff <= (atol + rtol * truth.abs()) / margin)
+            finite = torch.isfinite(truth) & torch.isfinite(diff)
+            widest = torch.maximum(widest, torch.where(finite, diff, 0.0).max())
+    if answer is not None and e.numel():
+        # The ties the candidate flips itself, in this output: no further off than the
+        # judge's own tf32 answers are anywhere in it, and few.
+        mine = torch.zeros_like(beyond)
+        for where, (truth, own) in _chunks(e, answer):
+            diff = (own - truth).abs()
+            mine[where] = (
+                torch.isfinite(truth)
+                & ~beyond[where]
+                & (diff > (atol + rtol * truth.abs()) / margin)
+                & (diff <= widest)
+            )
+        flips, ties = int(mine.sum()), int(beyond.sum())
+        if flips <= min(FLIP_FACTOR * ties + FLIP_SLACK, e.numel() // (FLIP_FACTOR + 1)):
+            beyond |= mine
+    return beyond.view(e.shape)
+
+
+def _l2_met(e: torch.Tensor, t: torch.Tensor, rtol: float) -> bool:
+    """Whether the tf32 answer ``t`` meets the relative L2 bound on the output ``e`` (over
+    the elements where both are finite)."""
+    err = ref = torch.zeros((), dtype=torch.float64, device=e.device)
+    for _, (truth, other) in _chunks(e, t):
+        diff = (other - truth).abs()
+        finite = torch.isfinite(truth) & torch.isfinite(diff)
+        err = err + torch.where(finite, diff, 0.0).pow(2).sum()
+        ref = ref + torch.where(finite, truth, 0.0).pow(2).sum()
+    error, size = float(err) ** 0.5, float(ref) ** 0.5
+    return size == 0.0 or error <= max(rtol, 1e-6) * size
 
 
 def within_grains(
