@@ -180,6 +180,23 @@ def test_a_norms_constant_rows_are_unstable_and_a_products_are_not() -> None:
         assert unstable(lambda v: v @ weight) == []
 
 
+def test_a_norms_constant_row_is_unstable_where_one_outlier_weight_moves() -> None:
+    """A trained layer norm's gamma and beta have outlier elements: the beta's keep a constant
+    row's norm still while the element under the gamma's outlier moves far beyond the
+    tolerance (an honest two-pass kernel was refused there). Element by element it counts."""
+    x = torch.randn(16, 64)
+    x[3] = 0.7
+    flags = stress.constant_rows([x])
+    assert flags is not None
+    norm = torch.nn.LayerNorm(64)
+    with torch.no_grad():
+        norm.bias[5] = 1e4  # keeps the row's norm still
+        norm.weight[7] = 1e3  # moves its element by about 0.2 under the nudge
+        moved = norm(stress.nudged([x], seed=5)[0])
+        found = stress.unstable_rows(flags, [norm(x)], [moved])
+    assert found is not None and torch.nonzero(found).flatten().tolist() == [3]
+
+
 def test_a_swap_moves_values_along_one_dimension_alone() -> None:
     conv = torch.nn.Conv2d(4, 6, 3)
     assert stress.weight_dimensions(conv) == 4
