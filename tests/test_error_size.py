@@ -484,6 +484,44 @@ def test_a_norms_constant_rows_small_bias_is_not_weighed_where_only_luck_makes_i
     assert (bf16 or 0.0) > ERROR_FACTOR
 
 
+def test_a_softmax_tail_far_from_zero_is_weighed_in_full_outside_constant_rows() -> None:
+    """Logits far from zero move a softmax's tail with their last bits, but an honest kernel's
+    x - max is exact there: the well-conditioned test is for constant rows alone, and bf16
+    on the tail is still seen (it read 3.5 where the test held every row)."""
+
+    class Softmax(nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.softmax(x, dim=-1)
+
+    torch.manual_seed(0)
+    x = 1e4 + 3.0 * torch.randn(64, 4096)
+    honest = torch.softmax(x, dim=-1)
+    peak = honest.amax(dim=-1, keepdim=True)
+    coarse = torch.where(honest < peak * 2.0**-10, _bf16(honest), honest)
+    assert (ErrorSize(Softmax(), _run).measure([x], [honest]) or 0.0) < 0.5
+    assert (ErrorSize(Softmax(), _run).measure([x], [coarse]) or 0.0) > 5.0
+
+
+def test_a_products_elementwise_floor_grows_with_the_answers_spread_within_its_cap() -> None:
+    """Where products change the answer, an error of the floor's share of the answer's scale
+    at every element weighs more element by element the more small elements the answer has,
+    and never more than ELEMENTWISE_FLOOR_CAP floors (rows at two scales far apart)."""
+    from kgym.harness.judge.error_size import (
+        ELEMENTWISE_FLOOR_CAP,
+        PRODUCT_FLOOR,
+        elementwise_floor,
+    )
+
+    torch.manual_seed(0)
+    gaussian = torch.randn(512, 512, dtype=torch.float64)
+    grown = elementwise_floor([gaussian], PRODUCT_FLOOR)
+    assert 4.0 * PRODUCT_FLOOR < grown < ELEMENTWISE_FLOOR_CAP * PRODUCT_FLOOR
+    apart = gaussian.clone()
+    apart[50:] /= 300.0  # nine rows in ten at 1/300 of the others' scale
+    assert elementwise_floor([apart], PRODUCT_FLOOR) == ELEMENTWISE_FLOOR_CAP * PRODUCT_FLOOR
+    assert elementwise_floor([torch.zeros(4, 4)], PRODUCT_FLOOR) == PRODUCT_FLOOR
+
+
 class _Mean(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return x.mean(dim=1)

@@ -190,6 +190,8 @@ def test_a_norms_constant_row_is_unstable_where_one_outlier_weight_moves() -> No
     assert flags is not None
     norm = torch.nn.LayerNorm(64)
     with torch.no_grad():
+        norm.weight.normal_(1.0, 0.1)  # trained, as the tasks' are
+        norm.bias.normal_(0.0, 0.1)
         norm.bias[5] = 1e4  # keeps the row's norm still
         norm.weight[7] = 1e3  # moves its element by about 0.2 under the nudge
         moved = norm(stress.nudged([x], seed=5)[0])

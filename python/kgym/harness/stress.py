@@ -611,8 +611,8 @@ def moved(outputs: list[Any], others: list[Any]) -> list[torch.Tensor | None]:
 # ``nudged``: how far each float input's elements move, relative (a few of float32's last
 # bits); ``unstable_rows``: how far, relative, a row's answer must move then to count as
 # turning on those bits (a condition number of more than 2^8), or one of its elements, against
-# the larger of its own magnitude and its row's median (four times as far: a maximum over a
-# row's elements, not their root mean square).
+# the larger of its own magnitude and its row's median nonzero one (four times as far: a
+# maximum over a row's elements, not their root mean square).
 NUDGE = 2.0**-20
 UNSTABLE_MOVE = 2.0**-12
 UNSTABLE_ELEMENT_MOVE = 2.0**-10
@@ -645,7 +645,7 @@ def unstable_rows(
     """Of the rows ``flags`` marks, those whose answer (the first float output with a row
     for each flag) moved by more than ``UNSTABLE_MOVE`` of itself, or one of whose elements
     moved by more than ``UNSTABLE_ELEMENT_MOVE`` of the larger of itself and the row's
-    median magnitude, or became or stayed not finite, between ``expected`` and ``moved``
+    median nonzero magnitude, or became or stayed not finite, between ``expected`` and ``moved``
     (the answer to ``nudged`` inputs); None where no output has those rows. Element by
     element: a layer norm's constant row is its bias, whose few outlier elements (a trained
     gamma's and beta's) kept the row's norm still while a weight's outlier element moved
@@ -659,7 +659,9 @@ def unstable_rows(
         rows_m = m.detach().double().reshape(flags.numel(), -1).cpu()
         change = rows_m - rows_e
         size = rows_e.abs()
-        scale = torch.maximum(size, size.median(dim=1, keepdim=True).values)
+        # The row's typical magnitude, of its nonzero elements: half a ReLU's row is zeros.
+        nonzero = torch.where(size > 0, size, math.nan).nanmedian(dim=1, keepdim=True).values
+        scale = torch.maximum(size, torch.nan_to_num(nonzero, nan=0.0))
         # NaN (not finite) counts as moved.
         unstable = ~(change.norm(dim=1) <= UNSTABLE_MOVE * rows_e.norm(dim=1))
         unstable |= ~(change.abs() <= UNSTABLE_ELEMENT_MOVE * scale).all(dim=1)

@@ -106,13 +106,15 @@ FEW_GRAIN = 2.0**-22
 # gets within ``TAIL_CONDITION`` (not a sum cancelled to near zero, where any kernel's relative
 # error is large): a softmax's tail, 10^-3 of a row's peak and less, is as exact in any honest
 # kernel as its peak, and rounded to 4 bits it was measured as nothing. Subnormal values are
-# not weighed (``FLOAT32_TINY``). And only where the exact answer moves by less than
-# ``TAIL_CONDITION`` when the inputs move by half their last bit (``LAST_BITS``, float64 on
-# float64 inputs: a condition number under about 2^8), not where float32 gets it by one
-# rounding's luck: a layer norm's constant row is its bias, which torch's float32 answer gives
-# exactly, but a kernel's mean of the row errs by its last bit, which the row's spread of
-# nearly zero turns into 20 times a small bias element (an honest residual layer norm was
-# refused one run in ten on ``flat_rows``).
+# not weighed (``FLOAT32_TINY``). In a constant row (``stress.constant_rows``) only where
+# the exact answer also moves by less than ``TAIL_CONDITION`` when the inputs move by half
+# their last bit (``LAST_BITS``, float64 on float64 inputs: a condition number under about
+# 2^8): there float32 can get an element by its algorithm's structure, not its conditioning.
+# A layer norm's constant row is its bias, which torch's float32 answer gives exactly, but a
+# kernel's mean of the row errs by its last bit, which the row's spread of nearly zero turns
+# into 20 times a small bias element (an honest residual layer norm was refused one run in
+# ten on ``flat_rows``). Not in other rows: a softmax's tail on logits far from zero moves
+# with its inputs' last bits, and an honest kernel, whose x - max is exact, still gets it.
 RELATIVE_FLOOR = 2.0**-10
 TAIL_CONDITION = 2.0**-16
 LAST_BITS = 2.0**-24
@@ -125,6 +127,9 @@ FLOAT32_TINY = torch.finfo(torch.float32).tiny
 # answer gets the element within ``TAIL_CONDITION`` (on a task with no product): there no sum
 # cancelled, and a softmax's smallest 2.5% rounded to 4 bits, capped, read 2.2 times tf32's.
 ELEMENT_CAP = 2.0**-8
+# The most ``elementwise_floor`` may raise a floor where products change the answer: an
+# answer of Gaussian values read 12.7 times it, rows at two scales far apart 45 times.
+ELEMENTWISE_FLOOR_CAP = 16.0
 # The blocks of consecutive elements whose own ``residual_l2`` is taken too, and the least
 # share of the average block's mean square a block's truth must have to count: an honest
 # kernel's blocks' errors spread about 5% around its whole answer's (two sums of 1024 like
@@ -181,7 +186,7 @@ def sizes(
     cancelled to nearly zero has a large relative error in any float32 kernel). ``scales``:
     the least and most scale, less 1, taken out. ``float32``: the float32 answer; the
     elements below ``RELATIVE_FLOOR`` that it gets within ``TAIL_CONDITION`` of the truth,
-    where ``conditioned`` (a mask per output, ``well_conditioned``) has them, are weighed
+    and that ``conditioned`` (a mask per output, None: every element) has, are weighed
     element by element too (None: none of them). ``grains``: how much of each element's
     error is not weighed (``few_grains``)."""
     pairs_of = [_pairs(answer, truth) for answer in answers]
@@ -210,13 +215,15 @@ def sizes(
                     d = torch.sign(d) * (d.abs() - g).clamp(min=0.0)
                 large = finite & (tc.abs() >= RELATIVE_FLOOR)
                 exact = None
-                if f is not None and steady is not None:
+                if f is not None:
                     fc = f[start : start + compare.CHUNK_ELEMENTS].to(tc.device, torch.float64)
                     exact = (fc / peak - tk).abs() <= TAIL_CONDITION * tk.abs()
                     # Not below float32's least normal value: a GPU's Triton kernels flush
                     # subnormal results to zero, which an honest softmax's far tail is.
                     exact = exact & (tk.abs() * peak >= FLOAT32_TINY)
-                    exact = exact & steady.reshape(-1)[start : start + compare.CHUNK_ELEMENTS]
+                    if steady is not None:
+                        chunk = steady.reshape(-1)[start : start + compare.CHUNK_ELEMENTS]
+                        exact = exact & chunk.to(tc.device)
                     large = large | (finite & (tc != 0.0) & exact)
                 r = torch.where(large, d / torch.where(large, tc, 1.0), 0.0)
                 capped = r.clamp(-ELEMENT_CAP, ELEMENT_CAP)
@@ -305,10 +312,11 @@ def relative_rms(
 def elementwise_floor(truth: list[Any], floor: float) -> float:
     """What ``relative_rms`` reads of an answer whose every element errs ``floor`` times the
     truth's root mean square (over the elements it weighs where products change the answer,
-    each up to ``ELEMENT_CAP``): a float32 sum of K products errs a share of its scale, not
-    of its value, so its small elements' relative errors are large, and the elementwise
-    statistic of an honest float32 matrix product (4096 products a sum, kept in order) read
-    4.3 times a floor taken per element on an H100, where cuBLAS's tf32 answer was exact."""
+    each up to ``ELEMENT_CAP``), at most ``ELEMENTWISE_FLOOR_CAP`` times ``floor``: a float32
+    sum of K products errs a share of its scale, not of its value, so its small elements'
+    relative errors are large, and the elementwise statistic of an honest float32 matrix
+    product (4096 products a sum, kept in order) read 4.3 times a floor taken per element on
+    an H100, where cuBLAS's tf32 answer was exact. Summed on the device, read back twice."""
     flat = [t.detach().reshape(-1) for t in truth if _floats(t)]
     peak = _peak(flat)
     if peak == 0.0:
@@ -321,39 +329,45 @@ def elementwise_floor(truth: list[Any], floor: float) -> float:
                 finite = torch.isfinite(tc)
                 yield torch.where(finite, tc, 0.0), finite & (tc.abs() >= RELATIVE_FLOOR)
 
-    squares = count = 0.0
+    sums = torch.zeros(2, dtype=torch.float64, device=flat[0].device)
     for tk, large in chunks():
-        squares += float((tk * tk).sum())
-        count += float(large.sum())
+        sums += torch.stack([(tk * tk).sum(), large.sum().to(torch.float64)])
+    squares, count = sums.tolist()
     if count == 0.0:
         return floor
     rms = math.sqrt(squares / sum(t.numel() for t in flat))
-    weighed = 0.0
+    weighed = torch.zeros((), dtype=torch.float64, device=flat[0].device)
     for tk, large in chunks():
         # Each element's relative error at floor * rms / |t|, capped as relative_rms caps it.
         r = (floor * rms / torch.where(large, tk.abs(), 1.0)).clamp(max=ELEMENT_CAP)
-        weighed += float(torch.where(large, r * r, 0.0).sum())
-    return max(floor, math.sqrt(weighed / count))
+        weighed += torch.where(large, r * r, 0.0).sum()
+    each = math.sqrt(float(weighed) / count)
+    return min(max(floor, each), ELEMENTWISE_FLOOR_CAP * floor)
 
 
-def well_conditioned(moved: list[Any], truth: list[Any]) -> list[torch.Tensor | None]:
-    """A mask per float output of ``truth``: the elements ``moved`` (the exact answer on
-    inputs moved by ``LAST_BITS``) gets within ``TAIL_CONDITION`` of them (None: not a float
-    output, or not of the truth's shape). Made a chunk at a time, so that the two float64
-    answers cost no third."""
+def well_conditioned(
+    moved: list[Any], truth: list[Any], rows: list[torch.Tensor | None]
+) -> list[torch.Tensor | None]:
+    """A mask per float output of ``truth``: outside the elements ``rows`` flags (a mask
+    per output, ``row_masks``: its constant rows), every element; inside, those ``moved``
+    (the exact answer on inputs moved by ``LAST_BITS``) gets within ``TAIL_CONDITION`` of
+    them. None: not a float output, or no such rows in it. Made a chunk at a time, so that
+    the two float64 answers cost no third."""
     masks: list[torch.Tensor | None] = []
-    for m, t in zip(moved, truth, strict=False):
-        if not (_floats(m) and _floats(t) and m.shape == t.shape):
+    for place, t in enumerate(truth):
+        m = moved[place] if place < len(moved) else None
+        flagged = rows[place] if place < len(rows) else None
+        if flagged is None or not (_floats(m) and _floats(t) and m.shape == t.shape):
             masks.append(None)
             continue
         mask = torch.empty(t.numel(), dtype=torch.bool, device=t.device)
         flat_m, flat_t = m.detach().reshape(-1), t.detach().reshape(-1)
+        outside = ~flagged.reshape(-1).to(t.device)
         for start in range(0, t.numel(), compare.CHUNK_ELEMENTS):
-            tc = flat_t[start : start + compare.CHUNK_ELEMENTS].double()
-            mc = flat_m[start : start + compare.CHUNK_ELEMENTS].to(tc.device, torch.float64)
-            mask[start : start + compare.CHUNK_ELEMENTS] = (mc - tc).abs() <= (
-                TAIL_CONDITION * tc.abs()
-            )
+            where = slice(start, start + compare.CHUNK_ELEMENTS)
+            tc = flat_t[where].double()
+            mc = flat_m[where].to(tc.device, torch.float64)
+            mask[where] = outside[where] | ((mc - tc).abs() <= TAIL_CONDITION * tc.abs())
         masks.append(mask.view(t.shape))
     return masks
 
@@ -495,12 +509,17 @@ class ErrorSize:
             doubled = _to(inputs, torch.Tensor.double)
             truth = compare.flatten(self.run(self.exact, doubled))
             conditioned = None
-            if not self.products:  # which small elements are well conditioned (LAST_BITS)
+            flat = None if self.products else stress.constant_rows(inputs)
+            if flat is not None and bool(flat.any()):
+                # Constant rows, where float32's answer can be exact by its algorithm's
+                # structure: their small elements count in full only where well conditioned.
                 doubled = stress.nudged(doubled, secrets.randbits(32), LAST_BITS)
-                conditioned = well_conditioned(
-                    compare.flatten(self.run(self.exact, doubled)), truth
-                )
-            del doubled  # a GPU's float64 inputs are gigabytes
+                moved_truth = compare.flatten(self.run(self.exact, doubled))
+                del doubled
+                conditioned = well_conditioned(moved_truth, truth, row_masks(truth, flat))
+                del moved_truth
+            else:
+                del doubled  # a GPU's float64 inputs are gigabytes
             if left_out is not None:
                 truth = left_out_of(truth, left_out)
             with stress.Tf32Operands(stress.tf32_cut):
@@ -538,7 +557,9 @@ class ErrorSize:
                 blocks,
                 near,
                 [grains[i] for i in group] if grains is not None else None,
-                [conditioned[i] for i in group] if conditioned is not None else None,
+                [conditioned[i] if i < len(conditioned) else None for i in group]
+                if conditioned is not None
+                else None,
             )
             if one is not None and (found is None or one["ratio"] > found["ratio"]):
                 found = one
@@ -594,7 +615,9 @@ class ErrorSize:
         # Where products change the answer, the floor is a share of its scale (a sum's
         # rounding), not of each element: element by element it is what an error of the
         # floor's size at every element weighs (``elementwise_floor``).
-        floor = elementwise_floor(truth, self.floor) if self.products else self.floor
+        floor = self.floor
+        if self.products and (each_tf32 or 0.0) < ELEMENTWISE_FLOOR_CAP * floor:
+            floor = elementwise_floor(truth, floor)
         elementwise = each / max(each_tf32 or 0.0, floor) if each is not None else 0.0
         blockwise = 0.0
         if blocks:
