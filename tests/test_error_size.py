@@ -3,6 +3,7 @@ seen by how much it errs, whatever types carried it."""
 
 from __future__ import annotations
 
+import copy
 import math
 from typing import Any
 
@@ -518,8 +519,66 @@ def test_a_products_elementwise_floor_grows_with_the_answers_spread_within_its_c
     assert 4.0 * PRODUCT_FLOOR < grown < ELEMENTWISE_FLOOR_CAP * PRODUCT_FLOOR
     apart = gaussian.clone()
     apart[50:] /= 300.0  # nine rows in ten at 1/300 of the others' scale
-    assert elementwise_floor([apart], PRODUCT_FLOOR) == ELEMENTWISE_FLOOR_CAP * PRODUCT_FLOOR
-    assert elementwise_floor([torch.zeros(4, 4)], PRODUCT_FLOOR) == PRODUCT_FLOOR
+    assert elementwise_floor([apart], PRODUCT_FLOOR) > ELEMENTWISE_FLOOR_CAP * PRODUCT_FLOOR
+    assert elementwise_floor([torch.zeros(4, 4)], PRODUCT_FLOOR) == 0.0
+
+    # In the check: an answer erring the floor's share of the scale at every element is
+    # allowed; one rounding its small elements to 9 bits (2^-10 relative) is not.
+    class Matmul(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.weight = nn.Parameter(torch.randn(64, 64).to(torch.bfloat16).float())
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return x @ self.weight
+
+    model = Matmul()
+    x = torch.randn(512, 64).to(torch.bfloat16).float()  # tf32 changes nothing of it
+    with torch.no_grad():
+        exact = (x.double() @ model.weight.double()).float()
+    rms = float(exact.pow(2).mean().sqrt())
+    even = exact + PRODUCT_FLOOR * rms * torch.sign(torch.randn_like(exact))
+    assert (ErrorSize(model, _run, products=True).measure([x], [even]) or 0.0) < ERROR_FACTOR
+    small = exact.abs() < rms / 4
+    jitter = 2.0**-10 * torch.sign(torch.randn_like(exact))
+    coarse = torch.where(small, exact * (1 + jitter), exact)
+    assert (ErrorSize(model, _run, products=True).measure([x], [coarse]) or 0.0) > ERROR_FACTOR
+
+
+def test_a_norm_on_inputs_far_from_zero_is_not_held_element_by_element() -> None:
+    """A layer norm on inputs 10^3 std from zero: float32's own answer loses bits in its sums,
+    and an honest kernel's, summed otherwise, loses others, spread over every element: its
+    elementwise statistic read 3.5 times torch's (1 CPU run in 38) while its relative L2 was
+    a third of the floor. Where float32's own error, spread evenly, weighs more than the
+    floor element by element, that statistic is not held; on inputs near zero it is, and a
+    rounding of the small outputs to bfloat16 is seen there."""
+
+    class Norm(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.norm = nn.LayerNorm(1000)
+            with torch.no_grad():
+                self.norm.weight.normal_(1.0, 0.1)
+                self.norm.bias.normal_(0.0, 0.1)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.norm(x)
+
+    torch.manual_seed(0)
+    model = Norm()
+    x = torch.randn(13, 1000)
+    far = stress.derive("offset_down", [x.clone()])[0]
+    with torch.no_grad():
+        exact = copy.deepcopy(model).double()(far.double())
+        lost = float((model(far).double() - exact).norm() / exact.norm())
+        rms = float(exact.pow(2).mean().sqrt())
+        # Six times float32's own loss, evenly: a relative L2 under the floor.
+        honest = (exact + 6.0 * lost * rms * torch.randn_like(exact)).float()
+        assert (ErrorSize(model, _run).measure([far], [honest]) or 0.0) < 1.5
+        near = model(x)
+        small = near.abs() < near.abs().quantile(0.4)
+        coarse = torch.where(small, _bf16(near), near)
+        assert (ErrorSize(model, _run).measure([x], [coarse]) or 0.0) > ERROR_FACTOR
 
 
 class _Mean(nn.Module):
