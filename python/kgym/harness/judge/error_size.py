@@ -620,14 +620,15 @@ class ErrorSize:
         # float32 answer's own error, spread so, already weighs more than the floor (a norm
         # on inputs 10^3 from zero: two honest algorithms' sums lose different bits there),
         # the elements' statistic tells no rounding from another and is not held.
-        floor, held = self.floor, each is not None
-        if held and (each_tf32 or 0.0) < ELEMENTWISE_FLOOR_CAP * floor:
-            if self.products:
-                spread = elementwise_floor(truth, max(floor, allowed))
-                floor = min(max(floor, spread), ELEMENTWISE_FLOOR_CAP * floor)
-            elif allowed > 0.0 and elementwise_floor(truth, allowed) > floor:
-                held = False
-        elementwise = each / max(each_tf32 or 0.0, floor) if held and each else 0.0
+        floor, per_element = self.floor, each is not None
+        # (Spread so, an error weighs at most 1/RELATIVE_FLOOR times itself: below that no
+        # pass over the truth is needed.)
+        if per_element and not self.products and allowed > floor * RELATIVE_FLOOR:
+            per_element = elementwise_floor(truth, allowed) <= floor
+        if per_element and self.products and (each_tf32 or 0.0) < ELEMENTWISE_FLOOR_CAP * floor:
+            spread = elementwise_floor(truth, max(floor, allowed))
+            floor = min(max(floor, spread), ELEMENTWISE_FLOOR_CAP * floor)
+        elementwise = each / max(each_tf32 or 0.0, floor) if per_element and each else 0.0
         blockwise = 0.0
         if blocks:
             held = worst_block(block_sizes, tf32_blocks, max(allowed, self.floor))
