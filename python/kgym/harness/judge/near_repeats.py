@@ -21,6 +21,7 @@ NEAR_WHAT = {
     "swap": "some rows' largest element moved",
     "swap_again": "some rows' largest element moved",
     "one_row": "one row of each input drawn afresh",
+    "one_row_again": "one more row of each input drawn afresh",
     "one_place": "one element of each row given another's value",
     "one_sign": "one element of each row negated",
     "after_twin": "the twin instance's inputs, on the set-up's instance",
@@ -40,7 +41,7 @@ def near_inputs(
         return stress.rows_reordered(last, fresh_seed())
     if how in ("one_place", "one_sign"):
         return stress.one_place_changed(last, fresh_seed(), negate=how == "one_sign")
-    if how == "one_row":
+    if how in ("one_row", "one_row_again"):
         return stress.one_row_redrawn(last, draw())
     if how.startswith("one_input:"):
         place, fresh = int(how.split(":")[1]), draw()
