@@ -72,6 +72,20 @@ def test_one_row_redrawn_keeps_every_other_row_bit_for_bit() -> None:
     assert int((near[1] != t).sum()) <= 1 and near[2] == 3
 
 
+def test_one_row_redrawn_again_takes_a_row_the_first_left() -> None:
+    """At two rows the second redraw is always the other row: a memo keyed on either row
+    meets a stale answer in one of the two near repeats (a last-row memo off the task's
+    shapes was paid where both redraws took the last row)."""
+    for _ in range(20):
+        x = torch.randn(2, 5)
+        first = stress.one_row_redrawn([x], [torch.randn(2, 5)])
+        again = stress.one_row_redrawn(first, [torch.randn(2, 5)], before=[x])
+        moved_first = (first[0] != x).any(dim=1)
+        moved_again = (again[0] != first[0]).any(dim=1)
+        assert int(moved_first.sum()) == 1 and int(moved_again.sum()) == 1
+        assert not bool((moved_first & moved_again).any())
+
+
 def test_one_place_changed_keeps_each_rows_largest_and_all_but_one_element() -> None:
     for width in (3, 4, 257):
         x = torch.randn(64, width)

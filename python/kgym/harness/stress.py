@@ -396,15 +396,20 @@ def one_place_changed(inputs: list[Any], seed: int, negate: bool = False) -> lis
     return out
 
 
-def one_row_redrawn(inputs: list[Any], fresh: list[Any]) -> list[Any]:
+def one_row_redrawn(
+    inputs: list[Any], fresh: list[Any], before: list[Any] | None = None
+) -> list[Any]:
     """A copy of ``inputs`` with one drawn row (along the last dimension; an element of a
     one-dimensional input) of each tensor taken from ``fresh``, a draw of the same shapes,
     the other rows kept bit for bit: a persistent buffer partly rewritten (a KV cache's new
     row, a batch's one new sequence), which a key of some rows alone (the last, the first, a
-    few) misses, and every other near repeat changes all of."""
+    few) misses, and every other near repeat changes all of. ``before``: the inputs these
+    were made from by the same; the row is then drawn among those that did not change, where
+    any is left (at a few rows the first row drawn is often a key's own)."""
     draw = secrets.SystemRandom()
     out: list[Any] = []
-    for v, new in zip(inputs, fresh, strict=True):
+    earlier = before if before is not None else [None] * len(inputs)
+    for v, new, was in zip(inputs, fresh, earlier, strict=True):
         if not is_a(new, torch.Tensor) or not is_a(v, torch.Tensor) or v.dim() == 0:
             out.append(v.clone() if is_a(v, torch.Tensor) else v)
             continue
@@ -412,7 +417,11 @@ def one_row_redrawn(inputs: list[Any], fresh: list[Any]) -> list[Any]:
             out.append(v.clone() if is_a(v, torch.Tensor) else v)
             continue
         rows = v.detach().clone().reshape(-1, v.shape[-1] if v.dim() > 1 else 1)
-        at = draw.randrange(rows.shape[0])
+        kept = list(range(rows.shape[0]))
+        if is_a(was, torch.Tensor) and was.shape == v.shape and was.dtype == v.dtype:
+            same = (rows == was.detach().reshape(rows.shape).to(rows.device)).all(dim=1)
+            kept = [i for i, s in enumerate(same.tolist()) if s] or kept
+        at = draw.choice(kept)
         rows[at] = new.detach().reshape(rows.shape)[at].to(rows.device)
         out.append(rows.view(v.shape).requires_grad_(v.requires_grad))
     return out

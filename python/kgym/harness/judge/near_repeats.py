@@ -30,19 +30,26 @@ NEAR_WHAT = {
 
 
 def near_inputs(
-    how: str, pristine: list[Any], last: list[Any], draw: Callable[[], list[Any]]
+    how: str,
+    pristine: list[Any],
+    last: list[Any],
+    draw: Callable[[], list[Any]],
+    before: list[Any] | None = None,
 ) -> list[Any]:
     """The near repeat ``how``'s inputs (``GradedCalls._near_repeat``): ``pristine`` (a
     compared trial's) or ``last`` (the call before's) changed in part; ``draw`` gives a fresh
-    draw of the same shapes."""
+    draw of the same shapes; ``before``: the inputs ``last`` was made from (``one_row_again``
+    redraws a row ``one_row`` left)."""
     if how == "swap":
         return stress.rows_reordered(pristine, fresh_seed())
     if how == "swap_again":
         return stress.rows_reordered(last, fresh_seed())
     if how in ("one_place", "one_sign"):
         return stress.one_place_changed(last, fresh_seed(), negate=how == "one_sign")
-    if how in ("one_row", "one_row_again"):
+    if how == "one_row":
         return stress.one_row_redrawn(last, draw())
+    if how == "one_row_again":
+        return stress.one_row_redrawn(last, draw(), before)
     if how.startswith("one_input:"):
         place, fresh = int(how.split(":")[1]), draw()
         return [

@@ -307,6 +307,7 @@ class OtherSizes:
         # the last call's rows hits there and nowhere else): after a stress set or a weight
         # move, whose inputs are not plain draws, a plain call comes first.
         last, follows = pristine, True
+        before: list[Any] | None = None  # the inputs the call before's were made from
         while steps:
             if task.device.type == "cuda":
                 # What the call before left cached (its inputs, answers, float64 reference):
@@ -337,7 +338,7 @@ class OtherSizes:
                     steps.insert(0, ("plain", ""))  # compared under the moved weights
                     continue
                 draw = functools.partial(task.inputs, fresh_seed())
-                near = near_inputs(name, pristine, last, draw) if kind == "near" else draw()
+                near = near_inputs(name, pristine, last, draw, before) if kind == "near" else draw()
                 manner = owed[name] if kind == "manner" else {}
                 if kind == "memory":
                     manner = memory_manner(name, near, aliasable)
@@ -348,11 +349,12 @@ class OtherSizes:
                 where = f"the manner {name}" if kind in ("manner", "memory") else where
                 return f"at these sizes, {where}: {failed}"
             if (kind, name) == ("near", "one_row"):
-                # Another row of these inputs, right after: at a few rows the one drawn is
-                # often a memo's key row itself (the last), and a memo keyed on it met no
-                # stale answer at either size (an attack paid 1 CPU test run in 5).
+                # Another row of these inputs, one the first left, right after: at a few
+                # rows the one drawn is often a memo's key row itself (the last), and a memo
+                # keyed on it met no stale answer at either size (an attack paid 1 CPU test
+                # run in 5).
                 steps.insert(0, ("near", "one_row_again"))
-            last = near
+            before, last = last, near
         return None
 
     def _twin_at(
