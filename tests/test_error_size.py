@@ -33,7 +33,7 @@ class _Linear(nn.Module):
         return torch.relu(self.linear(x))
 
 
-def _run(model: Any, inputs: list[Any]) -> Any:
+def _run(model: Any, inputs: list[Any], keep_inputs: bool = True) -> Any:
     with torch.no_grad():
         return model(*inputs)
 

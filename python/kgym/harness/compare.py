@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +36,17 @@ def tensors_of(values: list[Any]) -> list[torch.Tensor]:
 
 
 CHUNK_ELEMENTS = 1 << 24  # float64 work per chunk: 128 MiB per temporary
+
+
+def float64_chunks(*tensors: torch.Tensor) -> Iterator[tuple[slice, list[torch.Tensor]]]:
+    """The tensors (of one element count), flat, a ``CHUNK_ELEMENTS`` slice at a time, in
+    float64 on the first one's device: a GPU's outputs are gigabytes in float64, and a
+    check's temporaries stay a chunk's size."""
+    flat = [t.detach().reshape(-1) for t in tensors]
+    for start in range(0, flat[0].numel(), CHUNK_ELEMENTS):
+        where = slice(start, start + CHUNK_ELEMENTS)
+        yield where, [f[where].to(flat[0].device, torch.float64) for f in flat]
+
 
 # The judge's exact check of float32 pairs in one kernel (exact_check.py): its (applies, stats),
 # registered by its warm-up once it ran on a GPU, so that no other process (a runner, task lint)

@@ -27,6 +27,7 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
+from kgym.harness import compare
 from kgym.harness.real_type import is_a
 
 SCALE_UP = 1e3
@@ -664,8 +665,10 @@ def unstable_rows(
             continue
         if not e.shape[-1] or e.numel() // e.shape[-1] != flags.numel() or m.shape != e.shape:
             continue
-        rows_e = e.detach().double().reshape(flags.numel(), -1).cpu()
-        rows_m = m.detach().double().reshape(flags.numel(), -1).cpu()
+        # The flagged rows alone: each temporary is a float64 copy of them.
+        flagged = flags.nonzero().reshape(-1)
+        rows_e = e.detach().reshape(flags.numel(), -1)[flagged.to(e.device)].double().cpu()
+        rows_m = m.detach().reshape(flags.numel(), -1)[flagged.to(m.device)].double().cpu()
         change = rows_m - rows_e
         size = rows_e.abs()
         # The row's typical magnitude, of its nonzero elements: half a ReLU's row is zeros.
@@ -674,7 +677,9 @@ def unstable_rows(
         # NaN (not finite) counts as moved.
         unstable = ~(change.norm(dim=1) <= UNSTABLE_MOVE * rows_e.norm(dim=1))
         unstable |= ~(change.abs() <= UNSTABLE_ELEMENT_MOVE * scale).all(dim=1)
-        return flags & unstable
+        out = torch.zeros_like(flags)
+        out[flagged] = unstable.to(flags.device)
+        return out
     return None
 
 
@@ -814,10 +819,14 @@ def finite_rms(values: list[Any]) -> float:
     total, count = 0.0, 0
     for v in values:
         if is_a(v, torch.Tensor) and v.is_floating_point() and v.numel():
-            x = v.detach().double()
-            x = x[torch.isfinite(x)]
-            total += float((x * x).sum())
-            count += x.numel()
+            sums = torch.zeros(2, dtype=torch.float64, device=v.device)
+            for _, (x,) in compare.float64_chunks(v):
+                finite = torch.isfinite(x)
+                x = torch.where(finite, x, 0.0)
+                sums += torch.stack([(x * x).sum(), finite.sum().to(torch.float64)])
+            squares, finite_count = sums.tolist()
+            total += squares
+            count += int(finite_count)
     return math.sqrt(total / count) if count else 0.0
 
 

@@ -373,7 +373,7 @@ class GradedCalls(OtherSizes):
             task = self.task
             self.error_size = ErrorSize(
                 task.reference,
-                lambda model, x: task.run_reference(x, "correctness", model=model),
+                task.run_model,
                 products=not self.tf32_exact,
             )
         self.findings.stop_if_rejected("correctness")
@@ -992,6 +992,7 @@ class GradedCalls(OtherSizes):
         at the set's atol where tf32 meets it (``at_tf32``: the reference's answers with tf32
         operands, each rounding's), its error's size measured; its verdict."""
         timeline, task = self.timeline, self.task
+        cut = at_tf32[0]  # the error size's tf32 answer, as the reference gave it
         at_tf32 = [stress.finite_only(tf32, expected)[0] for tf32 in at_tf32]
         atol = stress.scaled_atol(
             task.tolerance.atol, self.base_rms, stress.finite_rms(expected), name
@@ -1007,7 +1008,7 @@ class GradedCalls(OtherSizes):
             self.robust and set_name in stress.ERROR_SIZE_SETS and self.error_size is not None
         )
         # Precision kept only at the task's scale is not kept (error_size.py).
-        how: dict[str, Any] = {"left_out": left_out, "where": name}
+        how: dict[str, Any] = {"left_out": left_out, "where": name, "tf32": cut}
         if self.tf32_meets_task and ill_conditioned_at_tf32(
             at_tf32, expected, atol, rtol, measured
         ):

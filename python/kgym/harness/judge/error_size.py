@@ -362,12 +362,8 @@ def well_conditioned(
             masks.append(None)
             continue
         mask = torch.empty(t.numel(), dtype=torch.bool, device=t.device)
-        flat_m, flat_t = m.detach().reshape(-1), t.detach().reshape(-1)
         outside = ~flagged.reshape(-1).to(t.device)
-        for start in range(0, t.numel(), compare.CHUNK_ELEMENTS):
-            where = slice(start, start + compare.CHUNK_ELEMENTS)
-            tc = flat_t[where].double()
-            mc = flat_m[where].to(tc.device, torch.float64)
+        for where, (tc, mc) in compare.float64_chunks(t, m):
             mask[where] = outside[where] | ((mc - tc).abs() <= TAIL_CONDITION * tc.abs())
         masks.append(mask.view(t.shape))
     return masks
@@ -473,7 +469,9 @@ class ErrorSize:
     and the largest error seen."""
 
     def __init__(self, reference: Any, run: Any, products: bool = False) -> None:
-        # ``run(model, inputs)``: the task's reference call with another build of its Model.
+        # ``run(model, inputs, keep_inputs=True)``: the task's reference call with another
+        # build of its Model (JudgeTask.run_model); ``keep_inputs=False`` where the inputs are
+        # the check's own to spend.
         # ``products``: tf32 products change the task's answer (PRODUCT_FLOOR).
         self.reference = reference
         self.run = run
@@ -493,6 +491,7 @@ class ErrorSize:
         blocks: bool = True,
         left_out: list[torch.Tensor | None] | None = None,
         where: str = "the task's inputs",
+        tf32: list[Any] | None = None,
     ) -> float | None:
         """The candidate's error on ``inputs`` as a multiple of the tf32 answer's (None: not
         measured); the largest is kept for the Result. ``blocks=False``: the worst block is not held (a set ill-conditioned at tf32, whose
@@ -501,21 +500,26 @@ class ErrorSize:
         of the elements not measured (``flat_rows``' constant rows, where a norm divides an
         honest float32 sum's last rounding by a spread of nearly zero; the outputs a massive
         row moves, or all but those). ``where``: which call this is (an input
-        set's name), kept with the worst for the Result."""
+        set's name), kept with the worst for the Result. ``tf32``: the reference's answer on
+        ``inputs`` with its products' operands cut to tf32, where the caller has it
+        (``answers_at_tf32``'s first), so that it is not made again."""
         if self.unavailable is not None:
             return None
         try:
             if self.exact is None:
                 self.exact = copy.deepcopy(self.reference).double()
             doubled = _to(inputs, torch.Tensor.double)
-            truth = compare.flatten(self.run(self.exact, doubled))
             conditioned = None
             flat = None if self.products else stress.constant_rows(inputs)
-            if flat is not None and bool(flat.any()):
+            nudge = flat is not None and bool(flat.any())
+            # The float64 inputs are the check's own, not copied for the call unless nudged
+            # after it: at a GPU's sizes each copy is gigabytes.
+            truth = compare.flatten(self.run(self.exact, doubled, keep_inputs=nudge))
+            if nudge:
                 # Constant rows, where float32's answer can be exact by its algorithm's
                 # structure: their small elements count in full only where well conditioned.
                 doubled = stress.nudged(doubled, secrets.randbits(32), LAST_BITS)
-                moved_truth = compare.flatten(self.run(self.exact, doubled))
+                moved_truth = compare.flatten(self.run(self.exact, doubled, keep_inputs=False))
                 del doubled
                 conditioned = well_conditioned(moved_truth, truth, row_masks(truth, flat))
                 del moved_truth
@@ -523,16 +527,16 @@ class ErrorSize:
                 del doubled  # a GPU's float64 inputs are gigabytes
             if left_out is not None:
                 truth = left_out_of(truth, left_out)
-            with stress.Tf32Operands(stress.tf32_cut):
-                tf32 = compare.flatten(self.run(self.reference, inputs))
+            if tf32 is None:
+                with stress.Tf32Operands(stress.tf32_cut):
+                    tf32 = compare.flatten(self.run(self.reference, inputs))
             # A few outputs (a loss) are also allowed what float32 errs on inputs moved by
             # their last bits: how far a difference of nearly equal terms turns on them.
             moved = None
             count = sum(t.numel() for t in truth if isinstance(t, torch.Tensor))
             if not self.products and count < FEW_OUTPUTS:
-                moved = compare.flatten(
-                    self.run(self.reference, stress.nudged(inputs, secrets.randbits(32)))
-                )
+                nudged = stress.nudged(inputs, secrets.randbits(32))
+                moved = compare.flatten(self.run(self.reference, nudged, keep_inputs=False))
         except Exception as exc:  # noqa: BLE001  (a reference that takes no float64: no check)
             self.unavailable = f"the reference does not run in float64: {str(exc)[:200]}"
             self.exact = None

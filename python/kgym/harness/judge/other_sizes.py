@@ -227,7 +227,7 @@ class OtherSizes:
         if self.robust and self.error_size is not None:
             there = ErrorSize(
                 task.reference if at[1] is None else at[1],
-                lambda m, x: task.run_reference(x, "correctness", model=m),
+                task.run_model,
                 products=not self.tf32_exact,
             )
         try:
@@ -379,7 +379,7 @@ class OtherSizes:
         if there is not None:
             own = ErrorSize(
                 second,
-                lambda m, x: task.run_reference(x, "correctness", model=m),
+                task.run_model,
                 products=not self.tf32_exact,
             )
         self._swap_spare()

@@ -127,6 +127,11 @@ class TaskSide:
                 "infra_error", phase, exc, f"the reference fails: {exc}"
             ) from exc
 
+    def run_model(self, model: Any, inputs: list[Any], keep_inputs: bool = True) -> Any:
+        """``model``'s answer (a build of the task's Model) on ``inputs``, as the reference's
+        in the correctness phase (ErrorSize's call)."""
+        return self.run_reference(inputs, "correctness", keep_inputs=keep_inputs, model=model)
+
     def mode_free(self, inputs: list[Any], expected: list[Any]) -> bool:
         """Whether the task's answer on ``inputs`` is the same, bit for bit, with its model in
         training mode, twice, its buffers untouched (no dropout, no batch statistics): then a

@@ -8,7 +8,7 @@ half-ulps of the inputs it is made from (``within_grains``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,10 +35,11 @@ FLIP_SLACK = 4
 
 def answers_at_tf32(run: Callable[[], Any], exact: bool) -> list[list[Any]]:
     """``run()``'s answers (the reference's call) with its products' operands rounded to tf32
-    by each rounding a kernel may make: to nearest, and cut as a GPU's tensor cores cut them;
-    one answer where tf32 changes nothing (``exact``)."""
+    by each rounding a kernel may make: cut as a GPU's tensor cores cut them (first: the
+    error size's tf32 answer, ``ErrorSize.measure``), and to nearest; one answer where tf32
+    changes nothing (``exact``)."""
     answers = []
-    for rounding in (stress.tf32, stress.tf32_cut):
+    for rounding in (stress.tf32_cut, stress.tf32):
         with stress.Tf32Operands(rounding):
             answers.append(compare.flatten(run()))
         if exact:
@@ -113,15 +114,6 @@ def held_apart(
     return HeldApart(comparison, missed, compared, excused)
 
 
-def _chunks(*tensors: torch.Tensor) -> Iterator[tuple[slice, list[torch.Tensor]]]:
-    """The tensors, flat, a ``compare.CHUNK_ELEMENTS`` slice at a time, in float64: a GPU's
-    outputs are gigabytes in float64, and the checks' temporaries stay a chunk's size."""
-    flat = [t.detach().reshape(-1) for t in tensors]
-    for start in range(0, flat[0].numel(), compare.CHUNK_ELEMENTS):
-        where = slice(start, start + compare.CHUNK_ELEMENTS)
-        yield where, [f[where].to(flat[0].device, torch.float64) for f in flat]
-
-
 def _missed(
     e: torch.Tensor,
     tf32s: list[torch.Tensor],
@@ -135,7 +127,7 @@ def _missed(
     beyond = torch.zeros(e.numel(), dtype=torch.bool, device=e.device)
     widest = torch.zeros((), dtype=torch.float64, device=e.device)
     for t in tf32s:
-        for where, (truth, other) in _chunks(e, t):
+        for where, (truth, other) in compare.float64_chunks(e, t):
             diff = (other - truth).abs()
             beyond[where] |= torch.isfinite(truth) & ~(diff <= (atol + rtol * truth.abs()) / margin)
             finite = torch.isfinite(truth) & torch.isfinite(diff)
@@ -144,7 +136,7 @@ def _missed(
         # The ties the candidate flips itself, in this output: no further off than the
         # judge's own tf32 answers are anywhere in it, and few.
         mine = torch.zeros_like(beyond)
-        for where, (truth, own) in _chunks(e, answer):
+        for where, (truth, own) in compare.float64_chunks(e, answer):
             diff = (own - truth).abs()
             mine[where] = (
                 torch.isfinite(truth)
@@ -162,7 +154,7 @@ def _l2_met(e: torch.Tensor, t: torch.Tensor, rtol: float) -> bool:
     """Whether the tf32 answer ``t`` meets the relative L2 bound on the output ``e`` (over
     the elements where both are finite)."""
     err = ref = torch.zeros((), dtype=torch.float64, device=e.device)
-    for _, (truth, other) in _chunks(e, t):
+    for _, (truth, other) in compare.float64_chunks(e, t):
         diff = (other - truth).abs()
         finite = torch.isfinite(truth) & torch.isfinite(diff)
         err = err + torch.where(finite, diff, 0.0).pow(2).sum()
