@@ -753,3 +753,39 @@ def test_a_refusal_within_the_inputs_grain_is_compared_again_without_it() -> Non
     assert within_grains(inputs, [expected[0] + 0.5], expected, 1e-2, 1e-2) is None
     ten_bits = (lse.view(torch.int32) & ~((1 << 13) - 1)).view(torch.float32)
     assert within_grains(inputs, [ten_bits - logits[:, 0]], expected, 1e-2, 1e-2) is None
+
+
+def test_a_tf32_answer_given_is_the_one_the_check_would_make() -> None:
+    """A stress set's tf32 answer (``answers_at_tf32``'s first, the cut rounding) is handed to
+    the check, which then calls the reference only in float64: the same ratio, one call of the
+    float32 model less (at a GPU's sizes a whole output less in memory)."""
+    from kgym.harness.judge.tf32_answers import answers_at_tf32
+
+    check, model, inputs = _checker()
+    answer = [_bf16(_run(model, inputs))]
+    made = check.measure(inputs, answer)
+    calls: list[Any] = []
+
+    def counted(m: Any, x: list[Any], keep_inputs: bool = True) -> Any:
+        calls.append(m)
+        return _run(m, x)
+
+    given = ErrorSize(model, counted, products=True)
+    cut = answers_at_tf32(lambda: _run(model, inputs), exact=False)[0]
+    assert given.measure(inputs, answer, tf32=cut) == made
+    assert calls and all(m is not model for m in calls)  # the float64 build alone
+
+
+def test_finite_rms_sums_a_chunk_at_a_time_over_the_finite_elements(monkeypatch: Any) -> None:
+    """An output's root mean square over its finite elements, summed in chunks (a GPU's
+    output in float64 is gigabytes): the same as over the whole at once."""
+    from kgym.harness import compare
+
+    x = torch.randn(1000, dtype=torch.float32) * 3
+    x[::7] = float("nan")
+    x[3::11] = float("inf")
+    finite = x[torch.isfinite(x)].double()
+    whole = math.sqrt(float((finite * finite).mean()))
+    monkeypatch.setattr(compare, "CHUNK_ELEMENTS", 64)
+    assert stress.finite_rms([x, torch.tensor(2)]) == pytest.approx(whole, rel=1e-12)
+    assert stress.finite_rms([torch.full((5,), float("nan"))]) == 0.0
