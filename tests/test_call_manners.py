@@ -27,11 +27,19 @@ def test_an_offset_call_gives_copies_off_the_boundary_and_an_aliased_one_one_ten
         given, kept = _called_with([x, y, 3], {"offset": manner})
         assert all(g.storage_offset() == offset and g.is_contiguous() for g in given[:2])
         assert all(torch.equal(g, o) for g, o in zip(given[:2], (x, y))) and given[2] == 3
-        assert sorted(kept) == [0, 1] and all(k.storage_offset() == 0 for k in kept.values())
+        # Each copy a view into a copy of the whole storage (the decoy check reads it so).
+        assert sorted(kept) == [0, 1]
+        for k, g in zip(kept.values(), given[:2]):
+            assert torch.equal(k, g) and k.storage_offset() == offset
+            assert k.untyped_storage().nbytes() == g.untyped_storage().nbytes()
+            assert k.untyped_storage().data_ptr() != g.untyped_storage().data_ptr()
     given, kept = _called_with([3, x], {"offset": ["small", 2]})
     assert given[0] == 3 and sorted(kept) == [1] and torch.equal(kept[1], x)
     given, kept = _called_with([x, y], {"alias": [[0, 1]]})
     assert given[0] is given[1] is x and kept == {}
+    # Offset and aliased: the aliased place's copy is the copy of what it now holds.
+    given, kept = _called_with([x, y], {"offset": ["small", 5], "alias": [[0, 1]]})
+    assert given[0] is given[1] and kept[0] is kept[1] and torch.equal(kept[1], x)
 
 
 def test_fresh_inputs_are_a_callers_own_tensors() -> None:

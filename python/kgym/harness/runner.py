@@ -139,7 +139,8 @@ def _called_with(
     (``[kind, count]``: ``_offset_elements``), each tensor input a copy that starts that many
     elements into a storage of its own (a slice of a batch: no longer on the arena's 512-byte
     boundary), with the copies as the judge wrote them by the input's place, to check them
-    against after (and, in a decoy call, to know them as the judge's inputs, not sources);
+    against after (and, in a decoy call, to know them as the judge's inputs, not sources:
+    each a view into a copy of its whole storage, which the decoy check reads as it is);
     ``grad_inputs``, float inputs that require grad; ``alias``, pairs (i, j) where input j is
     input i itself (``model(x, x, x)``); ``refilled``, how many times each tensor input's
     version counter moves on (a buffer refilled by ``copy_`` before each call)."""
@@ -151,13 +152,16 @@ def _called_with(
             if type(value) is torch.Tensor:
                 if kind == "fresh":
                     moved = _fresh_copy(value, off_boundary=int(count) > 1)
+                    kept[index] = moved.clone()
                 else:
                     offset = _offset_elements(value, str(kind), int(count))
                     storage = torch.empty(
                         value.numel() + offset, dtype=value.dtype, device=value.device
                     )
                     moved = storage[offset:].view(value.shape).copy_(value)
-                kept[index] = moved.clone()
+                    # A view into a copy of the whole storage: a decoy call's record of the
+                    # storage as the judge wrote it is this copy, not another.
+                    kept[index] = storage.clone()[offset:].view(value.shape)
                 given[index] = moved
     if manner.get("grad_inputs"):
         # Inputs that require grad, as a layer's inputs inside a model being trained do: a
@@ -175,6 +179,10 @@ def _called_with(
             ]
     for first, second in manner.get("alias") or []:
         given[int(second)] = given[int(first)]
+        if int(first) in kept:  # the copy of what the place now holds
+            kept[int(second)] = kept[int(first)]
+        else:
+            kept.pop(int(second), None)
     # A caller's buffer refilled in place before each call has counted every refill in its
     # version: the inputs' versions moved on by the drawn count (no data touched).
     refills = int(manner.get("refilled") or 0)
@@ -888,12 +896,10 @@ class Runner:
             for k in slots:
                 inputs, copies = _called_with(self.views.inputs[k], manner)
                 if counter is not None and ablate:
-                    from kgym.harness.ablation import _whole_storage
-
-                    for index in copies:  # the judge's inputs, moved: their storages as now
+                    for index, copy in copies.items():  # the judge's inputs, moved
                         moved = inputs[index]
                         where = int(moved.untyped_storage().data_ptr())
-                        counter.arena[where] = (moved, _whole_storage(moved).clone())
+                        counter.arena[where] = (moved, copy)
                 keywords = _by_keyword(
                     self.signatures.get(id(model)), inputs, manner.get("keyword")
                 )
