@@ -789,3 +789,29 @@ def test_finite_rms_sums_a_chunk_at_a_time_over_the_finite_elements(monkeypatch:
     monkeypatch.setattr(compare, "CHUNK_ELEMENTS", 64)
     assert stress.finite_rms([x, torch.tensor(2)]) == pytest.approx(whole, rel=1e-12)
     assert stress.finite_rms([torch.full((5,), float("nan"))]) == 0.0
+
+
+def test_a_reference_that_writes_its_inputs_leaves_the_caller_s_as_they_were() -> None:
+    """The float64 call spends inputs of the check's own: an index a reference bumps in place
+    is not the caller's (its trial's repeat would meet other inputs)."""
+
+    class Bumps(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.linear = nn.Linear(16, 4)
+
+        def forward(self, x: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+            idx.add_(1)
+            return self.linear(x) * idx.to(x.dtype)
+
+    torch.manual_seed(0)
+    model = Bumps().eval()
+    x, idx = torch.randn(8, 16), torch.arange(8).unsqueeze(1)
+    answer = [_run(model, [x, idx.clone()])]
+
+    def run(m: Any, v: list[Any], keep_inputs: bool = True) -> Any:  # as JudgeTask.run_model
+        return _run(m, [t.clone() for t in v] if keep_inputs else v)
+
+    check = ErrorSize(model, run, products=True)
+    check.measure([x, idx], answer)
+    assert torch.equal(idx, torch.arange(8).unsqueeze(1))

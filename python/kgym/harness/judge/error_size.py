@@ -458,9 +458,14 @@ def _finite_peak(x: torch.Tensor) -> float:
     return float(torch.nan_to_num(x.detach().abs().double(), 0.0, 0.0, 0.0).max())
 
 
-def _to(values: list[Any], make: Any) -> list[Any]:
+def _float64_own(values: list[Any]) -> list[Any]:
+    """``values`` with each float32 tensor in float64 and every other tensor copied: the
+    check's own, which a reference that writes into its inputs may spend."""
     return [
-        make(v) if isinstance(v, torch.Tensor) and v.dtype == torch.float32 else v for v in values
+        (v.double() if v.dtype == torch.float32 else v.clone())
+        if isinstance(v, torch.Tensor)
+        else v
+        for v in values
     ]
 
 
@@ -508,7 +513,7 @@ class ErrorSize:
         try:
             if self.exact is None:
                 self.exact = copy.deepcopy(self.reference).double()
-            doubled = _to(inputs, torch.Tensor.double)
+            doubled = _float64_own(inputs)
             conditioned = None
             flat = None if self.products else stress.constant_rows(inputs)
             nudge = flat is not None and bool(flat.any())
