@@ -160,9 +160,8 @@ def _peak(truths: list[torch.Tensor]) -> float:
     """The truth's largest finite magnitude (0.0 where it has none): one read back."""
     peak: torch.Tensor | None = None
     for t in truths:
-        for start in range(0, t.numel(), compare.CHUNK_ELEMENTS):
-            tc = t[start : start + compare.CHUNK_ELEMENTS].to(torch.float64).abs()
-            top = torch.where(torch.isfinite(tc), tc, 0.0).max()
+        for _, (tc,) in compare.float64_chunks(t):
+            top = torch.where(torch.isfinite(tc), tc.abs(), 0.0).max()
             peak = top if peak is None else torch.maximum(peak, top)
     return 0.0 if peak is None else float(peak)
 
@@ -326,8 +325,8 @@ def elementwise_floor(truth: list[Any], floor: float) -> float:
 
     def chunks() -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
         for t in flat:
-            for start in range(0, t.numel(), compare.CHUNK_ELEMENTS):
-                tc = t[start : start + compare.CHUNK_ELEMENTS].to(torch.float64) / peak
+            for _, (tc,) in compare.float64_chunks(t):
+                tc = tc / peak
                 finite = torch.isfinite(tc)
                 yield torch.where(finite, tc, 0.0), finite & (tc.abs() >= RELATIVE_FLOOR)
 
