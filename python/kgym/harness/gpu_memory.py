@@ -168,6 +168,16 @@ class MemoryWatch:
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
 
+    def allow_copies(self, arena_bytes: int) -> None:
+        """What the gym's own work in the candidate's runner copies, allowed at the largest
+        arena lent to it (the other sizes' too): the decoy check's copy of the storage of
+        every tensor a kernel takes (the arena, and the weights where a kernel takes them),
+        and an offset manner's inputs, each copied into a storage of its own and kept as the
+        judge wrote it (twice the arena at most), which a decoy call's manner may add."""
+        self.check_copy_bytes = max(
+            self.check_copy_bytes, 3 * arena_bytes + self.reference_setup_bytes
+        )
+
     def limit(self) -> int:
         reference = max(self.reference_peak, self.reference_floor)
         working = 2 * self.working_bytes + self.check_copy_bytes

@@ -714,18 +714,10 @@ class GradedCalls(OtherSizes):
         return views, facts
 
     def _allow_copies(self) -> None:
-        """What the gym's own work in the candidate's runner copies, allowed at the largest
-        arena lent to it (the other sizes' too): the decoy check's copy of the storage of
-        every tensor a kernel takes (the arena, and the weights where a kernel takes them),
-        and an offset manner's inputs, each copied into a storage of its own and kept as the
-        judge wrote it (twice the arena at most), which a decoy call's manner may add."""
-        watch = self.memory_watch
-        if watch is None:
-            return
-        arena = self.lender.arenas["candidate"].nbytes
-        watch.check_copy_bytes = max(
-            watch.check_copy_bytes, 3 * arena + watch.reference_setup_bytes
-        )
+        """The gym's own copies in the candidate's runner allowed at the arena just lent
+        (``MemoryWatch.allow_copies``)."""
+        if self.memory_watch is not None:
+            self.memory_watch.allow_copies(self.lender.arenas["candidate"].nbytes)
 
     def _tf32_meets(self, probe: list[Any], expected: list[Any]) -> bool:
         """Whether the reference computed from tf32 products meets the task's tolerance on the
