@@ -269,6 +269,29 @@ def test_lent_arenas_are_the_judges_and_a_calls_working_memory_is_allowed_twice(
     assert w.record()["reference_call_working_mib"] == 5000.0
 
 
+def test_the_decoy_checks_copies_of_what_the_candidate_holds_are_allowed() -> None:
+    """An honest transpose on an H100 (bench/hostile/results-h100.md, run C): its runner held
+    6,138 MiB of its own beside a 1 GiB arena, a 1 GiB reference call and a reference's runner
+    of 532 MiB. A decoy call holds the candidate's last output and its new one, the arena as
+    the judge wrote it, an offset manner's two copies of the inputs, and the check's copy of
+    the whole storage of every tensor a kernel takes: the arena's and the candidate's own
+    (its output), which the candidate's allowance bounds."""
+    arena, runner_context = 1024 * MIB, 532 * MIB
+    held = runner_context + 2 * arena + arena + 2 * arena + (arena + 2 * arena)
+    w, killed = watch(
+        [
+            {REFERENCE: 532 * MIB, RUNNER: held + arena},
+            {REFERENCE: 532 * MIB, RUNNER: held + arena + 64 * MIB},
+        ],
+        lent={"candidate": arena, "reference": 0}.get,
+    )
+    w.working_bytes = arena
+    w.allow_copies(arena)
+    assert w.sample() is None and killed == [] and w.candidate_peak == held
+    assert w.record()["check_copy_mib"] == 4 * 1024
+    assert w.sample() is not None and killed == [MIDDLE]  # beyond every copy it may hold
+
+
 def test_a_judge_that_cannot_see_the_candidates_runner_counts_nothing_and_says_so() -> None:
     # A /proc that hides the runner (hidepid, another Landlock domain) and no uid of its own:
     # the runner's memory would never count.
