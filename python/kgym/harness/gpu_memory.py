@@ -18,14 +18,16 @@ What a runner holds of the arenas the judge lent it (the driver counts an import
 in the importer's memory too) is the judge's, and is taken off. What is left is the runner's
 own: for the reference's runner its CUDA context, the model's weights and its caching
 allocator's blocks. The candidate may hold that and, on top of it, the largest of ``slack``
-bytes, twice the reference's working memory in one call (the peak of the judge's own reference
-call, from its allocator) with what the gym's own work in that runner copies (a correctness
-call's arena and the weights for the decoy check, its inputs twice for an offset manner's
-call, at the largest arena lent), and as much again as the reference's runner (a copy of the weights in another
-layout), and the weights of the model it builds at the other sizes (about the task's own on a
-GPU), beside its set-up's; a call's working memory there counts as the task's does. Beyond
-that its runner is killed at once, so that the memory goes back before it starves anyone, and
-the verdict is ``rejected`` (rule ``gpu-memory``). A thread samples every 50 ms, except inside the timing window, which is sampled at its ends (``hold``), so that the
+bytes, as much again as the reference's runner (a copy of the weights in another layout), or
+what a call of its own may hold (``MemoryWatch.limit``): twice the reference's working memory
+in one call (the peak of the judge's own reference call, from its allocator), as much again
+for the decoy check's copy of the whole storage of every tensor a kernel takes, and the gym's
+copies of the arena (the decoy check's two, an offset manner's two, at the largest arena
+lent) and of the weights; plus the weights of the model it builds at the other sizes (about
+the task's own on a GPU), beside its set-up's; a call's working memory there counts as the
+task's does. Beyond that its runner is killed at once, so that the memory goes back before it
+starves anyone, and the verdict is ``rejected`` (rule ``gpu-memory``). A thread samples every
+50 ms, except inside the timing window, which is sampled at its ends (``hold``), so that the
 thread's work stays off the judge's clock.
 
 The job as a whole has a share of the GPU's memory besides (``gpu_memory_share_mib``; by
@@ -169,18 +171,24 @@ class MemoryWatch:
     _thread: threading.Thread | None = None
 
     def allow_copies(self, arena_bytes: int) -> None:
-        """What the gym's own work in the candidate's runner copies, allowed at the largest
-        arena lent to it (the other sizes' too): the decoy check's copy of the storage of
-        every tensor a kernel takes (the arena, and the weights where a kernel takes them),
-        and an offset manner's inputs, each copied into a storage of its own and kept as the
-        judge wrote it (twice the arena at most), which a decoy call's manner may add."""
+        """What the gym's own work in the candidate's runner copies of the arena, allowed at
+        the largest arena lent to it (the other sizes' too): the decoy check's copy of the
+        inputs as the judge wrote them, and of the whole storage of every tensor a kernel
+        takes (the arena, and the weights where a kernel takes them), and an offset manner's
+        inputs, each copied into a storage of its own and kept as the judge wrote it (twice
+        the arena at most), which a decoy call's manner may add."""
         self.check_copy_bytes = max(
-            self.check_copy_bytes, 3 * arena_bytes + self.reference_setup_bytes
+            self.check_copy_bytes, 4 * arena_bytes + self.reference_setup_bytes
         )
 
     def limit(self) -> int:
+        """The reference's runner, plus the largest of the slack, as much again as that
+        runner, or what a call of the candidate may hold: twice a reference call's working
+        memory (its last output, kept by the runner, and the new one; intermediates), the
+        decoy check's copy of the whole storage of each tensor a kernel takes, which of the
+        candidate's own is as much again, and the arena's copies (``allow_copies``)."""
         reference = max(self.reference_peak, self.reference_floor)
-        working = 2 * self.working_bytes + self.check_copy_bytes
+        working = 2 * (2 * self.working_bytes) + self.check_copy_bytes
         return reference + max(self.slack_bytes, working, reference) + self.other_model_bytes
 
     def _is_candidates(self, pid: int) -> bool:
