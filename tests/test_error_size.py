@@ -815,3 +815,54 @@ def test_a_reference_that_writes_its_inputs_leaves_the_caller_s_as_they_were() -
     check = ErrorSize(model, run, products=True)
     check.measure([x, idx], answer)
     assert torch.equal(idx, torch.arange(8).unsqueeze(1))
+
+
+class _Norm(nn.Module):
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        with torch.no_grad():
+            self.norm.weight.normal_(1.0, 0.1)
+            self.norm.bias.normal_(0.0, 0.1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.norm(x)
+
+
+def _two_pass_norm(model: _Norm, x: torch.Tensor, lanes: int) -> torch.Tensor:
+    """A two-pass layer norm in float32, its row sums kept in ``lanes`` running sums added
+    element by element (a Triton kernel's accumulator of BLOCK lanes), then summed."""
+    rows = x.view(-1, x.shape[-1])
+    n = rows.shape[1]
+
+    def row_sums(v: torch.Tensor) -> torch.Tensor:
+        acc = torch.zeros(v.shape[0], lanes)
+        padded = torch.nn.functional.pad(v, (0, -n % lanes))
+        for start in range(0, n, lanes):
+            acc += padded[:, start : start + lanes]
+        return acc.sum(dim=1)
+
+    mean = row_sums(rows) / n
+    centred = rows - mean[:, None]
+    rstd = torch.rsqrt(row_sums(centred * centred) / n + model.norm.eps)
+    return (centred * rstd[:, None] * model.norm.weight + model.norm.bias).view(x.shape)
+
+
+def test_a_row_far_from_zero_is_held_to_what_its_inputs_last_bits_move() -> None:
+    """``rows_apart`` puts a row 10^3 of the input's spread from zero at a tenth of it: any
+    float32 sum gets that row's mean to a few of its inputs' last bits, 10^-3 of the row's
+    spread once normalised. An honest two-pass layer norm's worst block read 3.3 times the
+    floor there (a CPU run in about 30, and on an H100). A call is held to what its answer
+    moves when the inputs move by their last bits too; bfloat16 in that row is still refused."""
+    torch.manual_seed(0)
+    model = _Norm(4096)
+    torch.manual_seed(0)
+    x = torch.randn(13, 4096)
+    x[0] = x[0] * 0.1 + 1.0e3
+    with torch.no_grad():
+        for lanes in (16, 256, 1024):
+            answer = _two_pass_norm(model, x, lanes)
+            assert (ErrorSize(model, _run).measure([x], [answer]) or 0.0) <= ERROR_FACTOR
+        coarse = model(x)
+        coarse[0] = _bf16(coarse[0])
+        assert (ErrorSize(model, _run).measure([x], [coarse]) or 0.0) > ERROR_FACTOR
