@@ -187,7 +187,7 @@ def test_a_norms_constant_rows_are_unstable_and_a_products_are_not() -> None:
         moved = run(stress.nudged([x], seed=5)[0])
         found = stress.unstable_rows(flags, [run(x)], [moved])
         assert found is not None
-        return torch.nonzero(found).flatten().tolist()
+        return torch.nonzero(found[0]).flatten().tolist()
 
     with torch.no_grad():
         assert unstable(norm) == [3]  # the zero row's answer (the bias) does not move
@@ -210,7 +210,7 @@ def test_a_norms_constant_row_is_unstable_where_one_outlier_weight_moves() -> No
         norm.weight[7] = 1e3  # moves its element by about 0.2 under the nudge
         moved = norm(stress.nudged([x], seed=5)[0])
         found = stress.unstable_rows(flags, [norm(x)], [moved])
-    assert found is not None and torch.nonzero(found).flatten().tolist() == [3]
+    assert found is not None and torch.nonzero(found[0]).flatten().tolist() == [3]
 
 
 def test_a_swap_moves_values_along_one_dimension_alone() -> None:

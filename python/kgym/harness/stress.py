@@ -651,16 +651,18 @@ def nudged(inputs: list[Any], seed: int, by: float = NUDGE) -> list[Any]:
 
 def unstable_rows(
     flags: torch.Tensor, expected: list[Any], moved: list[Any]
-) -> torch.Tensor | None:
+) -> tuple[torch.Tensor, list[torch.Tensor | None]] | None:
     """Of the rows ``flags`` marks, those whose answer (the first float output with a row
     for each flag) moved by more than ``UNSTABLE_MOVE`` of itself, or one of whose elements
     moved by more than ``UNSTABLE_ELEMENT_MOVE`` of the larger of itself and the row's
     median nonzero magnitude, or became or stayed not finite, between ``expected`` and ``moved``
-    (the answer to ``nudged`` inputs); None where no output has those rows. Element by
+    (the answer to ``nudged`` inputs); with, per output, how far the answer may be off in
+    them: in each element of such a row, the most any element of the row moved (None for
+    the other outputs). None where no output has those rows. Element by
     element: a layer norm's constant row is its bias, whose few outlier elements (a trained
     gamma's and beta's) kept the row's norm still while a weight's outlier element moved
     far beyond the tolerance (an honest two-pass kernel refused 1 CPU run in 70)."""
-    for e, m in zip(expected, moved):
+    for place, (e, m) in enumerate(zip(expected, moved)):
         if not is_a(e, torch.Tensor) or not e.is_floating_point() or e.dim() == 0:
             continue
         if not e.shape[-1] or e.numel() // e.shape[-1] != flags.numel() or m.shape != e.shape:
@@ -679,7 +681,13 @@ def unstable_rows(
         unstable |= ~(change.abs() <= UNSTABLE_ELEMENT_MOVE * scale).all(dim=1)
         out = torch.zeros_like(flags)
         out[flagged] = unstable.to(flags.device)
-        return out
+        moves = torch.nan_to_num(change.abs(), nan=0.0, posinf=0.0).amax(dim=1)
+        grain = torch.zeros(flags.numel(), dtype=torch.float64)
+        grain[flagged] = torch.where(unstable, moves, 0.0)
+        grains: list[torch.Tensor | None] = [None] * len(expected)
+        # A row's grain over its elements, a view: no output-sized copy unless it is used.
+        grains[place] = grain.to(e.device)[:, None].expand(-1, e.numel() // flags.numel())
+        return out, grains
     return None
 
 
