@@ -19,8 +19,10 @@ other sizes), same process state.
 
 from __future__ import annotations
 
+import functools
 import math
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -626,11 +628,17 @@ def moved(outputs: list[Any], others: list[Any]) -> list[torch.Tensor | None]:
 NUDGE = 2.0**-20
 UNSTABLE_MOVE = 2.0**-12
 UNSTABLE_ELEMENT_MOVE = 2.0**-10
+# How many times what an unstable row's element moved under an alternating nudge (eight of
+# float32's last bits of each input, up and down) its answer may be off there: 32 of the
+# inputs' last bits, what a float32 sum of 8192 equal values errs at most.
+UNSTABLE_GRAIN = 4.0
 
 
-def nudged(inputs: list[Any], seed: int, by: float = NUDGE) -> list[Any]:
+def nudged(inputs: list[Any], seed: int, by: float = NUDGE, alternating: bool = False) -> list[Any]:
     """A copy of ``inputs`` with every float element moved by about ``by`` of itself (each
-    its own draw, made on the input's device): a constant row becomes nearly constant."""
+    its own draw, made on the input's device): a constant row becomes nearly constant.
+    ``alternating``: by exactly ``by`` of itself, up and down in turn along each row, so
+    that a constant row's answer moves at each element by what that element turns on."""
     generators: dict[torch.device, torch.Generator] = {}
     out: list[Any] = []
     for v in inputs:
@@ -641,9 +649,13 @@ def nudged(inputs: list[Any], seed: int, by: float = NUDGE) -> list[Any]:
             generators[v.device] = torch.Generator(device=v.device).manual_seed(seed)
         # In place on the draw: one float64 copy of the input at a time (the judge's
         # float64 inputs at a GPU's sizes are gigabytes).
-        moved = torch.randn(
-            v.shape, generator=generators[v.device], dtype=torch.float64, device=v.device
-        )
+        if alternating:
+            signs = torch.arange(v.numel(), device=v.device) % 2 * 2 - 1
+            moved = signs.to(torch.float64).reshape(v.shape)
+        else:
+            moved = torch.randn(
+                v.shape, generator=generators[v.device], dtype=torch.float64, device=v.device
+            )
         moved.mul_(by).add_(1.0).mul_(v.detach())
         out.append(moved.to(v.dtype).requires_grad_(v.requires_grad))
     return out
@@ -651,14 +663,14 @@ def nudged(inputs: list[Any], seed: int, by: float = NUDGE) -> list[Any]:
 
 def unstable_rows(
     flags: torch.Tensor, expected: list[Any], moved: list[Any]
-) -> tuple[torch.Tensor, list[torch.Tensor | None]] | None:
+) -> tuple[torch.Tensor, Callable[[], list[torch.Tensor | None]]] | None:
     """Of the rows ``flags`` marks, those whose answer (the first float output with a row
     for each flag) moved by more than ``UNSTABLE_MOVE`` of itself, or one of whose elements
     moved by more than ``UNSTABLE_ELEMENT_MOVE`` of the larger of itself and the row's
     median nonzero magnitude, or became or stayed not finite, between ``expected`` and ``moved``
-    (the answer to ``nudged`` inputs); with, per output, how far the answer may be off in
-    them: in each element of such a row, the most any element of the row moved (None for
-    the other outputs). None where no output has those rows. Element by
+    (the answer to ``nudged`` inputs); with, made when called, how far an answer may be off
+    there, per output: in each element of such a row ``UNSTABLE_GRAIN`` times what it moved
+    (None for the other outputs). None where no output has those rows. Element by
     element: a layer norm's constant row is its bias, whose few outlier elements (a trained
     gamma's and beta's) kept the row's norm still while a weight's outlier element moved
     far beyond the tolerance (an honest two-pass kernel refused 1 CPU run in 70)."""
@@ -681,14 +693,24 @@ def unstable_rows(
         unstable |= ~(change.abs() <= UNSTABLE_ELEMENT_MOVE * scale).all(dim=1)
         out = torch.zeros_like(flags)
         out[flagged] = unstable.to(flags.device)
-        moves = torch.nan_to_num(change.abs(), nan=0.0, posinf=0.0).amax(dim=1)
-        grain = torch.zeros(flags.numel(), dtype=torch.float64)
-        grain[flagged] = torch.where(unstable, moves, 0.0)
-        grains: list[torch.Tensor | None] = [None] * len(expected)
-        # A row's grain over its elements, a view: no output-sized copy unless it is used.
-        grains[place] = grain.to(e.device)[:, None].expand(-1, e.numel() // flags.numel())
-        return out, grains
+        rows = flagged[unstable]
+        moves = torch.nan_to_num(change[unstable].abs(), nan=0.0, posinf=0.0)
+        del rows_e, rows_m, change, size, scale
+        return out, functools.partial(_row_grains, e, place, len(expected), rows, moves)
     return None
+
+
+def _row_grains(
+    output: torch.Tensor, place: int, outputs: int, rows: torch.Tensor, moves: torch.Tensor
+) -> list[torch.Tensor | None]:
+    """``unstable_rows``' grains: ``UNSTABLE_GRAIN`` times ``moves`` in ``rows`` of the output
+    at ``place``, zero elsewhere; an output-sized tensor, made only for a comparison that
+    refused the set."""
+    grain = torch.zeros(output.shape, dtype=torch.float64, device=output.device)
+    grain.view(-1, output.shape[-1])[rows.to(output.device)] = UNSTABLE_GRAIN * moves.to(
+        output.device
+    )
+    return [grain if i == place else None for i in range(outputs)]
 
 
 def _integer_valued(v: torch.Tensor, generator: torch.Generator | None) -> None:
