@@ -853,7 +853,8 @@ def test_a_row_far_from_zero_is_held_to_what_its_inputs_last_bits_move() -> None
     float32 sum gets that row's mean to a few of its inputs' last bits, 10^-3 of the row's
     spread once normalised. An honest two-pass layer norm's worst block read 3.3 times the
     floor there (a CPU run in about 30, and on an H100). A call is held to what its answer
-    moves when the inputs move by their last bits too; bfloat16 in that row is still refused."""
+    moves when the inputs move by their last bits too; bfloat16 loads of that row are still
+    refused."""
     torch.manual_seed(0)
     model = _Norm(4096)
     torch.manual_seed(0)
@@ -863,8 +864,12 @@ def test_a_row_far_from_zero_is_held_to_what_its_inputs_last_bits_move() -> None
         for lanes in (16, 256, 1024):
             answer = _two_pass_norm(model, x, lanes)
             assert (ErrorSize(model, _run).measure([x], [answer]) or 0.0) <= ERROR_FACTOR
-        coarse = model(x)
-        coarse[0] = _bf16(coarse[0])
+        # A kernel that loads that row in bfloat16 (its outputs alone rounded to bfloat16
+        # there read about 3: float32's own answer errs as much in such a row, and rounding
+        # an answer after computing it in float32 saves nothing).
+        coarse, rounded = model(x), x.clone()
+        rounded[0] = _bf16(rounded[0])
+        coarse[0] = model(rounded)[0]
         assert (ErrorSize(model, _run).measure([x], [coarse]) or 0.0) > ERROR_FACTOR
 
 
@@ -876,8 +881,6 @@ def test_a_constant_rows_answer_is_compared_less_what_its_inputs_last_bits_move(
     judge compares such a row again less what each element moves when the inputs move by
     their last bits, up and down in turn (``stress.unstable_rows``); zeros there are still
     refused."""
-    from kgym.harness.judge.tf32_answers import within_grains
-
     torch.manual_seed(0)
     model = _Norm(8192)
     with torch.no_grad():
@@ -898,9 +901,12 @@ def test_a_constant_rows_answer_is_compared_less_what_its_inputs_last_bits_move(
     honest = expected.clone()
     with torch.no_grad():
         honest[1] = -off * torch.rsqrt(torch.tensor(norm.eps)) * norm.weight + norm.bias
-    atol, grains = 2e-3, unstable[1]()
+    atol, less_moves = 2e-3, unstable[1]
     assert not compare.compare_outputs([honest], [expected], atol, 1e-2).ok
-    assert within_grains([x], [honest], [expected], atol, 1e-2, grains) is not None
+    assert compare.compare_outputs(less_moves([honest], [expected]), [expected], atol, 1e-2).ok
     zeroed = expected.clone()
     zeroed[1] = 0.0
-    assert within_grains([x], [zeroed], [expected], atol, 1e-2, grains) is None
+    assert not compare.compare_outputs(less_moves([zeroed], [expected]), [expected], atol, 1e-2).ok
+    assert torch.equal(
+        honest[1], -off * torch.rsqrt(torch.tensor(norm.eps)) * norm.weight + norm.bias
+    )  # the candidate's answer is left as it was

@@ -650,8 +650,8 @@ def nudged(inputs: list[Any], seed: int, by: float = NUDGE, alternating: bool = 
         # In place on the draw: one float64 copy of the input at a time (the judge's
         # float64 inputs at a GPU's sizes are gigabytes).
         if alternating:
-            signs = torch.arange(v.numel(), device=v.device) % 2 * 2 - 1
-            moved = signs.to(torch.float64).reshape(v.shape)
+            moved = torch.ones(v.shape, dtype=torch.float64, device=v.device)
+            moved.view(-1)[0::2] = -1.0
         else:
             moved = torch.randn(
                 v.shape, generator=generators[v.device], dtype=torch.float64, device=v.device
@@ -668,9 +668,9 @@ def unstable_rows(
     for each flag) moved by more than ``UNSTABLE_MOVE`` of itself, or one of whose elements
     moved by more than ``UNSTABLE_ELEMENT_MOVE`` of the larger of itself and the row's
     median nonzero magnitude, or became or stayed not finite, between ``expected`` and ``moved``
-    (the answer to ``nudged`` inputs); with, made when called, how far an answer may be off
-    there, per output: in each element of such a row ``UNSTABLE_GRAIN`` times what it moved
-    (None for the other outputs). None where no output has those rows. Element by
+    (the answer to ``nudged`` inputs); with ``less_moves``' call on those rows (an answer
+    with each error there less ``UNSTABLE_GRAIN`` times what the element moved). None where
+    no output has those rows. Element by
     element: a layer norm's constant row is its bias, whose few outlier elements (a trained
     gamma's and beta's) kept the row's norm still while a weight's outlier element moved
     far beyond the tolerance (an honest two-pass kernel refused 1 CPU run in 70)."""
@@ -696,21 +696,30 @@ def unstable_rows(
         rows = flagged[unstable]
         moves = torch.nan_to_num(change[unstable].abs(), nan=0.0, posinf=0.0)
         del rows_e, rows_m, change, size, scale
-        return out, functools.partial(_row_grains, e, place, len(expected), rows, moves)
+        return out, functools.partial(less_moves, place, rows, moves)
     return None
 
 
-def _row_grains(
-    output: torch.Tensor, place: int, outputs: int, rows: torch.Tensor, moves: torch.Tensor
-) -> list[torch.Tensor | None]:
-    """``unstable_rows``' grains: ``UNSTABLE_GRAIN`` times ``moves`` in ``rows`` of the output
-    at ``place``, zero elsewhere; an output-sized tensor, made only for a comparison that
-    refused the set."""
-    grain = torch.zeros(output.shape, dtype=torch.float64, device=output.device)
-    grain.view(-1, output.shape[-1])[rows.to(output.device)] = UNSTABLE_GRAIN * moves.to(
-        output.device
-    )
-    return [grain if i == place else None for i in range(outputs)]
+def less_moves(
+    place: int, rows: torch.Tensor, moves: torch.Tensor, answer: list[Any], expected: list[Any]
+) -> list[Any]:
+    """``answer`` with, in ``rows`` of its output at ``place``, each element's error against
+    ``expected`` less ``UNSTABLE_GRAIN`` times ``moves`` (what it moved: ``unstable_rows``),
+    in a copy of that output; those rows alone are worked on in float64."""
+    out = list(answer)
+    a, e = answer[place], expected[place]
+    if not (is_a(a, torch.Tensor) and a.shape == e.shape and a.is_floating_point()):
+        return out  # refused for its form, which no grain changes
+    where = rows.to(a.device)
+    a_rows = a.detach().reshape(-1, a.shape[-1])[where].double()
+    e_rows = e.detach().reshape(-1, e.shape[-1])[where.to(e.device)].double().to(a.device)
+    d = a_rows - e_rows
+    grain = UNSTABLE_GRAIN * moves.to(a.device)
+    less = torch.sign(d) * (d.abs() - grain).clamp(min=0.0)
+    copy = a.detach().clone(memory_format=torch.contiguous_format)
+    copy.view(-1, a.shape[-1])[where] = (e_rows + less).to(a.dtype)
+    out[place] = copy
+    return out
 
 
 def _integer_valued(v: torch.Tensor, generator: torch.Generator | None) -> None:

@@ -164,22 +164,15 @@ def _l2_met(e: torch.Tensor, t: torch.Tensor, rtol: float) -> bool:
 
 
 def within_grains(
-    inputs: list[Any],
-    answer: list[Any],
-    expected: list[Any],
-    atol: float,
-    rtol: float,
-    grains: list[torch.Tensor | None] | None = None,
+    inputs: list[Any], answer: list[Any], expected: list[Any], atol: float, rtol: float
 ) -> compare.Comparison | None:
     """A refused call compared again, in float64, with each error less its grain
     (``error_size.few_grains``: four half-ulps of the input row it is made from), in outputs
     of one element per input row: a loss of lse - logit on logits 3000 from zero errs ulps
     of 3000 however well conditioned the loss, and where every loss of a small batch is
     small, that was beyond the relative L2 bound (the built-in cross entropy, 1 run in 16 on
-    a CPU, at other sizes); or with ``grains`` given, an element's own (a norm's constant
-    row: ``stress.unstable_rows``). None: no such output, or still wrong."""
-    if grains is None:
-        grains = few_grains(inputs, expected, per_row_only=True)
+    a CPU, at other sizes). None: no such output, or still wrong."""
+    grains = few_grains(inputs, expected, per_row_only=True)
     if all(g is None for g in grains):
         return None
     shrunk, truth = [], []
@@ -194,7 +187,7 @@ def within_grains(
         ):
             return None  # refused for its form, which no grain changes
         d = a.double() - e.double()
-        less = torch.sign(d) * (d.abs() - g.to(d.device).reshape(d.shape)).clamp(min=0.0)
+        less = torch.sign(d) * (d.abs() - g.to(d.device).view(d.shape)).clamp(min=0.0)
         shrunk.append(e.double() + less)
         truth.append(e.double())
     comparison = compare.compare_outputs(shrunk, truth, atol, rtol)
