@@ -663,15 +663,14 @@ def nudged(inputs: list[Any], seed: int, by: float = NUDGE, alternating: bool = 
 
 def unstable_rows(
     flags: torch.Tensor, expected: list[Any], moved: list[Any]
-) -> tuple[torch.Tensor, Callable[[], list[torch.Tensor | None]]] | None:
+) -> tuple[torch.Tensor, Callable[[list[Any], list[Any]], list[Any]]] | None:
     """Of the rows ``flags`` marks, those whose answer (the first float output with a row
     for each flag) moved by more than ``UNSTABLE_MOVE`` of itself, or one of whose elements
     moved by more than ``UNSTABLE_ELEMENT_MOVE`` of the larger of itself and the row's
     median nonzero magnitude, or became or stayed not finite, between ``expected`` and ``moved``
-    (the answer to ``nudged`` inputs); with ``less_moves``' call on those rows (an answer
-    with each error there less ``UNSTABLE_GRAIN`` times what the element moved). None where
-    no output has those rows. Element by
-    element: a layer norm's constant row is its bias, whose few outlier elements (a trained
+    (the answer to ``nudged`` inputs); with ``less_moves`` on those rows (an answer with
+    each error there less ``UNSTABLE_GRAIN`` times what the element moved). None where no
+    output has those rows. Element by element: a layer norm's constant row is its bias, whose few outlier elements (a trained
     gamma's and beta's) kept the row's norm still while a weight's outlier element moved
     far beyond the tolerance (an honest two-pass kernel refused 1 CPU run in 70)."""
     for place, (e, m) in enumerate(zip(expected, moved)):
