@@ -435,16 +435,25 @@ def test_a_softmax_tail_below_the_floor_is_weighed_where_float32_gets_it_exactly
     assert (ErrorSize(Softmax(), _run).measure([x], [flushed]) or 0.0) < 0.1
 
 
-class _ResidualNorm(nn.Module):
+class _Norm(nn.Module):
     def __init__(self, dim: int) -> None:
         super().__init__()
         self.norm = nn.LayerNorm(dim)
         with torch.no_grad():
             self.norm.weight.normal_(1.0, 0.1)
             self.norm.bias.normal_(0.0, 0.1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.norm(x)
+
+
+class _ResidualNorm(_Norm):
+    def __init__(self, dim: int) -> None:
+        super().__init__(dim)
+        with torch.no_grad():
             self.norm.bias[::250] = 3e-6  # small elements, as a drawn bias has a few
 
-    def forward(self, x: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
         return self.norm(x + residual)
 
 
@@ -815,18 +824,6 @@ def test_a_reference_that_writes_its_inputs_leaves_the_caller_s_as_they_were() -
     check = ErrorSize(model, run, products=True)
     check.measure([x, idx], answer)
     assert torch.equal(idx, torch.arange(8).unsqueeze(1))
-
-
-class _Norm(nn.Module):
-    def __init__(self, dim: int) -> None:
-        super().__init__()
-        self.norm = nn.LayerNorm(dim)
-        with torch.no_grad():
-            self.norm.weight.normal_(1.0, 0.1)
-            self.norm.bias.normal_(0.0, 0.1)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.norm(x)
 
 
 def _two_pass_norm(model: _Norm, x: torch.Tensor, lanes: int) -> torch.Tensor:

@@ -624,34 +624,6 @@ class ErrorSize:
         grains: list[torch.Tensor | None] | None = None,
         conditioned: list[torch.Tensor | None] | None = None,
         last_bits_moved: Callable[[], list[Any] | None] | None = None,
-    ) -> dict[str, float] | None:
-        """The candidate's error against the tf32 answer's (``_held``); where that would
-        refuse the call, against the larger of it and what the exact answer moves when the
-        inputs move by their last bits (``last_bits_moved``, asked for only then, on a task
-        with no matrix product), up to ``UNAVOIDABLE_SHARE`` times float32's own error: where
-        float32 itself loses bits, no float32 kernel need lose fewer. A row 10^4 of its
-        spread from zero (``rows_apart``), whose mean any float32 sum gets to a few of its
-        inputs' last bits, is normalised into an error of 10^-3 of that row: an honest
-        two-pass layer norm's worst block read 3.3 times the floor there. Operands in bfloat16
-        err 2^15 times what the last bits move, in tf32 2^13 times; outputs alone rounded
-        to bfloat16 after float32 compute read about 3 in such a row (no work saved)."""
-        found = self._held(answer, tf32, truth, blocks, moved, grains, conditioned)
-        if found is None or found["ratio"] <= ERROR_FACTOR or last_bits_moved is None:
-            return found
-        unavoidable = last_bits_moved()
-        if unavoidable is None:
-            return found
-        return self._held(answer, tf32, truth, blocks, moved, grains, conditioned, unavoidable)
-
-    def _held(
-        self,
-        answer: list[Any],
-        tf32: list[Any],
-        truth: list[Any],
-        blocks: bool,
-        moved: list[Any] | None = None,
-        grains: list[torch.Tensor | None] | None = None,
-        conditioned: list[torch.Tensor | None] | None = None,
         unavoidable: list[Any] | None = None,
     ) -> dict[str, float] | None:
         """The candidate's error against the tf32 answer's, over these outputs: as a whole,
@@ -659,8 +631,17 @@ class ErrorSize:
         larger of it and ``moved``'s (float32 on inputs moved by their last bits); each
         element's error less its ``grains`` where it has one (``few_grains``: a few outputs',
         and those of one element per input row); ``conditioned``: the well-conditioned
-        elements (``well_conditioned``); ``unavoidable``: another answer whose error is
-        allowed too (``_ratios``)."""
+        elements (``well_conditioned``). Where the call would be refused, it is measured
+        again with ``unavoidable``: what the exact answer moves when the inputs move by their
+        last bits (``last_bits_moved``, asked for only then, on a task with no matrix
+        product), each statistic's allowance raised to it up to ``UNAVOIDABLE_SHARE`` times
+        float32's own error: where float32 itself loses bits, no float32 kernel need lose
+        fewer. A row 10^4 of its spread from zero (``rows_apart``), whose mean any float32
+        sum gets to a few of its inputs' last bits, is normalised into an error of 10^-3 of
+        that row: an honest two-pass layer norm's worst block read 3.3 times the floor
+        there. Operands in bfloat16 err 2^15 times what the last bits move, in tf32 2^13
+        times; outputs alone rounded to bfloat16 after float32 compute read about 3 in such
+        a row (no work saved)."""
         # Without products the tf32 answer is float32's: it tells the tail's exact elements.
         few = moved is not None
         scales, float32 = (PRODUCT_SCALES, None) if self.products else (NO_SCALE, tf32)
@@ -721,10 +702,17 @@ class ErrorSize:
         if blocks:
             held = worst_block(block_sizes, tf32_blocks, max(allowed, self.floor))
             blockwise = held or 0.0
+        worst = max(ratio, elementwise, blockwise, common)
+        if worst > ERROR_FACTOR and last_bits_moved is not None and unavoidable is None:
+            again = last_bits_moved()
+            if again is not None:
+                return self._ratios(
+                    answer, tf32, truth, blocks, moved, grains, conditioned, None, again
+                )
         return {
             "candidate": candidate,
             "tf32": allowed,
-            "ratio": max(ratio, elementwise, blockwise, common),
+            "ratio": worst,
             "l2_ratio": ratio,
             "common_ratio": common,
             "elementwise_ratio": elementwise,
