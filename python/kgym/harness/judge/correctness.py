@@ -579,8 +579,9 @@ class GradedCalls(OtherSizes):
         weights short of all of them sees, and values moved but not changed (two rows
         swapped: a fingerprint blind to order misses it), and signs changed but not
         magnitudes (``signs``: a fingerprint of magnitudes misses it); half the time one more of the first
-        two kinds (a swap along each dimension, alone); and most of each weight's elements set to zero (``pruned``: a kernel that
-        skips blocks where a sample is zero meets it); each weight scaled down by powers of
+        two kinds (a swap along each dimension, alone); and most of each weight's elements set to zero, twice, each time to a share drawn in one
+        of two strata (``pruned:N``: a kernel that skips blocks where a sample is zero meets
+        it at its sample's size); each weight scaled down by powers of
         ten (``rescaled``: a narrower type's range), and a few channels of each scaled up
         (``outliers``: one grid of the largest value), and a few elements of each matrix
         (``super``: an LLM's super weights, judged as a stress set), every weight on bf16
@@ -590,7 +591,16 @@ class GradedCalls(OtherSizes):
         weights, each of up to three of them moved alone (``alone:N``: a LoRA merged into
         one layer, a bias edited): a copy refreshed only when another weight changes (the
         bias vouching for the matrix) misses it."""
-        moves = ["dense", "sparse", "pruned", "rescaled", "outliers", "bf16_values", "signs"]
+        moves = [
+            "dense",
+            "sparse",
+            "pruned:0",
+            "pruned:1",
+            "rescaled",
+            "outliers",
+            "bf16_values",
+            "signs",
+        ]
         moves += [f"swap:{dim}" for dim in range(stress.weight_dimensions(reference))]
         if stress.has_statistics(reference):
             moves.append("statistics")
@@ -628,8 +638,8 @@ class GradedCalls(OtherSizes):
             stress.signs_flipped(reference)
         elif move == "statistics":
             stress.statistics_moved(reference)
-        elif move == "pruned":
-            stress.magnitude_pruned(reference)
+        elif kind == "pruned":
+            stress.magnitude_pruned(reference, int(number))
         elif move == "restore":
             reference.load_state_dict(self.before_rescaled)
         elif move in ("rescaled", "outliers", "super"):
