@@ -144,7 +144,7 @@ class GradedCalls(OtherSizes):
         self.aliasable: list[tuple[int, int]] | None = None  # inputs one tensor may be given for
         self.keyword_names: list[str] | None = None  # the task's forward's names for them
         self.refused_manners: set[str] = set()  # training manners the model raised in
-        # Which of the two other sizes each stress set and manner is made at (_placed).
+        # Which of the two other sizes each stress set is made at (_placed).
         self.placed_off_task: dict[str, int] = {}
 
     # -- one call ------------------------------------------------------------------------------

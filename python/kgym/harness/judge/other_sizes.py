@@ -276,11 +276,15 @@ class OtherSizes:
         inputs (a memo there); the model's weights moved twice, written in place and loaded
         by its own ``load_state_dict``, where it was built there and took them (``movable``:
         a packed copy kept stale there); plain calls of a drawn count with no bound
-        (precision dropped after some number of calls there). And ``share`` of the rest, each
-        made at one of the two, which is drawn (``_placed``): every stress set (a kernel
-        wrong on far inputs there), every owed manner (one under inference mode there) and
-        every manner of memory (offsets, fresh copies, aliased inputs), so that no property
-        of one of the two sizes (a parity) marks where they are met. ``there`` measures their
+        (precision dropped after some number of calls there); every owed manner (one under
+        inference mode there) and every manner of memory (offsets, fresh copies, aliased
+        inputs): a model sees them, and one that computes coarsely in one of them off the
+        task's sizes meets it at both, not only at one that may be a few elements, where an
+        error's size is a sample too small to tell bfloat16 from tf32 (a bfloat16 GEMM under
+        inference mode passed about one run in ten, its one call made at 2x5x6). And
+        ``share`` of the stress sets, each made at one of the two, which is drawn
+        (``_placed``): a kernel wrong on far inputs there, and no property of one of the two
+        sizes (a parity) marks where they are met. ``there`` measures their
         errors. None, or what was wrong. Its time is the other sizes'
         (``correctness_other_sizes``)."""
         task = self.task
@@ -290,11 +294,10 @@ class OtherSizes:
         steps += [("near", f"one_input:{i}") for i in tensors] if len(tensors) >= 2 else []
         names = stress.set_names(stress.InputFacts.of(pristine))
         steps += [("stress", name) for name in names if self._placed(name, share)]
-        owed = {k: v for k, v in self._owed_manners().items() if self._placed(k, share)}
+        owed = self._owed_manners()
         steps += [("manner", name) for name in owed]
         aliasable = aliasable_inputs(pristine)
-        memory = [n for n in memory_manners(aliasable) if self._placed(n, share)]
-        steps += [("memory", name) for name in memory]
+        steps += [("memory", name) for name in memory_manners(aliasable)]
         if model is not None and movable and stress.holds_weights(model):
             # Both ways weights change: written in place (an optimizer's step) and loaded by
             # the model's own load_state_dict (a checkpoint). And a second instance of this
@@ -405,7 +408,7 @@ class OtherSizes:
             )
 
     def _placed(self, name: str, share: int) -> bool:
-        """Whether the stress set or manner ``name`` is made at the other size ``share`` (0 or
+        """Whether the stress set ``name`` is made at the other size ``share`` (0 or
         1): drawn once an evaluation, so that each is made at one of the two."""
         return self.placed_off_task.setdefault(name, _RANDOM.randrange(2)) == share
 
