@@ -562,19 +562,8 @@ def test_a_norm_on_inputs_far_from_zero_is_not_held_element_by_element() -> None
     floor element by element, that statistic is not held; on inputs near zero it is, and a
     rounding of the small outputs to bfloat16 is seen there."""
 
-    class Norm(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.norm = nn.LayerNorm(1000)
-            with torch.no_grad():
-                self.norm.weight.normal_(1.0, 0.1)
-                self.norm.bias.normal_(0.0, 0.1)
-
-        def forward(self, x: torch.Tensor) -> torch.Tensor:
-            return self.norm(x)
-
     torch.manual_seed(0)
-    model = Norm()
+    model = _Norm(1000)
     x = torch.randn(13, 1000)
     far = stress.derive("offset_down", [x.clone()])[0]
     with torch.no_grad():
