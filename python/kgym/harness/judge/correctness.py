@@ -578,29 +578,21 @@ class GradedCalls(OtherSizes):
         step), a few elements alone (a pruned or edited weight), which no sample of the
         weights short of all of them sees, and values moved but not changed (two rows
         swapped: a fingerprint blind to order misses it), and signs changed but not
-        magnitudes (``signs``: a fingerprint of magnitudes misses it); half the time one more of the first
-        two kinds (a swap along each dimension, alone); and most of each weight's elements set to zero, twice, each time to a share drawn in one
-        of two strata (``pruned:N``: a kernel that skips blocks where a sample is zero meets
-        it at its sample's size); each weight scaled down by powers of
-        ten (``rescaled``: a narrower type's range), and a few channels of each scaled up
-        (``outliers``: one grid of the largest value), and a few elements of each matrix
-        (``super``: an LLM's super weights, judged as a stress set), every weight on bf16
-        values (``bf16_values``: a checkpoint saved in bf16); and the running
-        statistics of the model's norms alone (``statistics``: recalibrated under frozen
-        weights, some variances far below eps, one zero). Where the model holds two or more
-        weights, each of up to three of them moved alone (``alone:N``: a LoRA merged into
-        one layer, a bias edited): a copy refreshed only when another weight changes (the
-        bias vouching for the matrix) misses it."""
-        moves = [
-            "dense",
-            "sparse",
-            "pruned:0",
-            "pruned:1",
-            "rescaled",
-            "outliers",
-            "bf16_values",
-            "signs",
-        ]
+        magnitudes (``signs``: a fingerprint of magnitudes misses it); half the time one more
+        of the first two kinds (a swap along each dimension, alone); most of each weight's
+        elements set to zero, once per stratum of ``stress.PRUNED_KEPT`` (``pruned:N``: a
+        kernel that skips blocks where a sample is zero meets it at its sample's size); each
+        weight scaled down by powers of ten (``rescaled``: a narrower type's range), and a
+        few channels of each scaled up (``outliers``: one grid of the largest value), and a
+        few elements of each matrix (``super``: an LLM's super weights, judged as a stress
+        set), every weight on bf16 values (``bf16_values``: a checkpoint saved in bf16); and
+        the running statistics of the model's norms alone (``statistics``: recalibrated
+        under frozen weights, some variances far below eps, one zero). Where the model holds
+        two or more weights, each of up to three of them moved alone (``alone:N``: a LoRA
+        merged into one layer, a bias edited): a copy refreshed only when another weight
+        changes (the bias vouching for the matrix) misses it."""
+        moves = ["dense", "sparse", "rescaled", "outliers", "bf16_values", "signs"]
+        moves += [f"pruned:{stratum}" for stratum in range(len(stress.PRUNED_KEPT))]
         moves += [f"swap:{dim}" for dim in range(stress.weight_dimensions(reference))]
         if stress.has_statistics(reference):
             moves.append("statistics")
