@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import torch
 
-from kgym.harness import ablation
+from kgym.harness import ablation, reply_schema
 
 
 @pytest.mark.parametrize(
@@ -106,7 +106,7 @@ def test_a_copy_into_other_places_of_a_buffer_is_still_a_copy() -> None:
 
     y = torch.full((66,), float("nan"))
     _, copied = ablation.launch_with_noise(shifted, None, (x, y), {})
-    assert copied
+    assert copied == "answer"
 
     rows = x.view(8, 8)
 
@@ -115,7 +115,7 @@ def test_a_copy_into_other_places_of_a_buffer_is_still_a_copy() -> None:
 
     m = torch.full((8,), float("nan"))
     _, copied = ablation.launch_with_noise(row_max, None, (rows, m), {})
-    assert not copied
+    assert copied == ""
 
 
 def test_a_copy_of_a_tensor_torch_made_is_a_copy_however_it_was_reached() -> None:
@@ -130,12 +130,12 @@ def test_a_copy_of_a_tensor_torch_made_is_a_copy_however_it_was_reached() -> Non
 
     y = torch.full((8, 32), float("nan"))
     _, copied = ablation.launch_with_noise(copy_from_address, None, (answer.data_ptr(), y), {})
-    assert not copied
+    assert copied == ""
     y = torch.full((8, 32), float("nan"))
     _, copied = ablation.launch_with_noise(
         copy_from_address, None, (answer.data_ptr(), y), {}, torch_made=[answer]
     )
-    assert copied
+    assert copied == "answer"
     # Work on torch's answer is not a copy of it.
 
     def scaled_exp(fn_self: object, address: int, out: torch.Tensor) -> None:
@@ -145,7 +145,7 @@ def test_a_copy_of_a_tensor_torch_made_is_a_copy_however_it_was_reached() -> Non
     _, copied = ablation.launch_with_noise(
         scaled_exp, None, (answer.data_ptr(), y), {}, torch_made=[answer]
     )
-    assert not copied
+    assert copied == ""
 
 
 def test_the_torch_op_record_keeps_what_compute_made_weakly() -> None:
@@ -196,17 +196,17 @@ def test_a_shifted_copy_with_trivial_arithmetic_is_a_copy_at_the_tasks_tolerance
 
     y = torch.full((66,), float("nan"))
     _, copied = ablation.launch_with_noise(shifted_scaled, None, (x, y), {})
-    assert not copied  # bit for bit, no place holds it
+    assert copied == ""  # bit for bit, no place holds it
     y = torch.full((66,), float("nan"))
     _, copied = ablation.launch_with_noise(shifted_scaled, None, (x, y), {}, (1e-2, 1e-2))
-    assert copied
+    assert copied == "answer"
 
     def doubled(fn_self: object, src: torch.Tensor, out: torch.Tensor) -> None:
         out[1:65] = src * 2  # work, not a copy, at any shift
 
     y = torch.full((66,), float("nan"))
     _, copied = ablation.launch_with_noise(doubled, None, (x, y), {}, (1e-2, 1e-2))
-    assert not copied
+    assert copied == ""
 
 
 def test_an_input_rewritten_before_the_launch_is_a_copy_source_again() -> None:
@@ -221,7 +221,7 @@ def test_an_input_rewritten_before_the_launch_is_a_copy_source_again() -> None:
 
     y = torch.full((8, 16), float("nan"))
     _, copied = ablation.launch_with_noise(identity, None, (x, y), {}, None, pristine, [])
-    assert not copied and not torch.equal(y, x)
+    assert copied == "" and not torch.equal(y, x)
     x.copy_(torch.softmax(x, dim=-1))  # the answer, computed in place in the input
     y = torch.full((8, 16), float("nan"))
     _, copied = ablation.launch_with_noise(identity, None, (x, y), {}, None, pristine, [])
@@ -426,7 +426,7 @@ def test_a_move_within_the_destination_and_a_small_scaled_store_are_copies() -> 
         out[0] = out[1]
 
     _, copied = ablation.launch_with_noise(move, None, (buffer,), {}, (1e-2, 1e-2))
-    assert copied
+    assert copied == "answer"
 
     def scaled(fn_self: object, address: int, out: torch.Tensor) -> None:
         out.copy_(answer * (1 + 0.97 * 2.0**-9))
@@ -435,7 +435,7 @@ def test_a_move_within_the_destination_and_a_small_scaled_store_are_copies() -> 
     _, copied = ablation.launch_with_noise(
         scaled, None, (answer.data_ptr(), y), {}, (1e-2, 1e-2), torch_made=[answer]
     )
-    assert copied
+    assert copied == "answer"
     rows = torch.randn(13, 100)
 
     def row_max(fn_self: object, src: torch.Tensor, out: torch.Tensor) -> None:
@@ -444,7 +444,7 @@ def test_a_move_within_the_destination_and_a_small_scaled_store_are_copies() -> 
     m = torch.full((13,), -float("inf"))
     arena = {rows.untyped_storage().data_ptr(): (rows, rows.clone())}
     _, copied = ablation.launch_with_noise(row_max, None, (rows, m), {}, (1e-2, 1e-2), arena)
-    assert not copied
+    assert copied == ""
 
 
 def test_the_record_follows_computed_memory_through_its_aliases_and_grads() -> None:
@@ -505,7 +505,7 @@ def test_a_shifted_copy_beside_a_junk_element_keeps_its_copy_and_the_junk_is_noi
 
     y = torch.full((66,), float("nan"))
     _, copied = ablation.launch_with_noise(shifted_with_junk, None, (x, y), {})
-    assert not copied  # one element was no copy
+    assert copied == ""  # one element was no copy
     assert torch.equal(y[1:65], x) and float(y[0]) != 123.0
 
 
@@ -553,7 +553,8 @@ def test_a_copy_through_an_int_view_and_a_launch_the_check_cannot_read(
     """torch's answer times 1 + 2^-20 stored through an int32 view of a float32 output is
     read as floats, and is a copy; a tensor whose storage the check cannot read (sparse) is
     no source and breaks nothing; and a launch whose check fails runs without noise: its
-    answer stays right, so the kernel is not taken as mattering by a check that failed."""
+    answer stays right, so the kernel is not taken as mattering by a check that failed; the
+    launch says so, with the error."""
     answer = torch.softmax(torch.randn(8, 64), dim=-1)
 
     def through_int_view(fn_self: object, address: int, out: torch.Tensor) -> None:
@@ -563,7 +564,7 @@ def test_a_copy_through_an_int_view_and_a_launch_the_check_cannot_read(
     _, copied = ablation.launch_with_noise(
         through_int_view, None, (answer.data_ptr(), y), {}, (1e-2, 1e-2), torch_made=[answer]
     )
-    assert copied
+    assert copied == "answer"
     sparse = torch.zeros(1, 1).to_sparse()
 
     def work(fn_self: object, src: torch.Tensor, out: torch.Tensor) -> None:
@@ -571,15 +572,20 @@ def test_a_copy_through_an_int_view_and_a_launch_the_check_cannot_read(
 
     x, z = torch.randn(4, 4), torch.full((4, 4), float("nan"))
     _, copied = ablation.launch_with_noise(work, None, (x, z), {}, None, {}, [sparse])
-    assert not copied and not torch.equal(z, x.exp())  # checked: its work got noise
+    assert copied == "" and not torch.equal(z, x.exp())  # checked: its work got noise
 
-    def failing(prepared: object, tolerance: object) -> bool:
+    def failing(*_: object) -> bool:
         raise RuntimeError("a tensor the check cannot compare")
 
     monkeypatch.setattr(ablation, "_noise_what_it_did", failing)
     z = torch.full((4, 4), float("nan"))
     _, copied = ablation.launch_with_noise(work, None, (x, z), {}, None, {}, [])
-    assert not copied and torch.equal(z, x.exp())  # no noise: a failed check changes nothing
+    assert torch.equal(z, x.exp())  # no noise: a failed check changes nothing
+    # and it says why, within what a reply may carry (the decoy finding names the cause)
+    assert copied == "unchecked: after the launch, RuntimeError: a tensor the check cannot compare"
+    assert reply_schema.CHECKS["unchecked_launches"]([copied])
+    assert not reply_schema.CHECKS["unchecked_launches"](["x" * 201])
+    assert not reply_schema.CHECKS["unchecked_launches"]([copied] * 5)
 
 
 def test_torch_runs_no_python_on_threads_of_its_own_in_the_candidates_process() -> None:

@@ -70,6 +70,11 @@ def test_decoys_are_rejected(candidate: str, policy: str) -> None:
     if policy == "hybrid":
         assert "decoy-kernel" in rules
         assert result["policies"]["strict"]["status"] == "rejected"
+        # The finding says what the decoy call did to the kernel's launches (a refusal of an
+        # honest kernel would name its cause: launches it only copied, or could not read).
+        details = [f["detail"] for f in result["findings"] if f["rule"] == "decoy-kernel"]
+        if candidate == "triton_output_recomputed.py":
+            assert any("launches of it ablated" in d for d in details), details
     else:
         assert rules & {"decoy-kernel", "torch-compute"}
 

@@ -18,6 +18,7 @@ from typing import Any
 import torch
 
 from kgym.harness.real_type import is_a
+from kgym.harness.reply_schema import UNCHECKED_CHARS
 
 _INT_VIEW = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 NOISE_CHUNK_BYTES = 64 << 20
@@ -201,13 +202,15 @@ def launch_with_noise(
     positive inputs is work).
     Where the check cannot read what it needs (a tensor of a layout or device it cannot
     compare), the launch runs unchecked and without noise: its answer then stays right, and
-    the kernel is not taken as mattering by a check that failed."""
+    the kernel is not taken as mattering by a check that failed. Such a launch says so
+    (``"unchecked: "`` and the error), which the decoy finding carries, so that a refusal
+    it causes names its cause."""
     try:
         prepared = _prepare(
             args, kwargs, arena or {}, torch_made or [], untouched or set(), staging
         )
-    except Exception:  # noqa: BLE001 - whatever the candidate made, the check does not fail open
-        return launch(fn_self, *args, **kwargs), ""
+    except Exception as error:  # noqa: BLE001 - whatever the candidate made, no fail open
+        return launch(fn_self, *args, **kwargs), _unchecked("before", error)
     result = launch(fn_self, *args, **kwargs)
     try:
         counterfactual = None
@@ -216,8 +219,13 @@ def launch_with_noise(
             if counterfactual is None:
                 return result, "answer"  # it wrote the same: no work on its inputs
         return result, _noise_what_it_did(prepared, tolerance, counterfactual)
-    except Exception:  # noqa: BLE001
-        return result, ""
+    except Exception as error:  # noqa: BLE001
+        return result, _unchecked("after", error)
+
+
+def _unchecked(when: str, error: Exception) -> str:
+    """What a launch the check could not read says of it (``launch_with_noise``)."""
+    return f"unchecked: {when} the launch, {type(error).__name__}: {error}"[:UNCHECKED_CHARS]
 
 
 def _on_moved_inputs(

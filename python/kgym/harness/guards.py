@@ -214,6 +214,9 @@ class LaunchCounter:
         self.ablate: str | None = None
         self.ablated_launches = 0
         self.copying_launches = 0  # ablated launches that only copied another argument
+        # Ablated launches the check could not read, each with its error (the decoy
+        # finding carries them: a refusal they cause names its cause).
+        self.unchecked_launches: list[str] = []
         self.staging = False  # the decoy call takes staging copies as no work (ablation.py)
         self.copy_tolerance: tuple[float, float] | None = None  # the task's (atol, rtol)
         # The call's inputs as the judge wrote them, by storage address: not an answer's
@@ -589,6 +592,8 @@ class LaunchCounter:
                         [t for t, _, _ in counter.owned] if counter.staging else None,
                     )
                     counter.copying_launches += int(copied == "answer")
+                    if copied.startswith("unchecked"):
+                        counter.unchecked_launches.append(copied)
                 counter.precision.note_launch(result)
                 return result
             finally:

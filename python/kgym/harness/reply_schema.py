@@ -6,6 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
+# A decoy call's reply names the ablated launches the check could not read (ablation.py), the
+# first few, each with its error cut to a length.
+UNCHECKED_REPORTED = 4
+UNCHECKED_CHARS = 200
+
 NUMBER = (int, float)
 
 
@@ -67,6 +72,9 @@ CHECKS = {
     ),
     "ablated_launches": lambda v: isinstance(v, int) and not isinstance(v, bool),
     "copying_launches": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "unchecked_launches": lambda v: (
+        _is_list_of(v, (str,), UNCHECKED_REPORTED) and all(len(x) <= UNCHECKED_CHARS for x in v)
+    ),
     "torch_ops": lambda v: (
         isinstance(v, dict)
         and _is_list_of(v.get("compute", []), (str,))

@@ -32,6 +32,7 @@ from kgym.harness.errors import JitRanges, error_record, is_triton_compile_error
 from kgym.harness.layout import SlotLayout, SlotViews, dtype_from
 from kgym.harness.loader import TASK_MODULE, candidate_module_name
 from kgym.harness.real_type import is_a
+from kgym.harness.reply_schema import UNCHECKED_REPORTED
 
 
 def _sync(device: torch.device) -> None:
@@ -845,7 +846,11 @@ class Runner:
         counter = self.guards.launches if self.guards is not None else None
         launches = counter.count if counter is not None else 0
         refused = counter.refused if counter is not None else 0
-        ablated = (counter.ablated_launches, counter.copying_launches) if counter else (0, 0)
+        ablated = (
+            (counter.ablated_launches, counter.copying_launches, len(counter.unchecked_launches))
+            if counter
+            else (0, 0, 0)
+        )
         names_before = dict(counter.names) if counter is not None else {}
         values: dict[str, list[Any]] = {}
         reused: str | None = None
@@ -973,6 +978,9 @@ class Runner:
             if ablate:
                 reply["ablated_launches"] = counter.ablated_launches - ablated[0]
                 reply["copying_launches"] = counter.copying_launches - ablated[1]
+                unchecked = counter.unchecked_launches[ablated[2] :]
+                if unchecked:
+                    reply["unchecked_launches"] = unchecked[:UNCHECKED_REPORTED]
         if self.role == "candidate" and not message.get("timed"):
             reply["strided_timed_outputs"] = self.strided_timed_outputs
         if recorder is not None:

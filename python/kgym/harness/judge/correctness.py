@@ -100,6 +100,19 @@ def _dtypes(values: list[Any]) -> set[torch.dtype]:
     return {v.dtype for v in values if isinstance(v, torch.Tensor)}
 
 
+def _ablation_account(reply: dict[str, Any]) -> str:
+    """What the decoy call's runner did to the kernel's launches, for the finding: how many got
+    noise, how many only copied (no noise), and the errors of those it could not read (no
+    noise either), so that a refusal names which of them left the answer right."""
+    unchecked = reply.get("unchecked_launches") or []
+    return (
+        f" ({int(reply.get('ablated_launches') or 0)} launches of it ablated,"
+        f" {int(reply.get('copying_launches') or 0)} of them only copying"
+        + "".join(f"; {reason}" for reason in unchecked)
+        + ")"
+    )
+
+
 class GradedCalls(OtherSizes):
     """The correctness phase of one candidate."""
 
@@ -1177,6 +1190,6 @@ class GradedCalls(OtherSizes):
             self.findings.add(
                 "decoy-kernel",
                 f"the answer stays right when the output of Triton kernel {name} is replaced "
-                "with noise: its work is thrown away or recomputed",
+                "with noise: its work is thrown away or recomputed" + _ablation_account(reply),
             )
             self.findings.stop_if_rejected("correctness")
