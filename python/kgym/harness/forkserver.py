@@ -28,10 +28,10 @@ CONTROL_FD = 3
 
 # OpenMP's workers sleep when idle instead of spinning: the judge and its runners are forked
 # from here, and jobs share cores (evaluations side by side, a service's slots). With libgomp's
-# default spin, two CPU evaluations on two cores took 8 times as long as one alone (the
-# judge's float64 checks, many small parallel regions, each waiting on a spinning thread
-# that had no core); sleeping, as long as one alone (bench/shared_cores). Read once, when
-# torch loads libgomp below, and kept by every child; an operator's own setting stands.
+# default spin, two CPU evaluations at once on two cores took about twice as long as with
+# sleeping workers (bench/shared_cores): the judge's float64 checks are many small parallel
+# regions, each waiting on a spinning thread that has no core. Read once, when torch loads
+# libgomp below, and kept by every child; an operator's own setting stands.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
