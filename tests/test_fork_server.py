@@ -102,6 +102,7 @@ def make_job(tmp: Path, candidate: str, timeout_s: float = 120.0) -> tuple[str, 
     env = [*base_environment(), ("HOME", str(workdir)), ("TMPDIR", str(workdir))]
     env += [("PYTHONDONTWRITEBYTECODE", "1"), ("PYTHONUNBUFFERED", "1")]
     env.append(("TRITON_CACHE_DIR", str(workdir / ".triton")))
+    env.append(("OMP_NUM_THREADS", "1"))  # a slot's share of the cores, as the service gives
     if DEVICE == "cpu":
         env.append(("TRITON_INTERPRET", "1"))
     spec = {
@@ -273,6 +274,7 @@ print(json.dumps({
     "home": os.path.expanduser("~"),
     "limits": [l for l in open("/proc/self/limits") if "file size" in l or "core" in l],
     "no_new_privs": [l for l in open("/proc/self/status") if l.startswith("NoNewPrivs")],
+    "threads": __import__("torch").get_num_threads(),
 }), flush=True)
 os._exit(0)
 """
@@ -287,6 +289,9 @@ def test_environment_and_descriptors_match_run_child(tmp_path: Path, server: Any
         seen.append(json.loads(stdout.replace(spec["workdir"], "<job>")))
     exec_view, fork_view = seen
     assert fork_view == exec_view
+    # The job's share of the cores holds in a forked child too, whose OpenMP had read its
+    # thread count when the server loaded torch.
+    assert fork_view["threads"] == 1
     # The candidate runs in its runner's private directory, as PID 2 of its own PID namespace
     # (its init is PID 1).
     private = "<job>/runner-candidate"

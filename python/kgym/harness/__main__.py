@@ -24,6 +24,18 @@ def gpu_visible() -> bool:
     )
 
 
+def take_thread_share() -> None:
+    """The job's share of the cores (``OMP_NUM_THREADS``, which a service gives each slot) as
+    torch's thread count. A child forked from a fork server has the job's environment, but its
+    OpenMP read the thread count when the server loaded torch, before any job: without this,
+    every slot's judge and runners (forked from the judge) used every core."""
+    share = os.environ.get("OMP_NUM_THREADS", "")
+    if share.isdigit() and int(share) > 0:
+        import torch
+
+        torch.set_num_threads(int(share))
+
+
 def main(argv: list[str]) -> int:
     job_path = Path(argv[1] if len(argv) > 1 else "job.json").resolve()
     job = json.loads(job_path.read_text())
@@ -63,6 +75,7 @@ def main(argv: list[str]) -> int:
     job["_use_cuda"] = requested == "cuda" or (requested == "auto" and visible)
     if not job["_use_cuda"]:
         os.environ["TRITON_INTERPRET"] = "1"
+    take_thread_share()  # before the runners are forked: they keep it
     import triton  # noqa: F401  (imported before any model, with the right mode)
 
     from kgym.harness.judge.evaluation import Evaluation
