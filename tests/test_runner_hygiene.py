@@ -616,3 +616,36 @@ def test_an_output_with_a_pending_negation_is_computed_by_the_runners_copy() -> 
     assert runner._lazy_outputs([lazy]) == [runner.LAZY_OUTPUT_COPY]
     assert runner._lazy_outputs([buf.view(2, 4).t()]) == [runner.STRIDED_OUTPUT_COPY]
     assert runner._lazy_outputs([buf, 3]) == []
+
+
+def test_work_torch_computes_again_after_the_launch_is_recomputed() -> None:
+    """A launch's work that torch computes again later in the call (a value the model compares
+    with the kernel's) is recomputed; work torch never computes is not, nor a launch that
+    worked out only zeros, which any zero-filled tensor holds."""
+    x = torch.randn(64)
+
+    def scaled(fn_self: object, src: torch.Tensor, out: torch.Tensor) -> None:
+        out.copy_(src * 2.0 + 1.0)
+
+    kept: list[Any] = []
+    y = torch.full((64,), float("nan"))
+    _, copied = ablation.launch_with_noise(scaled, None, (x, y), {}, (1e-2, 1e-2), kept=kept)
+    assert copied == "" and kept
+    again = ablation.Recomputation(kept, (1e-2, 1e-2))
+    assert not again.whole()  # nothing met yet
+    again.meet(x.exp())
+    assert not again.whole()
+    again.meet(x[:40] * 2.0 + 1.0)  # part of it here, the rest in a later tensor
+    assert not again.whole()
+    again.meet(x[40:] * 2.0 + 1.0 + 1e-6)  # the rest at one shift, within the tolerance
+    assert again.whole()
+    zeros: list[Any] = []
+
+    def zero(fn_self: object, out: torch.Tensor) -> None:
+        out.zero_()
+
+    z = torch.full((8,), float("nan"))
+    ablation.launch_with_noise(zero, None, (z,), {}, (1e-2, 1e-2), kept=zeros)
+    nothing = ablation.Recomputation(zeros, (1e-2, 1e-2))
+    nothing.meet(torch.zeros(8))
+    assert not nothing.whole()

@@ -176,6 +176,7 @@ def launch_with_noise(
     torch_made: list[torch.Tensor] | None = None,
     untouched: set[int] | None = None,
     staging: list[torch.Tensor] | None = None,
+    kept: list[tuple[torch.dtype, int, torch.Tensor, torch.Tensor]] | None = None,
 ) -> tuple[Any, str]:
     """The launch, then noise into every element it wrote that is not a copy. Also says
     whether the launch only copied (``"answer"``, else ``""``): every element it wrote holds
@@ -204,7 +205,9 @@ def launch_with_noise(
     compare), the launch runs unchecked and without noise: its answer then stays right, and
     the kernel is not taken as mattering by a check that failed. Such a launch says so
     (``"unchecked: "`` and the error), which the decoy finding carries, so that a refusal
-    it causes names its cause."""
+    it causes names its cause. ``kept``: where given, the elements the launch worked out
+    (those that got noise) are added to it as it wrote them, for ``recomputed`` at the
+    call's end."""
     try:
         prepared = _prepare(
             args, kwargs, arena or {}, torch_made or [], untouched or set(), staging
@@ -218,7 +221,7 @@ def launch_with_noise(
             counterfactual = _on_moved_inputs(launch, fn_self, args, kwargs, prepared)
             if counterfactual is None:
                 return result, "answer"  # it wrote the same: no work on its inputs
-        return result, _noise_what_it_did(prepared, tolerance, counterfactual)
+        return result, _noise_what_it_did(prepared, tolerance, counterfactual, kept)
     except Exception as error:  # noqa: BLE001
         return result, _unchecked("after", error)
 
@@ -402,6 +405,7 @@ def _noise_what_it_did(
     prepared: dict[str, Any],
     tolerance: tuple[float, float] | None,
     counterfactual: list[torch.Tensor] | None = None,
+    kept: list[tuple[torch.dtype, int, torch.Tensor, torch.Tensor]] | None = None,
 ) -> str:
     """After the launch: noise into each element it wrote that is not a copy (or, given
     ``counterfactual``, what the launch wrote there on moved inputs: ``_on_moved_inputs``);
@@ -483,12 +487,63 @@ def _noise_what_it_did(
             # torch made keeps it, so that a store of torch's answer beside a flag nothing
             # reads does not "matter" by the answer it copied.
             where = changed & ~copied & ~staged
+            if kept is not None and bool(where.any()):
+                kept.append((t.dtype, begin, chunk.clone(), where.clone()))
             if counterfactual is None:
                 _noise_where_changed(chunk, was, t, size, where=where)
             else:
                 rows = chunk.view(-1, size)
                 rows[where] = counterfactual[index][begin:end].view(-1, size)[where]
     return "answer" if wrote and copies == written else ""
+
+
+class Recomputation:
+    """Whether the candidate's torch calls also compute, later in the same call, every element
+    an ablated launch worked out (``kept``, from ``launch_with_noise``: each chunk's bytes as
+    the launch wrote them, and which of its elements got noise): each held at the same place
+    or one shift by a tensor torch computed after it (``meet``, as each is made: a value
+    compared and dropped is gone by the call's end), bit for bit, cast or within the
+    tolerance. Such a value is one the model compares with the kernel's, on which a decoy
+    call's answer turns (garbage returned where they differ made the kernel "matter"): the
+    work is torch's, and the kernel's is done twice. Zeros are left out (any zero-filled
+    tensor holds them): a launch that worked out nothing but zeros is never recomputed."""
+
+    def __init__(
+        self,
+        kept: list[tuple[torch.dtype, int, torch.Tensor, torch.Tensor]],
+        tolerance: tuple[float, float] | None,
+    ) -> None:
+        self.tolerance = tolerance
+        self.parts = []
+        for dtype, begin, chunk, worked in kept:
+            size = torch.empty((), dtype=dtype).element_size()
+            wanted = worked & (chunk.view(-1, size) != 0).any(dim=1)
+            if bool(wanted.any()):
+                self.parts.append((dtype, begin, chunk, wanted, torch.zeros_like(wanted)))
+
+    def meet(self, made: torch.Tensor) -> None:
+        """A tensor torch computed in the call: the elements it holds are credited."""
+        parts = [u for u in _dense_parts(made) if _readable(u)]
+        for dtype, begin, chunk, wanted, found in self.parts:
+            size = torch.empty((), dtype=dtype).element_size()
+            for u in parts:
+                if u.device != chunk.device:
+                    continue
+                src, src_dtype = _whole_storage(u), u.dtype
+                found |= _same_place(chunk, begin // size, dtype, src, src_dtype, self.tolerance)
+                rest = wanted & ~found
+                if bool(rest.any()):
+                    found |= _shifted(chunk, begin, src, rest, size)
+                rest = wanted & ~found
+                if bool(rest.any()):
+                    as_float = _float_reading(dtype, src_dtype)
+                    found |= _shifted_close(chunk, begin, src, rest, as_float, self.tolerance)
+
+    def whole(self) -> bool:
+        """Every element it worked out (and one at least) met in a tensor torch computed."""
+        return bool(self.parts) and all(
+            not bool((wanted & ~found).any()) for _, _, _, wanted, found in self.parts
+        )
 
 
 def _staged(

@@ -217,6 +217,9 @@ class LaunchCounter:
         # Ablated launches the check could not read, each with its error (the decoy
         # finding carries them: a refusal they cause names its cause).
         self.unchecked_launches: list[str] = []
+        # Each ablated launch's work, met with every tensor torch computes after it in the
+        # call (ablation.Recomputation): recomputed by torch, it is no work of the kernel's.
+        self.recomputations: list[Any] = []
         self.staging = False  # the decoy call takes staging copies as no work (ablation.py)
         self.copy_tolerance: tuple[float, float] | None = None  # the task's (atol, rtol)
         # The call's inputs as the judge wrote them, by storage address: not an answer's
@@ -246,6 +249,16 @@ class LaunchCounter:
         # operations make there are its own arguments' conversions, or the grid's.
         self.before_body = False
         self.launching: tuple[Any, str] | None = None  # the interpreted launch's (kernel, name)
+
+    def meet_computed(self, made: torch.Tensor) -> None:
+        """A tensor the candidate's torch calls computed in a decoy call, met with the work of
+        every launch ablated before it (ablation.Recomputation); whatever it is, the check
+        never fails the candidate's call."""
+        for recomputation in self.recomputations:
+            try:
+                recomputation.meet(made)
+            except Exception:  # noqa: BLE001 - a tensor the check cannot read credits nothing
+                continue
 
     def note_origin(self, kernel: Any) -> None:
         """Where a kernel's function was written (its file and first line), for the judge to
@@ -576,10 +589,15 @@ class LaunchCounter:
                 if counter.ablate is None or counter.ablate not in ("*", name):
                     result = original(fn_self, *args, **kwargs)
                 else:
-                    from kgym.harness.ablation import launch_with_noise, owned_state
+                    from kgym.harness.ablation import (
+                        Recomputation,
+                        launch_with_noise,
+                        owned_state,
+                    )
 
                     counter.ablated_launches += 1
                     rewritten, untouched = owned_state(counter.owned)
+                    worked: list[Any] = []
                     result, copied = launch_with_noise(
                         original,
                         fn_self,
@@ -590,8 +608,11 @@ class LaunchCounter:
                         counter.torch_made() + rewritten,
                         untouched,
                         [t for t, _, _ in counter.owned] if counter.staging else None,
+                        worked,
                     )
                     counter.copying_launches += int(copied == "answer")
+                    if copied == "" and worked:
+                        counter.recomputations.append(Recomputation(worked, counter.copy_tolerance))
                     if copied.startswith("unchecked"):
                         counter.unchecked_launches.append(copied)
                 counter.precision.note_launch(result)

@@ -865,6 +865,8 @@ class Runner:
             if recorder is not None:
                 raised = [t for ref in self.made_in_raised if (t := ref()) is not None]
                 counter.torch_made = lambda: recorder.made() + raised
+                if ablate:
+                    recorder.computed_hook = counter.meet_computed
             # The model's own tensors (parameters, buffers, tensor attributes) as the ablated
             # call starts: those its torch calls rewrite in place, however (a batch norm's
             # running statistics, written with no in-place name), are copy sources too.
@@ -976,8 +978,13 @@ class Runner:
                 # after the window asks): a kernel only timed calls launch is read as well.
                 reply["dot_precision"] = counter.precision.summary()
             if ablate:
+                if recorder is not None:
+                    recorder.computed_hook = None
+                # A launch whose work torch computed again later in the call did none.
+                recomputed = sum(r.whole() for r in counter.recomputations)
+                counter.recomputations = []
                 reply["ablated_launches"] = counter.ablated_launches - ablated[0]
-                reply["copying_launches"] = counter.copying_launches - ablated[1]
+                reply["copying_launches"] = counter.copying_launches - ablated[1] + recomputed
                 unchecked = counter.unchecked_launches[ablated[2] :]
                 if unchecked:
                     reply["unchecked_launches"] = unchecked[:UNCHECKED_REPORTED]

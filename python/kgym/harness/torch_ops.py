@@ -657,6 +657,9 @@ class TorchOpRecorder(TorchFunctionMode):
         self._order = itertools.count()  # n: which was made later, among tensors of one size
         self._prune_at = 2 * MAX_MADE  # entries at which the dead computed ones are dropped
         self._in_launch = in_launch
+        # Shown every tensor a computing call makes, as it is made (a decoy call's check of
+        # what torch computes after an ablated launch: ablation.Recomputation).
+        self.computed_hook: Callable[[torch.Tensor], None] | None = None
         # Compute the candidate's own code made while a launch ran (a grid, a heuristic, a hook,
         # a kernel body under the interpreter): no kernel's work, under either policy.
         self.in_launch: Counter[str] = Counter()
@@ -790,6 +793,8 @@ class TorchOpRecorder(TorchFunctionMode):
             if computed:
                 base = value if value._base is None else value._base
                 self._keep_computed(base, value.numel() * value.element_size())
+                if self.computed_hook is not None:
+                    self.computed_hook(value)
             else:
                 self._made.append(weakref.ref(value))
         if len(self._made) > MAX_MADE:  # the dead go first: only live ones push others out

@@ -453,7 +453,8 @@ class GradedCalls(OtherSizes):
             self.findings.add(
                 "decoy-kernel",
                 "every Triton kernel the candidate launched only copies values another "
-                "argument or a tensor its torch calls made held ("
+                "argument or a tensor its torch calls made held, or works out only values its "
+                "torch calls compute again ("
                 + ", ".join(launched[:5])
                 + "): the work is not Triton's",
             )
