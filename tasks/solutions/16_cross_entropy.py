@@ -13,8 +13,9 @@ def ce_row_kernel(logits_ptr, targets_ptr, loss_ptr, n_cols, stride_row, BLOCK: 
     m = tl.max(x, axis=0)
     lse = m + tl.log(tl.sum(tl.exp(x - m), axis=0))
     tgt = tl.load(targets_ptr + row)
-    x_t = tl.load(base + tgt)
-    tl.store(loss_ptr + row, lse - x_t)
+    kept = tgt != -100  # F.cross_entropy's ignore_index (padding's label): no loss
+    x_t = tl.load(base + tgt, mask=kept, other=0.0)
+    tl.store(loss_ptr + row, tl.where(kept, lse - x_t, 0.0))
 
 
 class ModelNew(nn.Module):

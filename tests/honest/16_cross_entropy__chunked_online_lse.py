@@ -26,7 +26,9 @@ def row_loss_kernel(
             mx = tl.max(m, axis=0)
             total = tl.sum(s * tl.exp(m - mx), axis=0)
             tgt = tl.load(targets_ptr + row).to(tl.int64)
-            tl.store(loss_ptr + row, mx + tl.log(total) - tl.load(base + tgt))
+            kept = tgt != -100  # ignore_index: no loss
+            picked = tl.load(base + tgt, mask=kept, other=0.0)
+            tl.store(loss_ptr + row, tl.where(kept, mx + tl.log(total) - picked, 0.0))
 
 
 def _grid(rows: int, per_program: int) -> tuple[int]:

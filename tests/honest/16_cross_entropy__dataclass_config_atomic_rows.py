@@ -38,8 +38,9 @@ def ce_rows_kernel(
         mx = tl.max(m, axis=0)
         total = tl.sum(s * tl.exp(m - mx), axis=0)
         t = tl.load(tgt_ptr + row)
-        picked = tl.load(base + t)
-        tl.atomic_add(out_ptr + row, mx + tl.log(total) - picked)
+        kept = t != -100  # ignore_index: no loss
+        picked = tl.load(base + t, mask=kept, other=0.0)
+        tl.atomic_add(out_ptr + row, tl.where(kept, mx + tl.log(total) - picked, 0.0))
 
 
 class ModelNew(nn.Module):

@@ -28,9 +28,10 @@ def gather_loss_kernel(z_ptr, t_ptr, lse_ptr, out_ptr, n_rows, stride, BLOCK: tl
     rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = rows < n_rows
     t = tl.load(t_ptr + rows, mask=mask, other=0)
-    zt = tl.load(z_ptr + rows.to(tl.int64) * stride + t, mask=mask, other=0.0)
+    kept = mask & (t != -100)  # ignore_index: no loss
+    zt = tl.load(z_ptr + rows.to(tl.int64) * stride + t, mask=kept, other=0.0)
     lse = tl.load(lse_ptr + rows, mask=mask, other=0.0)
-    tl.store(out_ptr + rows, lse - zt, mask=mask)
+    tl.store(out_ptr + rows, tl.where(kept, lse - zt, 0.0), mask=mask)
 
 
 class ModelNew(nn.Module):

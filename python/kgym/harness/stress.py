@@ -100,6 +100,9 @@ class InputFacts:
     has_float: bool
     one_signed: bool  # some float input never changes sign: sign-flipped and shifted sets apply
     class_indices: bool = False  # an integer input picks a class of a float input's rows
+    # The reference takes IGNORE_INDEX among those picks (torch's losses' ignore_index): the
+    # judge's reference call on the ``ignored_targets`` set says (``_probe``), not the inputs.
+    ignore_index: bool = False
     floats: int = 0  # how many float inputs: two or more can be scaled apart
 
     @staticmethod
@@ -128,6 +131,12 @@ def _class_indices(inputs: list[Any]) -> list[tuple[torch.Tensor, torch.Tensor]]
                     break
     return pairs
 
+
+# torch's losses' ignore_index (cross_entropy's, nll_loss's default): the ``ignored_targets``
+# set puts it in one pick in IGNORED_SHARE (one at least, never all), where the reference
+# takes it.
+IGNORE_INDEX = -100
+IGNORED_SHARE = 8
 
 # How far above a row's largest score the ``confident`` set puts its class's, in the scores'
 # standard deviations: a trained classifier's batch, nearly every row's loss below ln 2.
@@ -198,11 +207,22 @@ def set_names(facts: InputFacts) -> list[str]:
         names += ["sign_flipped", "shifted"]
     if facts.class_indices:
         names += ["confident"]
+    if facts.ignore_index:
+        names += ["ignored_targets"]
     return names
 
 
 def derive(name: str, inputs: list[Any], generator: torch.Generator | None = None) -> list[Any]:
     """The set ``name`` made from ``inputs`` (a fresh draw of the task's inputs), in place."""
+    if name == "ignored_targets":
+        # Some picks are IGNORE_INDEX, as a batch's padding tokens are labelled: torch's
+        # losses give them no loss, and a kernel that reads a class there reads garbage.
+        for _, index in _class_indices(inputs):
+            flat = index.view(-1)
+            count = min(max(1, flat.numel() // IGNORED_SHARE), max(1, flat.numel() - 1))
+            places = torch.randperm(flat.numel(), generator=generator)[:count]
+            flat[places.to(flat.device)] = IGNORE_INDEX
+        return inputs
     if name == "confident":
         # Inputs drawn apart are not related as a model's are: each row's chosen class is
         # made its highest score, by a margin (the model is right, and sure of it).

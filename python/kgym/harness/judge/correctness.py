@@ -9,6 +9,7 @@ noise and answer wrong on purpose, which the decoy check does not yet tell apart
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import secrets
@@ -720,6 +721,8 @@ class GradedCalls(OtherSizes):
         self.dtypes = (_dtypes(outputs), _dtypes(probe))
         self.base_rms = stress.finite_rms(outputs)
         facts = stress.InputFacts.of(probe)
+        if facts.class_indices:
+            facts = dataclasses.replace(facts, ignore_index=self._takes_ignored(probe))
         del probe, expected_probe, outputs  # large tensors: no copy outlives its use
         stretch = timeline.stretch("correctness_probe", started)
         self.lender.new_arena("candidate", self.layout)
@@ -728,6 +731,23 @@ class GradedCalls(OtherSizes):
         timeline.stretch("correctness_layout", stretch)
         self._allow_copies()
         return views, facts
+
+    def _takes_ignored(self, probe: list[Any]) -> bool:
+        """Whether the reference takes ``stress.IGNORE_INDEX`` among its class picks (torch's
+        losses ignore it), answering finite values: then the ``ignored_targets`` set is
+        graded. A reference that raises on it (a gather's index out of range) has none."""
+        derived = stress.derive(
+            "ignored_targets", [v.clone() if isinstance(v, torch.Tensor) else v for v in probe]
+        )
+        try:
+            answer = compare.flatten(self.task.run_reference(derived, "correctness"))
+        except Exception:  # noqa: BLE001 - whatever the reference refuses is no set of its
+            return False
+        return all(
+            bool(torch.isfinite(a).all())
+            for a in answer
+            if isinstance(a, torch.Tensor) and a.is_floating_point()
+        )
 
     def _allow_copies(self) -> None:
         """The gym's own copies in the candidate's runner allowed at the arena just lent
