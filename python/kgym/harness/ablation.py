@@ -206,8 +206,7 @@ def launch_with_noise(
     the kernel is not taken as mattering by a check that failed. Such a launch says so
     (``"unchecked: "`` and the error), which the decoy finding carries, so that a refusal
     it causes names its cause. ``kept``: where given, the elements the launch worked out
-    (those that got noise) are added to it as it wrote them, for ``recomputed`` at the
-    call's end."""
+    (those that got noise) are added to it as it wrote them (``Recomputation``)."""
     try:
         prepared = _prepare(
             args, kwargs, arena or {}, torch_made or [], untouched or set(), staging

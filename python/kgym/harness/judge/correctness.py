@@ -5,7 +5,9 @@ launched (its written elements replaced by noise: the answer must go wrong), and
 other sizes. From inside the candidate's process they look the same (``runner.op_call``) until
 a kernel's noise is read back, so behaving well only where an answer is compared cannot be
 arranged; a candidate that reads its own kernel's output with torch (``hybrid``) can notice the
-noise and answer wrong on purpose, which the decoy check does not yet tell apart."""
+noise and answer wrong on purpose: where it compares with a value torch computes in the call,
+the kernel's work counts as torch's (``ablation.Recomputation``); a value recomputed in Python
+from numbers read to the host is not yet told apart."""
 
 from __future__ import annotations
 
@@ -103,12 +105,12 @@ def _dtypes(values: list[Any]) -> set[torch.dtype]:
 
 def _ablation_account(reply: dict[str, Any]) -> str:
     """What the decoy call's runner did to the kernel's launches, for the finding: how many got
-    noise, how many only copied (no noise), and the errors of those it could not read (no
-    noise either), so that a refusal names which of them left the answer right."""
+    noise, how many only copied (no noise) or worked out what torch computed again, and the
+    errors of those it could not read (no noise), so that a refusal names its cause."""
     unchecked = reply.get("unchecked_launches") or []
     return (
         f" ({int(reply.get('ablated_launches') or 0)} launches of it ablated,"
-        f" {int(reply.get('copying_launches') or 0)} of them only copying"
+        f" {int(reply.get('copying_launches') or 0)} of them copies or recomputed by torch"
         + "".join(f"; {reason}" for reason in unchecked)
         + ")"
     )
