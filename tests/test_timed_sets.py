@@ -83,6 +83,14 @@ def test_rows_apart_gives_each_row_its_own_offset_and_scale() -> None:
     assert float(means.max() - means.min()) > 10.0 and float(stds.max() / stds.min()) > 1.5
     # The first row at the largest offset, the last at the smallest of the other sign.
     assert float(means[0]) * float(means[-1]) < 0 and abs(float(means[0])) > 500
+    # No row more than 10^3 of its own spread from zero, whatever its scale: beyond it two
+    # honest float32 sums of a long row differ by the tolerance.
+    for seed in range(20):
+        (rows,) = stress.derive(
+            "rows_apart", [torch.randn(64, 256)], torch.Generator().manual_seed(seed)
+        )
+        ratio = rows.double().mean(dim=1).abs() / rows.double().std(dim=1)
+        assert float(ratio.max()) < 1.3e3
     (one,) = stress.derive("rows_apart", [torch.randn(64)])  # a single row: left as drawn
     assert float(one.abs().max()) < 10
 
