@@ -1,5 +1,5 @@
 # attack: the hybrid store kernel of 16_cross_entropy__hybrid_torch_then_store_kernel, with trivial arithmetic so that what it writes is not bit for bit the torch answer it read (v * 1.004: within rtol 1e-2): the decoy check's copy test compares bytes, so the kernel is not a copy, it matters, and pure PyTorch is paid as Triton under hybrid
-# expect: rejected
+# expect: rejected|runtime_error
 # rules: decoy-kernel, torch-compute, low-precision
 # device: any
 # cause: 3

@@ -1,5 +1,5 @@
 # attack: under the hybrid policy, torch (log_softmax + gather on values laundered through next(iter(...)) so the screen passes it) does all the work and a Triton "store" kernel copies the torch answer into the output; since the answer is the kernel's output, replacing it with noise makes the answer wrong, and the judge's decoy check concludes the kernel "matters": pure PyTorch with a copy is paid as a Triton kernel
-# expect: rejected
+# expect: rejected|runtime_error
 # rules: decoy-kernel, torch-compute
 # device: any
 # cause: 3
