@@ -649,3 +649,35 @@ def test_work_torch_computes_again_after_the_launch_is_recomputed() -> None:
     nothing = ablation.Recomputation(zeros, (1e-2, 1e-2))
     nothing.meet(torch.zeros(8))
     assert not nothing.whole()
+
+
+@pytest.mark.parametrize("kind", ["small", "aligned", "rows", "fresh"])
+@pytest.mark.parametrize("grad_fn", [False, True])
+def test_a_moved_input_that_requires_grad_is_still_the_judges_input(
+    kind: str, grad_fn: bool
+) -> None:
+    """An input moved into a storage of its own (an offset manner, a fresh copy) and made to
+    require grad is the tensor the decoy check records as the judge's: the same storage, whole,
+    so that it is no copy source (a kernel that is the identity on its inputs, a ReLU of
+    positive ones or a batch norm at its initial statistics, was taken as copying its input
+    and refused as a decoy, one decoy call in about twenty)."""
+    from kgym.harness.runner import _called_with
+
+    x = torch.rand(6, 16)
+    manner = {"offset": [kind, 2], "grad": True, "grad_inputs": True, "grad_fn": grad_fn}
+    given, kept = _called_with([x], manner)
+    (moved,) = given
+    assert moved.requires_grad and torch.equal(moved.detach(), x)
+    record = ablation._whole_storage(kept[0])
+    assert torch.equal(ablation._whole_storage(moved), record)
+    # So a kernel that is the identity on it does work: it gets noise, it copies nothing.
+    arena = {int(moved.untyped_storage().data_ptr()): (moved, kept[0])}
+
+    def identity(fn_self: object, src: torch.Tensor, out: torch.Tensor) -> None:
+        out.copy_(src)
+
+    y = torch.full((6, 16), float("nan"))
+    _, copied = ablation.launch_with_noise(
+        identity, None, (moved.detach(), y), {}, (1e-2, 1e-2), arena, []
+    )
+    assert copied == "" and not torch.equal(y, x)

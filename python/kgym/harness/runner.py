@@ -167,13 +167,15 @@ def _called_with(
     if manner.get("grad_inputs"):
         # Inputs that require grad, as a layer's inputs inside a model being trained do: a
         # tensor of its own on the same memory, a leaf (the arena's values, unchanged), or
-        # with ``grad_fn`` a view of one, as a previous layer's output has a grad_fn; a fresh
-        # copy is made the leaf itself, a caller's own tensor as it is.
+        # with ``grad_fn`` a view of one, as a previous layer's output has a grad_fn; a copy
+        # the manner moved (fresh, or into a storage of its own) is made the leaf itself, a
+        # caller's own tensor as it is: a tensor of its own from its first element on lost
+        # the offset, and the decoy check's record of it (its whole storage as written) no
+        # longer matched it, so that a kernel that is the identity on its inputs was taken
+        # as copying them.
         with torch.enable_grad():
             given = [
-                _requiring_grad(
-                    value, bool(manner.get("grad_fn")), own=kind == "fresh" and index in kept
-                )
+                _requiring_grad(value, bool(manner.get("grad_fn")), own=index in kept)
                 if type(value) is torch.Tensor and value.is_floating_point()
                 else value
                 for index, value in enumerate(given)
