@@ -77,8 +77,9 @@ FAR_STDS = 1e6
 # the input's standard deviations, drawn row by row: a statistic shared across rows (one shift,
 # one maximum, one scale for the whole tensor) meets rows that are not alike. A row scaled
 # down has its offset scaled alike, so that no row lies more than 10^3 of its own spread from
-# zero: at 10^4, two honest float32 sums of a row of 8192 (a two-pass layer norm's, torch's
-# Welford) differed by the tolerance (an H100, 2026-12-07).
+# zero: rows could lie up to 10^4 from it, where float32 sums of 8192 values err about 10^-2
+# of the row's spread (an estimate), and an honest two-pass layer norm was refused there
+# (an H100, 2026-12-07).
 ROWS_SCALE_DECADES = 1.0
 ROWS_OFFSET_DECADES = 3.0
 # The ``massive_row`` set gives one row, drawn, a scale 10 to a power between these (a massive
