@@ -445,24 +445,9 @@ def _noise_what_it_did(
             if not bool(changed.any()):
                 continue
             wrote = 1
-            copied = torch.zeros_like(changed)
-            for src_dtype, src in sources:
-                copied |= _same_place(chunk, begin // size, t.dtype, src, src_dtype, tolerance)
-            copied &= changed
-            # What no source holds at the same place may be a source's at one shift (a copy
-            # into other places of a buffer; two halves torch made apart, gathered; torch's
-            # answer in one half of the destination's own storage, moved to the other).
-            # Each source's bytes are read in the destination's width, whatever its own: its
-            # type does not decide which test runs (an int64 view of a float32 answer).
-            for src_dtype, src in [*sources, (t.dtype, old)]:
-                rest = changed & ~copied
-                if not bool(rest.any()):
-                    break
-                as_float = _float_reading(t.dtype, src_dtype)
-                copied |= _shifted(chunk, begin, src, rest, size)
-                rest = changed & ~copied
-                if bool(rest.any()):
-                    copied |= _shifted_close(chunk, begin, src, rest, as_float, tolerance)
+            # Or one shift of the destination's own storage before the launch: torch's answer
+            # in one half of it, moved to the other.
+            copied = _held(chunk, begin, t.dtype, sources, changed, tolerance, (t.dtype, old))
             staged = torch.zeros_like(changed)
             if prepared["staging"] is not None:
                 # Over every element the launch wrote, those credited as copies too: one
@@ -496,6 +481,38 @@ def _noise_what_it_did(
     return "answer" if wrote and copies == written else ""
 
 
+def _held(
+    chunk: torch.Tensor,
+    begin: int,
+    dtype: torch.dtype,
+    sources: list[tuple[torch.dtype, torch.Tensor]],
+    wanted: torch.Tensor,
+    tolerance: tuple[float, float] | None,
+    also_shifted: tuple[torch.dtype, torch.Tensor] | None = None,
+) -> torch.Tensor:
+    """Which ``wanted`` elements of ``chunk`` (bytes ``begin``... of a storage of ``dtype``)
+    some source holds (``sources``: each a storage's bytes with its type): at the same place,
+    else at one fixed shift (a copy into other places of a buffer; two halves torch made
+    apart, gathered), bit for bit or within the tolerance; ``also_shifted`` is a source taken
+    at a shift only. Each source's bytes are read in the destination's width, whatever its
+    own: its type does not decide which test runs (an int64 view of a float32 answer)."""
+    size = torch.empty((), dtype=dtype).element_size()
+    held = torch.zeros_like(wanted)
+    for src_dtype, src in sources:
+        held |= _same_place(chunk, begin // size, dtype, src, src_dtype, tolerance)
+    held &= wanted
+    for src_dtype, src in [*sources, *([also_shifted] if also_shifted else [])]:
+        rest = wanted & ~held
+        if not bool(rest.any()):
+            break
+        held |= _shifted(chunk, begin, src, rest, size)
+        rest = wanted & ~held
+        if bool(rest.any()):
+            as_float = _float_reading(dtype, src_dtype)
+            held |= _shifted_close(chunk, begin, src, rest, as_float, tolerance)
+    return held
+
+
 class Recomputation:
     """Whether the candidate's torch calls also compute, later in the same call, every element
     an ablated launch worked out (``kept``, from ``launch_with_noise``: each chunk's bytes as
@@ -522,21 +539,11 @@ class Recomputation:
 
     def meet(self, made: torch.Tensor) -> None:
         """A tensor torch computed in the call: the elements it holds are credited."""
-        parts = [u for u in _dense_parts(made) if _readable(u)]
+        parts = [(u.dtype, _whole_storage(u)) for u in _dense_parts(made) if _readable(u)]
         for dtype, begin, chunk, wanted, found in self.parts:
-            size = torch.empty((), dtype=dtype).element_size()
-            for u in parts:
-                if u.device != chunk.device:
-                    continue
-                src, src_dtype = _whole_storage(u), u.dtype
-                found |= _same_place(chunk, begin // size, dtype, src, src_dtype, self.tolerance)
-                rest = wanted & ~found
-                if bool(rest.any()):
-                    found |= _shifted(chunk, begin, src, rest, size)
-                rest = wanted & ~found
-                if bool(rest.any()):
-                    as_float = _float_reading(dtype, src_dtype)
-                    found |= _shifted_close(chunk, begin, src, rest, as_float, self.tolerance)
+            for source in parts:
+                if source[1].device == chunk.device:
+                    found |= _held(chunk, begin, dtype, [source], wanted & ~found, self.tolerance)
 
     def whole(self) -> bool:
         """Every element it worked out (and one at least) met in a tensor torch computed."""
