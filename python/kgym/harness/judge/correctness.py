@@ -723,7 +723,7 @@ class GradedCalls(OtherSizes):
         self.dtypes = (_dtypes(outputs), _dtypes(probe))
         self.base_rms = stress.finite_rms(outputs)
         facts = stress.InputFacts.of(probe)
-        if facts.class_indices:
+        if facts.class_indices:  # the probe's last use: the set is made in it
             facts = dataclasses.replace(facts, ignore_index=self._takes_ignored(probe))
         del probe, expected_probe, outputs  # large tensors: no copy outlives its use
         stretch = timeline.stretch("correctness_probe", started)
@@ -737,10 +737,9 @@ class GradedCalls(OtherSizes):
     def _takes_ignored(self, probe: list[Any]) -> bool:
         """Whether the reference takes ``stress.IGNORE_INDEX`` among its class picks (torch's
         losses ignore it), answering finite values: then the ``ignored_targets`` set is
-        graded. A reference that raises on it (a gather's index out of range) has none."""
-        derived = stress.derive(
-            "ignored_targets", [v.clone() if isinstance(v, torch.Tensor) else v for v in probe]
-        )
+        graded. A reference that raises on it (a gather's index out of range) has none. Made in
+        ``probe`` itself, which is spent (at a GPU's sizes a copy of the logits is gigabytes)."""
+        derived = stress.derive("ignored_targets", probe)
         try:
             answer = compare.flatten(self.task.run_reference(derived, "correctness"))
         except Exception:  # noqa: BLE001 - whatever the reference refuses is no set of its
