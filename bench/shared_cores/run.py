@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures as cf
-import json
+import importlib.util
 import shlex
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -29,26 +28,20 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 from record import header, record, results_path  # noqa: E402
 
+# check_cost's run.py, loaded by its path: this file is "run" too.
+_SPEC = importlib.util.spec_from_file_location("check_cost_run", ROOT / "bench/check_cost/run.py")
+assert _SPEC is not None and _SPEC.loader is not None
+CHECK_COST = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(CHECK_COST)
+
 DEFAULT_TASKS = ["04_mean_dim", "06_softmax", "08_layer_norm", "09_rms_norm", "12_linear_bias_relu"]
 
 
 def check(command: str, task: str, device: str, timeout_s: float) -> dict[str, Any]:
-    solution = ROOT / "tasks" / "solutions" / f"{task}.py"
-    argv = [*shlex.split(command), "check", task, str(solution), "--json", "--device", device]
-    started = time.perf_counter()
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
-    wall = time.perf_counter() - started
-    try:
-        result = json.loads(proc.stdout)
-    except json.JSONDecodeError:
-        return {"task": task, "status": "no result", "wall_s": wall, "total_s": wall}
-    durations = result.get("durations_ms") or {}
-    return {
-        "task": task,
-        "status": result.get("status"),
-        "wall_s": wall,
-        "total_s": (durations.get("total") or 0) / 1000,
-    }
+    """One ``kgym check`` of the task's built-in solution, as ``bench/check_cost`` makes it."""
+    row = {"task": task, **CHECK_COST.check(command, task, timeout_s, device)}
+    row.setdefault("total_s", row["wall_s"])  # no Result: its wall time
+    return row
 
 
 def one_install(command: str, tasks: list[str], args: argparse.Namespace) -> dict[str, Any]:
