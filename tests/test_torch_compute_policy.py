@@ -14,6 +14,7 @@ import pytest
 
 from conftest import DEVICE
 from kgym.check import CheckOptions, check
+from kgym.harness.judge.correctness import decoy_deferred
 
 HERE = Path(__file__).resolve().parent / "hybrid"
 TASK = HERE / "76_gemm_add_relu_task.py"
@@ -87,3 +88,23 @@ def test_an_all_triton_solution_is_ok_under_both_from_one_run(policy: str) -> No
     assert result["status"] == "ok", (result["findings"], result.get("error"))
     assert result["policies"]["strict"]["status"] == "ok"
     assert result["policies"]["hybrid"]["status"] == "ok"
+
+
+def test_a_decoy_call_on_pruned_weights_waits_for_dense_ones() -> None:
+    # On pruned weights a GEMM's output is mostly zeros, and a ReLU epilogue's output holds
+    # them at the same places: the ablation credits it as a copy, and the honest epilogue
+    # above was refused (about 1 run in 12 on CPU, when a decoy call came after a pruning).
+    steps = [
+        ("trial", ""),
+        ("weights", "sparse"),
+        ("stress", "s"),
+        ("weights", "dense"),
+        ("trial", ""),
+    ]
+    for _ in range(20):
+        deferred = decoy_deferred(list(steps))
+        at = deferred.index(("decoy", ""))
+        assert at > steps.index(("weights", "dense"))
+        assert [s for s in deferred if s != ("decoy", "")] == steps
+    tail = decoy_deferred([("trial", ""), ("weights", "restore")])
+    assert tail == [("trial", ""), ("weights", "restore"), ("weights", "dense"), ("decoy", "")]

@@ -66,6 +66,9 @@ _REFUSABLE_MANNERS = ("grad", "grad_inputs", "grad_fn", "train", "frozen", "keyw
 # that computes one way on its set-up's one load is graded that way first.
 CALLS_BEFORE_CHECKPOINT = 3
 _COMPARED = ("trial", "stress", "manner", "repeat", "other_shape")
+# The weight moves that set every element anew (``_new_weights``): after one, weights that
+# magnitude pruning left mostly zero are dense again.
+WEIGHTS_ANEW = ("dense", "checkpoint")
 
 
 def _forward_names(model: Any, count: int) -> list[str] | None:
@@ -101,6 +104,21 @@ def _mutated(inputs: list[Any], pristine: list[Any]) -> bool:
 
 def _dtypes(values: list[Any]) -> set[torch.dtype]:
     return {v.dtype for v in values if isinstance(v, torch.Tensor)}
+
+
+def decoy_deferred(steps: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """``steps`` with a decoy call that came up on pruned weights put off: to a drawn place
+    after the next move that sets every weight anew (``WEIGHTS_ANEW``), else after a ``dense``
+    move added at the end. On weights mostly zero an honest kernel's output is mostly zeros
+    its inputs hold at the same places (a ReLU after a GEMM of pruned weights), which the
+    ablation credits as copies: its work cannot be seen there. A decoy-free call on pruned
+    weights tells a candidate nothing it could use: those calls are graded and never timed,
+    and on dense weights any call may still be a decoy."""
+    for at, (kind, name) in enumerate(steps):
+        if kind == "weights" and name in WEIGHTS_ANEW:
+            place = _RANDOM.randrange(at + 1, len(steps) + 1)
+            return [*steps[:place], ("decoy", ""), *steps[place:]]
+    return [*steps, ("weights", "dense"), ("decoy", "")]
 
 
 def _ablation_account(reply: dict[str, Any]) -> str:
@@ -145,6 +163,7 @@ class GradedCalls(OtherSizes):
         self.last_set: str | None = None  # the stress set they were, judged as it is
         self.twin_inputs: list[Any] | None = None  # the twin's inputs, for the set-up's next
         self.before_rescaled: dict[str, Any] = {}  # the weights ``restore`` moves back to
+        self.weights_pruned = False  # a ``pruned`` move was the last to set the weights' zeros
         self.base_rms = 0.0  # the reference output's magnitude on the task's inputs
         self.tf32_meets_task = True  # tf32 products meet the task's tolerance (_tf32_meets)
         self.filled_trial = 0  # a later trial whose fresh memory starts filled for sure
@@ -521,6 +540,8 @@ class GradedCalls(OtherSizes):
             elif kind == "weights":
                 move = functools.partial(self._new_weights, name)
                 failed = self._timed_step("correctness_weights", move)
+                if name.startswith("pruned:") or name in WEIGHTS_ANEW:
+                    self.weights_pruned = name.startswith("pruned:")
                 if name == "super":
                     # Judged as a stress set, then moved back: an honest tf32 kernel's sums
                     # of terms a thousand times larger err beyond the task's atol where they
@@ -560,6 +581,8 @@ class GradedCalls(OtherSizes):
                     set_failed = f"input set {name}: {verdict['mismatch']}"
                     sets = ("stress", "other_shape", "manner")
                     steps = [step for step in steps if step[0] not in sets]
+            elif self.weights_pruned:
+                steps[:] = decoy_deferred(steps)
             else:
                 pending = [n for n in self.policy.launched if n not in self.ablated]
                 if pending:
