@@ -44,6 +44,19 @@ def test_an_offset_call_gives_copies_off_the_boundary_and_an_aliased_one_one_ten
     assert given[0] is given[1] and kept[0] is kept[1] and torch.equal(kept[1], x)
 
 
+def test_a_served_call_gets_inference_tensors_on_the_arenas_memory() -> None:
+    """As a server's activations are: made under inference mode, so that a model that tells
+    them apart (``x.is_inference()``) meets them; on the same memory, whose writes the input
+    check sees; with no version counter to move."""
+    x = torch.randn(4, 8)
+    given, kept = _called_with([x, 3], {"inference": True, "refilled": 5})
+    assert given[0].is_inference() and not x.is_inference() and given[1] == 3
+    assert given[0].data_ptr() == x.data_ptr() and torch.equal(given[0], x) and kept == {}
+    moved, kept = _called_with([x], {"inference": True, "offset": ["small", 3]})
+    assert moved[0].is_inference() and moved[0].storage_offset() == 3
+    assert torch.equal(kept[0], x) and not kept[0].is_inference()
+
+
 def test_fresh_inputs_are_a_callers_own_tensors() -> None:
     """A caller's tensor starts its storage, which may be resized, at the allocator's
     alignment; the arena's never do, and a model exact on the judge's memory alone was wrong

@@ -133,6 +133,12 @@ def _offset_elements(value: torch.Tensor, kind: str, count: int) -> int:
     return count
 
 
+def _inference_alias(value: torch.Tensor) -> torch.Tensor:
+    """``value`` as an inference tensor on its own memory (called under inference mode)."""
+    alias = torch.empty(0, dtype=value.dtype, device=value.device)
+    return alias.set_(value.untyped_storage(), value.storage_offset(), value.size(), value.stride())
+
+
 def _called_with(
     inputs: list[Any], manner: dict[str, Any]
 ) -> tuple[list[Any], dict[int, torch.Tensor]]:
@@ -142,7 +148,8 @@ def _called_with(
     boundary), with the copies as the judge wrote them by the input's place, to check them
     against after (and, in a decoy call, to know them as the judge's inputs, not sources:
     each a view into a copy of its whole storage, which the decoy check reads as it is);
-    ``grad_inputs``, float inputs that require grad; ``alias``, pairs (i, j) where input j is
+    ``grad_inputs``, float inputs that require grad; ``inference``, inputs that are inference
+    tensors (as made under ``torch.inference_mode``); ``alias``, pairs (i, j) where input j is
     input i itself (``model(x, x, x)``); ``refilled``, how many times each tensor input's
     version counter moves on (a buffer refilled by ``copy_`` before each call)."""
     given = list(inputs)
@@ -180,6 +187,13 @@ def _called_with(
                 else value
                 for index, value in enumerate(given)
             ]
+    if manner.get("inference"):
+        # A server's activations are made under inference mode: inference tensors, on the
+        # same memory (what the model reads and writes is the arena's, or the manner's copy).
+        with torch.inference_mode():
+            given = [
+                _inference_alias(value) if type(value) is torch.Tensor else value for value in given
+            ]
     for first, second in manner.get("alias") or []:
         given[int(second)] = given[int(first)]
         if int(first) in kept:  # the copy of what the place now holds
@@ -190,7 +204,7 @@ def _called_with(
     # version: the inputs' versions moved on by the drawn count (no data touched).
     refills = int(manner.get("refilled") or 0)
     for value in given:
-        if type(value) is torch.Tensor:
+        if type(value) is torch.Tensor and not value.is_inference():  # no version counter
             for _ in range(refills):
                 torch.autograd.graph.increment_version(value)
     return given, kept
