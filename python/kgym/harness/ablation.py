@@ -812,6 +812,7 @@ def _near(a: torch.Tensor, b: torch.Tensor, tolerance: tuple[float, float]) -> t
 
 # Places of a source a shifted copy's first element may come from that are tried.
 SHIFT_CANDIDATES = 4
+EQUAL_SCAN_BYTES = 4 << 20
 
 
 def _anchors(count: int) -> list[int]:
@@ -841,8 +842,7 @@ def _shifted(
     at = begin // size + places  # the changed elements' places in the whole storage
     best, most = None, 0
     for anchor in _anchors(places.numel()):
-        starts = (theirs == wanted[anchor]).nonzero().flatten()[:SHIFT_CANDIDATES]
-        for start in starts.tolist():
+        for start in _first_equal(theirs, wanted[anchor], SHIFT_CANDIDATES):
             match = _at_shift(theirs, at - (int(at[anchor]) - start), wanted, None)
             held = int(match.sum())
             if held > most:
@@ -852,6 +852,50 @@ def _shifted(
     if best is not None:
         credited[places[best]] = True
     return credited
+
+
+def _source_chunks(
+    theirs: torch.Tensor, nbytes: int | None = None
+) -> Iterator[tuple[int, torch.Tensor]]:
+    """``theirs`` (a source's elements) ``nbytes`` (``NOISE_CHUNK_BYTES``) at a time, with
+    each chunk's first place: a scan of a whole source made a temporary of its size or more
+    (the places of a value it holds everywhere, 8 bytes each), charged to the candidate's
+    runner."""
+    step = max(1, (nbytes or NOISE_CHUNK_BYTES) // max(1, theirs.element_size()))
+    for first in range(0, theirs.numel(), step):
+        yield first, theirs[first : first + step]
+
+
+def _first_equal(theirs: torch.Tensor, value: torch.Tensor, count: int) -> list[int]:
+    """The first ``count`` places of ``theirs`` that hold ``value`` bit for bit (in chunks
+    of ``EQUAL_SCAN_BYTES``: a chunk's places of a value it holds everywhere are 8 bytes an
+    element)."""
+    found: list[int] = []
+    for first, part in _source_chunks(theirs, EQUAL_SCAN_BYTES):
+        found += [
+            first + i for i in (part == value).nonzero().flatten()[: count - len(found)].tolist()
+        ]
+        if len(found) >= count:
+            break
+    return found
+
+
+def _nearest(theirs: torch.Tensor, value: torch.Tensor, count: int) -> list[int]:
+    """The ``count`` places of ``theirs`` nearest in value to ``value`` (finite distances
+    first), the nearest first."""
+    best_d: list[torch.Tensor] = []
+    best_i: list[torch.Tensor] = []
+    for first, part in _source_chunks(theirs):
+        distance = (part - value).abs()
+        distance = torch.where(torch.isfinite(distance), distance, float("inf"))
+        near = torch.topk(distance, min(count, distance.numel()), largest=False)
+        best_d.append(near.values)
+        best_i.append(near.indices + first)
+    if not best_d:
+        return []
+    distances, indices = torch.cat(best_d), torch.cat(best_i)
+    order = torch.topk(distances, min(count, distances.numel()), largest=False).indices
+    return indices[order].tolist()
 
 
 def _at_shift(
@@ -900,13 +944,10 @@ def _shifted_close(
     at = begin // size + places
     best, most = None, 0
     for anchor in _anchors(places.numel()):
-        distance = (theirs - wanted[anchor]).abs()
-        distance = torch.where(torch.isfinite(distance), distance, float("inf"))
-        count = min(CLOSE_SHIFT_CANDIDATES, distance.numel())
-        nearest = torch.topk(distance, count, largest=False)
         # The same place first (a copy moved a little everywhere), then the places nearest
         # in value.
-        for start in [int(at[anchor]), *nearest.indices.tolist()]:
+        nearest = _nearest(theirs, wanted[anchor], CLOSE_SHIFT_CANDIDATES)
+        for start in [int(at[anchor]), *nearest]:
             match = _at_shift(theirs, at - (int(at[anchor]) - start), wanted, tolerance)
             held = int(match.sum())
             if held > most:
