@@ -250,6 +250,17 @@ def _requiring_grad(value: torch.Tensor, with_grad_fn: bool, own: bool = False) 
     return leaf.view_as(leaf) if with_grad_fn else leaf
 
 
+def _storage_unchanged(copy: torch.Tensor, given: torch.Tensor) -> bool:
+    """Whether the whole storage of ``given`` (a graded call's input that the manner moved)
+    holds the bytes of ``copy``'s (the manner's record of it, as the judge wrote it): a
+    kernel that writes before or after the view it was handed (a slice of a caller's batch)
+    changed the caller's other rows, which its own view does not show."""
+    from kgym.harness.ablation import _whole_storage
+
+    held, now = _whole_storage(copy), _whole_storage(given)
+    return held.numel() == now.numel() and compare.bitwise_equal(held, now)
+
+
 def _fresh_copy(value: torch.Tensor, off_boundary: bool) -> torch.Tensor:
     """A contiguous copy of ``value`` in a tensor of torch's allocator, as a caller's own
     (``torch.randn``'s, a previous layer's output): at the start of a storage that may be
@@ -365,6 +376,39 @@ def _module_overrides(model: Any) -> list[str]:
                     if callable(value) or type(value) in (staticmethod, classmethod, property):
                         found.append(f"{cls.__name__}.{name}")
     return sorted(set(found))[:10]
+
+
+def _parameter_prints(model: Any) -> tuple[int, list[tuple[str, torch.Tensor, int]]]:
+    """Each parameter of the model's modules (read from their own dicts) with a fingerprint
+    of its values under a seed of the OS's, for ``_parameters_written`` after a graded call."""
+    from kgym.harness.ablation import _fingerprint, _readable
+
+    seed = int.from_bytes(os.urandom(8), "little") >> 1
+    prints = []
+    for module in _modules(model):
+        fields = object.__getattribute__(module, "__dict__")
+        for key, param in dict.items(fields.get("_parameters", {})):
+            if _readable(param) and len(prints) < 4096:
+                name = f"{type(module).__name__}.{key}"
+                prints.append((name, param, _fingerprint(_values_bytes(param), seed)))
+    return seed, prints
+
+
+def _parameters_written(parameters: tuple[int, list[tuple[str, torch.Tensor, int]]]) -> list[str]:
+    """The parameters whose values a graded call changed (``_parameter_prints``): a forward
+    never writes its weights (an optimiser does), and one that moves them a little on every
+    call (a kernel that stores them back scaled) stays within the tolerance of each answer
+    while the weights a caller trains or saves drift."""
+    from kgym.harness.ablation import _fingerprint
+
+    seed, prints = parameters
+    return [name for name, t, was in prints if _fingerprint(_values_bytes(t), seed) != was]
+
+
+def _values_bytes(t: torch.Tensor) -> torch.Tensor:
+    """The bytes of ``t``'s own elements (a copy where they are not contiguous)."""
+    flat = t.detach()
+    return (flat if flat.is_contiguous() else flat.contiguous()).reshape(-1).view(torch.uint8)
 
 
 def _modules(model: Any) -> list[torch.nn.Module]:
@@ -916,6 +960,7 @@ class Runner:
                 held = _hold(float(message.get("hold_ms") or 0.0))
             # Graded calls only: a timed call is made as the task's plain call always.
             manner = (message.get("manner") or {}) if graded else {}
+            parameters = _parameter_prints(model) if graded else None
             for k in slots:
                 inputs, copies = _called_with(self.views.inputs[k], manner)
                 if counter is not None and ablate:
@@ -942,7 +987,7 @@ class Runner:
                 flat, problem = _plain_output(out)
                 del out
                 if problem is None and any(
-                    not compare.bitwise_equal(copy, inputs[index]) for index, copy in copies.items()
+                    not _storage_unchanged(copy, inputs[index]) for index, copy in copies.items()
                 ):
                     problem = INPUTS_MODIFIED
                 del inputs
@@ -970,6 +1015,17 @@ class Runner:
             if graded:
                 self.made_in_raised = []
             _sync(self.device)
+            written = _parameters_written(parameters) if parameters else []
+            if written:
+                detail = "a forward call wrote the model's parameters: " + ", ".join(written[:4])
+                return {
+                    "ok": False,
+                    "kind": "mismatch",
+                    "detail": detail,
+                    "findings": [
+                        {"rule": "weights-mutated", "detail": detail, "severity": "reject"}
+                    ],
+                }
         finally:
             filled.close()
             if counter is not None:
