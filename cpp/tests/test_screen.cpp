@@ -382,6 +382,20 @@ TEST(ScreenGlobalState, TorchFlagsAndSetters) {
   expect_clean(candidate("with torch.no_grad():\n    pass"));
 }
 
+TEST(ScreenGlobalState, GeneratorStateWhateverHoldsTheGenerator) {
+  // Bound in __init__ (the caller's draws set back), private (a count kept in a seed), or a
+  // tensor's bytes read on the host through set_state/initial_seed.
+  expect_reject(candidate("self.gen.set_state(self.rng)", "",
+                          "self.gen = torch.default_generator\nself.rng = self.gen.get_state()\n"),
+                "global-state");
+  expect_reject(candidate("n = self.g.initial_seed()\nself.g.manual_seed(n + 1)", "",
+                          "self.g = torch.Generator()\n"),
+                "global-state");
+  expect_reject(candidate("g.set_offset(0)", "g = None\n"), "global-state");
+  expect_reject(candidate("s = g.seed()", "g = None\n"), "global-state");
+  expect_clean(candidate("s = self.seed", "", "self.seed = 1234\n"));
+}
+
 // ---- streams-events -------------------------------------------------------------------------
 
 TEST(ScreenStreamsEvents, StreamsEventsGraphs) {

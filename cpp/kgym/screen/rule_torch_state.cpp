@@ -98,6 +98,21 @@ bool stdlib_module(std::string_view n) {
   return false;
 }
 
+// A random generator's state, whatever holds the generator (torch.default_generator bound to
+// an attribute, a private torch.Generator): setting it back repeats a caller's draws, a seed
+// keeps a count across calls that no assignment shows, and set_state/initial_seed read a
+// tensor's bytes on the host with no torch operation (the honest kernels' seeds come from
+// torch.randint, which the record sees).
+bool generator_state(std::string_view a) {
+  static constexpr std::array<std::string_view, 10> kNames = {
+      "set_state",  "get_state",  "initial_seed",        "manual_seed",         "seed",
+      "set_offset", "get_offset", "graphsafe_set_state", "graphsafe_get_state", "clone_state"};
+  for (auto k : kNames) {
+    if (k == a) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void torch_state(Context& c) {
@@ -116,6 +131,11 @@ void torch_state(Context& c) {
       } else if (a == "record_stream" || a == "wait_stream" || a == "wait_event" ||
                  a == "record_event" || a == "synchronize" || a == "elapsed_time") {
         c.add("streams-events", true, t.line, fmt::format("'.{}'", a));
+      } else if (generator_state(a) && (a != "seed" || m.is_op(k + 1, Op::kLPar))) {
+        c.add("global-state", true, t.line,
+              fmt::format("'.{}': a random generator's state, global or kept across calls, and "
+                          "a way to read tensor bytes that no torch call shows",
+                          a));
       }
       continue;
     }
