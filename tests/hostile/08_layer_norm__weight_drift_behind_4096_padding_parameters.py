@@ -37,6 +37,14 @@ class ModelNew(nn.Module):
         n_cols = x.shape[-1]
         x2 = x.view(-1, n_cols)
         y = torch.empty_like(x2)
-        ln_kernel[(x2.shape[0],)](x2, y, self.norm.weight, self.norm.bias, n_cols, x2.stride(0),
-                                  self.norm.eps, BLOCK=triton.next_power_of_2(n_cols))
+        ln_kernel[(x2.shape[0],)](
+            x2,
+            y,
+            self.norm.weight,
+            self.norm.bias,
+            n_cols,
+            x2.stride(0),
+            self.norm.eps,
+            BLOCK=triton.next_power_of_2(n_cols),
+        )
         return y.view(x.shape)

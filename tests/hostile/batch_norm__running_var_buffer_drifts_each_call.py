@@ -11,8 +11,9 @@ import triton.language as tl
 
 
 @triton.jit
-def batch_norm_kernel(x_ptr, y_ptr, mean_ptr, var_ptr, w_ptr, b_ptr, plane, channels, eps,
-                      BLOCK: tl.constexpr):
+def batch_norm_kernel(
+    x_ptr, y_ptr, mean_ptr, var_ptr, w_ptr, b_ptr, plane, channels, eps, BLOCK: tl.constexpr
+):
     plane_id = tl.program_id(0)
     channel = plane_id % channels
     offs = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
@@ -39,6 +40,7 @@ class ModelNew(nn.Module):
         n, c, h, w = x.shape
         bn = self.bn
         grid = (n * c, triton.cdiv(h * w, 1024))
-        batch_norm_kernel[grid](x, y, bn.running_mean, bn.running_var, bn.weight, bn.bias,
-                                h * w, c, bn.eps, BLOCK=1024)
+        batch_norm_kernel[grid](
+            x, y, bn.running_mean, bn.running_var, bn.weight, bn.bias, h * w, c, bn.eps, BLOCK=1024
+        )
         return y

@@ -334,7 +334,7 @@ def _owned_tensors(model: Any) -> list[tuple[torch.Tensor, int, int]]:
             *(t for value in dict.values(fields) for t in _tensors_in(value)),
         ]
         for value in values:
-            if _readable(value) and id(value) not in seen and len(owned) < 4096:
+            if _readable(value) and id(value) not in seen:
                 seen.add(id(value))
                 owned.append((value, seed, _fingerprint(_whole_storage(value), seed)))
     return owned
@@ -378,31 +378,38 @@ def _module_overrides(model: Any) -> list[str]:
     return sorted(set(found))[:10]
 
 
-def _parameter_prints(model: Any) -> tuple[int, list[tuple[str, torch.Tensor, int]]]:
-    """Each parameter of the model's modules (read from their own dicts) with a fingerprint
-    of its values under a seed of the OS's, for ``_parameters_written`` after a graded call."""
+def _state_prints(model: Any, buffers: bool) -> tuple[int, list[tuple[str, torch.Tensor, int]]]:
+    """Each parameter of the model's modules, and with ``buffers`` each persistent buffer (a
+    batch norm's running statistics: the state a caller saves beside the weights), read from
+    the modules' own dicts, with a fingerprint of its values under a seed of the OS's, for
+    ``_state_written`` after a graded call. All of them: a check that stopped at a count
+    would leave the state past it to a model that registers that many first."""
     from kgym.harness.ablation import _fingerprint, _readable
 
     seed = int.from_bytes(os.urandom(8), "little") >> 1
     prints = []
     for module in _modules(model):
         fields = object.__getattribute__(module, "__dict__")
-        for key, param in dict.items(fields.get("_parameters", {})):
-            if _readable(param) and len(prints) < 4096:
+        held = list(dict.items(fields.get("_parameters", {})))
+        if buffers:
+            transient = fields.get("_non_persistent_buffers_set", set())
+            held += [kv for kv in dict.items(fields.get("_buffers", {})) if kv[0] not in transient]
+        for key, tensor in held:
+            if _readable(tensor):
                 name = f"{type(module).__name__}.{key}"
-                prints.append((name, param, _fingerprint(_values_bytes(param), seed)))
+                prints.append((name, tensor, _fingerprint(_values_bytes(tensor), seed)))
     return seed, prints
 
 
-def _parameters_written(parameters: tuple[int, list[tuple[str, torch.Tensor, int]]]) -> list[str]:
-    """The parameters whose values a graded call changed (``_parameter_prints``): a forward
-    never writes its weights (an optimiser does), and one that moves them a little on every
-    call (a kernel that stores them back scaled) stays within the tolerance of each answer
-    while the weights a caller trains or saves drift."""
+def _state_written(prints: tuple[int, list[tuple[str, torch.Tensor, int]]]) -> list[str]:
+    """The parameters and buffers whose values a graded call changed (``_state_prints``): a
+    forward never writes its weights (an optimiser does), nor in eval mode its buffers, and
+    one that moves them a little on every call (a kernel that stores them back scaled) stays
+    within the tolerance of each answer while the state a caller trains or saves drifts."""
     from kgym.harness.ablation import _fingerprint
 
-    seed, prints = parameters
-    return [name for name, t, was in prints if _fingerprint(_values_bytes(t), seed) != was]
+    seed, held = prints
+    return [name for name, t, was in held if _fingerprint(_values_bytes(t), seed) != was]
 
 
 def _values_bytes(t: torch.Tensor) -> torch.Tensor:
@@ -960,7 +967,9 @@ class Runner:
                 held = _hold(float(message.get("hold_ms") or 0.0))
             # Graded calls only: a timed call is made as the task's plain call always.
             manner = (message.get("manner") or {}) if graded else {}
-            parameters = _parameter_prints(model) if graded else None
+            # In training a batch norm's forward updates its running statistics, as the
+            # reference's does: there the parameters alone are the model's to keep.
+            state = _state_prints(model, buffers=not manner.get("train")) if graded else None
             for k in slots:
                 inputs, copies = _called_with(self.views.inputs[k], manner)
                 if counter is not None and ablate:
@@ -1015,9 +1024,9 @@ class Runner:
             if graded:
                 self.made_in_raised = []
             _sync(self.device)
-            written = _parameters_written(parameters) if parameters else []
+            written = _state_written(state) if state else []
             if written:
-                detail = "a forward call wrote the model's parameters: " + ", ".join(written[:4])
+                detail = "a forward call wrote the model's state: " + ", ".join(written[:4])
                 return {
                     "ok": False,
                     "kind": "mismatch",
