@@ -194,6 +194,43 @@ def test_a_model_that_refuses_other_arguments_answers_nothing_there() -> None:
     assert "does not build with other arguments" in other["mismatch"]
 
 
+def test_a_float_default_the_task_never_passes_is_varied_by_keyword() -> None:
+    module = types.ModuleType("task_for_test")
+    exec(  # noqa: S102 - a task module made for the test
+        "batch = 6\nhidden = 100\n"
+        "class Model:\n"
+        "    def __init__(self, hidden, eps=1e-6, flag=True, n=3, *, slope=0.2, zero=0.0):\n"
+        "        pass\n"
+        "def get_inputs():\n    return [batch, hidden]\n"
+        "def get_init_inputs():\n    return [hidden]\n",
+        module.__dict__,
+    )
+    # Floats only (a flag or an integer chooses an algorithm), never 0 (a reference may be
+    # undefined away from it).
+    assert stress.float_defaults(module) == {"eps": 1e-6, "slope": 0.2}
+    changes = stress.other_sizes(module)
+    low, high = stress.FLOAT_ARGUMENT_FACTORS
+    assert 1e-6 * low <= changes[stress.KEYWORD + "eps"] <= 1e-6 * high
+    assert set(stress.keywords_of(changes)) == {"eps", "slope"}
+
+
+def test_a_default_baked_into_the_kernel_is_wrong_and_one_not_taken_is_let_be() -> None:
+    honest = solution_source("09_rms_norm")
+    # A class that takes no eps refuses a caller's loudly: it is built without it.
+    no_keyword = honest.replace(
+        "def __init__(self, hidden: int, eps: float = 1e-6):", "def __init__(self, hidden: int):"
+    ).replace("self.eps = eps", "self.eps = 1e-6")
+    assert no_keyword != honest
+    result = run("09_rms_norm", no_keyword, trials=1)
+    assert result["status"] == "ok", result
+    sets = result["correctness"]["input_sets"]
+    assert stress.KEYWORD + "eps" not in sets["other_shape"]["sizes"], sets
+    # One that takes it and ignores it: tests/hostile/09_rms_norm__eps_default_baked_in.py.
+    right = run("09_rms_norm", honest, trials=1)
+    assert right["status"] == "ok", right
+    assert stress.KEYWORD + "eps" in right["correctness"]["input_sets"]["other_shape"]["sizes"]
+
+
 def _runner() -> tuple[Runner, list[socket.socket]]:
     a, b = socket.socketpair()
     return Runner(a, "candidate"), [a, b]

@@ -718,7 +718,7 @@ class Runner:
             # asks for it off (the twin instance: as a server built under no_grad does): a
             # model that builds one way under either meets both.
             with torch.set_grad_enabled(bool(spec.get("grad", True))):
-                model = self.model_class(*spec["init_inputs"])
+                model = self.model_class(*spec["init_inputs"], **(spec.get("init_keywords") or {}))
         except BaseException as exc:  # noqa: BLE001
             for fd in fds:
                 os.close(fd)

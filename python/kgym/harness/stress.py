@@ -20,6 +20,7 @@ other sizes), same process state.
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import secrets
 from collections.abc import Callable
@@ -922,9 +923,11 @@ def other_sizes(
     band of sizes near the task's is a tell). A power of two of 16 or more stays where its CPU size, if
     it declares one, is one too (a structural dimension, such as a head size, that honest
     kernels may require; a CPU size that is no power of two says the dimension is not one).
-    Numbers: each float constant ``get_init_inputs`` passes (a scale, a slope, an epsilon)
-    times a factor drawn within ``FLOAT_ARGUMENT_FACTORS``, so that a kernel that bakes in the
-    task's value instead of the module's is wrong. Integers only the model takes (a kernel size, a reduction's
+    Numbers: each float constant ``get_init_inputs`` passes (a scale, a slope, an epsilon),
+    and each float default of the Model's signature it leaves (``float_defaults``, named
+    ``KEYWORD + name``: passed by keyword), times a factor drawn within
+    ``FLOAT_ARGUMENT_FACTORS``, so that a kernel that bakes in the task's value instead of the
+    module's is wrong. Integers only the model takes (a kernel size, a reduction's
     dimension, a stride) are left alone: they choose an algorithm rather than a size. Empty:
     nothing the judge can change."""
     get_inputs = getattr(task, "get_inputs", None)
@@ -949,9 +952,43 @@ def other_sizes(
         value = getattr(task, name, None)
         if type(value) is float and math.isfinite(value) and value != 0.0:
             changed[name] = value * _SIZES_DRAW.uniform(*FLOAT_ARGUMENT_FACTORS)
+    for name, value in float_defaults(task).items():
+        changed[KEYWORD + name] = value * _SIZES_DRAW.uniform(*FLOAT_ARGUMENT_FACTORS)
     if all(getattr(task, name, None) == value for name, value in changed.items()):
         return {}
     return changed
+
+
+# How ``other_sizes`` names a default of the Model's signature it changes: passed by keyword
+# to both models (``Task.sizes_changed``, the candidate's build), not set on the module.
+KEYWORD = "Model."
+
+
+def float_defaults(task: Any) -> dict[str, float]:
+    """The float defaults of the task's ``Model(...)`` that ``get_init_inputs`` does not pass
+    (an RMS norm's ``eps``, a leaky ReLU's slope), by name: a model built by a caller with
+    another value (a checkpoint's own epsilon) must use it, and a kernel that bakes in the
+    default is wrong there. Read from the task's own class, which the judge trusts."""
+    model = getattr(task, "Model", None)
+    try:
+        passed = len(list(task.get_init_inputs()))
+        parameters = list(inspect.signature(model).parameters.values())
+    except (TypeError, ValueError):
+        return {}
+    found: dict[str, float] = {}
+    for index, p in enumerate(parameters):
+        by_keyword = p.kind is p.KEYWORD_ONLY or (
+            p.kind is p.POSITIONAL_OR_KEYWORD and index >= passed
+        )
+        value = p.default
+        if by_keyword and type(value) is float and math.isfinite(value) and value != 0.0:
+            found[p.name] = value
+    return found
+
+
+def keywords_of(changes: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments among ``other_sizes``' changes, by their own names."""
+    return {k[len(KEYWORD) :]: v for k, v in changes.items() if k.startswith(KEYWORD)}
 
 
 # The other sizes' elements at most this many times the sizes' they are drawn near (the call's

@@ -78,7 +78,8 @@ class OtherSizes:
         if not tries:
             return {"passed": None, "reason": "no size constant the judge can change"}
         for sizes in tries:
-            rebuild = twin or bool(stress.init_names(task.module) & set(sizes))
+            keywords = stress.keywords_of(sizes)
+            rebuild = twin or bool(stress.init_names(task.module) & set(sizes)) or bool(keywords)
             seed = fresh_seed()
             try:
                 with task.sizes_changed(sizes):
@@ -104,7 +105,14 @@ class OtherSizes:
                     **verdict,
                     **self._call_at(layout, pristine, expected, at, inference, share),
                 }
-            failed, copied = self._build_candidate(model, init_inputs, seed, grad=not twin)
+            failed, copied = self._build_candidate(
+                model, init_inputs, seed, grad=not twin, keywords=keywords
+            )
+            if failed is not None and keywords:
+                # A class that refuses the keyword says so, loudly, to a caller that passes
+                # it: the next try builds both without it.
+                self.runners.ask("candidate", {"op": "model", "restore": True}, "correctness")
+                continue
             if failed is None and not copied:
                 # Its state takes no weights of the reference's (other names): it was built
                 # under the reference's seed, with the initial weights, not the moved ones.
@@ -138,9 +146,13 @@ class OtherSizes:
             changes = stress.other_sizes(task, small, odd=name != "other_shape", wide=draw_wide)
             if not changes:
                 return []
+            keywords = stress.keywords_of(changes)
             built_with = stress.init_names(task) & set(changes)
+            built_with |= {k for k in changes if k.startswith(stress.KEYWORD)}
             inputs_only = {k: v for k, v in changes.items() if k not in built_with}
             tries.append(changes)
+            if keywords:  # where the candidate's class takes no such keyword
+                tries.append({k: v for k, v in changes.items() if not k.startswith(stress.KEYWORD)})
             if built_with and any(getattr(task, k) != v for k, v in inputs_only.items()):
                 tries.append(inputs_only)
         return tries
@@ -160,7 +172,13 @@ class OtherSizes:
             )
 
     def _build_candidate(
-        self, model: Any, init_inputs: list[Any], seed: int, grad: bool = True, spare: bool = False
+        self,
+        model: Any,
+        init_inputs: list[Any],
+        seed: int,
+        grad: bool = True,
+        spare: bool = False,
+        keywords: dict[str, Any] | None = None,
     ) -> tuple[str | None, bool]:
         """The candidate's model built with ``init_inputs`` and ``model``'s weights: None or
         why it did not build (an answer it cannot give), and whether it took the weights. It
@@ -175,6 +193,9 @@ class OtherSizes:
             spec = {
                 "seed": build_seed,
                 "init_inputs": init_inputs,
+                # The Model's defaults changed by keyword (``stress.float_defaults``): where
+                # the sizes are changed now, the task's.
+                "init_keywords": self.task.keywords if keywords is None else keywords,
                 "weights": weights,
                 "grad": grad,
             }

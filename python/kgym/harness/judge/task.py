@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from kgym.harness import compare, loader
+from kgym.harness import compare, loader, stress
 from kgym.harness import device as dev
 from kgym.harness.errors import EvaluationFailure
 from kgym.harness.kernels import fast_normals
@@ -57,6 +57,8 @@ class TaskSide:
         self.tolerance = loader.tolerance_for(self.module, atol, rtol)
         self.reference: Any = None
         self.init_inputs: list[Any] = []
+        # Defaults of the Model's signature passed by keyword while ``sizes_changed`` says so.
+        self.keywords: dict[str, Any] = {}
         # The timed inputs' normals are drawn by the judge's own kernel once it is ready
         # (kernels/fast_normals.py), in every timed path alike, so that a set drawn again from
         # its seed is the same.
@@ -74,7 +76,7 @@ class TaskSide:
         init_inputs = list(self.module.get_init_inputs())
         try:
             torch.manual_seed(seed)
-            model = self.module.Model(*init_inputs)
+            model = self.module.Model(*init_inputs, **self.keywords)
             if isinstance(model, torch.nn.Module):
                 model = model.to(self.device).eval()
         except BaseException as exc:  # noqa: BLE001
@@ -173,14 +175,20 @@ class TaskSide:
         return answer, torch.cuda.max_memory_allocated(self.device) - before
 
     @contextlib.contextmanager
-    def sizes_changed(self, changes: dict[str, int]) -> Any:
+    def sizes_changed(self, changes: dict[str, Any]) -> Any:
         """The task's size constants and the numbers its model is built with set to
-        ``changes`` for a while (the other-shape set)."""
-        saved = {name: getattr(self.module, name) for name in changes}
+        ``changes`` for a while (the other-shape set); a default of the Model's signature
+        (``stress.KEYWORD`` + its name) is passed by keyword instead."""
+        keywords = stress.keywords_of(changes)
+        constants = {k: v for k, v in changes.items() if not k.startswith(stress.KEYWORD)}
+        saved = {name: getattr(self.module, name) for name in constants}
+        saved_keywords = self.keywords
         try:
-            for name, value in changes.items():
+            for name, value in constants.items():
                 setattr(self.module, name, value)
+            self.keywords = {**saved_keywords, **keywords}
             yield
         finally:
+            self.keywords = saved_keywords
             for name, value in saved.items():
                 setattr(self.module, name, value)
