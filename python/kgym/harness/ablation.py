@@ -225,6 +225,56 @@ def launch_with_noise(
         return result, _unchecked("after", error)
 
 
+# How far ``launch_nudged`` moves each element a launch wrote: this many units of its type's
+# precision (float32: 2^-21 of it), far below any tolerance, above a rounding's reach.
+NUDGE_EPSILONS = 4.0
+FLOAT32_EPS = torch.finfo(torch.float32).eps
+
+
+def launch_nudged(
+    launch: Callable[..., Any], fn_self: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[Any, int]:
+    """The launch, then each nonzero finite float element it wrote moved by
+    ``NUDGE_EPSILONS`` of its type's precision (of float32's, where its type is wider), up or
+    down at random; with how many it moved.
+    A kernel whose values the answer is computed from moves the answer by about as much; one
+    used only as a gate (rows where it disagrees with torch's own answer made garbage, within
+    a margin) leaves the answer bit for bit as it was: its work is only checked, not used."""
+    tensors = [
+        t
+        for t in _tensor_args(args, kwargs)
+        if t.is_floating_point() and not t.is_complex() and t.untyped_storage().nbytes()
+    ]
+    before = [_whole_storage(t).clone() for t in tensors]
+    result = launch(fn_self, *args, **kwargs)
+    moved = 0
+    with torch.no_grad():
+        for t, was in zip(tensors, before):
+            raw = _whole_storage(t)
+            size = t.element_size()
+            if raw.numel() % size:
+                continue
+            if t.is_cuda:
+                torch.cuda.synchronize(t.device)
+            values = raw.view(t.dtype)  # an alias of its own: the tensor's version stays
+            wrote = (raw.view(-1, size) != was.view(-1, size)).any(dim=1)
+            wrote &= (values != 0) & torch.isfinite(values)
+            count = int(wrote.sum())
+            if not count:
+                continue
+            up = torch.randint(
+                0, 2, values.shape, device=t.device, generator=_generator(t.device)
+            ).bool()
+            # At least float32's: a float64 intermediate's last bits do not survive an
+            # honest float32 answer computed from it.
+            step = NUDGE_EPSILONS * max(torch.finfo(t.dtype).eps, FLOAT32_EPS)
+            wide = values.double()
+            nudged = torch.where(up, wide * (1.0 + step), wide * (1.0 - step)).to(t.dtype)
+            values.copy_(torch.where(wrote, nudged, values))
+            moved += count
+    return result, moved
+
+
 def _unchecked(when: str, error: Exception) -> str:
     """What a launch the check could not read says of it (``launch_with_noise``)."""
     return f"unchecked: {when} the launch, {type(error).__name__}: {error}"[:UNCHECKED_CHARS]

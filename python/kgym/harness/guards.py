@@ -212,6 +212,10 @@ class LaunchCounter:
         # The decoy check: while set, every launch of the kernel of this name ("*": any) has the
         # elements it wrote overwritten with noise (kgym.harness.ablation).
         self.ablate: str | None = None
+        # The ablated launches' outputs moved by a few units in the last place instead of
+        # replaced (ablation.launch_nudged), and how many elements that moved.
+        self.nudge = False
+        self.nudged_elements = 0
         self.ablated_launches = 0
         self.copying_launches = 0  # ablated launches that only copied another argument
         # Ablated launches the check could not read, each with its error (the decoy
@@ -588,6 +592,12 @@ class LaunchCounter:
             try:
                 if counter.ablate is None or counter.ablate not in ("*", name):
                     result = original(fn_self, *args, **kwargs)
+                elif counter.nudge:
+                    from kgym.harness.ablation import launch_nudged
+
+                    counter.ablated_launches += 1
+                    result, moved = launch_nudged(original, fn_self, args, kwargs)
+                    counter.nudged_elements += moved
                 else:
                     from kgym.harness.ablation import (
                         Recomputation,

@@ -72,6 +72,7 @@ CHECKS = {
     ),
     "ablated_launches": lambda v: isinstance(v, int) and not isinstance(v, bool),
     "copying_launches": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "nudged_elements": lambda v: isinstance(v, int) and not isinstance(v, bool),
     "unchecked_launches": lambda v: (
         _is_list_of(v, (str,), UNCHECKED_REPORTED) and all(len(x) <= UNCHECKED_CHARS for x in v)
     ),

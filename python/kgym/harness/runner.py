@@ -942,6 +942,8 @@ class Runner:
             given = message.get("ablate_tolerance")
             counter.copy_tolerance = (float(given[0]), float(given[1])) if given else None
             counter.staging = bool(message.get("ablate_staging"))
+            counter.nudge = bool(message.get("ablate_nudge"))
+            counter.nudged_elements = 0
             # The inputs as this process holds them and as the judge wrote them
             # (ablation.launch_with_noise's ``arena``).
             counter.arena = {
@@ -1039,6 +1041,7 @@ class Runner:
             filled.close()
             if counter is not None:
                 counter.ablate = None
+                counter.nudge = False
         reply: dict[str, Any] = {"ok": True, "values": values}
         if held:
             reply["held_ms"] = held
@@ -1066,6 +1069,7 @@ class Runner:
                 counter.recomputations = []
                 reply["ablated_launches"] = counter.ablated_launches - ablated[0]
                 reply["copying_launches"] = counter.copying_launches - ablated[1] + recomputed
+                reply["nudged_elements"] = counter.nudged_elements
                 unchecked = counter.unchecked_launches[ablated[2] :]
                 if unchecked:
                     reply["unchecked_launches"] = unchecked[:UNCHECKED_REPORTED]

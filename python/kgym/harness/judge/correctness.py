@@ -586,7 +586,7 @@ class GradedCalls(OtherSizes):
             else:
                 pending = [n for n in self.policy.launched if n not in self.ablated]
                 if pending:
-                    self._decoy_call(_RANDOM.choice(pending), views)
+                    failed = self._decoy_call(_RANDOM.choice(pending), views)
             if self.task.device.type == "cuda":
                 # The step's inputs, answers, float64 reference (and at other sizes its arena)
                 # are freed: torch's cache would keep them taken from the driver, against the
@@ -1178,9 +1178,45 @@ class GradedCalls(OtherSizes):
             verdict["mismatch"] = comparison.mismatch
         return verdict
 
-    def _decoy_call(self, name: str, views: SlotViews) -> None:
+    def _only_checked(
+        self,
+        name: str,
+        views: SlotViews,
+        pristine: list[Any],
+        manner: dict[str, Any],
+        expected: list[Any],
+    ) -> tuple[bool, str | None]:
+        """Where torch computes: whether kernel ``name``'s values are only checked, never
+        used, and what was wrong with the plain call made for it (None: right). The decoy
+        call's inputs again in its manner, the kernel's output moved by a few units in the
+        last place (ablation.launch_nudged), then as they are: an answer computed from the
+        kernel's values moves with them, and one that stays the same bit for bit took no more
+        from them than a gate does (torch's answer kept where the two agree within a margin).
+        The plain call is graded as any other."""
+        tol = self.task.tolerance
+        reply, nudged = self._candidate_call(
+            views, pristine, "correctness", fill=True, manner=manner, ablate=name, ablate_nudge=True
+        )
+        if not reply.get("ok") or not int(reply.get("nudged_elements") or 0):
+            return False, None  # it raised there (a gate that raises), or wrote no float
+        nudged = [a.clone() if isinstance(a, torch.Tensor) else a for a in nudged]
+        failed, answer = self._graded_call(views, pristine, fill=True, manner=manner)
+        if failed is not None:
+            return False, failed
+        verdict = compare.compare_outputs(answer, expected, tol.atol, tol.rtol, errors=False)
+        if not verdict.ok:
+            return False, f"the decoy call's inputs again: {verdict.mismatch}"
+        same = len(answer) == len(nudged) and all(
+            compare.bitwise_equal(a, n) if isinstance(a, torch.Tensor) else a == n
+            for a, n in zip(answer, nudged)
+        )
+        return same, None
+
+    def _decoy_call(self, name: str, views: SlotViews) -> str | None:
         """Every Triton kernel the candidate launches must matter: with its written elements
-        replaced by noise, the answer must be wrong. The call is one like any other."""
+        replaced by noise, the answer must be wrong, and where torch computes, moved by a few
+        units in the last place, the answer must move (``_only_checked``). The calls are like
+        any other. What was wrong with a graded call made for it, or None."""
         timeline, task = self.timeline, self.task
         tol = task.tolerance
         # Where torch computed, the kernel's writes are replaced by its own output for other
@@ -1194,11 +1230,12 @@ class GradedCalls(OtherSizes):
         # Plain draws: a weight move's repeat of them is not judged as the set before them
         # was (a set scaled down's atol refused an honest layer norm's plain answer).
         self.last_called, self.last_set = pristine, None
-        reply = self._call_in_manner(  # drawn as any graded call's
+        manner = self._drawn_manner()  # drawn as any graded call's
+        reply = self._call_in_manner(
             views,
             pristine,
             "correctness",
-            self._drawn_manner(),
+            manner,
             ablate=name,
             ablate_tolerance=[tol.atol, tol.rtol],
             # Where torch computed, a Triton copy of the inputs or weights is no work: it
@@ -1208,7 +1245,7 @@ class GradedCalls(OtherSizes):
         stretch = timeline.stretch("decoy_call", stretch)
         if not reply.get("ok") and not torch_computed:
             self.ablated[name] = True  # it failed without the kernel's output: it mattered
-            return
+            return None
         if not reply.get("ok"):
             # It refused the kernel's output for other inputs: a model that raises there has
             # torch check that output against its own answer, which needs no kernel.
@@ -1220,17 +1257,30 @@ class GradedCalls(OtherSizes):
                 "used",
             )
             self.findings.stop_if_rejected("correctness")
-            return
+            return None
         ablated = int(reply.get("ablated_launches") or 0)
         if ablated and ablated == int(reply.get("copying_launches") or 0):
             self.copying.add(name)
-        expected = task.run_reference(pristine, "correctness")
+        expected = compare.flatten(task.run_reference(pristine, "correctness"))
         answer = slots.answer(views, 0, reply)
         still_right = compare.compare_outputs(
-            answer, compare.flatten(expected), tol.atol, tol.rtol, errors=False
+            answer, expected, tol.atol, tol.rtol, errors=False
         ).ok  # only the verdict counts: the quick check may give it
-        timeline.stretch("decoy_check", stretch)
-        self.ablated[name] = not still_right
+        stretch = timeline.stretch("decoy_check", stretch)
+        failed = None
+        gate = False
+        if not still_right and torch_computed:
+            gate, failed = self._only_checked(name, views, pristine, manner, expected)
+            timeline.stretch("decoy_call", stretch)
+        self.ablated[name] = not still_right and not gate
+        if gate:
+            self.findings.add(
+                "decoy-kernel",
+                "the answer stayed the same, bit for bit, when the output of Triton kernel "
+                f"{name} moved by a few units in the last place: its work is only checked "
+                "against torch's, not used",
+            )
+            self.findings.stop_if_rejected("correctness")
         if still_right:
             self.findings.add(
                 "decoy-kernel",
@@ -1238,3 +1288,4 @@ class GradedCalls(OtherSizes):
                 "with noise: its work is thrown away or recomputed" + _ablation_account(reply),
             )
             self.findings.stop_if_rejected("correctness")
+        return failed
