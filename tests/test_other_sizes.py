@@ -175,8 +175,9 @@ def test_a_scale_baked_into_the_kernel_is_wrong_at_the_other_arguments() -> None
     wrong = run("03_scale_add_mul", baked, trials=1)
     assert wrong["status"] == "incorrect", wrong
     sets = wrong["correctness"]["input_sets"]
-    # The first of the two calls at other sizes (drawn in either order) stops the sets.
-    assert (sets.get("other_shape") or sets["odd_shape"])["passed"] is False
+    # The first of the calls at other arguments (the two other sizes, and the twin at the
+    # task's sizes with the scale changed: drawn in any order) stops the sets.
+    assert (sets.get("other_shape") or sets.get("odd_shape") or sets["twin"])["passed"] is False
 
 
 def test_a_model_that_refuses_other_arguments_answers_nothing_there() -> None:
@@ -189,9 +190,26 @@ def test_a_model_that_refuses_other_arguments_answers_nothing_there() -> None:
     result = run("03_scale_add_mul", refusing, trials=1)
     assert result["status"] == "incorrect", result
     sets = result["correctness"]["input_sets"]
-    # The first of the two calls at other sizes (drawn in either order) stops the sets.
-    other = sets.get("other_shape") or sets["odd_shape"]
+    # The first of the calls at other arguments (drawn in any order: the two other sizes, and
+    # the twin at the task's sizes with the scale changed) stops the sets.
+    other = sets.get("other_shape") or sets.get("odd_shape") or sets["twin"]
     assert "does not build with other arguments" in other["mismatch"]
+
+
+def test_floats_in_a_tuple_are_varied_by_one_factor() -> None:
+    module = types.ModuleType("task_for_test")
+    exec(  # noqa: S102 - a task module made for the test
+        "n = 6\nrange_ = (-0.5, 0.25, 3)\nsizes = (3, 4)\n"
+        "def get_inputs():\n    return [n]\n"
+        "def get_init_inputs():\n    return [range_, sizes]\n",
+        module.__dict__,
+    )
+    changed = stress.float_arguments(module)
+    assert set(changed) == {"range_"}  # a tuple of integers chooses shapes: left alone
+    lo, hi, count = changed["range_"]
+    assert count == 3 and lo < 0 < hi and abs(lo / hi + 2.0) < 1e-9  # one factor: order kept
+    low, high = stress.FLOAT_ARGUMENT_FACTORS
+    assert 0.5 * low <= -lo <= 0.5 * high
 
 
 def test_a_float_default_the_task_never_passes_is_varied_by_keyword() -> None:

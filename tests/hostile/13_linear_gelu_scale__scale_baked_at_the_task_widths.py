@@ -10,10 +10,23 @@ import triton.language as tl
 
 
 @triton.jit
-def linear_gelu_scale_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, K,
-                             stride_xm, stride_wn, stride_ym, scale,
-                             BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                             GROUP_M: tl.constexpr):
+def linear_gelu_scale_kernel(
+    x_ptr,
+    w_ptr,
+    b_ptr,
+    y_ptr,
+    M,
+    N,
+    K,
+    stride_xm,
+    stride_wn,
+    stride_ym,
+    scale,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr,
+):
     pid = tl.program_id(0)
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
@@ -73,8 +86,23 @@ class ModelNew(nn.Module):
         else:
             BM, BN, BK, warps, stages = 64, 64, 32, 4, 1
         grid = (triton.cdiv(M, BM) * triton.cdiv(N, BN),)
-        linear_gelu_scale_kernel[grid](x, w, b, y, M, N, K, x.stride(0), w.stride(0), y.stride(0),
-                                       _scale_for(K, N, self.scale_factor),
-                                       BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, GROUP_M=8,
-                                       num_warps=warps, num_stages=stages)
+        linear_gelu_scale_kernel[grid](
+            x,
+            w,
+            b,
+            y,
+            M,
+            N,
+            K,
+            x.stride(0),
+            w.stride(0),
+            y.stride(0),
+            _scale_for(K, N, self.scale_factor),
+            BLOCK_M=BM,
+            BLOCK_N=BN,
+            BLOCK_K=BK,
+            GROUP_M=8,
+            num_warps=warps,
+            num_stages=stages,
+        )
         return y

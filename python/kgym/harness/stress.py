@@ -947,16 +947,45 @@ def other_sizes(
             fixed[name] = value
         else:
             varied[name] = value
-    changed: dict[str, int | float] = {**fixed, **_drawn_sizes(varied, odd, wide)}
-    for name in sorted(by_init):
-        value = getattr(task, name, None)
-        if type(value) is float and math.isfinite(value) and value != 0.0:
-            changed[name] = value * _SIZES_DRAW.uniform(*FLOAT_ARGUMENT_FACTORS)
-    for name, value in float_defaults(task).items():
-        changed[KEYWORD + name] = value * _SIZES_DRAW.uniform(*FLOAT_ARGUMENT_FACTORS)
+    changed: dict[str, Any] = {**fixed, **_drawn_sizes(varied, odd, wide), **float_arguments(task)}
     if all(getattr(task, name, None) == value for name, value in changed.items()):
         return {}
     return changed
+
+
+def float_arguments(task: Any) -> dict[str, Any]:
+    """Another value for each float the task's model is built with, each times a factor drawn
+    within ``FLOAT_ARGUMENT_FACTORS``: a module constant ``get_init_inputs`` passes that is a
+    float, or a tuple or list of numbers with floats among them (a clamp's range: every
+    float of it by one factor, so that its order stays), and each float default of the
+    Model's signature it leaves (``float_defaults``, named ``KEYWORD + name``). Changed with
+    the sizes (``other_sizes``) and alone, at the task's sizes (the twin instance): a kernel
+    that bakes in the task's value only at the task's own sizes meets it there."""
+    changed: dict[str, Any] = {}
+    for name in sorted(init_names(task)):
+        value = _floats_scaled(getattr(task, name, None))
+        if value is not None:
+            changed[name] = value
+    for name, default in float_defaults(task).items():
+        changed[KEYWORD + name] = _floats_scaled(default)
+    return changed
+
+
+def _floats_scaled(value: Any) -> Any:
+    """``value`` times a drawn factor where it is a float (finite, not 0: a reference may be
+    undefined away from 0) or a tuple or list of numbers with such floats among them (one
+    factor for all of them), else None."""
+    factor = _SIZES_DRAW.uniform(*FLOAT_ARGUMENT_FACTORS)
+
+    def movable(v: Any) -> bool:
+        return type(v) is float and math.isfinite(v) and v != 0.0
+
+    if movable(value):
+        return value * factor
+    if type(value) in (tuple, list) and any(movable(v) for v in value):
+        if all(type(v) in (int, float) for v in value):
+            return type(value)(v * factor if movable(v) else v for v in value)
+    return None
 
 
 # How ``other_sizes`` names a default of the Model's signature it changes: passed by keyword

@@ -1,5 +1,6 @@
 """Hardtanh-style clamp whose bounds the model is built with as one (min, max) pair, as
 configs often pass a range: out = clamp(x, lo, hi)."""
+
 import torch
 import torch.nn as nn
 

@@ -74,7 +74,7 @@ class OtherSizes:
         # between the two other sizes (``share``); the twin's is at the task's sizes, which
         # have all of it.
         share = None if twin else 0 if name == "other_shape" else 1
-        tries = [{}] if twin else self._size_tries(name, small)
+        tries = self._twin_tries() if twin else self._size_tries(name, small)
         if not tries:
             return {"passed": None, "reason": "no size constant the judge can change"}
         for sizes in tries:
@@ -131,6 +131,15 @@ class OtherSizes:
             self.runners.ask("candidate", {"op": "model", "restore": True}, "correctness")
             return verdict
         return {"passed": None, "reason": "the reference does not run at other sizes"}
+
+    def _twin_tries(self) -> list[dict[str, Any]]:
+        """The twin's arguments: the task's sizes, with every float its model is built with
+        changed (stress.float_arguments: a kernel that bakes in the task's value only at the
+        task's own sizes meets it), then without the keywords among them, for a class that
+        takes no such keyword."""
+        floats = stress.float_arguments(self.task.module)
+        passed = {k: v for k, v in floats.items() if not k.startswith(stress.KEYWORD)}
+        return [floats, passed] if passed != floats else [floats]
 
     def _size_tries(self, name: str, small: Any) -> list[dict[str, Any]]:
         """The sizes to call at, in order until the task's Model runs at one: each draw
