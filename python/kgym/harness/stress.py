@@ -1020,6 +1020,28 @@ def keywords_of(changes: dict[str, Any]) -> dict[str, Any]:
     return {k[len(KEYWORD) :]: v for k, v in changes.items() if k.startswith(KEYWORD)}
 
 
+# How the judge names a Python number among the task's inputs that it changes (``INPUT`` + its
+# place in ``get_inputs()``'s list): drawn again in every call at those arguments.
+INPUT = "Input."
+
+
+def inputs_of(changes: dict[str, Any]) -> dict[int, Any]:
+    """The inputs' numbers among the changes, by their places."""
+    return {int(k[len(INPUT) :]): v for k, v in changes.items() if k.startswith(INPUT)}
+
+
+def numbers_changed(numbers: dict[int, Any]) -> dict[str, Any]:
+    """Another value for each float among ``numbers`` (an input's place: its value in every
+    call at the task's arguments, ``get_inputs()`` returning ``[A, 3.14]``), drawn as a float
+    argument's (``_floats_scaled``): a kernel that bakes in the task's number meets another."""
+    changed: dict[str, Any] = {}
+    for place, value in numbers.items():
+        scaled = _floats_scaled(value)
+        if scaled is not None:
+            changed[f"{INPUT}{place}"] = scaled
+    return changed
+
+
 # The other sizes' elements at most this many times the sizes' they are drawn near (the call's
 # memory is about the task's, on a GPU too; a batch of one becomes three, which the other sizes
 # make up for): each size drawn between half and a quarter more of its own, the largest drawn

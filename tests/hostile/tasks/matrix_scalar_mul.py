@@ -1,5 +1,6 @@
 """Matrix-scalar multiplication (KernelBench level1/5_Matrix_scalar_multiplication): C = A * s,
 the scalar handed to forward as a plain Python float, as KernelBench's own task does."""
+
 import torch
 import torch.nn as nn
 

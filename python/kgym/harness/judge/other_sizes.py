@@ -88,8 +88,10 @@ class OtherSizes:
                         stress.away_from_init(model)
                     pristine = task.inputs(fresh_seed())
                     if twin:
+                        # For the set-up's instance, in the task's slots: the task's numbers.
                         self.twin_inputs = [
-                            v.clone() if is_a(v, torch.Tensor) else v for v in pristine
+                            v.clone() if is_a(v, torch.Tensor) else spec[1]
+                            for v, spec in zip(pristine, layout.inputs)
                         ]
                     answer, working = task.measured_reference(pristine, model)
                     expected = compare.flatten(answer)
@@ -137,9 +139,20 @@ class OtherSizes:
         changed (stress.float_arguments: a kernel that bakes in the task's value only at the
         task's own sizes meets it), then without the keywords among them, for a class that
         takes no such keyword."""
-        floats = stress.float_arguments(self.task.module)
+        floats = {**stress.float_arguments(self.task.module), **self._numbers_changed()}
         passed = {k: v for k, v in floats.items() if not k.startswith(stress.KEYWORD)}
         return [floats, passed] if passed != floats else [floats]
+
+    def _numbers_changed(self) -> dict[str, Any]:
+        """The Python floats among the task's inputs, each changed (stress.numbers_changed):
+        the slots hold one value of each, the same in every call at the task's arguments."""
+        assert self.layout is not None
+        held = {
+            place: spec[1]
+            for place, spec in enumerate(self.layout.inputs)
+            if isinstance(spec, tuple) and spec[0] == "value"
+        }
+        return stress.numbers_changed(held)
 
     def _size_tries(self, name: str, small: Any) -> list[dict[str, Any]]:
         """The sizes to call at, in order until the task's Model runs at one: each draw
@@ -153,6 +166,7 @@ class OtherSizes:
         tries: list[dict[str, Any]] = []
         for draw_wide in wide:
             changes = stress.other_sizes(task, small, odd=name != "other_shape", wide=draw_wide)
+            changes.update(self._numbers_changed())
             if not changes:
                 return []
             keywords = stress.keywords_of(changes)
@@ -162,7 +176,7 @@ class OtherSizes:
             tries.append(changes)
             if keywords:  # where the candidate's class takes no such keyword
                 tries.append({k: v for k, v in changes.items() if not k.startswith(stress.KEYWORD)})
-            if built_with and any(getattr(task, k) != v for k, v in inputs_only.items()):
+            if built_with and any(getattr(task, k, None) != v for k, v in inputs_only.items()):
                 tries.append(inputs_only)
         return tries
 

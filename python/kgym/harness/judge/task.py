@@ -57,8 +57,10 @@ class TaskSide:
         self.tolerance = loader.tolerance_for(self.module, atol, rtol)
         self.reference: Any = None
         self.init_inputs: list[Any] = []
-        # Defaults of the Model's signature passed by keyword while ``sizes_changed`` says so.
+        # Defaults of the Model's signature passed by keyword, and the inputs' numbers drawn
+        # instead of the task's, while ``sizes_changed`` says so.
         self.keywords: dict[str, Any] = {}
+        self.numbers: dict[int, Any] = {}
         # The timed inputs' normals are drawn by the judge's own kernel once it is ready
         # (kernels/fast_normals.py), in every timed path alike, so that a set drawn again from
         # its seed is the same.
@@ -104,6 +106,9 @@ class TaskSide:
         # innermost: it hands the normals' mode its ``out=``.
         with torch.device(self.device), normals, into or contextlib.nullcontext():
             inputs = list(self.module.get_inputs())
+        for place, value in self.numbers.items():
+            if place < len(inputs) and type(inputs[place]) is type(value):
+                inputs[place] = value
         return to_device(inputs, self.device)
 
     def run_reference(
@@ -178,17 +183,22 @@ class TaskSide:
     def sizes_changed(self, changes: dict[str, Any]) -> Any:
         """The task's size constants and the numbers its model is built with set to
         ``changes`` for a while (the other-shape set); a default of the Model's signature
-        (``stress.KEYWORD`` + its name) is passed by keyword instead."""
+        (``stress.KEYWORD`` + its name) is passed by keyword instead, and a number among the
+        inputs (``stress.INPUT`` + its place) is drawn as given."""
         keywords = stress.keywords_of(changes)
-        constants = {k: v for k, v in changes.items() if not k.startswith(stress.KEYWORD)}
+        numbers = stress.inputs_of(changes)
+        constants = {
+            k: v for k, v in changes.items() if not k.startswith((stress.KEYWORD, stress.INPUT))
+        }
         saved = {name: getattr(self.module, name) for name in constants}
-        saved_keywords = self.keywords
+        saved_keywords, saved_numbers = self.keywords, self.numbers
         try:
             for name, value in constants.items():
                 setattr(self.module, name, value)
             self.keywords = {**saved_keywords, **keywords}
+            self.numbers = {**saved_numbers, **numbers}
             yield
         finally:
-            self.keywords = saved_keywords
+            self.keywords, self.numbers = saved_keywords, saved_numbers
             for name, value in saved.items():
                 setattr(self.module, name, value)
