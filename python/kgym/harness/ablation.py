@@ -232,11 +232,17 @@ FLOAT32_EPS = torch.finfo(torch.float32).eps
 
 
 def launch_nudged(
-    launch: Callable[..., Any], fn_self: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    launch: Callable[..., Any],
+    fn_self: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    up: bool,
 ) -> tuple[Any, int]:
     """The launch, then each nonzero finite float element it wrote moved by
-    ``NUDGE_EPSILONS`` of its type's precision (of float32's, where its type is wider), up or
-    down at random; with how many it moved.
+    ``NUDGE_EPSILONS`` of its type's precision (of float32's, where its type is wider), all
+    ``up`` or all down (one way for the whole call: moved each its own way, a sum or mean
+    torch takes of them cancels the moves, and two launches of one kernel would differ);
+    with how many it moved.
     A kernel whose values the answer is computed from moves the answer by about as much; one
     used only as a gate (rows where it disagrees with torch's own answer made garbage, within
     a margin) leaves the answer bit for bit as it was: its work is only checked, not used."""
@@ -262,14 +268,10 @@ def launch_nudged(
             count = int(wrote.sum())
             if not count:
                 continue
-            up = torch.randint(
-                0, 2, values.shape, device=t.device, generator=_generator(t.device)
-            ).bool()
             # At least float32's: a float64 intermediate's last bits do not survive an
             # honest float32 answer computed from it.
             step = NUDGE_EPSILONS * max(torch.finfo(t.dtype).eps, FLOAT32_EPS)
-            wide = values.double()
-            nudged = torch.where(up, wide * (1.0 + step), wide * (1.0 - step)).to(t.dtype)
+            nudged = (values.double() * (1.0 + step if up else 1.0 - step)).to(t.dtype)
             values.copy_(torch.where(wrote, nudged, values))
             moved += count
     return result, moved

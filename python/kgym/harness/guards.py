@@ -213,8 +213,8 @@ class LaunchCounter:
         # elements it wrote overwritten with noise (kgym.harness.ablation).
         self.ablate: str | None = None
         # The ablated launches' outputs moved by a few units in the last place instead of
-        # replaced (ablation.launch_nudged), and how many elements that moved.
-        self.nudge = False
+        # replaced (ablation.launch_nudged): +1 up, -1 down, 0 not; how many elements moved.
+        self.nudge = 0
         self.nudged_elements = 0
         self.ablated_launches = 0
         self.copying_launches = 0  # ablated launches that only copied another argument
@@ -596,7 +596,8 @@ class LaunchCounter:
                     from kgym.harness.ablation import launch_nudged
 
                     counter.ablated_launches += 1
-                    result, moved = launch_nudged(original, fn_self, args, kwargs)
+                    up = counter.nudge > 0
+                    result, moved = launch_nudged(original, fn_self, args, kwargs, up)
                     counter.nudged_elements += moved
                 else:
                     from kgym.harness.ablation import (

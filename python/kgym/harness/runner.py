@@ -334,8 +334,9 @@ def _owned_tensors(model: Any) -> list[tuple[torch.Tensor, int, int]]:
             *(t for value in dict.values(fields) for t in _tensors_in(value)),
         ]
         for value in values:
-            if _readable(value) and id(value) not in seen:
-                seen.add(id(value))
+            # One print of each storage: views of one flat buffer would each print it whole.
+            if _readable(value) and value.untyped_storage().data_ptr() not in seen:
+                seen.add(value.untyped_storage().data_ptr())
                 owned.append((value, seed, _fingerprint(_whole_storage(value), seed)))
     return owned
 
@@ -378,26 +379,21 @@ def _module_overrides(model: Any) -> list[str]:
     return sorted(set(found))[:10]
 
 
-def _state_prints(model: Any, buffers: bool) -> tuple[int, list[tuple[str, torch.Tensor, int]]]:
-    """Each parameter of the model's modules, and with ``buffers`` each persistent buffer (a
-    batch norm's running statistics: the state a caller saves beside the weights), read from
-    the modules' own dicts, with a fingerprint of its values under a seed of the OS's, for
-    ``_state_written`` after a graded call. All of them: a check that stopped at a count
-    would leave the state past it to a model that registers that many first."""
+def _state_prints(model: Any, lent: set[str]) -> tuple[int, list[tuple[str, torch.Tensor, int]]]:
+    """Each parameter of the model, and each persistent buffer that holds one of the judge's
+    weights (``lent``, by ``state_dict`` name: a batch norm's running statistics, state a
+    caller saves beside the weights; a buffer of the candidate's own, a packed copy it
+    refreshes, is its own business), read from the modules' own dicts (``_state``), with a
+    fingerprint of its values under a seed of the OS's, for ``_state_written`` after a graded
+    call. All of them: a check that stopped at a count would leave the state past it to a
+    model that registers that many first."""
     from kgym.harness.ablation import _fingerprint, _readable
 
     seed = int.from_bytes(os.urandom(8), "little") >> 1
     prints = []
-    for module in _modules(model):
-        fields = object.__getattribute__(module, "__dict__")
-        held = list(dict.items(fields.get("_parameters", {})))
-        if buffers:
-            transient = fields.get("_non_persistent_buffers_set", set())
-            held += [kv for kv in dict.items(fields.get("_buffers", {})) if kv[0] not in transient]
-        for key, tensor in held:
-            if _readable(tensor):
-                name = f"{type(module).__name__}.{key}"
-                prints.append((name, tensor, _fingerprint(_values_bytes(tensor), seed)))
+    for name, tensor in _state(model).items():
+        if (is_a(tensor, torch.nn.Parameter) or name in lent) and _readable(tensor):
+            prints.append((name, tensor, _fingerprint(_values_bytes(tensor), seed)))
     return seed, prints
 
 
@@ -470,6 +466,7 @@ class Runner:
         self.spare_model: Any = None  # a second build at other sizes, while the first is called
         # Each built model's forward signature (_forward_signature), read once, by id.
         self.signatures: dict[int, tuple[list[str], bool] | None] = {}
+        self.lent: dict[int, set[str]] = {}
         self.collector_paused = False
         # What torch made in a graded call that raised, weakly: copy sources of the next call
         # too, which the judge makes on the same inputs (op_call).
@@ -763,6 +760,8 @@ class Runner:
                 raise _Failure(self._exception_reply(exc, "init")) from exc
         # By the model's id (its own __hash__ would be its code): every build writes its own.
         self.signatures[id(model)] = _forward_signature(model)
+        # The entries of its state that took the judge's weights (``_state_prints``).
+        self.lent[id(model)] = set(names.values()) if names else set()
         if names is None:
             return model, None
         return model, self._narrowed(model, spec["weights"], names)
@@ -942,7 +941,8 @@ class Runner:
             given = message.get("ablate_tolerance")
             counter.copy_tolerance = (float(given[0]), float(given[1])) if given else None
             counter.staging = bool(message.get("ablate_staging"))
-            counter.nudge = bool(message.get("ablate_nudge"))
+            # One way for every launch of the call, drawn by the OS.
+            counter.nudge = (os.urandom(1)[0] % 2 * 2 - 1) if message.get("ablate_nudge") else 0
             counter.nudged_elements = 0
             # The inputs as this process holds them and as the judge wrote them
             # (ablation.launch_with_noise's ``arena``).
@@ -971,7 +971,8 @@ class Runner:
             manner = (message.get("manner") or {}) if graded else {}
             # In training a batch norm's forward updates its running statistics, as the
             # reference's does: there the parameters alone are the model's to keep.
-            state = _state_prints(model, buffers=not manner.get("train")) if graded else None
+            lent = set() if manner.get("train") else self.lent.get(id(model), set())
+            state = _state_prints(model, lent) if graded and is_a(model, torch.nn.Module) else None
             for k in slots:
                 inputs, copies = _called_with(self.views.inputs[k], manner)
                 if counter is not None and ablate:
@@ -1041,7 +1042,7 @@ class Runner:
             filled.close()
             if counter is not None:
                 counter.ablate = None
-                counter.nudge = False
+                counter.nudge = 0
         reply: dict[str, Any] = {"ok": True, "values": values}
         if held:
             reply["held_ms"] = held

@@ -1191,14 +1191,18 @@ class GradedCalls(OtherSizes):
         call's inputs again in its manner, the kernel's output moved by a few units in the
         last place (ablation.launch_nudged), then as they are: an answer computed from the
         kernel's values moves with them, and one that stays the same bit for bit took no more
-        from them than a gate does (torch's answer kept where the two agree within a margin).
-        The plain call is graded as any other."""
+        from them than a gate does (torch's answer kept where the two agree within a margin),
+        and one they throw beyond the tolerance is a gate with no margin. The plain call is
+        graded as any other."""
         tol = self.task.tolerance
         reply, nudged = self._candidate_call(
             views, pristine, "correctness", fill=True, manner=manner, ablate=name, ablate_nudge=True
         )
-        if not reply.get("ok") or not int(reply.get("nudged_elements") or 0):
-            return False, None  # it raised there (a gate that raises), or wrote no float
+        floats = any(isinstance(e, torch.Tensor) and e.is_floating_point() for e in expected)
+        if not reply.get("ok") or not int(reply.get("nudged_elements") or 0) or not floats:
+            # It raised there (a gate that raises), or wrote no float to move, or the answer
+            # holds none (indices, which a few units in the last place need not move).
+            return False, None
         nudged = [a.clone() if isinstance(a, torch.Tensor) else a for a in nudged]
         failed, answer = self._graded_call(views, pristine, fill=True, manner=manner)
         if failed is not None:
@@ -1206,6 +1210,10 @@ class GradedCalls(OtherSizes):
         verdict = compare.compare_outputs(answer, expected, tol.atol, tol.rtol, errors=False)
         if not verdict.ok:
             return False, f"the decoy call's inputs again: {verdict.mismatch}"
+        # A few units in the last place that throw the answer beyond the tolerance are a
+        # gate with no margin (the kernel's values equal to torch's, bit for bit, or else).
+        if not compare.compare_outputs(nudged, expected, tol.atol, tol.rtol, errors=False).ok:
+            return True, None
         same = len(answer) == len(nudged) and all(
             compare.bitwise_equal(a, n) if isinstance(a, torch.Tensor) else a == n
             for a, n in zip(answer, nudged)
@@ -1276,9 +1284,10 @@ class GradedCalls(OtherSizes):
         if gate:
             self.findings.add(
                 "decoy-kernel",
-                "the answer stayed the same, bit for bit, when the output of Triton kernel "
-                f"{name} moved by a few units in the last place: its work is only checked "
-                "against torch's, not used",
+                f"the answer did not follow the output of Triton kernel {name}: moved by a "
+                "few units in the last place, it left the answer the same bit for bit or "
+                "threw it beyond the tolerance; its work is only checked against torch's, "
+                "not used",
             )
             self.findings.stop_if_rejected("correctness")
         if still_right:

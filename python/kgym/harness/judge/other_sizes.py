@@ -141,7 +141,9 @@ class OtherSizes:
         takes no such keyword."""
         floats = {**stress.float_arguments(self.task.module), **self._numbers_changed()}
         passed = {k: v for k, v in floats.items() if not k.startswith(stress.KEYWORD)}
-        return [floats, passed] if passed != floats else [floats]
+        tries = [floats, passed] if passed != floats else [floats]
+        # And the task's own, where its Model refuses the changed ones (a range turned over).
+        return tries + [{}] if floats else [{}]
 
     def _numbers_changed(self) -> dict[str, Any]:
         """The Python floats among the task's inputs, each changed (stress.numbers_changed):
@@ -178,6 +180,15 @@ class OtherSizes:
                 tries.append({k: v for k, v in changes.items() if not k.startswith(stress.KEYWORD)})
             if built_with and any(getattr(task, k, None) != v for k, v in inputs_only.items()):
                 tries.append(inputs_only)
+        # Last, the sizes alone: where the task's Model refuses every changed number.
+        sizes_alone = {
+            k: v
+            for k, v in tries[-1].items()
+            if not k.startswith((stress.KEYWORD, stress.INPUT))
+            and type(getattr(task, k, None)) is int
+        }
+        if sizes_alone and sizes_alone not in tries:
+            tries.append(sizes_alone)
         return tries
 
     def _allow_other_sizes(self, model: Any, working: int) -> None:
