@@ -31,6 +31,7 @@ def _task(get_inputs: Callable[[], list[Any]]) -> TaskSide:
     task.module = types.SimpleNamespace(get_inputs=get_inputs)
     task.device = DEV
     task.judge_normals = False
+    task.numbers = {}  # no input's number changed (other_sizes.py)
     return task
 
 
