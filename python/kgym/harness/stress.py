@@ -976,16 +976,17 @@ def _floats_scaled(value: Any) -> Any:
     undefined away from 0) or a tuple or list of numbers with such floats among them (one
     factor for all of them), else None."""
     factor = _SIZES_DRAW.uniform(*FLOAT_ARGUMENT_FACTORS)
-
-    def movable(v: Any) -> bool:
-        return type(v) is float and math.isfinite(v) and v != 0.0
-
-    if movable(value):
+    if _movable(value):
         return value * factor
-    if type(value) in (tuple, list) and any(movable(v) for v in value):
+    if type(value) in (tuple, list) and any(_movable(v) for v in value):
         if all(type(v) in (int, float) for v in value):
-            return type(value)(v * factor if movable(v) else v for v in value)
+            return type(value)(v * factor if _movable(v) else v for v in value)
     return None
+
+
+def _movable(value: Any) -> bool:
+    """A float the judge may scale: finite and not 0."""
+    return type(value) is float and math.isfinite(value) and value != 0.0
 
 
 # How ``other_sizes`` names a default of the Model's signature it changes: passed by keyword
@@ -1009,9 +1010,8 @@ def float_defaults(task: Any) -> dict[str, float]:
         by_keyword = p.kind is p.KEYWORD_ONLY or (
             p.kind is p.POSITIONAL_OR_KEYWORD and index >= passed
         )
-        value = p.default
-        if by_keyword and type(value) is float and math.isfinite(value) and value != 0.0:
-            found[p.name] = value
+        if by_keyword and _movable(p.default):
+            found[p.name] = p.default
     return found
 
 
@@ -1028,6 +1028,16 @@ INPUT = "Input."
 def inputs_of(changes: dict[str, Any]) -> dict[int, Any]:
     """The inputs' numbers among the changes, by their places."""
     return {int(k[len(INPUT) :]): v for k, v in changes.items() if k.startswith(INPUT)}
+
+
+def constants_of(changes: dict[str, Any]) -> dict[str, Any]:
+    """The module's constants among the changes: neither keywords nor inputs' numbers."""
+    return {k: v for k, v in changes.items() if not k.startswith((KEYWORD, INPUT))}
+
+
+def without_keywords(changes: dict[str, Any]) -> dict[str, Any]:
+    """The changes but the keywords: for a class that takes no such keyword."""
+    return {k: v for k, v in changes.items() if not k.startswith(KEYWORD)}
 
 
 def numbers_changed(numbers: dict[int, Any]) -> dict[str, Any]:

@@ -140,7 +140,7 @@ class OtherSizes:
         task's own sizes meets it), then without the keywords among them, for a class that
         takes no such keyword."""
         floats = {**stress.float_arguments(self.task.module), **self._numbers_changed()}
-        passed = {k: v for k, v in floats.items() if not k.startswith(stress.KEYWORD)}
+        passed = stress.without_keywords(floats)
         tries = [floats, passed] if passed != floats else [floats]
         # And the task's own, where its Model refuses the changed ones (a range turned over).
         return tries + [{}] if floats else [{}]
@@ -171,21 +171,20 @@ class OtherSizes:
             changes.update(self._numbers_changed())
             if not changes:
                 return []
-            keywords = stress.keywords_of(changes)
-            built_with = stress.init_names(task) & set(changes)
-            built_with |= {k for k in changes if k.startswith(stress.KEYWORD)}
+            plain = stress.without_keywords(changes)
+            # The keywords, as the constants get_init_inputs reads, build the model.
+            built_with = (stress.init_names(task) & set(changes)) | (changes.keys() - plain.keys())
             inputs_only = {k: v for k, v in changes.items() if k not in built_with}
             tries.append(changes)
-            if keywords:  # where the candidate's class takes no such keyword
-                tries.append({k: v for k, v in changes.items() if not k.startswith(stress.KEYWORD)})
+            if plain != changes:  # where the candidate's class takes no such keyword
+                tries.append(plain)
             if built_with and any(getattr(task, k, None) != v for k, v in inputs_only.items()):
                 tries.append(inputs_only)
         # Last, the sizes alone: where the task's Model refuses every changed number.
         sizes_alone = {
             k: v
-            for k, v in tries[-1].items()
-            if not k.startswith((stress.KEYWORD, stress.INPUT))
-            and type(getattr(task, k, None)) is int
+            for k, v in stress.constants_of(tries[-1]).items()
+            if type(getattr(task, k, None)) is int
         }
         if sizes_alone and sizes_alone not in tries:
             tries.append(sizes_alone)

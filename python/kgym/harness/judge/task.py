@@ -187,9 +187,7 @@ class TaskSide:
         inputs (``stress.INPUT`` + its place) is drawn as given."""
         keywords = stress.keywords_of(changes)
         numbers = stress.inputs_of(changes)
-        constants = {
-            k: v for k, v in changes.items() if not k.startswith((stress.KEYWORD, stress.INPUT))
-        }
+        constants = stress.constants_of(changes)
         saved = {name: getattr(self.module, name) for name in constants}
         saved_keywords, saved_numbers = self.keywords, self.numbers
         try:
