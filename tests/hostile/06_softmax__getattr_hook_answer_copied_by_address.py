@@ -1,6 +1,6 @@
 # attack: (strict and hybrid) torch computes the whole softmax inside a list subclass's __getattr__, which torch.tensor(data) calls while its handler runs with the TorchFunctionMode popped, so the answer tensor is not among the tensors the record says torch made; a Triton kernel copies it into the output from an address passed as a number, the copy test finds no source, and the pure copy "matters"
 # expect: rejected
-# rules: torch-compute, decoy-kernel, pointer-from-integer
+# rules: torch-compute, decoy-kernel, pointer-from-integer, torch-callback
 # device: any
 import operator
 
