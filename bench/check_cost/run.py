@@ -113,6 +113,20 @@ def main() -> int:
     def median(side: str, key: str) -> float:
         return statistics.median(r[key] for r in rows if r["side"] == side and key in r)
 
+    def window(side: str) -> dict[str, float]:
+        """The medians of the timing window (the exclusive hold's judge_s: its total, the fresh
+        inputs, the timed requests, the checks) and of its set-up before the hold."""
+        timed = [r for r in rows if r["side"] == side and r.get("judge_s")]
+        if not timed:
+            return {}
+        # The exclusive hold is the timing phase (durations_ms.timing), whatever ran before it.
+        held = statistics.median(r["durations_ms"].get("harness_timing", 0.0) / 1e3 for r in timed)
+        keys = ("total", "inputs", "calls", "checks", "setup", "arenas")
+        return {"window_phase_s": held} | {
+            f"window_{k}_s": statistics.median(float(r["judge_s"].get(k) or 0.0) for r in timed)
+            for k in keys
+        }
+
     summary = {
         side: {
             "label": label,
@@ -120,6 +134,7 @@ def main() -> int:
             "median_correctness_s": median(side, "correctness_s"),
             "median_lock_wait_s": median(side, "lock_wait_s"),
             "accepted": sum(1 for r in rows if r["side"] == side and r["status"] == "ok"),
+            **window(side),
         }
         for side, label in (("a", args.label_a), ("b", args.label_b))
     }
@@ -156,11 +171,21 @@ def main() -> int:
         f"(other jobs' windows): {summary['a']['median_lock_wait_s']:.2f} s against "
         f"{summary['b']['median_lock_wait_s']:.2f} s",
         f"- accepted: {summary['a']['accepted']} and {summary['b']['accepted']} of {len(tasks)}",
+        *(
+            f"- {label}'s timing window (timing.method.judge_s, median s): "
+            + ", ".join(
+                f"{k.removeprefix('window_').removesuffix('_s')} {v:.3f}"
+                for k, v in summary[side].items()
+                if k.startswith("window_")
+            )
+            for side, label in (("a", args.label_a), ("b", args.label_b))
+        ),
         f"- where {args.label_a}'s correctness phase goes (median s): {stretches('a')}",
         "",
         f"| task | {args.label_a} s | {args.label_b} s | {args.label_a} correctness s | "
-        f"{args.label_b} correctness s | {args.label_a} graded calls |",
-        "| --- | --- | --- | --- | --- | --- |",
+        f"{args.label_b} correctness s | {args.label_a} graded calls | {args.label_a} timing "
+        f"phase s | {args.label_b} timing phase s |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     by = {(r["task"], r["side"]): r for r in rows}
     for task in tasks:
@@ -168,7 +193,9 @@ def main() -> int:
         lines.append(
             f"| {task} | {a.get('total_s', 0):.1f} ({a.get('status')}) | "
             f"{b.get('total_s', 0):.1f} ({b.get('status')}) | {a.get('correctness_s', 0):.1f} | "
-            f"{b.get('correctness_s', 0):.1f} | {a.get('graded_calls')} |"
+            f"{b.get('correctness_s', 0):.1f} | {a.get('graded_calls')} | "
+            f"{(a.get('durations_ms') or {}).get('harness_timing', 0) / 1e3:.3f} | "
+            f"{(b.get('durations_ms') or {}).get('harness_timing', 0) / 1e3:.3f} |"
         )
     refused = [r for r in rows if r["status"] != "ok"]
     if refused:
