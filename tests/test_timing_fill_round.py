@@ -91,3 +91,11 @@ def test_the_candidate_slot_is_a_copy_the_candidate_cannot_share() -> None:
     sampler.views["candidate"].inputs[0][0].fill_(0.0)
     expected = timed_inputs(sampler.task, 5)
     assert same_bytes(sampler.views["reference"].inputs[0][0], expected[0])
+
+
+def test_slots_are_copied_only_between_arenas_of_one_layout() -> None:
+    sampler = _sampler(True, {"reference": 2, "candidate": 2})
+    other = SlotLayout.build([torch.zeros(3)], [torch.zeros(3)], 4)
+    target = SlotViews(Arena.create(other.slot_bytes * 4, DEV), other)
+    with pytest.raises(ValueError, match="same layout"):
+        slots.copy_slots(sampler.views["reference"], target, 2)

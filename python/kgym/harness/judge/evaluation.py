@@ -7,9 +7,10 @@ says. The candidate runs in a runner process of its own (``harness/runner.py``),
 
 The phases, in order (``run``): ``start_runners`` (the gym's own code only: forks, confinement,
 CUDA contexts, outside the GPU lock); then one shared hold of the GPU for ``load`` (the task's
-code), ``init`` (both runners build their models) and ``correctness`` (the graded calls,
-``correctness.py``); then, for a candidate that passed, one exclusive hold for ``timing``
-(``timing/``) and ``profile`` (``profile.py``).
+code), ``init`` (both runners build their models), ``correctness`` (the graded calls,
+``correctness.py``) and, for a candidate that passed, what its timing window needs besides
+its arenas (``window_setup``); then one exclusive hold for ``timing`` (``timing/``: the
+arenas, the warm-up and the measured rounds) and ``profile`` (``profile.py``).
 """
 
 from __future__ import annotations

@@ -231,11 +231,12 @@ class Sampler:
                 self.views = {}
                 for role in ("candidate", "reference"):
                     current = self.lender.views.get(role)
-                    # An arena of the right size is kept: at large sizes two would not fit.
-                    if current is not None and current.layout.slots == max_slots:
+                    layout = self.base.with_slots(max_slots)
+                    # An arena of this layout is kept: at large sizes two would not fit. Both
+                    # sides' layouts are the same (fill_round copies slots across).
+                    if current is not None and current.layout == layout:
                         self.views[role] = current
                     else:
-                        layout = self.base.with_slots(max_slots)
                         self.views[role] = self.lender.layout(role, layout)
                 break
             except ArenaAllocationError:
@@ -245,12 +246,12 @@ class Sampler:
         self.max_slots = max_slots
         self.stretches["arenas"] = _perf_counter() - began
 
-    def _fill(self, role: str, k: int, spec: Spec) -> tuple[Any, list[Any]]:
+    def _fill(self, role: str, k: int, spec: Spec) -> Any:
         """Slot ``k`` of ``role``'s arena gets the inputs of ``spec`` (a seed, or a seed and a
-        stress set); returns what a check of its outputs needs (the spec where the inputs are
-        regenerable, else the inputs themselves) and the inputs as they now lie in the slot.
-        Only the candidate's outputs are poisoned: a call it skips, or an output it leaves
-        unwritten, must not find a former answer there (slots.fill)."""
+        stress set); returns what a check of its outputs needs: the spec where the inputs are
+        regenerable, else the inputs themselves. Only the candidate's outputs are poisoned: a
+        call it skips, or an output it leaves unwritten, must not find a former answer there
+        (slots.fill)."""
         view = self.views[role]
         poison = role == "candidate"
         seed, stressed = spec if isinstance(spec, tuple) else (spec, None)
@@ -258,26 +259,23 @@ class Sampler:
             self.draw.fill(view, k, seed, poison)
             if stressed:
                 stress.derive(stressed, list(view.inputs[k]))  # in the slot, in place
-            return spec, list(view.inputs[k])
+            return spec
         inputs = timed_inputs(self.task, spec)
         slots.fill(view, k, inputs, poison=poison)
-        return inputs, inputs
+        return inputs
 
     def fill_round(self, seeds: list[Spec]) -> list[Any]:
-        """A measured round's inputs, drawn once: into the reference's slots, then copied into
-        the candidate's, both before either runner is called, so that the window pays one draw
-        a round rather than one a side (a copy moves half a draw's bytes, or less: a normal
-        draw also computes). Returns per candidate slot what a check of its outputs needs."""
+        """A measured round's inputs, drawn once, into the reference's slots, and copied into
+        the candidate's in one strided copy, both before either runner is called: the window
+        pays one draw a round rather than one a side (a draw is a call of the task's
+        ``get_inputs()`` a slot). Returns per candidate slot what a check of its outputs
+        needs."""
         began = _perf_counter()
         reference, candidate = self.calls["reference"], self.calls["candidate"]
-        pristine: list[Any] = []
-        for k in range(max(reference, candidate)):
-            kept, inputs = self._fill("reference", k, seeds[k])
-            if k < candidate:
-                slots.fill(self.views["candidate"], k, inputs, poison=True)
-                pristine.append(kept)
+        pristine = [self._fill("reference", k, seeds[k]) for k in range(max(reference, candidate))]
+        slots.copy_slots(self.views["reference"], self.views["candidate"], candidate)
         self.spent["inputs"] += _perf_counter() - began
-        return pristine
+        return pristine[:candidate]
 
     def batch(
         self,
@@ -299,7 +297,7 @@ class Sampler:
         pristine: list[Any] = []
         for index, k in enumerate([] if filled else batch):
             spec = seeds[index] if seeds is not None else fresh_seed()
-            pristine.append(self._fill(role, k, spec)[0])
+            pristine.append(self._fill(role, k, spec))
         self.flush.zero_()
         _synchronize(self.device)
         called = _perf_counter()
