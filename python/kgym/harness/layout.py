@@ -68,18 +68,6 @@ class SlotLayout:
         ]
         return cls(inputs, outputs, aligned(max(offset, 1)), slots)
 
-    def regions(self) -> tuple[int, int]:
-        """Where a slot's tensor inputs end and its tensor outputs begin (``build`` places the
-        inputs first): the bytes a copy of a slot's inputs moves, and the first byte of its
-        outputs."""
-        inputs = [s for s in self.inputs if is_a(s, TensorSpec)]
-        outputs = [s for s in self.outputs if s is not None]
-        inputs_end = max((s.offset + s.nbytes for s in inputs), default=0)
-        outputs_start = min((s.offset for s in outputs), default=self.slot_bytes)
-        if inputs_end > outputs_start:
-            raise ValueError("a slot's outputs lie before the end of its inputs")
-        return inputs_end, outputs_start
-
     def with_slots(self, slots: int) -> SlotLayout:
         """The same call layout, ``slots`` times over."""
         return SlotLayout(self.inputs, self.outputs, self.slot_bytes, slots)
@@ -121,7 +109,6 @@ class SlotViews:
     """The tensors of every slot, as views into an arena (made once, reused for every call)."""
 
     def __init__(self, arena: Arena, layout: SlotLayout) -> None:
-        self.arena = arena
         self.layout = layout
         self.inputs: list[list[Any]] = []
         self.outputs: list[list[torch.Tensor | None]] = []

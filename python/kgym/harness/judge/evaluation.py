@@ -7,10 +7,9 @@ says. The candidate runs in a runner process of its own (``harness/runner.py``),
 
 The phases, in order (``run``): ``start_runners`` (the gym's own code only: forks, confinement,
 CUDA contexts, outside the GPU lock); then one shared hold of the GPU for ``load`` (the task's
-code), ``init`` (both runners build their models), ``correctness`` (the graded calls,
-``correctness.py``) and, for a candidate that passed, what its timing window needs besides
-its arenas (``window_setup``); then one exclusive hold for ``timing`` (``timing/``: the
-arenas, the warm-up and the measured rounds) and ``profile`` (``profile.py``).
+code), ``init`` (both runners build their models) and ``correctness`` (the graded calls,
+``correctness.py``); then, for a candidate that passed, one exclusive hold for ``timing``
+(``timing/``) and ``profile`` (``profile.py``).
 """
 
 from __future__ import annotations
@@ -98,7 +97,6 @@ class Evaluation:
         self.device = torch.device("cpu")
         self.task: TaskSide | None = None
         self.graded: GradedCalls | None = None
-        self.sampler: Sampler | None = None  # the timing window's, set up before its hold
         self.correctness: dict[str, Any] | None = None
         self.timing: dict[str, Any] = {"available": False, "reason": "not measured"}
         self.profile: dict[str, Any] = {"available": False, "reason": "not measured"}
@@ -391,17 +389,23 @@ class Evaluation:
         self.judge["copying_kernels"] = sorted(graded.copying)
         self.judge["graded_calls"] = self.policy.graded_calls
 
-    def window_setup(self) -> None:
-        """What the timing window needs that is no timed call, made in the shared hold that
-        ends the correctness phase, beside other jobs' work, so that the exclusive hold holds
-        only the window's calls: the judge's timing kernels, the arenas (as many input sets as
-        the job's memory allows), the compiled reference where asked, the L2 flush buffer and
-        the fused check (``Sampler.prepare``)."""
+    def timing_phase(self) -> None:
         assert self.task is not None and self.graded is not None
-        if not self.timed or self.device.type != "cuda":
-            return
-        started = time.perf_counter()
         options = self.job["timing"]
+        if not self.timed:
+            self.timing = {"available": False, "reason": "timing disabled by the job"}
+            return
+        if self.device.type != "cuda":
+            self.timing = {
+                "available": False,
+                "reason": "no GPU: kernels ran under Triton's interpreter on the CPU",
+            }
+            return
+        # The supervisor raises these three threads' CPU priority until the next record (the
+        # window's end): a sample is read across the runner's and the judge's wake-ups, which a
+        # busy CPU would delay (sandbox/window_priority.hpp).
+        threads = [os.getpid(), *(runner.pid for runner in self.runners)]
+        started = self.timeline.phase("timing", pids=threads)
         self.kernels.await_timing(self.durations, self.judge)
         self.task.judge_normals = self.kernels.fast_normals_ready
         sampler = Sampler(
@@ -416,37 +420,17 @@ class Evaluation:
         if self.graded.tf32_exact:
             # Where a product's precision moves the answer, a set's conditioning varies from
             # draw to draw, and a timed slot has no second, tf32 answer to excuse one by.
-            assert self.correctness is not None
             sampler.timed_sets = stress.timed_sets(self.correctness.get("input_sets") or {})
         sampler.faithful = self.policy.precision == "faithful"
-        sampler.memory_watch = self.memory_watch
-        sampler.prepare(options.get("baseline", "eager"))
-        self.sampler = sampler
-        self.timeline.stretch("timing_setup", started)
-
-    def timing_phase(self) -> None:
-        assert self.task is not None and self.graded is not None
-        if not self.timed:
-            self.timing = {"available": False, "reason": "timing disabled by the job"}
-            return
-        if self.device.type != "cuda":
-            self.timing = {
-                "available": False,
-                "reason": "no GPU: kernels ran under Triton's interpreter on the CPU",
-            }
-            return
-        sampler = self.sampler
-        assert sampler is not None
-        # The supervisor raises these three threads' CPU priority until the next record (the
-        # window's end): a sample is read across the runner's and the judge's wake-ups, which a
-        # busy CPU would delay (sandbox/window_priority.hpp).
-        threads = [os.getpid(), *(runner.pid for runner in self.runners)]
-        started = self.timeline.phase("timing", pids=threads)
         # The watch's thread rests through the window (its readings stay off the judge's
         # clock); one reading at each end.
-        watch = self.memory_watch
+        watch = sampler.memory_watch = self.memory_watch
         with watch.hold() if watch is not None else contextlib.nullcontext():
-            self.timing = time_runners(sampler, record=self._traced())
+            self.timing = time_runners(
+                sampler,
+                options.get("baseline", "eager"),
+                record=self._traced(),
+            )
         if sampler.error_size is not None:
             precision = self.graded.precision
             if precision is not None:
@@ -514,8 +498,6 @@ class Evaluation:
                 self.load()
                 self.init()
                 self.correctness_phase()
-                if self.correct_on_all_sets() and not self.findings.rejected():
-                    self.window_setup()
             if not self.correct_on_all_sets():
                 status = "incorrect"
             if status == "ok" and not self.findings.rejected():

@@ -48,27 +48,6 @@ def fill(
             out.view(-1).view(torch.uint8).fill_(dev.POISON_BYTE)
 
 
-def copy_slots(source: SlotViews, target: SlotViews, count: int) -> None:
-    """Slots ``0..count-1`` of ``target`` get the tensor inputs that ``source``'s hold and
-    poisoned outputs: one strided copy and one fill over all of them, where a slot-by-slot
-    ``fill`` costs a few launches a slot (a timed round fills up to 256). Both arenas have
-    the same layout; non-tensor inputs are the layout's own, the same in both."""
-    layout = source.layout
-    if target.layout.with_slots(1) != layout.with_slots(1):
-        raise ValueError("slots are copied only between arenas of the same layout")
-    if count <= 0:
-        return
-    inputs_end, outputs_start = layout.regions()
-    span = count * layout.slot_bytes
-
-    def rows(views: SlotViews) -> torch.Tensor:
-        return views.arena.bytes[:span].view(count, layout.slot_bytes)
-
-    into = rows(target)
-    into[:, :inputs_end].copy_(rows(source)[:, :inputs_end])
-    into[:, outputs_start:].fill_(dev.POISON_BYTE)
-
-
 def answer(views: SlotViews, k: int, reply: dict[str, Any]) -> list[Any]:
     """Slot ``k``'s outputs, with the non-tensor values the runner's reply carries."""
     by_slot = reply.get("values")

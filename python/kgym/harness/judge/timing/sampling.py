@@ -154,8 +154,6 @@ class Sampler:
         self.findings, self.kernels, self.config = findings, kernels, config
         self.device = task.device
         self.started = _perf_counter()
-        # The window's own start (time_runners): ``prepare`` runs before, in a shared hold.
-        self.window_began = self.started
         # Where the judge's seconds go (the Result's method.judge_s): the fresh inputs, the
         # timed requests, the checks of the timed outputs; and by stretch of the phase.
         self.spent = {"inputs": 0.0, "calls": 0.0, "checks": 0.0}
@@ -185,15 +183,38 @@ class Sampler:
         return now
 
     def prepare(self, baseline: str) -> None:
-        """What the window needs besides its arenas, made before its hold (in the shared hold
-        that ends the correctness phase): whether the task's inputs are regenerable, the
-        compiled variant, the L2 flush buffer, the canary and the fused check."""
+        """The arenas (as many input sets as memory allows), the compiled variant, the L2
+        flush buffer, the canary and the fused check."""
         # The call layout is the correctness phase's (same shapes), so no probe call is needed.
-        self.base = self.lender.views["candidate"].layout
+        base = self.lender.views["candidate"].layout
+        self.base = base
         for role in ("candidate", "reference"):
             self.runners.ask(role, {"op": "trim"}, "timing")  # what the checks left cached
         torch.cuda.empty_cache()  # the judge's cached blocks are free memory for the arenas
         self.regenerate = inputs_regenerable(self.task)
+        torch.cuda.empty_cache()
+        free, total = torch.cuda.mem_get_info(self.device)
+        if self.memory_watch is not None:
+            free, total = self.memory_watch.within_share(free, total)
+        copies = COPIES_PER_SLOT_REGENERATED if self.regenerate else COPIES_PER_SLOT
+        self.plan = plan_slots(base.slot_bytes, free, self.config.max_batch, total, copies)
+        max_slots = self.plan.slots
+        while True:
+            try:
+                self.views = {}
+                for role in ("candidate", "reference"):
+                    current = self.lender.views.get(role)
+                    # An arena of the right size is kept: at large sizes two would not fit.
+                    if current is not None and current.layout.slots == max_slots:
+                        self.views[role] = current
+                    else:
+                        self.views[role] = self.lender.layout(role, base.with_slots(max_slots))
+                break
+            except ArenaAllocationError:
+                if max_slots == 1:
+                    raise
+                max_slots = max(1, max_slots // 2)  # another job took the memory meanwhile
+        self.max_slots = max_slots
         self.compile_error = None
         self.series = ["reference", "candidate"]
         if baseline in ("compile", "both"):
@@ -213,91 +234,34 @@ class Sampler:
         self.draw = SlotDraw(self.task.inputs, slots.fill) if self.regenerate else None
         self.stretches["setup"] = _perf_counter() - self.started
 
-    def lay_out(self) -> None:
-        """The arenas, as many input sets as memory allows, made in the window's hold: their
-        budget is a share of the GPU's memory that only one job's window may take at a time
-        (plan.py), so they are made once the job holds the GPU alone and freed before it lets
-        go."""
-        began = _perf_counter()
-        torch.cuda.empty_cache()
-        free, total = torch.cuda.mem_get_info(self.device)
-        if self.memory_watch is not None:
-            free, total = self.memory_watch.within_share(free, total)
-        copies = COPIES_PER_SLOT_REGENERATED if self.regenerate else COPIES_PER_SLOT
-        self.plan = plan_slots(self.base.slot_bytes, free, self.config.max_batch, total, copies)
-        max_slots = self.plan.slots
-        while True:
-            try:
-                self.views = {}
-                for role in ("candidate", "reference"):
-                    current = self.lender.views.get(role)
-                    layout = self.base.with_slots(max_slots)
-                    # An arena of this layout is kept: at large sizes two would not fit. Both
-                    # sides' layouts are the same (fill_round copies slots across).
-                    if current is not None and current.layout == layout:
-                        self.views[role] = current
-                    else:
-                        self.views[role] = self.lender.layout(role, layout)
-                break
-            except ArenaAllocationError:
-                if max_slots == 1:
-                    raise
-                max_slots = max(1, max_slots // 2)  # another job took the memory meanwhile
-        self.max_slots = max_slots
-        self.stretches["arenas"] = _perf_counter() - began
-
-    def _fill(self, role: str, k: int, spec: Spec) -> Any:
-        """Slot ``k`` of ``role``'s arena gets the inputs of ``spec`` (a seed, or a seed and a
-        stress set); returns what a check of its outputs needs: the spec where the inputs are
-        regenerable, else the inputs themselves. Only the candidate's outputs are poisoned: a
-        call it skips, or an output it leaves unwritten, must not find a former answer there
-        (slots.fill)."""
-        view = self.views[role]
-        poison = role == "candidate"
-        seed, stressed = spec if isinstance(spec, tuple) else (spec, None)
-        if self.draw is not None:
-            self.draw.fill(view, k, seed, poison)
-            if stressed:
-                stress.derive(stressed, list(view.inputs[k]))  # in the slot, in place
-            return spec
-        inputs = timed_inputs(self.task, spec)
-        slots.fill(view, k, inputs, poison=poison)
-        return inputs
-
-    def fill_round(self, seeds: list[Spec]) -> list[Any]:
-        """A measured round's inputs, drawn once, into the reference's slots, and copied into
-        the candidate's in one strided copy, both before either runner is called: the window
-        pays one draw a round rather than one a side (a draw is a call of the task's
-        ``get_inputs()`` a slot). Returns per candidate slot what a check of its outputs
-        needs."""
-        began = _perf_counter()
-        reference, candidate = self.calls["reference"], self.calls["candidate"]
-        pristine = [self._fill("reference", k, seeds[k]) for k in range(max(reference, candidate))]
-        slots.copy_slots(self.views["reference"], self.views["candidate"], candidate)
-        self.spent["inputs"] += _perf_counter() - began
-        return pristine[:candidate]
-
     def batch(
-        self,
-        name: str,
-        batch: list[int],
-        seeds: list[Spec] | None = None,
-        hold_ms: float = 0.0,
-        filled: bool = False,
+        self, name: str, batch: list[int], seeds: list[Spec] | None = None, hold_ms: float = 0.0
     ) -> tuple[float, float, dict[str, Any], list[Any]]:
         """One sample: (time, canary time, the runner's reply, per slot what a check of its
         outputs needs: the seed of its inputs, or the inputs themselves). ``seeds``: the
         inputs' seeds slot by slot (a measured round gives both runners the same ones), else
-        fresh ones; ``filled``: the slots hold their inputs already (``fill_round``), and
-        nothing is returned for them. ``hold_ms``: a batch of no calls in which the runner
-        stays busy this long (not counted in the time returned), as it does while its calls
-        run."""
+        fresh ones. ``hold_ms``: a batch of no calls in which the runner stays busy this long
+        (not counted in the time returned), as it does while its calls run."""
         role = RUNNER_OF[name]
+        view = self.views[role]
+        # Only the candidate's outputs are poisoned: a call it skips, or an output it leaves
+        # unwritten, must not find a former answer there (slots.fill).
+        poison = role == "candidate"
         began = _perf_counter()
         pristine: list[Any] = []
-        for index, k in enumerate([] if filled else batch):
+        for index, k in enumerate(batch):
             spec = seeds[index] if seeds is not None else fresh_seed()
-            pristine.append(self._fill(role, k, spec))
+            seed, stressed = spec if isinstance(spec, tuple) else (spec, None)
+            if self.draw is not None:
+                self.draw.fill(view, k, seed, poison)
+                if stressed:
+                    stress.derive(stressed, list(view.inputs[k]))  # in the slot, in place
+                pristine.append(spec)
+            else:
+                inputs = timed_inputs(self.task, spec)
+                slots.fill(view, k, inputs, poison=poison)
+                pristine.append(inputs)
+                del inputs
         self.flush.zero_()
         _synchronize(self.device)
         called = _perf_counter()
@@ -470,27 +434,20 @@ class Sampler:
             seeds[slot] = (int(seeds[slot]), names[secrets.randbelow(len(names))])
             self.stressed_slots += 1
         self.round_specs = seeds
-        pristine = self.fill_round(seeds)
-        # The runners whose slots hold the round's inputs as drawn: the compiled variant's
-        # batch shares the reference's arena and draws its own into it.
-        filled = {"reference", "candidate"}
         pending: tuple[list[int], list[Any], dict[str, Any]] | None = None
         done: set[str] = set()
         for name in order:
             batch = list(range(self.calls[name]))
-            total_ms, canary_ms, reply, _ = self.batch(
-                name, batch, seeds[: len(batch)], filled=name in filled
-            )
+            total_ms, canary_ms, reply, pristine = self.batch(name, batch, seeds[: len(batch)])
             if name == "reference":
                 self.reference_answers.update(seeds=seeds[: len(batch)], reply=reply)
             elif name == "compile":
                 self.reference_answers.clear()
-                filled.discard("reference")
             else:  # the candidate
                 self.recorded_calls += len(batch)
                 # Which rounds are verified is drawn from the OS: no count of calls predicts it.
                 if self.verify_every == 1 or secrets.randbelow(self.verify_every) == 0:
-                    pending = (batch, pristine[: len(batch)], reply)
+                    pending = (batch, pristine, reply)
             totals[name].append((total_ms, len(batch)))
             canaries[name].append(canary_ms)
             done.add(name)
@@ -534,13 +491,11 @@ class Sampler:
         return None, "not confirmed in a second block of rounds"
 
 
-def time_runners(sampler: Sampler, record: bool = False) -> dict[str, Any]:
-    """One timing window, start to end, with ``sampler``'s runners, prepared before the
-    window's hold (``Sampler.prepare``). With ``record``, both runners' kernel traces record
-    every measured round (kernel_trace.py): the result's ``kernels`` is the candidate's record
-    and the number of calls it covers."""
-    sampler.window_began = _perf_counter()
-    sampler.lay_out()
+def time_runners(sampler: Sampler, baseline: str, record: bool = False) -> dict[str, Any]:
+    """One timing window, start to end, with ``sampler``'s runners. With ``record``, both
+    runners' kernel traces record every measured round (kernel_trace.py): the result's
+    ``kernels`` is the candidate's record and the number of calls it covers."""
+    sampler.prepare(baseline)
     began = _perf_counter()
     sampler.warm_up()
     began = sampler._stretch("warmup", began)
@@ -654,7 +609,6 @@ def _method(
             **{name: round(value, 4) for name, value in sampler.spent.items()},
             "checks_wait": round(fused.wait_s, 4) if fused is not None else None,
             **{name: round(value, 4) for name, value in sampler.stretches.items()},
-            # The window, from its first call; ``setup`` (prepare) came before its hold.
-            "total": round(_perf_counter() - sampler.window_began, 4),
+            "total": round(_perf_counter() - sampler.started, 4),
         },
     }
