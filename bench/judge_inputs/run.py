@@ -9,9 +9,12 @@ set, called from as deep a stack as the judge's timing rounds;
 
 ``normal_draw`` (a GPU): normals drawn by torch's generator, by Triton's Philox kernels, with
 Box-Muller on the GPU's fast intrinsics, and by the judge's own draw
-(``kgym.harness.fast_normals``), with a plain write as the bound.
+(``kgym.harness.fast_normals``), with a plain write as the bound;
 
-    python bench/judge_inputs/run.py seeding|into_slots|normal_draw [OPTIONS]
+``slot_copy`` (a GPU): a round's slots of one arena copied into another's, slot by slot or in
+one strided copy, against drawing them again.
+
+    python bench/judge_inputs/run.py seeding|into_slots|normal_draw|slot_copy [OPTIONS]
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import importlib
 import sys
 from pathlib import Path
 
-PARTS = ("seeding", "into_slots", "normal_draw")
+PARTS = ("seeding", "into_slots", "normal_draw", "slot_copy")
 TITLE = "The judge's inputs inside the timing window"
 
 
