@@ -896,3 +896,34 @@ def test_a_constant_rows_answer_is_compared_less_what_its_inputs_last_bits_move(
     assert torch.equal(
         honest[1], -off * torch.rsqrt(torch.tensor(norm.eps)) * norm.weight + norm.bias
     )  # the candidate's answer is left as it was
+
+
+def test_a_block_alone_beyond_the_bound_on_a_first_look_refuses_nothing_yet() -> None:
+    """A fresh draw of an input set whose worst block alone errs beyond the bound (one row
+    coarse among many exact) is drawn again by its caller before anything is refused
+    (``block_alone``); the second look, or a call that cannot be drawn again, refuses it;
+    an error beyond the bound as a whole refuses on the first look."""
+
+    class Norm(nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return nn.functional.layer_norm(x, x.shape[-1:])
+
+    torch.manual_seed(0)
+    x = torch.randn(64, 512)
+    honest = nn.functional.layer_norm(x, x.shape[-1:])
+    one_row = honest.clone()
+    one_row[1] = _bf16(honest[1])
+    check = ErrorSize(Norm(), _run)
+    first = _Findings()
+    assert check.judge([x], [one_row], first, faithful=True, first_look=True) is False
+    assert check.block_alone and first.rules == []
+    assert check.last is not None and check.last["l2_ratio"] <= ERROR_FACTOR
+    assert check.last["block_ratio"] > ERROR_FACTOR
+    check.block_alone = False
+    second = _Findings()
+    assert check.judge([x], [one_row], second, faithful=True) is True
+    assert second.rules == ["low-precision"] and not check.block_alone
+    whole = _Findings()
+    coarse = ErrorSize(Norm(), _run)
+    assert coarse.judge([x], [_bf16(honest)], whole, faithful=True, first_look=True) is True
+    assert whole.rules == ["low-precision"] and not coarse.block_alone

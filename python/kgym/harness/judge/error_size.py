@@ -495,6 +495,10 @@ class ErrorSize:
         self.calls = 0
         self.worst: dict[str, Any] | None = None
         self.unavailable: str | None = None
+        # A first look (``judge(first_look=True)``) whose worst block alone went beyond the
+        # bound: the caller draws the same input set again before anything is refused.
+        self.block_alone = False
+        self.last: dict[str, float] | None = None  # the latest measurement's statistics
         if not isinstance(reference, torch.nn.Module):
             self.unavailable = "the task's Model is not a torch module"
 
@@ -517,6 +521,7 @@ class ErrorSize:
         set's name), kept with the worst for the Result. ``tf32``: the reference's answer on
         ``inputs`` with its products' operands cut to tf32, where the caller has it
         (``answers_at_tf32``'s first), so that it is not made again."""
+        self.last = None
         if self.unavailable is not None:
             return None
         try:
@@ -609,6 +614,7 @@ class ErrorSize:
         if found is None:
             return None
         self.calls += 1
+        self.last = found
         worst = found["ratio"]
         if self.worst is None or worst > self.worst["ratio"]:
             self.worst = {**found, "where": where}
@@ -728,9 +734,24 @@ class ErrorSize:
         **how: Any,
     ) -> bool:
         """``measure`` (``how``: its options), and under ``faithful`` a ``low-precision``
-        finding where the error is beyond the bound: whether it was."""
+        finding where the error is beyond the bound: whether it was. ``first_look``: a call
+        on a fresh draw of an input set, which its caller can draw again; where only its
+        worst block is beyond the bound, nothing is refused yet and ``block_alone`` says so.
+        A block is held against the tf32 answer's error in the same block, which another
+        order of sums makes (a flash attention's tf32 cut of unnormalised probabilities
+        against the reference's of normalised ones), so one block of one draw can go beyond
+        the factor by chance (3.0-3.3 times for the built-in attention on an H100, 5.5 for an
+        honest Welford layer norm); a coarse rounding in some rows does so on every draw."""
+        first_look = bool(how.pop("first_look", False))
         ratio = self.measure(inputs, answer, **how)
         if ratio is None or ratio <= ERROR_FACTOR or not faithful:
+            return False
+        found = self.last or {}
+        if first_look and all(
+            float(found.get(k, 0.0)) <= ERROR_FACTOR
+            for k in ("l2_ratio", "elementwise_ratio", "common_ratio")
+        ):
+            self.block_alone = True
             return False
         worst = self.worst or {}
         findings.add_once(
