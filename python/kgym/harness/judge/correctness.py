@@ -1001,6 +1001,8 @@ class GradedCalls(OtherSizes):
         if check is None or not check.block_alone:
             return verdict
         check.block_alone = False
+        if verdict.get("passed") is False:
+            return verdict  # refused on its own (a massive row's other part): no second draw
         again = self._stress_once(name, views, None)
         return {**again, "drawn_again": "the first draw's worst block alone erred beyond the bound"}
 
