@@ -919,7 +919,9 @@ def test_a_block_alone_beyond_the_bound_on_a_first_look_refuses_nothing_yet() ->
     assert check.block_alone and first.rules == []
     assert check.last is not None and check.last["l2_ratio"] <= ERROR_FACTOR
     assert check.last["block_ratio"] > ERROR_FACTOR
-    check.block_alone = False
+    # Not a verdict: the Result's worst is what the other calls measured (none here).
+    assert check.report()["measured"] is False
+    check.block_alone = None
     second = _Findings()
     assert check.judge([x], [one_row], second, faithful=True) is True
     assert second.rules == ["low-precision"] and not check.block_alone
@@ -927,3 +929,49 @@ def test_a_block_alone_beyond_the_bound_on_a_first_look_refuses_nothing_yet() ->
     coarse = ErrorSize(Norm(), _run)
     assert coarse.judge([x], [_bf16(honest)], whole, faithful=True, first_look=True) is True
     assert whole.rules == ["low-precision"] and not coarse.block_alone
+
+
+def test_a_whole_output_beyond_the_bound_refuses_whatever_another_outputs_block_reads() -> None:
+    """Each float output is measured on its own: one rounded wholly to bfloat16 refuses on a
+    first look even where another output's one coarse row makes the worst block."""
+
+    class TwoNorms(nn.Module):
+        def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            normed = nn.functional.layer_norm(x, x.shape[-1:])
+            return normed, nn.functional.layer_norm(2.0 * x, x.shape[-1:])
+
+    torch.manual_seed(0)
+    x = torch.randn(64, 512)
+    first, second = TwoNorms()(x)
+    coarse_row = first.clone()
+    coarse_row[1] = _mantissa_bits(first[1], 6)
+    check = ErrorSize(TwoNorms(), _run)
+    found = _Findings()
+    assert check.judge([x], [coarse_row, _bf16(second)], found, faithful=True, first_look=True)
+    assert found.rules == ["low-precision"] and check.block_alone is None
+
+
+def test_a_second_look_without_blocks_does_not_clear_the_first() -> None:
+    """``looked_at_blocks``: a call measured without its blocks (ill-conditioned at tf32) is
+    no second look at a block; ``refuse`` makes the first look's finding and worst."""
+
+    class Norm(nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return nn.functional.layer_norm(x, x.shape[-1:])
+
+    torch.manual_seed(0)
+    x = torch.randn(64, 512)
+    honest = nn.functional.layer_norm(x, x.shape[-1:])
+    one_row = honest.clone()
+    one_row[1] = _bf16(honest[1])
+    check = ErrorSize(Norm(), _run)
+    assert not check.judge([x], [one_row], _Findings(), faithful=True, first_look=True)
+    first = check.block_alone
+    assert first is not None and first["where"] == "the task's inputs"
+    assert not check.judge([x], [one_row], _Findings(), faithful=True, blocks=False)
+    assert not check.looked_at_blocks()
+    found = _Findings()
+    check.refuse(found, first)
+    assert found.rules == ["low-precision"] and check.report()["ratio"] > ERROR_FACTOR
+    assert check.judge([x], [honest], _Findings(), faithful=True) is False
+    assert check.looked_at_blocks()

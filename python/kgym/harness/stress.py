@@ -863,10 +863,13 @@ def _masked_spans(
     starts[wholly], lengths[wholly] = 0, width
     columns = torch.arange(width).unsqueeze(0)
     span = (columns >= starts.unsqueeze(1)) & (columns < (starts + lengths).unsqueeze(1))
-    # In the input's own type: two Python floats make a float32 tensor, which float64's lowest
-    # finite value overflows (every float64 task's evaluation ended an infra_error there).
-    lowest_value = torch.full((n,), torch.finfo(v.dtype).min, dtype=v.dtype)
-    value = torch.where(chosen, lowest_value, torch.full_like(lowest_value, float("-inf")))
+    # Made in float64, which holds every float type's lowest value, then cast: two Python floats
+    # make a float32 tensor, which float64's lowest value overflows (every float64 task's
+    # evaluation ended an infra_error there); a type without infinity saturates in the cast.
+    lowest, minus_inf = (
+        torch.tensor(x, dtype=torch.float64) for x in (torch.finfo(v.dtype).min, -math.inf)
+    )
+    value = torch.where(chosen, lowest, minus_inf).to(v.dtype)
     rows[span.to(v.device)] = value.unsqueeze(1).expand(n, width)[span].to(v.device)
 
 

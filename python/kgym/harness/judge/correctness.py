@@ -56,6 +56,9 @@ from kgym.harness.real_type import is_a
 # its way to the last graded call.
 EXTRA_TRIALS = 2
 _RANDOM = secrets.SystemRandom()
+# Draws of a stress set after a first whose worst block alone erred beyond the error-size
+# bound, until one is measured with its blocks held (``_stress_call``).
+SECOND_LOOKS = 2
 
 _T = TypeVar("_T")
 # The manners a model may refuse with an exception, not answer wrongly: a training step's or a
@@ -991,20 +994,31 @@ class GradedCalls(OtherSizes):
         ``pristine`` (its inputs met again): its verdict for the Result. Where a fresh draw's
         error size went beyond the bound in its worst block alone, the set is drawn and
         called again, and that call decides (``ErrorSize.judge``'s ``first_look``): a chance
-        block of one draw is not a precision, a coarse rounding recurs."""
+        block of one draw is not a precision, a coarse rounding recurs. A second draw whose
+        blocks are not held (ill-conditioned at tf32, or not measured) is drawn once more;
+        where none is held, the first look's block refuses."""
         check = self.error_size
         self.first_look = pristine is None
         try:
             verdict = self._stress_once(name, views, pristine)
         finally:
             self.first_look = False
-        if check is None or not check.block_alone:
+        first = check.block_alone if check is not None else None
+        if check is None or first is None:
             return verdict
-        check.block_alone = False
+        check.block_alone = None
         if verdict.get("passed") is False:
             return verdict  # refused on its own (a massive row's other part): no second draw
-        again = self._stress_once(name, views, None)
-        return {**again, "drawn_again": "the first draw's worst block alone erred beyond the bound"}
+        for _ in range(SECOND_LOOKS):
+            verdict = self._stress_once(name, views, None)
+            if verdict.get("passed") is False or check.looked_at_blocks():
+                break
+        else:
+            check.refuse(self.findings, first)
+        return {
+            **verdict,
+            "drawn_again": "the first draw's worst block alone erred beyond the bound",
+        }
 
     def _stress_once(
         self, name: str, views: SlotViews, pristine: list[Any] | None

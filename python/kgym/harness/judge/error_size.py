@@ -496,9 +496,12 @@ class ErrorSize:
         self.worst: dict[str, Any] | None = None
         self.unavailable: str | None = None
         # A first look (``judge(first_look=True)``) whose worst block alone went beyond the
-        # bound: the caller draws the same input set again before anything is refused.
-        self.block_alone = False
-        self.last: dict[str, float] | None = None  # the latest measurement's statistics
+        # bound, its statistics: the caller draws the same input set again before anything is
+        # refused (``looked_at_blocks``, ``refuse``).
+        self.block_alone: dict[str, Any] | None = None
+        # The latest measurement's statistics: the worst output's, with the largest of every
+        # output's whole-answer statistics (``whole_ratio``) and whether blocks were held.
+        self.last: dict[str, Any] | None = None
         if not isinstance(reference, torch.nn.Module):
             self.unavailable = "the task's Model is not a torch module"
 
@@ -589,6 +592,7 @@ class ErrorSize:
             return [values[i] for i in group if i < len(values)] or None
 
         found: dict[str, float] | None = None
+        whole = 0.0  # every output's relative L2, elementwise and common statistics, the largest
         try:
             for group in groups:
                 parts = [[values[i] for i in group if i < len(values)] for values in (answer, tf32)]
@@ -607,14 +611,17 @@ class ErrorSize:
                     # and float32's own loss far below it.
                     None if self.products else functools.partial(last_bits_moved, group),
                 )
-                if one is not None and (found is None or one["ratio"] > found["ratio"]):
+                if one is None:
+                    continue
+                whole = max(whole, one["l2_ratio"], one["elementwise_ratio"], one["common_ratio"])
+                if found is None or one["ratio"] > found["ratio"]:
                     found = one
         except _NotMeasured:
             return None  # the exact answer on moved inputs did not run: no verdict on this call
         if found is None:
             return None
         self.calls += 1
-        self.last = found
+        self.last = {**found, "where": where, "whole_ratio": whole, "blocks": blocks}
         worst = found["ratio"]
         if self.worst is None or worst > self.worst["ratio"]:
             self.worst = {**found, "where": where}
@@ -743,28 +750,39 @@ class ErrorSize:
         the factor by chance (3.0-3.3 times for the built-in attention on an H100, 5.5 for an
         honest Welford layer norm); a coarse rounding in some rows does so on every draw."""
         first_look = bool(how.pop("first_look", False))
+        before = self.worst
         ratio = self.measure(inputs, answer, **how)
         if ratio is None or ratio <= ERROR_FACTOR or not faithful:
             return False
-        found = self.last or {}
-        if first_look and all(
-            float(found.get(k, 0.0)) <= ERROR_FACTOR
-            for k in ("l2_ratio", "elementwise_ratio", "common_ratio")
-        ):
-            self.block_alone = True
+        last = self.last or {}
+        if first_look and float(last.get("whole_ratio", ratio)) <= ERROR_FACTOR:
+            self.block_alone = dict(last)
+            self.worst = before  # no verdict yet: the second look's decides
             return False
-        worst = self.worst or {}
+        self.refuse(findings, last)
+        return True
+
+    def looked_at_blocks(self) -> bool:
+        """Whether the latest call was measured with its blocks held: a second look that was
+        not (a draw ill-conditioned at tf32, or none measured) cannot clear a first's block."""
+        return self.last is not None and bool(self.last.get("blocks"))
+
+    def refuse(self, findings: Any, record: dict[str, Any]) -> None:
+        """The ``low-precision`` finding for the call of ``record`` (``last``'s statistics),
+        which becomes the Result's worst where it is."""
+        if self.worst is None or float(record.get("ratio", 0.0)) > self.worst["ratio"]:
+            self.worst = {k: v for k, v in record.items() if k not in ("whole_ratio", "blocks")}
+        ratio = float(record.get("ratio", 0.0))
         findings.add_once(
             "low-precision",
             f"the answer errs {ratio:.1f} times as much as computing from tf32 values does "
-            f"(relative L2 {worst.get('candidate', 0.0):.2e} against "
-            f"{worst.get('tf32', 0.0):.2e}, {worst.get('l2_ratio', ratio):.1f} times; element "
-            f"by element {worst.get('elementwise_ratio', 0.0):.1f} times, in its worst block of "
-            f"{BLOCK} {worst.get('block_ratio', 0.0):.1f} times, by its common scale "
-            f"{worst.get('common_ratio', 0.0):.1f} times; on {worst.get('where', '?')}): "
+            f"(relative L2 {record.get('candidate', 0.0):.2e} against "
+            f"{record.get('tf32', 0.0):.2e}, {record.get('l2_ratio', ratio):.1f} times; element "
+            f"by element {record.get('elementwise_ratio', 0.0):.1f} times, in its worst block of "
+            f"{BLOCK} {record.get('block_ratio', 0.0):.1f} times, by its common scale "
+            f"{record.get('common_ratio', 0.0):.1f} times; on {record.get('where', '?')}): "
             "compute below tf32 (precision policy faithful)",
         )
-        return True
 
     def absorb(self, other: ErrorSize) -> None:
         """Another model's measurements (the other sizes') into this evaluation's."""
