@@ -898,21 +898,29 @@ def test_a_constant_rows_answer_is_compared_less_what_its_inputs_last_bits_move(
     )  # the candidate's answer is left as it was
 
 
+class _PlainNorm(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return nn.functional.layer_norm(x, x.shape[-1:])
+
+
+def _one_coarse_row() -> tuple[type[nn.Module], torch.Tensor, torch.Tensor, torch.Tensor]:
+    """A layer norm's inputs, its honest answer, and that answer with one of 64 rows in
+    bfloat16: its worst block beyond the bound, its whole answer within it."""
+    torch.manual_seed(0)
+    x = torch.randn(64, 512)
+    honest = nn.functional.layer_norm(x, x.shape[-1:])
+    one_row = honest.clone()
+    one_row[1] = _bf16(honest[1])
+    return _PlainNorm, x, honest, one_row
+
+
 def test_a_block_alone_beyond_the_bound_on_a_first_look_refuses_nothing_yet() -> None:
     """A fresh draw of an input set whose worst block alone errs beyond the bound (one row
     coarse among many exact) is drawn again by its caller before anything is refused
     (``block_alone``); the second look, or a call that cannot be drawn again, refuses it;
     an error beyond the bound as a whole refuses on the first look."""
 
-    class Norm(nn.Module):
-        def forward(self, x: torch.Tensor) -> torch.Tensor:
-            return nn.functional.layer_norm(x, x.shape[-1:])
-
-    torch.manual_seed(0)
-    x = torch.randn(64, 512)
-    honest = nn.functional.layer_norm(x, x.shape[-1:])
-    one_row = honest.clone()
-    one_row[1] = _bf16(honest[1])
+    Norm, x, honest, one_row = _one_coarse_row()
     check = ErrorSize(Norm(), _run)
     first = _Findings()
     assert check.judge([x], [one_row], first, faithful=True, first_look=True) is False
@@ -955,15 +963,7 @@ def test_a_second_look_without_blocks_does_not_clear_the_first() -> None:
     """``looked_at_blocks``: a call measured without its blocks (ill-conditioned at tf32) is
     no second look at a block; ``refuse`` makes the first look's finding and worst."""
 
-    class Norm(nn.Module):
-        def forward(self, x: torch.Tensor) -> torch.Tensor:
-            return nn.functional.layer_norm(x, x.shape[-1:])
-
-    torch.manual_seed(0)
-    x = torch.randn(64, 512)
-    honest = nn.functional.layer_norm(x, x.shape[-1:])
-    one_row = honest.clone()
-    one_row[1] = _bf16(honest[1])
+    Norm, x, honest, one_row = _one_coarse_row()
     check = ErrorSize(Norm(), _run)
     assert not check.judge([x], [one_row], _Findings(), faithful=True, first_look=True)
     first = check.block_alone

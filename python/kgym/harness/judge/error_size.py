@@ -770,9 +770,9 @@ class ErrorSize:
     def refuse(self, findings: Any, record: dict[str, Any]) -> None:
         """The ``low-precision`` finding for the call of ``record`` (``last``'s statistics),
         which becomes the Result's worst where it is."""
-        if self.worst is None or float(record.get("ratio", 0.0)) > self.worst["ratio"]:
-            self.worst = {k: v for k, v in record.items() if k not in ("whole_ratio", "blocks")}
         ratio = float(record.get("ratio", 0.0))
+        if self.worst is None or ratio > self.worst["ratio"]:
+            self.worst = {k: v for k, v in record.items() if k not in ("whole_ratio", "blocks")}
         findings.add_once(
             "low-precision",
             f"the answer errs {ratio:.1f} times as much as computing from tf32 values does "
