@@ -939,6 +939,36 @@ def test_a_block_alone_beyond_the_bound_on_a_first_look_refuses_nothing_yet() ->
     assert whole.rules == ["low-precision"] and not coarse.block_alone
 
 
+def test_a_float64_task_is_held_to_float64s_precision() -> None:
+    """On a float64 task the yardstick is float64's own (the exact answer on inputs moved by
+    their last bits), not tf32's: another honest float64 order of sums passes, float32
+    statistics or tf32 products refuse, and the check of another model is of the same kind."""
+
+    torch.manual_seed(0)
+    x = torch.randn(64, 512, dtype=torch.float64) * 3.0 + 40.0
+    norm = ErrorSize(_PlainNorm(), _run, float64=True)
+    mean = x.sum(-1, keepdim=True) / x.shape[-1]
+    var = ((x - mean) ** 2).mean(-1, keepdim=True)
+    honest = (x - mean) / torch.sqrt(var + 1e-5)
+    assert norm.judge([x], [honest], _Findings(), faithful=True) is False
+    float32 = nn.functional.layer_norm(x.float(), x.shape[-1:]).double()
+    found = _Findings()
+    assert norm.judge([x], [float32], found, faithful=True) is True
+    assert found.rules == ["low-precision"]
+    report = norm.report()
+    assert report["yardstick"] == "float64" and report["ratio"] > 10 * ERROR_FACTOR
+
+    linear = _Linear().double().eval()
+    a = [torch.randn(128, 256, dtype=torch.float64)]
+    w, b = linear.linear.weight, linear.linear.bias
+    products = ErrorSize(linear, _run, products=True, float64=True).like(copy.deepcopy(linear))
+    assert products.float64 and not products.products
+    in_tf32 = stress.tf32_cut(a[0].float()) @ stress.tf32_cut(w.float()).T
+    assert products.judge([a[0]], [torch.relu(in_tf32.double() + b)], _Findings(), faithful=True)
+    split = torch.relu(a[0][:, :128] @ w[:, :128].T + a[0][:, 128:] @ w[:, 128:].T + b)
+    assert not products.judge([a[0]], [split], _Findings(), faithful=True)
+
+
 def test_a_whole_output_beyond_the_bound_refuses_whatever_another_outputs_block_reads() -> None:
     """Each float output is measured on its own: one rounded wholly to bfloat16 refuses on a
     first look even where another output's one coarse row makes the worst block."""

@@ -179,7 +179,7 @@ class GradedCalls(OtherSizes):
         self.dtypes: tuple[set[torch.dtype], set[torch.dtype]] = (set(), set())
         self.layout: SlotLayout | None = None  # the task's call layout (the timed calls')
         self.precision: dict[str, Any] | None = None  # the Result's judge.precision, once decided
-        self.error_size: ErrorSize | None = None  # on a float32 task: the error's size, checked
+        self.error_size: ErrorSize | None = None  # on a float32 or float64 task: the error's size
         self.measure_next = False  # the next right trial's error is measured (new weights)
         self.mode_free = False  # the task's answer is the same in training mode (mode_free)
         self.aliasable: list[tuple[int, int]] | None = None  # inputs one tensor may be given for
@@ -410,12 +410,13 @@ class GradedCalls(OtherSizes):
         # What the kernels' source names decides before any call.
         self.precision = self.policy.judge_precision(self.dtypes[0] | self.dtypes[1])
         floats = {d for d in self.dtypes[0] | self.dtypes[1] if d.is_floating_point}
-        if floats == {torch.float32}:  # a float64 task's tf32 answer would be its exact one
+        if floats in ({torch.float32}, {torch.float64}):
             task = self.task
             self.error_size = ErrorSize(
                 task.reference,
                 task.run_model,
                 products=not self.tf32_exact,
+                float64=floats == {torch.float64},
             )
         self.findings.stop_if_rejected("correctness")
         # The first call compiles and names the kernels; the rest in a random order, with a

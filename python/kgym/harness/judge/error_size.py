@@ -125,6 +125,17 @@ RELATIVE_FLOOR = 2.0**-10
 TAIL_CONDITION = 2.0**-16
 LAST_BITS = 2.0**-24
 FLOAT32_TINY = torch.finfo(torch.float32).tiny
+# On a float64 task the answer is held to float64's precision, not tf32's: a float64 model is
+# one whose user wants its 16 digits, and no tensor core computes float64 in fewer bits (an
+# H100's float64 products are float64's own). The yardstick is then the exact answer on the
+# inputs moved by float64's last bits (``FLOAT64_LAST_BITS``): what any float64 kernel loses
+# to the inputs' conditioning (a layer norm's rows far from zero), and the floor
+# ``FLOAT64_FLOOR``, a 32nd of what an answer rounded to float32 errs: float32 compute anywhere
+# reads 10 times the bound and more, tf32 products 10^4 times, an honest float64 kernel's sums
+# (2^-53 a rounding, a few thousand in a row) a thousandth of it.
+# (An ulp of float64 at 1: moved by half of it, most elements round back to themselves.)
+FLOAT64_LAST_BITS = 2.0**-52
+FLOAT64_FLOOR = 2.0**-24 / math.sqrt(3.0) / 32.0
 # The most one element's relative error counts for in ``relative_rms``: what bfloat16 rounding
 # errs at most, so bfloat16 counts in full. Beyond it an element is a sum cancelled to near
 # zero, whose relative error says how near, in any kernel: uncapped, the few such elements of
@@ -482,15 +493,19 @@ class ErrorSize:
     """The error check of one evaluation: the reference's two other builds, made at first use,
     and the largest error seen."""
 
-    def __init__(self, reference: Any, run: Any, products: bool = False) -> None:
+    def __init__(
+        self, reference: Any, run: Any, products: bool = False, float64: bool = False
+    ) -> None:
         # ``run(model, inputs, keep_inputs=True)``: the task's reference call with another
         # build of its Model (JudgeTask.run_model); ``keep_inputs=False`` where the inputs are
         # the check's own to spend.
         # ``products``: tf32 products change the task's answer (PRODUCT_FLOOR).
+        # ``float64``: a float64 task, held to float64's precision (``FLOAT64_FLOOR``).
         self.reference = reference
         self.run = run
-        self.floor = PRODUCT_FLOOR if products else TF32_FLOOR
-        self.products = products
+        self.float64 = float64
+        self.products = products and not float64
+        self.floor = FLOAT64_FLOOR if float64 else PRODUCT_FLOOR if self.products else TF32_FLOOR
         self.exact: Any = None  # the reference in float64
         self.calls = 0
         self.worst: dict[str, Any] | None = None
@@ -504,6 +519,10 @@ class ErrorSize:
         self.last: dict[str, Any] | None = None
         if not isinstance(reference, torch.nn.Module):
             self.unavailable = "the task's Model is not a torch module"
+
+    def like(self, reference: Any) -> ErrorSize:
+        """The same check of another model (one built at other sizes, a second instance)."""
+        return ErrorSize(reference, self.run, self.products, self.float64)
 
     def measure(
         self,
@@ -549,14 +568,20 @@ class ErrorSize:
                 del doubled  # a GPU's float64 inputs are gigabytes
             if left_out is not None:
                 truth = left_out_of(truth, left_out)
-            if tf32 is None:
+            if self.float64:
+                # The yardstick already holds what the inputs' last bits move: no few
+                # outputs' allowance, no grains, no second measurement.
+                moved_inputs = stress.nudged(inputs, secrets.randbits(32), FLOAT64_LAST_BITS)
+                tf32 = compare.flatten(self.run(self.exact, moved_inputs, keep_inputs=False))
+                del moved_inputs  # a GPU's float64 inputs are gigabytes
+            elif tf32 is None:
                 with stress.Tf32Operands(stress.tf32_cut):
                     tf32 = compare.flatten(self.run(self.reference, inputs))
             # A few outputs (a loss) are also allowed what float32 errs on inputs moved by
             # their last bits: how far a difference of nearly equal terms turns on them.
             moved = None
             count = sum(t.numel() for t in truth if isinstance(t, torch.Tensor))
-            if not self.products and count < FEW_OUTPUTS:
+            if not self.products and not self.float64 and count < FEW_OUTPUTS:
                 nudged = stress.nudged(inputs, secrets.randbits(32))
                 moved = compare.flatten(self.run(self.reference, nudged, keep_inputs=False))
         except Exception as exc:  # noqa: BLE001  (a reference that takes no float64: no check)
@@ -566,7 +591,7 @@ class ErrorSize:
         # Each float output on its own, the worst of them: pooled, one output's large values
         # (a row's log-sum-exp beside its probabilities) set the peak and the average, and
         # a whole other output rounded to bf16 fell below both.
-        grains = few_grains(inputs, truth, per_row_only=moved is None)
+        grains = None if self.float64 else few_grains(inputs, truth, per_row_only=moved is None)
         floats = [
             i
             for i, t in enumerate(truth)
@@ -609,7 +634,9 @@ class ErrorSize:
                     else None,
                     # Where tf32 products change the answer their error is the yardstick,
                     # and float32's own loss far below it.
-                    None if self.products else functools.partial(last_bits_moved, group),
+                    None
+                    if self.products or self.float64
+                    else functools.partial(last_bits_moved, group),
                 )
                 if one is None:
                     continue
@@ -773,15 +800,20 @@ class ErrorSize:
         ratio = float(record.get("ratio", 0.0))
         if self.worst is None or ratio > self.worst["ratio"]:
             self.worst = {k: v for k, v in record.items() if k not in ("whole_ratio", "blocks")}
+        yardstick, below = (
+            ("computing in float64 on inputs moved by their last bits", "float64")
+            if self.float64
+            else ("computing from tf32 values", "tf32")
+        )
         findings.add_once(
             "low-precision",
-            f"the answer errs {ratio:.1f} times as much as computing from tf32 values does "
+            f"the answer errs {ratio:.1f} times as much as {yardstick} does "
             f"(relative L2 {record.get('candidate', 0.0):.2e} against "
             f"{record.get('tf32', 0.0):.2e}, {record.get('l2_ratio', ratio):.1f} times; element "
             f"by element {record.get('elementwise_ratio', 0.0):.1f} times, in its worst block of "
             f"{BLOCK} {record.get('block_ratio', 0.0):.1f} times, by its common scale "
             f"{record.get('common_ratio', 0.0):.1f} times; on {record.get('where', '?')}): "
-            "compute below tf32 (precision policy faithful)",
+            f"compute below {below} (precision policy faithful)",
         )
 
     def absorb(self, other: ErrorSize) -> None:
@@ -803,6 +835,9 @@ class ErrorSize:
             "measured": True,
             "calls": self.calls,
             "factor": ERROR_FACTOR,
+            # What the error is held against: tf32 compute (a float32 task), or float64's
+            # own on inputs moved by their last bits (a float64 task).
+            "yardstick": "float64" if self.float64 else "tf32",
             "candidate_rel_l2": self.worst["candidate"],
             "tf32_rel_l2": self.worst["tf32"],
             "ratio": self.worst["ratio"],

@@ -279,11 +279,7 @@ class OtherSizes:
         # (precision kept only at the task's is not kept), folded into the evaluation's.
         there = None
         if self.robust and self.error_size is not None:
-            there = ErrorSize(
-                task.reference if at[1] is None else at[1],
-                task.run_model,
-                products=not self.tf32_exact,
-            )
+            there = self.error_size.like(task.reference if at[1] is None else at[1])
         try:
             failed, answer = self._graded_call(views, pristine, fill=False, manner=manner)
             if failed is not None:
@@ -434,11 +430,7 @@ class OtherSizes:
         # a model the judge grades, not only a probe of state the two share.
         own = None
         if there is not None:
-            own = ErrorSize(
-                second,
-                task.run_model,
-                products=not self.tf32_exact,
-            )
+            own = there.like(second)
         self._swap_spare()
         try:
             failed = self._compared_at(views, inputs, second, own, {})
