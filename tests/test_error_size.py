@@ -16,6 +16,8 @@ from kgym.harness.judge.error_size import (
     ERROR_FACTOR,
     MAX_SCALE,
     NO_SCALE,
+    SECOND_LOOK_WHOLE,
+    TF32_FLOOR,
     ErrorSize,
     few_grains,
     relative_rms,
@@ -937,6 +939,22 @@ def test_a_block_alone_beyond_the_bound_on_a_first_look_refuses_nothing_yet() ->
     coarse = ErrorSize(Norm(), _run)
     assert coarse.judge([x], [_bf16(honest)], whole, faithful=True, first_look=True) is True
     assert whole.rules == ["low-precision"] and not coarse.block_alone
+
+
+def test_a_block_alone_where_the_whole_errs_more_than_an_honest_kernel_refuses_at_once() -> None:
+    """A first look's block alone is drawn again only where the whole answer errs as an
+    honest kernel's does: one coarse row in an answer erring 2.5 times tf32's as a whole
+    (a coarse rounding on most rows, its block beyond the bound) refuses on the first look."""
+
+    Norm, x, honest, one_row = _one_coarse_row()
+    noise = torch.randn(honest.shape, generator=torch.Generator().manual_seed(1))
+    rough = one_row * (1.0 + 2.5 * TF32_FLOOR * noise)
+    check = ErrorSize(Norm(), _run)
+    found = _Findings()
+    assert check.judge([x], [rough], found, faithful=True, first_look=True) is True
+    assert check.last is not None
+    assert SECOND_LOOK_WHOLE < check.last["whole_ratio"] <= ERROR_FACTOR
+    assert found.rules == ["low-precision"] and check.block_alone is None
 
 
 def test_a_float64_task_is_held_to_float64s_precision() -> None:
