@@ -123,18 +123,37 @@ def test_exact_answers_are_not_held_below_the_floor() -> None:
     assert ratio == 0.0
 
 
-def test_reference_without_float64_is_reported_unavailable() -> None:
-    class Float32Only(nn.Module):
-        def forward(self, x: torch.Tensor) -> torch.Tensor:
-            if x.dtype != torch.float32:
-                raise TypeError("float32 only")
-            return x + 1
+def test_a_reference_without_float64_is_measured_against_its_own_answer() -> None:
+    """A model whose float64 build does not run (a plain tensor attribute ``.double()``
+    leaves in float32) is measured against its own float32 answer: bf16 is still seen. One
+    that does not run at all is reported unmeasured."""
 
-    check = ErrorSize(Float32Only(), _run)
-    x = torch.randn(8)
-    assert check.measure([x], [x + 1]) is None
+    class PlainTaps(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.taps = torch.randn(64, 32)  # not a parameter or buffer
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return x @ self.taps
+
+    torch.manual_seed(0)
+    model, x = PlainTaps(), torch.randn(128, 64)
+    check = ErrorSize(model, _run, products=True)
+    honest = model(x)
+    assert check.judge([x], [honest], _Findings(), faithful=True) is False
+    coarse = _Findings()
+    assert check.judge([x], [_bf16(x) @ _bf16(model.taps)], coarse, faithful=True) is True
+    assert coarse.rules == ["low-precision"]
     report = check.report()
-    assert report["measured"] is False and "float64" in report["reason"]
+    assert report["truth"] == "own" and "float64" in (check.own_truth or "")
+
+    class Broken(nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            raise TypeError("never runs")
+
+    broken = ErrorSize(Broken(), _run)
+    assert broken.measure([x], [x]) is None
+    assert broken.report()["measured"] is False
 
 
 def test_residual_l2_takes_out_a_small_scale_and_leaves_out_non_finite_values() -> None:

@@ -409,14 +409,16 @@ class GradedCalls(OtherSizes):
         views, facts = self._probe(started)
         # What the kernels' source names decides before any call.
         self.precision = self.policy.judge_precision(self.dtypes[0] | self.dtypes[1])
-        floats = {d for d in self.dtypes[0] | self.dtypes[1] if d.is_floating_point}
-        if floats in ({torch.float32}, {torch.float64}):
+        # The answer's type says the precision the task computes in, whatever its inputs'
+        # (float16 inputs cast up in forward, float32 ones multiplied as float64).
+        answers = {d for d in self.dtypes[0] if d.is_floating_point}
+        if answers in ({torch.float32}, {torch.float64}):
             task = self.task
             self.error_size = ErrorSize(
                 task.reference,
                 task.run_model,
                 products=not self.tf32_exact,
-                float64=floats == {torch.float64},
+                float64=answers == {torch.float64},
             )
         self.findings.stop_if_rejected("correctness")
         # The first call compiles and names the kernels; the rest in a random order, with a
