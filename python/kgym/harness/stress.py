@@ -926,9 +926,12 @@ def other_sizes(
     evaluation (a kernel cannot list the shapes it will be graded at), no two alike (sizes
     that were equal, an image's height and width, differ after), the whole no more than
     ``MAX_GROWTH`` times as large; ``wide``: drawn anywhere from 1 to twice it instead (no
-    band of sizes near the task's is a tell). A power of two of 16 or more stays where its CPU size, if
-    it declares one, is one too (a structural dimension, such as a head size, that honest
-    kernels may require; a CPU size that is no power of two says the dimension is not one).
+    band of sizes near the task's is a tell). A power of two of 16 or more, where its CPU size,
+    if it declares one, is one too, becomes another power of two, drawn from 16 to half of it
+    (a structural dimension, such as a head size, that honest kernels may require to be a
+    power of two; a CPU size that is no power of two says the dimension is not one): kept, a
+    task whose every size is one (most of KernelBench's) had no other size, and a kernel exact
+    only at the task's shape was paid.
     Numbers: each float constant ``get_init_inputs`` passes (a scale, a slope, an epsilon),
     and each float default of the Model's signature it leaves (``float_defaults``, named
     ``KEYWORD + name``: passed by keyword), times a factor drawn within
@@ -943,17 +946,17 @@ def other_sizes(
     declared = dict(declared) if is_a(declared, dict) else {}
     # A task that declares CPU sizes names its sizes there; another, by its inputs' use.
     names = set(declared) & (used | by_init) if declared else used
-    fixed: dict[str, int] = {}
+    powers: dict[str, int] = {}
     varied: dict[str, int] = {}
     for name in sorted(names):
         value = (start or {}).get(name, getattr(task, name, None))
         if type(value) is not int or value < 1:
             continue
         if _structural(value) and _structural(declared.get(name, value)):
-            fixed[name] = value
+            powers[name] = _smaller_power(value)
         else:
             varied[name] = value
-    changed: dict[str, Any] = {**fixed, **_drawn_sizes(varied, odd, wide), **float_arguments(task)}
+    changed: dict[str, Any] = {**powers, **_drawn_sizes(varied, odd, wide), **float_arguments(task)}
     if all(getattr(task, name, None) == value for name, value in changed.items()):
         return {}
     return changed
@@ -1147,6 +1150,13 @@ def _choices(
         return []
     step = 2 * max(1, (high - first) // 512)
     return [s for s in range(first, high + 1, step) if s not in taken]
+
+
+def _smaller_power(size: int) -> int:
+    """A power of two drawn from 16 to half of ``size`` (a power of two), or ``size`` where
+    there is none (16 itself: a tl.dot's least)."""
+    powers = [1 << k for k in range(4, size.bit_length() - 1)]
+    return _SIZES_DRAW.choice(powers) if powers else size
 
 
 def _structural(size: Any) -> bool:
