@@ -130,6 +130,9 @@ def test_triton_names_are_read_for_what_they_bind() -> None:
     assert aliased and "tnp" in aliased[0]
     chained = _findings("g = tl.core.builtins.getattr")
     assert chained and "'builtins'" in chained[0]
+    # A name the language exports though made in Triton's C++ IR, and its members.
+    nan_kept = "y = tl.minimum(tl.load(x_ptr), 0.0, propagate_nan=tl.PropagateNan.ALL)"
+    assert _findings(nan_kept) == []
 
 
 def test_syntax_the_compiler_refuses_is_refused() -> None:

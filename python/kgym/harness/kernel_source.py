@@ -205,6 +205,12 @@ def _language(value: Any) -> bool:
         module = getattr(getattr(value, "fn", None), "__module__", None) or module
     if module == "triton.language" or module.startswith("triton.language."):
         return True
+    # A name triton.language itself exports, made elsewhere (``tl.PropagateNan``, an enum of
+    # Triton's C++ IR), and its members (``tl.PropagateNan.ALL``).
+    language = sys.modules.get("triton.language")
+    exported = [getattr(language, n, None) for n in getattr(language, "__all__", ())]
+    if any(value is v or type(value) is v for v in exported if v is not None):
+        return True
     triton = sys.modules.get("triton")
     return triton is not None and any(value is v for v in vars(triton).values())
 
