@@ -196,20 +196,30 @@ def test_a_model_that_refuses_other_arguments_answers_nothing_there() -> None:
     assert "does not build with other arguments" in other["mismatch"]
 
 
-def test_floats_in_a_tuple_are_varied_by_one_factor() -> None:
+def test_floats_in_a_tuple_or_dict_are_varied_each_by_its_own_factor() -> None:
+    """Each float of a tuple by a factor of its own (a symmetric clamp range does not stay
+    symmetric), a range in ascending order kept in order, and a config dict's floats too."""
     module = types.ModuleType("task_for_test")
     exec(  # noqa: S102 - a task module made for the test
-        "n = 6\nrange_ = (-0.5, 0.25, 3)\nsizes = (3, 4)\n"
+        "n = 6\nrange_ = (-0.5, 0.5, 3)\nsizes = (3, 4)\nconfig = {'scale': 0.5, 'steps': 2}\n"
         "def get_inputs():\n    return [n]\n"
-        "def get_init_inputs():\n    return [range_, sizes]\n",
+        "def get_init_inputs():\n    return [range_, sizes, config]\n",
         module.__dict__,
     )
-    changed = stress.float_arguments(module)
-    assert set(changed) == {"range_"}  # a tuple of integers chooses shapes: left alone
-    lo, hi, count = changed["range_"]
-    assert count == 3 and lo < 0 < hi and abs(lo / hi + 2.0) < 1e-9  # one factor: order kept
     low, high = stress.FLOAT_ARGUMENT_FACTORS
-    assert 0.5 * low <= -lo <= 0.5 * high
+    ratios = set()
+    for _ in range(20):
+        changed = stress.float_arguments(module)
+        assert set(changed) == {"range_", "config"}  # integers choose shapes: left alone
+        lo, hi, count = changed["range_"]
+        assert count == 3 and lo < 0 < hi and 0.5 * low <= -lo <= 0.5 * high
+        ratios.add(round(lo / hi, 9))
+        assert changed["config"]["steps"] == 2
+        assert 0.5 * low <= changed["config"]["scale"] <= 0.5 * high
+    assert len(ratios) > 1  # not one factor: -h, h does not stay symmetric
+    for _ in range(20):
+        lo, hi = stress._floats_scaled((0.9, 1.0))
+        assert lo <= hi  # a range stays a range
 
 
 def test_a_float_default_the_task_never_passes_is_varied_by_keyword() -> None:

@@ -965,8 +965,8 @@ def other_sizes(
 def float_arguments(task: Any) -> dict[str, Any]:
     """Another value for each float the task's model is built with, each times a factor drawn
     within ``FLOAT_ARGUMENT_FACTORS``: a module constant ``get_init_inputs`` passes that is a
-    float, or a tuple or list of numbers with floats among them (a clamp's range: every
-    float of it by one factor, so that its order stays), and each float default of the
+    float, or a tuple, list or dict holding floats (a clamp's range, a config: each float by
+    a factor of its own, a range kept in order: ``_floats_scaled``), and each float default of the
     Model's signature it leaves (``float_defaults``, named ``KEYWORD + name``). Changed with
     the sizes (``other_sizes``) and alone, at the task's sizes (the twin instance): a kernel
     that bakes in the task's value only at the task's own sizes meets it there."""
@@ -982,14 +982,24 @@ def float_arguments(task: Any) -> dict[str, Any]:
 
 def _floats_scaled(value: Any) -> Any:
     """``value`` times a drawn factor where it is a float (finite, not 0: a reference may be
-    undefined away from 0) or a tuple or list of numbers with such floats among them (one
-    factor for all of them), else None."""
-    factor = _SIZES_DRAW.uniform(*FLOAT_ARGUMENT_FACTORS)
+    undefined away from 0), or a tuple, list or dict holding such floats at any depth, each
+    float by a factor of its own (one factor for all kept a clamp's (-h, h) symmetric, and a
+    kernel that read h alone was paid; a config dict's floats were never moved); a tuple or
+    list of numbers in ascending order (a range) stays in order. Else None."""
     if _movable(value):
-        return value * factor
-    if type(value) in (tuple, list) and any(_movable(v) for v in value):
-        if all(type(v) in (int, float) for v in value):
-            return type(value)(v * factor if _movable(v) else v for v in value)
+        return value * _SIZES_DRAW.uniform(*FLOAT_ARGUMENT_FACTORS)
+    if type(value) in (tuple, list, dict):
+        items = list(value.items()) if type(value) is dict else list(enumerate(value))
+        moved = [(key, _floats_scaled(v)) for key, v in items]
+        if all(m is None for _, m in moved):
+            return None
+        kept = [v if m is None else m for (_, v), (_, m) in zip(items, moved)]
+        if type(value) is dict:
+            return dict(zip(value, kept))
+        numbers = all(type(v) in (int, float) for v in value)
+        if numbers and list(value) == sorted(value):
+            kept = sorted(kept)
+        return type(value)(kept)
     return None
 
 
