@@ -34,6 +34,8 @@ _RANDOM = secrets.SystemRandom()
 NEAR_AT_OTHER_SIZES = ("same", "swap_again", "one_row", "one_place", "one_sign")
 # The draws of ``other_shape``'s sizes from 1 to twice the task's before one near them.
 WIDE_DRAWS = 3
+# The calls of the set-up's instance at other sizes its inputs alone use (``_other_shapes``).
+BATCH_SHAPE = "batch_shape"
 # Plain calls there besides: as many as draws of 1 in this many miss (3 on average, no bound).
 PLAIN_AT_OTHER_SIZES = 4
 
@@ -57,8 +59,22 @@ class OtherSizes:
         if isinstance(declared, dict) and any(
             getattr(self.task.module, name, value) != value for name, value in declared.items()
         ):
-            return ["other_shape", "small_shape", "twin"]
-        return ["other_shape", "odd_shape", "twin"]
+            shapes = ["other_shape", "small_shape", "twin"]
+        else:
+            shapes = ["other_shape", "odd_shape", "twin"]
+        # And the set-up's instance itself at other sizes its inputs alone use (a batch, a
+        # sequence's length): each such size changed alone (a softmax's rows with its width
+        # kept), then all of them, a drawn count of times with no bound (each more at even
+        # odds). A deployed layer meets many shapes; a model built with its width was met at
+        # one alone (the other sizes build another), and a kernel exact until its instance's
+        # second shape (or Kth, or a width's second batch) was paid.
+        sizes = sorted(self._batch_tries())
+        if sizes:
+            shapes += [f"{BATCH_SHAPE}:{name}" for name in sizes]
+            shapes.append(BATCH_SHAPE)
+            while _RANDOM.randrange(2):
+                shapes.append(BATCH_SHAPE)
+        return shapes
 
     def _other_shape_call(self, name: str) -> dict[str, Any]:
         """One call at other sizes of the task (stress.other_sizes), with both models built
@@ -73,8 +89,17 @@ class OtherSizes:
         # After the call, all that ``_calls_at`` makes, the stress sets and manners shared
         # between the two other sizes (``share``); the twin's is at the task's sizes, which
         # have all of it.
-        share = None if twin else 0 if name == "other_shape" else 1
-        tries = self._twin_tries() if twin else self._size_tries(name, small)
+        batch = name.startswith(BATCH_SHAPE)
+        share = None if twin or batch else 0 if name == "other_shape" else 1
+        if twin:
+            tries = self._twin_tries()
+        elif batch:
+            drawn = self._batch_tries()
+            alone = name.partition(":")[2]
+            sizes = {alone: drawn[alone]} if alone in drawn else {} if alone else drawn
+            tries = [sizes] if sizes else []
+        else:
+            tries = self._size_tries(name, small)
         if not tries:
             return {"passed": None, "reason": "no size constant the judge can change"}
         for sizes in tries:
@@ -144,6 +169,20 @@ class OtherSizes:
         tries = [floats, passed] if passed != floats else [floats]
         # And the task's own, where its Model refuses the changed ones (a range turned over).
         return tries + [{}] if floats else [{}]
+
+    def _batch_tries(self) -> dict[str, int]:
+        """``batch_shape``'s sizes: a draw of the other sizes (from 1 to twice the task's,
+        odd or even) with only the sizes the task's inputs alone use, each changed, the
+        model's own arguments and the numbers kept, so that the set-up's instance is called
+        there. Empty: the model is built with every size its inputs use."""
+        task = self.task.module
+        built_with = stress.init_names(task)
+        changes = stress.without_keywords(stress.other_sizes(task, wide=True))
+        return {
+            k: v
+            for k, v in changes.items()
+            if k not in built_with and type(getattr(task, k, None)) is int and getattr(task, k) != v
+        }
 
     def _numbers_changed(self) -> dict[str, Any]:
         """The Python floats among the task's inputs, each changed (stress.numbers_changed):
