@@ -87,7 +87,8 @@ def test_a_declared_size_only_the_model_takes_changes_too() -> None:
 def test_on_a_gpu_the_other_sizes_are_made_from_the_sizes_the_task_runs_at() -> None:
     """A GPU runs the task at its own sizes (often powers of two): the other sizes are made
     from those, not from the small CPU sizes, so that a row longer than a block meets a
-    remainder; a power of two stays only where the CPU size is one too (a head size)."""
+    remainder; a power of two where the CPU size is one too (a head size) becomes a
+    smaller power of two, not 16 or less than it."""
     task = _task({"batch": 6, "width": 100})
     task.batch, task.width = 4096, 4096  # not applied: the sizes a GPU runs at
     changes = stress.other_sizes(task)
@@ -98,7 +99,21 @@ def test_on_a_gpu_the_other_sizes_are_made_from_the_sizes_the_task_runs_at() -> 
     structural = _task({"batch": 6, "width": 64})
     structural.batch, structural.width = 4096, 128
     changes = stress.other_sizes(structural)
-    assert changes["width"] == 128 and changes["batch"] != 4096
+    assert changes["width"] in (16, 32, 64) and changes["batch"] != 4096
+    head = _task({"batch": 6, "width": 16})
+    head.batch, head.width = 4096, 16
+    assert stress.other_sizes(head)["width"] == 16  # a tl.dot's least: kept
+
+
+def test_an_instance_built_with_its_width_meets_other_batches_itself() -> None:
+    """The set-up's instance is called at other sizes its inputs alone use (``batch_shape``),
+    each such size alone, then all: a layer norm built with its width meets other batches."""
+    result = run("08_layer_norm", solution_source("08_layer_norm"), trials=1)
+    assert result["status"] == "ok", result
+    sets = result["correctness"]["input_sets"]
+    alone = sets["batch_shape:batch_size"]
+    assert alone["passed"] is True and set(alone["sizes"]) == {"batch_size"}
+    assert sets["batch_shape"]["passed"] is True
 
 
 _RELU_AT_TWO_SCALES = """import torch
@@ -154,10 +169,12 @@ def test_at_its_own_sizes_a_task_meets_other_sizes_up_to_twice_them_and_near_its
     assert short_rows_wrong != honest
     wrong = run(task, short_rows_wrong, trials=1, sizes="gpu")
     assert wrong["status"] == "incorrect", wrong
-    # Met at the small sizes, or at other_shape where its draw made short rows (below 100).
+    # Met at the small sizes, or at other sizes whose draw made short rows (below 100).
     sets = wrong["correctness"]["input_sets"]
-    failed = [n for n in ("other_shape", "small_shape") if sets.get(n, {}).get("passed") is False]
-    assert failed == ["small_shape"] or sets["other_shape"]["sizes"]["dim"] < 100, sets
+    failed = [(n, v) for n, v in sets.items() if v.get("passed") is False]
+    assert len(failed) == 1, sets
+    name, verdict = failed[0]
+    assert name == "small_shape" or verdict["sizes"]["dim"] < 100, sets
     on_cpu = run(task, honest, trials=1)
     assert "small_shape" not in on_cpu["correctness"]["input_sets"]
     odd = on_cpu["correctness"]["input_sets"]["odd_shape"]
