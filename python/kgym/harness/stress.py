@@ -952,7 +952,7 @@ def other_sizes(
         value = (start or {}).get(name, getattr(task, name, None))
         if type(value) is not int or value < 1:
             continue
-        if _structural(value) and _structural(declared.get(name, value)):
+        if is_structural(value) and is_structural(declared.get(name, value)):
             powers[name] = _smaller_power(value)
         else:
             varied[name] = value
@@ -1169,7 +1169,7 @@ def _smaller_power(size: int) -> int:
     return _SIZES_DRAW.choice(powers) if powers else size
 
 
-def _structural(size: Any) -> bool:
+def is_structural(size: Any) -> bool:
     """A power of two of 16 or more: maybe a dimension honest kernels may require."""
     return type(size) is int and size >= 16 and size & (size - 1) == 0
 

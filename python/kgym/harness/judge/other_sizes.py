@@ -11,6 +11,7 @@ sizes, drawn, each stress set, owed manner and manner of memory (``_calls_at``).
 from __future__ import annotations
 
 import functools
+import math
 import secrets
 from typing import Any
 
@@ -68,7 +69,8 @@ class OtherSizes:
         # odds). A deployed layer meets many shapes; a model built with its width was met at
         # one alone (the other sizes build another), and a kernel exact until its instance's
         # second shape (or Kth, or a width's second batch) was paid.
-        sizes = sorted(self._batch_tries())
+        tries = self._batch_tries()
+        sizes = sorted(tries[0]) if tries else []
         if sizes:
             shapes += [f"{BATCH_SHAPE}:{name}" for name in sizes]
             shapes.append(BATCH_SHAPE)
@@ -94,10 +96,12 @@ class OtherSizes:
         if twin:
             tries = self._twin_tries()
         elif batch:
-            drawn = self._batch_tries()
             alone = name.partition(":")[2]
-            sizes = {alone: drawn[alone]} if alone in drawn else {} if alone else drawn
-            tries = [sizes] if sizes else []
+            tries = [
+                {alone: drawn[alone]} if alone else drawn
+                for drawn in self._batch_tries()
+                if not alone or alone in drawn
+            ]
         else:
             tries = self._size_tries(name, small)
         if not tries:
@@ -170,19 +174,37 @@ class OtherSizes:
         # And the task's own, where its Model refuses the changed ones (a range turned over).
         return tries + [{}] if floats else [{}]
 
-    def _batch_tries(self) -> dict[str, int]:
-        """``batch_shape``'s sizes: a draw of the other sizes (from 1 to twice the task's,
-        odd or even) with only the sizes the task's inputs alone use, each changed, the
-        model's own arguments and the numbers kept, so that the set-up's instance is called
-        there. Empty: the model is built with every size its inputs use."""
+    def _batch_tries(self) -> list[dict[str, int]]:
+        """``batch_shape``'s sizes, a few draws (a convolution's image smaller than its
+        kernel does not run): each size the task's inputs alone use (of those the other sizes
+        change), drawn log-uniformly below the one the task runs at (a batch of 1 as likely
+        as one of half the task's; 2 where that is 1; a structural power of two as the other
+        sizes draw it), the model's own arguments and the numbers kept, so that the set-up's
+        instance is called there: below, since the calls are only another shape to meet and
+        cost a trial's share at most. Empty: the model is built with every size its inputs
+        use."""
         task = self.task.module
         built_with = stress.init_names(task)
-        changes = stress.without_keywords(stress.other_sizes(task, wide=True))
-        return {
-            k: v
-            for k, v in changes.items()
-            if k not in built_with and type(getattr(task, k, None)) is int and getattr(task, k) != v
-        }
+        tries: list[dict[str, int]] = []
+        for _ in range(WIDE_DRAWS):
+            drawn: dict[str, int] = {}
+            changes = stress.without_keywords(stress.other_sizes(task, wide=True))
+            for k, other in changes.items():
+                now = getattr(task, k, None)
+                if k in built_with or type(now) is not int:
+                    continue
+                if stress.is_structural(now):
+                    size = other  # another power of two where the CPU size is one too
+                elif now > 1:
+                    size = round(math.exp(_RANDOM.uniform(0.0, math.log(now))))
+                    size = size if size != now else now - 1
+                else:
+                    size = 2
+                if size != now:
+                    drawn[k] = size
+            if drawn:
+                tries.append(drawn)
+        return tries
 
     def _numbers_changed(self) -> dict[str, Any]:
         """The Python floats among the task's inputs, each changed (stress.numbers_changed):
