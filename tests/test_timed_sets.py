@@ -102,9 +102,22 @@ def test_masked_rows_hold_spans_of_minus_infinity_many_at_their_start() -> None:
     inf = torch.isneginf(masked)
     assert bool(inf.any(dim=1).all())  # every row holds a span
     assert int(inf[:, 0].sum()) > 60  # about half of them at the start (a padded row)
-    assert bool(inf.sum(dim=1).le(int(stress.MASKED_SHARE * 50)).all())
+    within = inf.sum(dim=1).le(int(stress.MASKED_SHARE * 50))
+    assert int((~within).sum()) <= 1  # one row's prefix may be longer (below)
     assert torch.equal(masked[~inf], x[~inf])
     assert bool(torch.isfinite(torch.softmax(masked, dim=1)).all())  # the answer is defined
+
+
+def test_one_masked_row_at_least_has_a_prefix_of_half_of_it_or_more() -> None:
+    """Whatever the draw, one row is masked with -inf over a prefix of half of it or more and
+    never all of it (a left-padded sequence): a kernel whose first chunk of a row is all -inf
+    meets it, whatever its chunk up to half the row; drawn alone, a few rows' prefixes often
+    all stopped short of a chunk."""
+    for seed in range(40):
+        torch.manual_seed(seed)
+        (masked,) = stress.derive("masked_inf", [torch.randn(3, 512)])
+        prefix = torch.isneginf(masked).int().cumprod(dim=1).sum(dim=1)
+        assert bool(((prefix >= 256) & (prefix < 512)).any()), seed
 
 
 def test_masked_rows_of_the_lowest_value_keep_a_softmax_defined_on_whole_rows() -> None:
