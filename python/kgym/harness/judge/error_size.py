@@ -567,8 +567,8 @@ class ErrorSize:
             return None
         try:
             if self.exact is None:
-                built = self.reference if self.own_truth else copy.deepcopy(self.reference)
-                self.exact = built if self.own_truth else built.double()
+                own = self.own_truth is not None
+                self.exact = self.reference if own else copy.deepcopy(self.reference).double()
             doubled = self._own(inputs)
             conditioned = None
             flat = None if self.products else stress.constant_rows(inputs)

@@ -69,7 +69,7 @@ class OtherSizes:
         # odds). A deployed layer meets many shapes; a model built with its width was met at
         # one alone (the other sizes build another), and a kernel exact until its instance's
         # second shape (or Kth, or a width's second batch) was paid.
-        tries = self._batch_tries()
+        tries = self._batch_tries(draws=1)
         sizes = sorted(tries[0]) if tries else []
         if sizes:
             shapes += [f"{BATCH_SHAPE}:{name}" for name in sizes]
@@ -174,8 +174,8 @@ class OtherSizes:
         # And the task's own, where its Model refuses the changed ones (a range turned over).
         return tries + [{}] if floats else [{}]
 
-    def _batch_tries(self) -> list[dict[str, int]]:
-        """``batch_shape``'s sizes, a few draws (a convolution's image smaller than its
+    def _batch_tries(self, draws: int = WIDE_DRAWS) -> list[dict[str, int]]:
+        """``batch_shape``'s sizes, ``draws`` draws (a convolution's image smaller than its
         kernel does not run): each size the task's inputs alone use (of those the other sizes
         change), drawn log-uniformly below the one the task runs at (a batch of 1 as likely
         as one of half the task's; 2 where that is 1; a structural power of two as the other
@@ -186,7 +186,7 @@ class OtherSizes:
         task = self.task.module
         built_with = stress.init_names(task)
         tries: list[dict[str, int]] = []
-        for _ in range(WIDE_DRAWS):
+        for _ in range(draws):
             drawn: dict[str, int] = {}
             changes = stress.without_keywords(stress.other_sizes(task, wide=True))
             for k, other in changes.items():
