@@ -123,10 +123,10 @@ def test_exact_answers_are_not_held_below_the_floor() -> None:
     assert ratio == 0.0
 
 
-def test_a_reference_without_float64_is_measured_against_its_own_answer() -> None:
-    """A model whose float64 build does not run (a plain tensor attribute ``.double()``
-    leaves in float32) is measured against its own float32 answer: bf16 is still seen. One
-    that does not run at all is reported unmeasured."""
+def test_a_model_that_meets_float32_in_its_float64_build_is_measured_in_float64() -> None:
+    """A plain tensor attribute ``.double()`` leaves in float32 and an input cast in
+    ``forward`` run in float64 under ``Float64Compute``: the truth is exact, the float32
+    answer's own error is the yardstick's, and bf16 is still seen."""
 
     class PlainTaps(nn.Module):
         def __init__(self) -> None:
@@ -134,15 +134,43 @@ def test_a_reference_without_float64_is_measured_against_its_own_answer() -> Non
             self.taps = torch.randn(64, 32)  # not a parameter or buffer
 
         def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return x.float() @ self.taps
+
+    torch.manual_seed(0)
+    model, x = PlainTaps(), torch.randn(128, 64, dtype=torch.float16)
+    check = ErrorSize(model, _run, products=True)
+    assert check.judge([x], [model(x)], _Findings(), faithful=True) is False
+    coarse = _Findings()
+    assert check.judge([x], [_bf16(x.float()) @ _bf16(model.taps)], coarse, faithful=True)
+    assert coarse.rules == ["low-precision"]
+    assert check.report()["truth"] == "float64" and check.own_truth is None
+    assert torch.get_default_dtype() == torch.float32  # put back after each build's call
+
+
+def test_a_reference_without_float64_is_measured_against_its_own_answer() -> None:
+    """A model whose float64 build does not run (it refuses any type but float32) is
+    measured against its own float32 answer: bf16 is still seen. One that does not run at
+    all is reported unmeasured."""
+
+    class Float32Only(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.taps = nn.Parameter(torch.randn(64, 32))
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            if self.taps.dtype != torch.float32:
+                raise TypeError("float32 weights only")
             return x @ self.taps
 
     torch.manual_seed(0)
-    model, x = PlainTaps(), torch.randn(128, 64)
+    model, x = Float32Only(), torch.randn(128, 64)
     check = ErrorSize(model, _run, products=True)
-    honest = model(x)
+    with torch.no_grad():
+        honest = model(x)
     assert check.judge([x], [honest], _Findings(), faithful=True) is False
     coarse = _Findings()
-    assert check.judge([x], [_bf16(x) @ _bf16(model.taps)], coarse, faithful=True) is True
+    with torch.no_grad():
+        assert check.judge([x], [_bf16(x) @ _bf16(model.taps)], coarse, faithful=True) is True
     assert coarse.rules == ["low-precision"]
     report = check.report()
     assert report["truth"] == "own" and "float64" in (check.own_truth or "")
@@ -531,6 +559,19 @@ def test_a_softmax_tail_far_from_zero_is_weighed_in_full_outside_constant_rows()
     coarse = torch.where(honest < peak * 2.0**-10, _bf16(honest), honest)
     assert (ErrorSize(Softmax(), _run).measure([x], [honest]) or 0.0) < 0.5
     assert (ErrorSize(Softmax(), _run).measure([x], [coarse]) or 0.0) > 5.0
+
+
+def test_the_elementwise_floor_is_taken_over_the_elements_measured_alone() -> None:
+    """Elements left out (NaN: a massive row's call measured on that row alone) count in no
+    sum of ``elementwise_floor``: one row of many reads as that row alone would."""
+    from kgym.harness.judge.error_size import PRODUCT_FLOOR, elementwise_floor
+
+    torch.manual_seed(0)
+    truth = torch.randn(256, 512, dtype=torch.float64).relu()
+    one_row = torch.full_like(truth, math.nan)
+    one_row[7] = truth[7]
+    alone = elementwise_floor([truth[7:8].clone()], PRODUCT_FLOOR)
+    assert elementwise_floor([one_row], PRODUCT_FLOOR) == pytest.approx(alone, rel=1e-9)
 
 
 def test_a_products_elementwise_floor_grows_with_the_answers_spread_within_its_cap() -> None:

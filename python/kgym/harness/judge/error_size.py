@@ -41,7 +41,6 @@ batches, back to back) and launders only there is seen.
 
 from __future__ import annotations
 
-import copy
 import functools
 import math
 import secrets
@@ -51,6 +50,7 @@ from typing import Any
 import torch
 
 from kgym.harness import compare, stress
+from kgym.harness.judge.float64_build import Float64Compute, float64_build, float64_inputs
 
 # How many times the tf32 answer's error the candidate's may be: bfloat16's is 4-8 times
 # (attention's least, where the softmax's probabilities are products' operands the reference
@@ -346,22 +346,28 @@ def elementwise_floor(truth: list[Any], floor: float) -> float:
     if peak == 0.0:
         return 0.0
 
-    def chunks() -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    def chunks() -> Iterator[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
         for t in flat:
             for _, (tc,) in compare.float64_chunks(t):
                 tc = tc / peak
                 finite = torch.isfinite(tc)
-                yield torch.where(finite, tc, 0.0), finite & (tc.abs() >= RELATIVE_FLOOR)
+                yield torch.where(finite, tc, 0.0), finite & (tc.abs() >= RELATIVE_FLOOR), finite
 
-    sums = torch.zeros(2, dtype=torch.float64, device=flat[0].device)
-    for tk, large in chunks():
-        sums += torch.stack([(tk * tk).sum(), large.sum().to(torch.float64)])
-    squares, count = sums.tolist()
+    # The root mean square of the elements measured: the NaN of those left out (a massive
+    # row's call measured on that row alone) count in neither sum. Counted among them, they
+    # shrank the scale a sum's rounding errs by, and an honest tensor core's linear read 19.6
+    # times the floor element by element on one row of 4096 (an H100).
+    sums = torch.zeros(3, dtype=torch.float64, device=flat[0].device)
+    for tk, large, finite in chunks():
+        sums += torch.stack(
+            [(tk * tk).sum(), large.sum().to(torch.float64), finite.sum().to(torch.float64)]
+        )
+    squares, count, measured = sums.tolist()
     if count == 0.0:
         return 0.0
-    rms = math.sqrt(squares / sum(t.numel() for t in flat))
+    rms = math.sqrt(squares / measured)
     weighed = torch.zeros((), dtype=torch.float64, device=flat[0].device)
-    for tk, large in chunks():
+    for tk, large, _ in chunks():
         # Each element's relative error at floor * rms / |t|, capped as relative_rms caps it.
         r = (floor * rms / torch.where(large, tk.abs(), 1.0)).clamp(max=ELEMENT_CAP)
         weighed += torch.where(large, r * r, 0.0).sum()
@@ -480,17 +486,6 @@ def _finite_peak(x: torch.Tensor) -> float:
     return float(torch.nan_to_num(x.detach().abs().double(), 0.0, 0.0, 0.0).max())
 
 
-def _float64_own(values: list[Any]) -> list[Any]:
-    """``values`` with each float32 tensor in float64 and every other tensor copied: the
-    check's own, which a reference that writes into its inputs may spend."""
-    return [
-        (v.double() if v.dtype == torch.float32 else v.clone())
-        if isinstance(v, torch.Tensor)
-        else v
-        for v in values
-    ]
-
-
 class _NotMeasured(Exception):
     """The exact answer on inputs moved by their last bits did not run (out of memory)."""
 
@@ -537,7 +532,15 @@ class ErrorSize:
         they are where the truth is the reference's own answer)."""
         if self.own_truth:
             return [v.clone() if isinstance(v, torch.Tensor) else v for v in inputs]
-        return _float64_own(inputs)
+        return float64_inputs(inputs)
+
+    def _exact_answer(self, inputs: list[Any], keep_inputs: bool) -> list[Any]:
+        """The truth's answer on ``inputs`` (``_own``'s): the float64 build's, float32
+        float64 throughout (``Float64Compute``), or the reference's own."""
+        if self.own_truth:
+            return compare.flatten(self.run(self.exact, inputs, keep_inputs=keep_inputs))
+        with Float64Compute():
+            return compare.flatten(self.run(self.exact, inputs, keep_inputs=keep_inputs))
 
     def like(self, reference: Any) -> ErrorSize:
         """The same check of another model (one built at other sizes, a second instance)."""
@@ -568,19 +571,19 @@ class ErrorSize:
         try:
             if self.exact is None:
                 own = self.own_truth is not None
-                self.exact = self.reference if own else copy.deepcopy(self.reference).double()
+                self.exact = self.reference if own else float64_build(self.reference)
             doubled = self._own(inputs)
             conditioned = None
             flat = None if self.products else stress.constant_rows(inputs)
             nudge = flat is not None and bool(flat.any())
             # The float64 inputs are the check's own, not copied for the call unless nudged
             # after it: at a GPU's sizes each copy is gigabytes.
-            truth = compare.flatten(self.run(self.exact, doubled, keep_inputs=nudge))
+            truth = self._exact_answer(doubled, nudge)
             if nudge:
                 # Constant rows, where float32's answer can be exact by its algorithm's
                 # structure: their small elements count in full only where well conditioned.
                 doubled = stress.nudged(doubled, secrets.randbits(32), LAST_BITS)
-                moved_truth = compare.flatten(self.run(self.exact, doubled, keep_inputs=False))
+                moved_truth = self._exact_answer(doubled, False)
                 del doubled
                 conditioned = well_conditioned(moved_truth, truth, row_masks(truth, flat))
                 del moved_truth
@@ -594,7 +597,7 @@ class ErrorSize:
                 moved_inputs = stress.nudged(
                     self._own(inputs), secrets.randbits(32), FLOAT64_LAST_BITS
                 )
-                tf32 = compare.flatten(self.run(self.exact, moved_inputs, keep_inputs=False))
+                tf32 = self._exact_answer(moved_inputs, False)
                 del moved_inputs  # a GPU's float64 inputs are gigabytes
             elif tf32 is None:
                 with stress.Tf32Operands(stress.tf32_cut):
@@ -631,7 +634,7 @@ class ErrorSize:
             if not moved_by_last_bits:
                 try:
                     nudged = stress.nudged(self._own(inputs), secrets.randbits(32), LAST_BITS)
-                    values = compare.flatten(self.run(self.exact, nudged, keep_inputs=False))
+                    values = self._exact_answer(nudged, False)
                     del nudged  # a GPU's float64 inputs are gigabytes
                 except Exception as exc:  # noqa: BLE001 - out of memory: not this call's verdict
                     raise _NotMeasured from exc
