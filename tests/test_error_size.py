@@ -7,6 +7,7 @@ import copy
 import math
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
 import torch.nn as nn
@@ -572,6 +573,37 @@ def test_the_elementwise_floor_is_taken_over_the_elements_measured_alone() -> No
     one_row[7] = truth[7]
     alone = elementwise_floor([truth[7:8].clone()], PRODUCT_FLOOR)
     assert elementwise_floor([one_row], PRODUCT_FLOOR) == pytest.approx(alone, rel=1e-9)
+
+
+def test_a_tail_that_moves_with_the_inputs_last_bits_is_not_held_in_full() -> None:
+    """A reference that sums in float64 (torch's cumsum on a CPU) gets the elements near a
+    running sum's zero crossings, which a float32 scan loses: where the call would be
+    refused, those elements, which the inputs' last bits move, weigh no more than the cap;
+    a tail rounded to bfloat16 is still seen."""
+
+    class Cumsum(nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.cumsum(x, dim=1)
+
+    def float32_scan(x: torch.Tensor) -> torch.Tensor:
+        """A kernel's: each chunk of 1024 scanned in float32, a float32 carry of the chunks'
+        sums before it."""
+        out, carry = torch.empty_like(x), torch.zeros(x.shape[0])
+        for start in range(0, x.shape[1], 1024):
+            chunk = x[:, start : start + 1024]
+            scanned = np.cumsum(chunk.numpy(), axis=1, dtype=np.float32)
+            out[:, start : start + 1024] = torch.from_numpy(scanned) + carry[:, None]
+            carry = carry + chunk.sum(dim=1)
+        return out
+
+    for seed in (11, 14):  # draws whose rows cross zero closely: 20 and 28 before the cap
+        torch.manual_seed(seed)
+        x = torch.randn(8, 8192)
+        check = ErrorSize(Cumsum(), _run)
+        assert check.judge([x], [float32_scan(x)], _Findings(), faithful=True) is False
+    coarse = _Findings()
+    assert check.judge([x], [_bf16(torch.cumsum(x, dim=1))], coarse, faithful=True) is True
+    assert coarse.rules == ["low-precision"]
 
 
 def test_a_products_elementwise_floor_grows_with_the_answers_spread_within_its_cap() -> None:

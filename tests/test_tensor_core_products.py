@@ -10,7 +10,9 @@ import sys
 import textwrap
 
 import numpy as np
+import torch
 
+from kgym.harness import stress
 from kgym.harness.tensor_core_products import cut_to_tf32, precision_name, product
 
 
@@ -70,3 +72,30 @@ def test_the_interpreter_multiplies_at_the_kernels_precision() -> None:
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip().splitlines()[-1] == "['fp32 (ieee)', 'fp32 (tf32)']"
+
+
+def test_products_under_other_names_take_cut_operands() -> None:
+    """``torch.inner``, ``linalg.multi_dot`` (its matrices in a list), a GRU cell (its biases,
+    added terms, left whole) and ``cdist`` are products a kernel computes with tl.dot: their
+    tf32 answer is made from cut operands, as ``matmul``'s is."""
+    import torch.nn as nn
+
+    torch.manual_seed(0)
+    a, b, c = torch.randn(16, 32), torch.randn(24, 32), torch.randn(32, 8)
+    cut = stress.tf32_cut
+    with stress.Tf32Operands(cut):
+        inner = torch.inner(a, b)
+        chain = torch.linalg.multi_dot([a, c, c.t()])
+    assert torch.equal(inner, cut(a) @ cut(b).t())
+    assert torch.equal(chain, cut(a) @ cut(c) @ cut(c.t()))
+    assert not torch.equal(inner, a @ b.t())
+
+    cell, x, h = nn.GRUCell(32, 16), torch.randn(4, 32), torch.randn(4, 16)
+    with torch.no_grad():
+        cell.bias_ih.mul_(1.0 + 2.0**-20)  # low bits a cut would drop
+        with stress.Tf32Operands(cut):
+            tf32 = cell(x, h)
+        by_hand = torch._VF.gru_cell(
+            cut(x), cut(h), cut(cell.weight_ih), cut(cell.weight_hh), cell.bias_ih, cell.bias_hh
+        )
+    assert torch.equal(tf32, by_hand)

@@ -196,6 +196,7 @@ def sizes(
     float32: list[Any] | None = None,
     grains: list[torch.Tensor | None] | None = None,
     conditioned: list[torch.Tensor | None] | None = None,
+    still: list[torch.Tensor | None] | None = None,
 ) -> list[Sizes]:
     """For each answer, (``residual_l2``, ``relative_rms``, the ``residual_l2`` of each block
     of ``BLOCK`` consecutive elements, on the device, NaN where a block does not count)
@@ -209,8 +210,9 @@ def sizes(
     the least and most scale, less 1, taken out. ``float32``: the float32 answer; the
     elements below ``RELATIVE_FLOOR`` that it gets within ``TAIL_CONDITION`` of the truth,
     and that ``conditioned`` (a mask per output, None: every element) has, are weighed
-    element by element too (None: none of them). ``grains``: how much of each element's
-    error is not weighed (``few_grains``)."""
+    element by element too (None: none of them), uncapped only where ``still`` (a mask per
+    output, None: every element) has them. ``grains``: how much of each element's error is
+    not weighed (``few_grains``)."""
     pairs_of = [_pairs(answer, truth) for answer in answers]
     tails = _pairs(float32, truth) if float32 is not None else {}
     truths = {id(t): t for pairs in pairs_of for _, t in pairs.values()}
@@ -225,6 +227,7 @@ def sizes(
         for place, (a, t) in pairs.items():
             f = tails[place][0] if place in tails else None
             steady = conditioned[place] if conditioned and place < len(conditioned) else None
+            held = still[place] if still and place < len(still) else None
             for start in range(0, t.numel(), compare.CHUNK_ELEMENTS):
                 tc = t[start : start + compare.CHUNK_ELEMENTS].to(torch.float64) / peak
                 ac = a[start : start + compare.CHUNK_ELEMENTS].to(tc.device, torch.float64) / peak
@@ -251,6 +254,9 @@ def sizes(
                 capped = r.clamp(-ELEMENT_CAP, ELEMENT_CAP)
                 # Not where float32 itself gets the element within TAIL_CONDITION: no sum
                 # cancelled there, and 4 bits on a few elements would read as bfloat16's.
+                if exact is not None and held is not None:
+                    chunk = held.reshape(-1)[start : start + compare.CHUNK_ELEMENTS]
+                    exact = exact & chunk.to(tc.device)
                 r = capped if exact is None else torch.where(exact, r, capped)
                 # The chunk's own scale (a device scalar: no synchronisation), clamped as
                 # residual_l2's: a chunk is the whole answer but for outputs of over 16M.
@@ -395,6 +401,11 @@ def well_conditioned(
             mask[where] = outside[where] | ((mc - tc).abs() <= TAIL_CONDITION * tc.abs())
         masks.append(mask.view(t.shape))
     return masks
+
+
+def _every(t: Any) -> torch.Tensor | None:
+    """A mask of every element of a float output (``well_conditioned``'s rows: all)."""
+    return torch.ones(t.shape, dtype=torch.bool, device=t.device) if _floats(t) else None
 
 
 def left_out_of(outputs: list[Any], masks: list[torch.Tensor | None]) -> list[Any]:
@@ -693,6 +704,7 @@ class ErrorSize:
         conditioned: list[torch.Tensor | None] | None = None,
         last_bits_moved: Callable[[], list[Any] | None] | None = None,
         unavoidable: list[Any] | None = None,
+        still: list[torch.Tensor | None] | None = None,
     ) -> dict[str, float] | None:
         """The candidate's error against the tf32 answer's, over these outputs: as a whole,
         element by element and block by block (``measure``); for a few outputs, against the
@@ -702,7 +714,7 @@ class ErrorSize:
         elements (``well_conditioned``). Where the call would be refused, it is measured
         again with ``unavoidable``: what the exact answer moves when the inputs move by their
         last bits (``last_bits_moved``, asked for only then, on a task with no matrix
-        product), each statistic's allowance raised to it up to ``UNAVOIDABLE_SHARE`` times
+        product; ``still``: the elements it holds still), each statistic's allowance raised to it up to ``UNAVOIDABLE_SHARE`` times
         float32's own error: where float32 itself loses bits, no float32 kernel need lose
         fewer. A row 10^4 of its spread from zero (``rows_apart``), whose mean any float32
         sum gets to a few of its inputs' last bits, is normalised into an error of 10^-3 of
@@ -714,7 +726,7 @@ class ErrorSize:
         few = moved is not None
         scales, float32 = (PRODUCT_SCALES, None) if self.products else (NO_SCALE, tf32)
         answers = [answer, tf32, *([moved] if few else []), *([unavoidable] if unavoidable else [])]
-        measured = sizes(answers, truth, scales, float32, grains, conditioned)
+        measured = sizes(answers, truth, scales, float32, grains, conditioned, still)
         (candidate, each, block_sizes, bias), (allowed, each_tf32, tf32_blocks, bias_tf32) = (
             measured[:2]
         )
@@ -774,8 +786,14 @@ class ErrorSize:
         if worst > ERROR_FACTOR and last_bits_moved is not None and unavoidable is None:
             again = last_bits_moved()
             if again is not None:
+                # And the tail's elements the inputs' last bits move count up to the cap: a
+                # reference that sums in float64 (torch's cumsum on a CPU) gets those near a
+                # running sum's zero crossings, which every float32 scan loses (an honest
+                # chunked scan read 16 times tf32's). Counted still, capped: a softmax's tail
+                # on logits far from zero moves so too, and bf16 there errs below the cap.
+                still = well_conditioned(again, truth, [_every(t) for t in truth])
                 return self._ratios(
-                    answer, tf32, truth, blocks, moved, grains, conditioned, None, again
+                    answer, tf32, truth, blocks, moved, grains, conditioned, None, again, still
                 )
         return {
             "candidate": candidate,
