@@ -76,8 +76,9 @@ def test_the_interpreter_multiplies_at_the_kernels_precision() -> None:
 
 def test_products_under_other_names_take_cut_operands() -> None:
     """``torch.inner``, ``linalg.multi_dot`` (its matrices in a list), a GRU cell (its biases,
-    added terms, left whole) and ``cdist`` are products a kernel computes with tl.dot: their
-    tf32 answer is made from cut operands, as ``matmul``'s is."""
+    added terms, left whole), and any product ATen computes (``linalg.matmul``, ``einsum``,
+    ``vdot``) are products a kernel computes with tl.dot: their tf32 answer is made from cut
+    operands, as ``matmul``'s is."""
     import torch.nn as nn
 
     torch.manual_seed(0)
@@ -86,9 +87,20 @@ def test_products_under_other_names_take_cut_operands() -> None:
     with stress.Tf32Operands(cut):
         inner = torch.inner(a, b)
         chain = torch.linalg.multi_dot([a, c, c.t()])
+        # And under any name, as ATen's products (a list of names missed these).
+        unlisted = [
+            torch.linalg.matmul(a, c),
+            torch.einsum("ik,jk->ij", a, b),
+            torch.vdot(c[0], c[1]),
+        ]
     assert torch.equal(inner, cut(a) @ cut(b).t())
-    assert torch.equal(chain, cut(a) @ cut(c) @ cut(c.t()))
+    # The first product's answer is the second's operand, which a kernel's dot cuts too.
+    assert torch.equal(chain, cut(cut(a) @ cut(c)) @ cut(c.t()))
     assert not torch.equal(inner, a @ b.t())
+    assert torch.equal(unlisted[0], cut(a) @ cut(c))
+    assert torch.allclose(unlisted[1], cut(a) @ cut(b).t(), rtol=1e-6, atol=1e-6)
+    assert not torch.allclose(unlisted[1], a @ b.t(), rtol=1e-6, atol=1e-6)
+    assert torch.equal(unlisted[2], torch.dot(cut(c[0]), cut(c[1])))
 
     cell, x, h = nn.GRUCell(32, 16), torch.randn(4, 32), torch.randn(4, 16)
     with torch.no_grad():

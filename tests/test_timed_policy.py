@@ -123,3 +123,27 @@ def test_torch_compute_made_while_a_launch_runs_is_not_triton_under_both_policie
         assert not findings.items
         policy.observe({**reply, "torch_ops": {"compute": ["clamp"], "in_launch": ["clamp"]}})
         assert "kernel-not-triton" in [f["rule"] for f in findings.items]
+
+
+@pytest.mark.parametrize(
+    ("task", "entry", "refused"),
+    [
+        (torch.bfloat16, "tl.dot fp8e4nv (ieee)", True),
+        (torch.bfloat16, "kernel x.to(tl.float8e5) (line 12)", True),
+        (torch.float16, "kernel x.to(tl.bfloat16) (line 3)", True),
+        (torch.bfloat16, "kernel x.to(tl.float16) (line 3)", False),
+        (torch.float16, "tl fp16 values", False),
+        (torch.bfloat16, "tl.dot bf16 (-)", False),
+    ],
+)
+def test_a_half_task_is_refused_only_what_is_below_its_own_precision(
+    task: torch.dtype, entry: str, refused: bool
+) -> None:
+    """On a float16 or bfloat16 task, ``faithful`` refuses the types below the task's own
+    (fp8 below both, bfloat16 below float16): an fp8 product on a bf16 task runs at twice its
+    rate and, on one-signed inputs, errs as bf16 rounding does."""
+    findings = Findings()
+    policy = CallPolicy(findings, "strict", "faithful")
+    policy.low_precision.append(entry)
+    policy.judge_precision({task, torch.float32})
+    assert [f["rule"] for f in findings.items] == (["low-precision"] if refused else [])

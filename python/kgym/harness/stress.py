@@ -29,6 +29,7 @@ from typing import Any
 
 import torch
 from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from kgym.harness import compare
 from kgym.harness.real_type import is_a
@@ -1518,6 +1519,16 @@ class Tf32Operands(TorchFunctionMode):
     def __init__(self, rounding: Any = None) -> None:
         super().__init__()
         self.rounding = rounding or tf32
+        self.primitives = _Tf32Primitives(self)
+
+    def __enter__(self) -> Tf32Operands:
+        super().__enter__()
+        self.primitives.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.primitives.__exit__(*exc)
+        super().__exit__(*exc)
 
     def __torch_function__(
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
@@ -1534,6 +1545,58 @@ class Tf32Operands(TorchFunctionMode):
         if isinstance(value, (list, tuple)):
             return type(value)(self._cut(v) for v in value)
         return self.rounding(value)
+
+
+class _Tf32Primitives(TorchDispatchMode):
+    """``Tf32Operands``' second net, under torch's own names: whatever a function's name, its
+    products reach ATen as a few primitive operators (``linalg.matmul``, ``matrix_power``,
+    ``einsum``, ``tensordot`` as ``mm`` or ``bmm``), whose float32 operands are cut here. A
+    list of function names alone missed products under names it lacked, where the tf32
+    answer was float32's: bf16 operands were paid at 1.5-2.5 times a floor of tf32's, and
+    an honest tf32 kernel refused. (Cut twice, an operand is as cut once.)"""
+
+    def __init__(self, operands: Tf32Operands) -> None:
+        super().__init__()
+        self.operands = operands
+
+    def __torch_dispatch__(
+        self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
+    ) -> Any:
+        name = func.overloadpacket.__name__
+        if name in PRIMITIVE_PRODUCTS or name.startswith("_scaled_dot_product"):
+            added = PRIMITIVE_ADDED_TERMS.get(name, ())
+            args = tuple(a if i in added else self.operands._cut(a) for i, a in enumerate(args))
+        return func(*args, **(kwargs or {}))
+
+
+# ATen's product operators, as the dispatcher meets them once composite functions are
+# decomposed (``_Tf32Primitives``), and the places of their added terms.
+PRIMITIVE_PRODUCTS = frozenset(
+    {
+        "mm",
+        "bmm",
+        "addmm",
+        "addbmm",
+        "baddbmm",
+        "mv",
+        "addmv",
+        "dot",
+        "vdot",
+        "convolution",
+        "conv_tbc",
+        "_trilinear",
+        "_euclidean_dist",
+        "_cdist_forward",
+    }
+)
+PRIMITIVE_ADDED_TERMS: dict[str, tuple[int, ...]] = {
+    "addmm": (0,),
+    "addbmm": (0,),
+    "baddbmm": (0,),
+    "addmv": (0,),
+    "convolution": (2,),
+    "conv_tbc": (2,),
+}
 
 
 # The places of a product's terms that are added, not multiplied (a bias, addmm's input):

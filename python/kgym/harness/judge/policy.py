@@ -6,6 +6,7 @@ A policy that held only on the first call would pay whatever the candidate does 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +20,24 @@ from kgym.harness.runner import STRIDED_OUTPUT_COPY
 POLICIES = ("strict", "hybrid")
 PRECISION_POLICIES = ("faithful", "tolerant")
 FULL_PRECISION = (torch.float32, torch.float64)
+
+
+# The reduced types below a half-precision task's own, by what names them: fp8 below both
+# half types, bfloat16's 8 bits of mantissa below float16's 11. An fp8 product on a bf16 task
+# runs at twice bf16's tensor-core rate, and on one-signed inputs its errors average to
+# bf16's own, which no error size tells apart: the type is what is seen.
+_FP8 = re.compile(r"fp8|float8|f8e[45]|e4m3|e5m2", re.IGNORECASE)
+_BF16 = re.compile(r"bf16|bfloat16", re.IGNORECASE)
+
+
+def below_half_task(floats: set[torch.dtype], reduced: list[str]) -> list[str]:
+    """The entries of ``reduced`` (``CallPolicy.low_precision``) naming a type below the
+    least precise float type of a task that has float16 or bfloat16 ones."""
+    if torch.float16 in floats and torch.bfloat16 not in floats:
+        return [entry for entry in reduced if _FP8.search(entry) or _BF16.search(entry)]
+    if floats & {torch.float16, torch.bfloat16}:
+        return [entry for entry in reduced if _FP8.search(entry)]
+    return []
 
 
 class CallPolicy:
@@ -188,6 +207,13 @@ class CallPolicy:
                 "low-precision",
                 "a float32 task computed in reduced precision (precision policy faithful): "
                 + ", ".join(self.low_precision[:6]),
+            )
+        below = below_half_task(floats, self.low_precision)
+        if below and self.precision == "faithful":
+            self.findings.add_once(
+                "low-precision",
+                "a half-precision task computed below its own precision (precision policy "
+                "faithful): " + ", ".join(below[:6]),
             )
         return {
             "policy": self.precision,
