@@ -1534,10 +1534,18 @@ class Tf32Operands(TorchFunctionMode):
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
     ) -> Any:
         name = getattr(func, "__name__", "")
-        if name in MATMUL_OPS:
-            added = ADDED_TERMS.get(name, ())
-            args = tuple(a if i in added else self._cut(a) for i, a in enumerate(args))
-        return func(*args, **(kwargs or {}))
+        if name not in MATMUL_OPS:
+            return func(*args, **(kwargs or {}))
+        added = ADDED_TERMS.get(name, ())
+        args = tuple(a if i in added else self._cut(a) for i, a in enumerate(args))
+        # Its operands cut here, ATen's products inside it are left as they come: no second
+        # copy of each operand (a GPU judge's memory share), and its inner operands (an
+        # attention's probabilities) as exact as the function's own answer makes them.
+        self.primitives.within += 1
+        try:
+            return func(*args, **(kwargs or {}))
+        finally:
+            self.primitives.within -= 1
 
     def _cut(self, value: Any) -> Any:
         """An operand rounded, through the lists and tuples that carry several (a
@@ -1553,17 +1561,20 @@ class _Tf32Primitives(TorchDispatchMode):
     ``einsum``, ``tensordot`` as ``mm`` or ``bmm``), whose float32 operands are cut here. A
     list of function names alone missed products under names it lacked, where the tf32
     answer was float32's: bf16 operands were paid at 1.5-2.5 times a floor of tf32's, and
-    an honest tf32 kernel refused. (Cut twice, an operand is as cut once.)"""
+    an honest tf32 kernel refused. Not inside a function of ``MATMUL_OPS``, which cut its own
+    operands."""
 
     def __init__(self, operands: Tf32Operands) -> None:
         super().__init__()
         self.operands = operands
+        self.within = 0  # inside a listed function, whose operands are cut already
 
     def __torch_dispatch__(
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
     ) -> Any:
         name = func.overloadpacket.__name__
-        if name in PRIMITIVE_PRODUCTS or name.startswith("_scaled_dot_product"):
+        primitive = name in PRIMITIVE_PRODUCTS or name.startswith("_scaled_dot_product")
+        if primitive and not self.within:
             added = PRIMITIVE_ADDED_TERMS.get(name, ())
             args = tuple(a if i in added else self.operands._cut(a) for i, a in enumerate(args))
         return func(*args, **(kwargs or {}))
