@@ -1550,7 +1550,7 @@ class Tf32Operands(TorchFunctionMode):
     def _cut(self, value: Any) -> Any:
         """An operand rounded, through the lists and tuples that carry several (a
         ``multi_dot``'s matrices, a recurrent layer's weights, an LSTM cell's state)."""
-        if isinstance(value, (list, tuple)):
+        if is_a(value, (list, tuple)):
             return type(value)(self._cut(v) for v in value)
         return self.rounding(value)
 
