@@ -45,8 +45,10 @@ RELU = solution_source("01_relu")
 
 
 def slow(seconds_per_call: float, tag: int) -> str:
-    """The reference ReLU with a busy loop in forward (a job of a few seconds on a CPU); `tag`
-    makes each candidate's text, and so its cache key, its own."""
+    """The reference ReLU with a busy loop in forward; `tag` makes each candidate's text, and
+    so its cache key, its own. The judge calls it about 50 times on a CPU: 0.1 s a call is a
+    job of about 7 s (0.4 s made jobs of 25 s, and a worker paused past its lease waited on
+    the other's minute-long job)."""
     loops = int(seconds_per_call * 25_000_000)
     return RELU.replace(
         "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n",
@@ -158,7 +160,7 @@ def pool(tmp_path: Path) -> Iterator[Pool]:
 
 def test_kill_9_of_workers_mid_batch(pool: Pool) -> None:
     hosts = [pool.add_worker(), pool.add_worker()]
-    ids = pool.submit([slow(0.4, i) for i in range(4)])
+    ids = pool.submit([slow(0.1, i) for i in range(4)])
     victim = pool.running_on(ids[0])
     time.sleep(0.5)
     os.kill(victim.pid, signal.SIGKILL)  # its fork server and job child die with it
@@ -182,7 +184,7 @@ def test_kill_9_of_workers_mid_batch(pool: Pool) -> None:
 def test_a_worker_paused_past_its_lease_does_not_count_twice(pool: Pool) -> None:
     pool.add_worker()
     pool.add_worker()
-    [job_id] = pool.submit([slow(1.2, 0)])
+    [job_id] = pool.submit([slow(0.2, 0)])
     paused = pool.running_on(job_id)
     os.kill(paused.pid, signal.SIGSTOP)
     try:
@@ -212,7 +214,7 @@ def test_a_worker_paused_past_its_lease_does_not_count_twice(pool: Pool) -> None
 def test_redis_killed_and_restarted_from_its_append_only_file(pool: Pool) -> None:
     pool.add_worker()
     pool.add_worker()
-    ids = pool.submit([slow(0.3, i) for i in range(4)])
+    ids = pool.submit([slow(0.1, i) for i in range(4)])
     pool.running_on(ids[0])
     time.sleep(0.5)
     pool.redis.stop(signal.SIGKILL)  # no chance to save: the AOF (fsync always) is all there is
@@ -228,7 +230,7 @@ def test_redis_killed_and_restarted_from_its_append_only_file(pool: Pool) -> Non
 def test_front_door_killed_and_restarted_loses_nothing(pool: Pool) -> None:
     pool.add_worker()
     pool.add_worker()
-    ids = pool.submit([slow(0.3, i) for i in range(4)])
+    ids = pool.submit([slow(0.1, i) for i in range(4)])
     pool.running_on(ids[0])
     pool.gym.stop(signal.SIGKILL)
     time.sleep(2.0)  # the workers go on; their answers wait in Redis
@@ -242,7 +244,7 @@ def test_front_door_killed_and_restarted_loses_nothing(pool: Pool) -> None:
 
 def test_a_job_whose_workers_keep_dying_fails_clearly(pool: Pool) -> None:
     first = pool.add_worker("--max-deliveries", "1")
-    [job_id] = pool.submit([slow(1.0, 0)])
+    [job_id] = pool.submit([slow(0.2, 0)])
     pool.running_on(job_id)
     first.stop(signal.SIGKILL)
     pool.add_worker("--max-deliveries", "1")
