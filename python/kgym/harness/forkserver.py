@@ -97,9 +97,11 @@ def import_compiler_stack() -> None:
     first call, seconds of CPU work in the reference's runner. (They were imported for
     torch.profiler's first start too, in both runners, until the kernel trace replaced the
     profiler: kernel_trace.py.) CPU jobs (``TRITON_INTERPRET=1``, which kgym-gym sets for them
-    alone) skip it and its cost: about 2 s more of each server's start on a 2-core CPU, and the
-    memory. A GPU server also builds the runners' kernel trace here, once
-    (``kernel_trace_build``).
+    alone) skip the rest of it and its cost (about 2 s more of each server's start on a 2-core
+    CPU, and the memory), but Dynamo: every judge enters a ``TorchDispatchMode``
+    (``stress.Tf32Operands``), whose first entry imports it, 0.9-1.4 s of each CPU job's
+    correctness phase on a 2-core CPU before it was imported here. A GPU server also builds
+    the runners' kernel trace here, once (``kernel_trace_build``).
 
     A forked child cannot use CUDA if its parent initialised the driver, and a thread that a
     fork leaves behind may hold a lock the child then waits for forever; so the imports must
@@ -108,20 +110,21 @@ def import_compiler_stack() -> None:
     itself, by exec, with a server that skips them."""
     if WITHOUT_COMPILER_STACK in sys.argv:
         return
-    if os.environ.get("TRITON_INTERPRET") == "1" and WITH_COMPILER_STACK not in sys.argv:
-        return
+    cpu_jobs = os.environ.get("TRITON_INTERPRET") == "1" and WITH_COMPILER_STACK not in sys.argv
     import torch  # noqa: F401 - first: its own threads are not the stack's
 
     threads = _thread_ids()
     import torch._dynamo  # noqa: F401
-    import torch._inductor.config  # noqa: F401
 
-    from kgym.harness import kernel_trace_build, triton_warm
+    if not cpu_jobs:
+        import torch._inductor.config  # noqa: F401
 
-    triton_warm.warm_compiler()
-    why_not = kernel_trace_build.warm()
-    if why_not:
-        print(f"kgym fork server: no kernel trace on this host ({why_not})", file=sys.stderr)
+        from kgym.harness import kernel_trace_build, triton_warm
+
+        triton_warm.warm_compiler()
+        why_not = kernel_trace_build.warm()
+        if why_not:
+            print(f"kgym fork server: no kernel trace on this host ({why_not})", file=sys.stderr)
 
     why = ""
     if _cuda_driver_initialised():
