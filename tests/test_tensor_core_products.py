@@ -75,8 +75,8 @@ def test_the_interpreter_multiplies_at_the_kernels_precision() -> None:
 
 
 def test_products_under_other_names_take_cut_operands() -> None:
-    """``torch.inner``, ``linalg.multi_dot`` (its matrices in a list), a GRU cell (its biases,
-    added terms, left whole), and any product ATen computes (``linalg.matmul``, ``einsum``,
+    """``torch.inner``, ``linalg.multi_dot``, a GRU cell (its biases, added terms, left
+    whole), and any product ATen computes (``linalg.matmul``, ``einsum``,
     ``vdot``) are products a kernel computes with tl.dot: their tf32 answer is made from cut
     operands, as ``matmul``'s is."""
     import torch.nn as nn
@@ -94,7 +94,8 @@ def test_products_under_other_names_take_cut_operands() -> None:
             torch.vdot(c[0], c[1]),
         ]
     assert torch.equal(inner, cut(a) @ cut(b).t())
-    assert torch.equal(chain, cut(a) @ cut(c) @ cut(c.t()))
+    # Each product of the chain is one a kernel makes: its operand the first's answer, cut.
+    assert torch.equal(chain, cut(cut(a) @ cut(c)) @ cut(c.t()))
     assert not torch.equal(inner, a @ b.t())
     assert torch.equal(unlisted[0], cut(a) @ cut(c))
     assert torch.allclose(unlisted[1], cut(a) @ cut(b).t(), rtol=1e-6, atol=1e-6)

@@ -1537,7 +1537,7 @@ class Tf32Operands(TorchFunctionMode):
         if name not in MATMUL_OPS:
             return func(*args, **(kwargs or {}))
         added = ADDED_TERMS.get(name, ())
-        args = tuple(a if i in added else self._cut(a) for i, a in enumerate(args))
+        args = tuple(a if i in added else _cut(a, self.rounding) for i, a in enumerate(args))
         # Its operands cut here, ATen's products inside it are left as they come: no second
         # copy of each operand (a GPU judge's memory share), and its inner operands (an
         # attention's probabilities) as exact as the function's own answer makes them.
@@ -1547,12 +1547,13 @@ class Tf32Operands(TorchFunctionMode):
         finally:
             self.primitives.within -= 1
 
-    def _cut(self, value: Any) -> Any:
-        """An operand rounded, through the lists and tuples that carry several (a
-        ``multi_dot``'s matrices, a recurrent layer's weights, an LSTM cell's state)."""
-        if is_a(value, (list, tuple)):
-            return type(value)(self._cut(v) for v in value)
-        return self.rounding(value)
+
+def _cut(value: Any, rounding: Any) -> Any:
+    """An operand rounded, through the lists and tuples that carry several (a recurrent
+    layer's weights, an LSTM cell's state)."""
+    if is_a(value, (list, tuple)):
+        return type(value)(_cut(v, rounding) for v in value)
+    return rounding(value)
 
 
 class _Tf32Primitives(TorchDispatchMode):
@@ -1576,7 +1577,8 @@ class _Tf32Primitives(TorchDispatchMode):
         primitive = name in PRIMITIVE_PRODUCTS or name.startswith("_scaled_dot_product")
         if primitive and not self.within:
             added = PRIMITIVE_ADDED_TERMS.get(name, ())
-            args = tuple(a if i in added else self.operands._cut(a) for i, a in enumerate(args))
+            rounding = self.operands.rounding
+            args = tuple(a if i in added else _cut(a, rounding) for i, a in enumerate(args))
         return func(*args, **(kwargs or {}))
 
 
@@ -1657,15 +1659,13 @@ MATMUL_OPS = frozenset(
         "conv_transpose3d",
         "scaled_dot_product_attention",
         "multi_head_attention_forward",
-        # Products under other names, which a kernel computes with tl.dot all the same: left
-        # out, the tf32 answer of a task made of them was float32's, and an honest tf32
-        # kernel of torch.inner or a GRU cell read 20-100 times it.
-        "inner",
-        "chain_matmul",
-        "linalg_multi_dot",
-        "linalg_matrix_power",
+        # Products ATen does not reach as one of ``PRIMITIVE_PRODUCTS``, which a kernel
+        # computes with tl.dot all the same: a vecdot is a product and a sum, cuDNN's recurrent
+        # layers one fused operator, and a cell's biases are added terms. Left out, the tf32
+        # answer of a task made of them was float32's, and an honest tf32 kernel of a GRU
+        # cell read 26-100 times it. (``torch.inner``, ``linalg.multi_dot``, ``cdist`` and
+        # the like reach ATen's products, where ``_Tf32Primitives`` cuts them.)
         "linalg_vecdot",
-        "cdist",
         "gru_cell",
         "lstm_cell",
         "rnn_tanh_cell",
