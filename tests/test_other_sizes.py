@@ -259,6 +259,24 @@ def test_a_float_default_the_task_never_passes_is_varied_by_keyword() -> None:
     assert set(stress.keywords_of(changes)) == {"eps", "slope"}
 
 
+def test_a_forwards_float_default_the_inputs_leave_is_passed_as_an_input() -> None:
+    """Passed as an input, a forward's float default is a number the other sizes and the twin
+    move (``numbers_changed``); with the numbers before it, since it is passed by place."""
+
+    def defaults(signature: str, passed: int = 1) -> list[Any]:
+        scope: dict[str, Any] = {}
+        exec(f"class Model:\n    def forward(self, {signature}):\n        pass\n", scope)  # noqa: S102
+        return stress.forward_defaults(scope["Model"], passed)
+
+    assert defaults("x, temperature=1.0") == [1.0]
+    assert defaults("x, k=2, causal=True, scale=0.5, n=3") == [2, True, 0.5]
+    assert defaults("x, k=2, causal=True") == []  # no float: nothing a kernel could bake in
+    assert defaults("x, scale=0.5", passed=2) == []  # the inputs pass it
+    assert defaults("x, mask=None, scale=0.5") == []  # not a number before it: left alone
+    assert defaults("x, *, scale=0.5") == []  # keyword-only: not passed by place
+    assert defaults("x, zero=0.0") == []  # 0: a reference may be undefined away from it
+
+
 def test_a_default_baked_into_the_kernel_is_wrong_and_one_not_taken_is_let_be() -> None:
     honest = solution_source("09_rms_norm")
     # A class that takes no eps refuses a caller's loudly: it is built without it.

@@ -1046,6 +1046,29 @@ def float_defaults(task: Any) -> dict[str, float]:
     return found
 
 
+def forward_defaults(model: Any, passed: int) -> list[Any]:
+    """The defaults of ``model``'s ``forward`` after the ``passed`` inputs ``get_inputs``
+    gives, through its last float default, where every one of them is a number: the judge
+    passes them as inputs, so the other sizes and the twin move the floats among them as they
+    move ``get_inputs``' own numbers (``numbers_changed``). Left to the default, a
+    temperature no call passed was never met, and a softmax that ignored it was paid. Empty
+    where there is no such float, or a parameter before it is no number or has no default.
+    Read from the task's own class, which the judge trusts."""
+    try:
+        parameters = list(inspect.signature(model.forward).parameters.values())
+    except (AttributeError, TypeError, ValueError):
+        return []
+    if parameters and parameters[0].name == "self":  # the class's function, not a bound one
+        parameters = parameters[1:]
+    defaults: list[Any] = []
+    for p in parameters[passed:]:
+        if p.kind is not p.POSITIONAL_OR_KEYWORD or type(p.default) not in (int, float, bool):
+            break
+        defaults.append(p.default)
+    last_float = max((i for i, v in enumerate(defaults) if _movable(v)), default=-1)
+    return defaults[: last_float + 1]
+
+
 def keywords_of(changes: dict[str, Any]) -> dict[str, Any]:
     """The keyword arguments among ``other_sizes``' changes, by their own names."""
     return {k[len(KEYWORD) :]: v for k, v in changes.items() if k.startswith(KEYWORD)}

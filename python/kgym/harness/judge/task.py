@@ -93,7 +93,8 @@ class TaskSide:
         into: contextlib.AbstractContextManager[Any] | None = None,
         timed: bool = False,
     ) -> list[Any]:
-        """The task's inputs of ``seed``; ``into``: a mode that draws them into a timed slot
+        """The task's inputs of ``seed``, and the forward's float defaults they leave
+        (``stress.forward_defaults``); ``into``: a mode that draws them into a timed slot
         (timing/input_slots.IntoSlot). ``timed``: a timed call's set, whose normals the
         judge's own kernel draws where it is ready."""
         dev.seed_generators(seed, self.device)
@@ -106,6 +107,7 @@ class TaskSide:
         # innermost: it hands the normals' mode its ``out=``.
         with torch.device(self.device), normals, into or contextlib.nullcontext():
             inputs = list(self.module.get_inputs())
+        inputs += stress.forward_defaults(self.module.Model, len(inputs))
         for place, value in self.numbers.items():
             if place < len(inputs) and type(inputs[place]) is type(value):
                 inputs[place] = value
