@@ -277,6 +277,15 @@ def test_a_forwards_float_default_the_inputs_leave_is_passed_as_an_input() -> No
     assert defaults("x, zero=0.0") == []  # 0: a reference may be undefined away from it
 
 
+def test_an_integer_used_as_a_number_moves_to_another_of_its_sign() -> None:
+    for value in (1, 2, 3, 7, 100, -1, -5):
+        for _ in range(50):
+            moved = stress.integer_moved(value)
+            assert type(moved) is int and moved not in (0, value)
+            assert (moved > 0) == (value > 0)
+            assert abs(moved) <= abs(value) + 1
+
+
 def test_a_default_baked_into_the_kernel_is_wrong_and_one_not_taken_is_let_be() -> None:
     honest = solution_source("09_rms_norm")
     # A class that takes no eps refuses a caller's loudly: it is built without it.

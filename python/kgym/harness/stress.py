@@ -949,8 +949,9 @@ def other_sizes(
     ``KEYWORD + name``: passed by keyword), times a factor drawn within
     ``FLOAT_ARGUMENT_FACTORS``, so that a kernel that bakes in the task's value instead of the
     module's is wrong. Integers only the model takes (a kernel size, a reduction's
-    dimension, a stride) are left alone: they choose an algorithm rather than a size. Empty:
-    nothing the judge can change."""
+    dimension, a stride) are left alone here: they choose an algorithm rather than a size
+    (the judge moves those the reference uses as numbers, a divisor:
+    ``OtherSizes._integers_changed``). Empty: nothing the judge can change."""
     get_inputs = getattr(task, "get_inputs", None)
     used = set(getattr(getattr(get_inputs, "__code__", None), "co_names", ()))
     by_init = init_names(task)
@@ -990,6 +991,16 @@ def float_arguments(task: Any) -> dict[str, Any]:
     for name, default in float_defaults(task).items():
         changed[KEYWORD + name] = _floats_scaled(default)
     return changed
+
+
+def integer_moved(value: int) -> int:
+    """Another value for an integer the reference uses as a number (a divisor): ``value``
+    times a factor drawn within ``FLOAT_ARGUMENT_FACTORS``, rounded, and one further from 0
+    where that gives 0 or ``value`` itself (a divisor of 1 or 2). Its sign kept."""
+    moved = round(value * _SIZES_DRAW.uniform(*FLOAT_ARGUMENT_FACTORS))
+    if moved in (0, value):
+        moved = value + (1 if value > 0 else -1)
+    return moved
 
 
 def _floats_scaled(value: Any) -> Any:

@@ -168,7 +168,11 @@ class OtherSizes:
         changed (stress.float_arguments: a kernel that bakes in the task's value only at the
         task's own sizes meets it), then without the keywords among them, for a class that
         takes no such keyword."""
-        floats = {**stress.float_arguments(self.task.module), **self._numbers_changed()}
+        floats = {
+            **stress.float_arguments(self.task.module),
+            **self._numbers_changed(),
+            **self._integers_changed(),
+        }
         passed = stress.without_keywords(floats)
         tries = [floats, passed] if passed != floats else [floats]
         # And the task's own, where its Model refuses the changed ones (a range turned over).
@@ -217,6 +221,66 @@ class OtherSizes:
         }
         return stress.numbers_changed(held)
 
+    def _integers_changed(self) -> dict[str, int]:
+        """Another value for each integer constant the model alone is built with that the
+        reference uses as a number (``_scalar_integers``: a divisor, a multiplier), drawn as
+        a float argument's and rounded (``stress.integer_moved``), once an evaluation: moved
+        with the floats, a kernel that bakes in the task's ``divisor = 2`` (KernelBench
+        level 2's shape) meets another. The other integers (a kernel size, a reduction's
+        dimension, a count of groups) choose an algorithm and are left alone."""
+        if self.scalar_integers is None:
+            self.scalar_integers = self._scalar_integers()
+        return dict(self.scalar_integers)
+
+    def _scalar_integers(self) -> dict[str, int]:
+        """The integer constants ``get_init_inputs`` passes, not the task's sizes, with which
+        the reference is a number, each with its moved value: built with the same value as a
+        float it answers bit for bit as built with the integer (a size, a dimension or a
+        count raises or answers otherwise as a float), and built with the moved value its
+        state and its answer keep their shapes (an upsampling's integer factor is a number
+        that moves the shape). The same weights' seed and inputs for each build."""
+        task = self.task
+        module = task.module
+        sizes = set(stress.other_sizes(module))
+        names = [
+            name
+            for name in sorted(stress.init_names(module) - sizes)
+            if type(getattr(module, name, None)) is int and getattr(module, name) != 0
+        ]
+        if not names:
+            return {}
+        seed, inputs = fresh_seed(), task.inputs(fresh_seed())
+        built = self._built_answer({}, seed, inputs)
+        found: dict[str, int] = {}
+        for name in names:
+            value = getattr(module, name)
+            as_float = self._built_answer({name: float(value)}, seed, inputs)
+            if built is None or as_float is None or not _bit_for_bit(as_float, built):
+                continue
+            moved = stress.integer_moved(value)
+            answer = self._built_answer({name: moved}, seed, inputs)
+            if answer is not None and answer[0] == built[0]:
+                found[name] = moved
+        return found
+
+    def _built_answer(
+        self, changes: dict[str, Any], seed: int, inputs: list[Any]
+    ) -> tuple[list[Any], list[Any]] | None:
+        """The shapes of the task's model's state and answer, built under ``seed`` with the
+        constants ``changes`` sets, on a copy of ``inputs``, and the answer itself (on the
+        host); None where it does not build or run."""
+        try:
+            with self.task.sizes_changed(changes):
+                model, _ = self.task.build_model(seed)
+            answer = compare.flatten(self.task.run_reference(inputs, "correctness", model=model))
+        except EvaluationFailure:
+            return None
+        state = model.state_dict().values() if is_a(model, torch.nn.Module) else []
+        shapes = [tuple(v.shape) for v in state] + [
+            tuple(v.shape) if is_a(v, torch.Tensor) else type(v) for v in answer
+        ]
+        return shapes, answer
+
     def _size_tries(self, name: str, small: Any) -> list[dict[str, Any]]:
         """The sizes to call at, in order until the task's Model runs at one: each draw
         (stress.other_sizes), and where the model is built with some of them, that draw with
@@ -230,6 +294,7 @@ class OtherSizes:
         for draw_wide in wide:
             changes = stress.other_sizes(task, small, odd=name != "other_shape", wide=draw_wide)
             changes.update(self._numbers_changed())
+            changes.update(self._integers_changed())
             if not changes:
                 return []
             plain = stress.without_keywords(changes)
@@ -603,3 +668,14 @@ class OtherSizes:
         if there is not None:
             there.release()  # its float64 and tf32 builds copied the old weights
         return failed
+
+
+def _bit_for_bit(one: tuple[list[Any], list[Any]], other: tuple[list[Any], list[Any]]) -> bool:
+    """Two of ``_built_answer``'s: the same shapes, and answers equal bit for bit (tensors of
+    one type and value, NaN where NaN) or equal (other values)."""
+    if one[0] != other[0]:
+        return False
+    return all(
+        compare.bitwise_equal(a, b) if is_a(a, torch.Tensor) and is_a(b, torch.Tensor) else a == b
+        for a, b in zip(one[1], other[1])
+    )
