@@ -250,12 +250,15 @@ class OtherSizes:
         if not names:
             return {}
         seed, inputs = fresh_seed(), task.inputs(fresh_seed())
-        built = self._built_answer({}, seed, inputs)
+        built: Any = None  # the task's own build's, once an integer builds as a float
         found: dict[str, int] = {}
         for name in names:
             value = getattr(module, name)
             as_float = self._built_answer({name: float(value)}, seed, inputs)
-            if built is None or as_float is None or not _bit_for_bit(as_float, built):
+            if as_float is None:  # most integers: a size, a dimension, a count
+                continue
+            built = built or self._built_answer({}, seed, inputs)
+            if built is None or not _bit_for_bit(as_float, built):
                 continue
             moved = stress.integer_moved(value)
             answer = self._built_answer({name: moved}, seed, inputs)
