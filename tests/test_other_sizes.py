@@ -272,7 +272,8 @@ def test_a_forwards_float_default_the_inputs_leave_is_passed_as_an_input() -> No
     assert defaults("x, k=2, causal=True, scale=0.5, n=3") == [2, True, 0.5]
     assert defaults("x, k=2, causal=True") == []  # no float: nothing a kernel could bake in
     assert defaults("x, scale=0.5", passed=2) == []  # the inputs pass it
-    assert defaults("x, mask=None, scale=0.5") == []  # not a number before it: left alone
+    assert defaults("x, mask=None, scale=0.5") == [None, 0.5]  # the mask's default passed too
+    assert defaults("x, mask=[], scale=0.5") == []  # no plain value before it: left alone
     assert defaults("x, *, scale=0.5") == []  # keyword-only: not passed by place
     assert defaults("x, zero=0.0") == []  # 0: a reference may be undefined away from it
 
@@ -284,6 +285,30 @@ def test_an_integer_used_as_a_number_moves_to_another_of_its_sign() -> None:
             assert type(moved) is int and moved not in (0, value)
             assert (moved > 0) == (value > 0)
             assert abs(moved) <= abs(value) + 1
+
+
+def test_floats_the_model_is_given_by_no_constant_move_by_place() -> None:
+    """A literal or an expression among ``get_init_inputs()``' values moves by its place in
+    the list; a constant it returns moves by name, once."""
+    module = types.ModuleType("task_for_test")
+    exec(  # noqa: S102 - a task module made for the test
+        "import numpy as np\nhead_dim = 64\nslope = 0.2\n"
+        "class Model:\n    def __init__(self, a, b, c, d, e):\n        pass\n"
+        "def get_inputs():\n    return [head_dim]\n"
+        "def get_init_inputs():\n"
+        "    return [head_dim ** -0.5, 2.0, slope, np.float64(0.5), head_dim]\n",
+        module.__dict__,
+    )
+    changes = stress.float_arguments(module)
+    assert set(changes) == {"slope", stress.INIT + "0", stress.INIT + "1", stress.INIT + "3"}
+    low, high = stress.FLOAT_ARGUMENT_FACTORS
+    assert 2.0 * low <= changes[stress.INIT + "1"] <= 2.0 * high
+    assert stress.init_values_of(changes) == {
+        0: changes[stress.INIT + "0"],
+        1: changes[stress.INIT + "1"],
+        3: changes[stress.INIT + "3"],
+    }
+    assert not set(stress.constants_of(changes)) - {"slope"}
 
 
 def test_a_default_baked_into_the_kernel_is_wrong_and_one_not_taken_is_let_be() -> None:

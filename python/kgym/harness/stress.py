@@ -984,12 +984,26 @@ def float_arguments(task: Any) -> dict[str, Any]:
     the sizes (``other_sizes``) and alone, at the task's sizes (the twin instance): a kernel
     that bakes in the task's value only at the task's own sizes meets it there."""
     changed: dict[str, Any] = {}
-    for name in sorted(init_names(task)):
+    named = sorted(init_names(task))
+    for name in named:
         value = _floats_scaled(getattr(task, name, None))
         if value is not None:
             changed[name] = value
     for name, default in float_defaults(task).items():
         changed[KEYWORD + name] = _floats_scaled(default)
+    # And each float ``get_init_inputs`` returns that no constant it reads is (a literal
+    # ``[2.0]``, ``head_dim ** -0.5``): by its place in the list. By name alone, such a
+    # scale was never moved, and a kernel that baked it in (or made it from the inputs'
+    # shape) was paid.
+    try:
+        values = list(task.get_init_inputs())
+    except Exception:  # noqa: BLE001 - a task whose arguments fail has none to move
+        values = []
+    constants = [getattr(task, name, None) for name in named]
+    for place, value in enumerate(values):
+        scaled = None if any(value is c for c in constants) else _floats_scaled(value)
+        if scaled is not None:
+            changed[f"{INIT}{place}"] = scaled
     return changed
 
 
@@ -1027,8 +1041,8 @@ def _floats_scaled(value: Any) -> Any:
 
 
 def _movable(value: Any) -> bool:
-    """A float the judge may scale: finite and not 0."""
-    return type(value) is float and math.isfinite(value) and value != 0.0
+    """A float the judge may scale (numpy's ``float64`` too): finite and not 0."""
+    return is_a(value, float) and math.isfinite(value) and value != 0.0
 
 
 # How ``other_sizes`` names a default of the Model's signature it changes: passed by keyword
@@ -1059,12 +1073,14 @@ def float_defaults(task: Any) -> dict[str, float]:
 
 def forward_defaults(model: Any, passed: int) -> list[Any]:
     """The defaults of ``model``'s ``forward`` after the ``passed`` inputs ``get_inputs``
-    gives, through its last float default, where every one of them is a number: the judge
+    gives, through its last float default, where every one of them is a plain value (a
+    number, a flag, a string, None: a ``mask=None`` before a ``scale``): the judge
     passes them as inputs, so the other sizes and the twin move the floats among them as they
     move ``get_inputs``' own numbers (``numbers_changed``). Left to the default, a
     temperature no call passed was never met, and a softmax that ignored it was paid. Empty
-    where there is no such float, or a parameter before it is no number or has no default.
-    Read from the task's own class, which the judge trusts."""
+    where there is no such float, or a parameter before it is no plain value or has no
+    default. (A keyword-only default is not passed: the calls pass inputs by place.) Read
+    from the task's own class, which the judge trusts."""
     try:
         parameters = list(inspect.signature(model.forward).parameters.values())
     except (AttributeError, TypeError, ValueError):
@@ -1073,7 +1089,8 @@ def forward_defaults(model: Any, passed: int) -> list[Any]:
         parameters = parameters[1:]
     defaults: list[Any] = []
     for p in parameters[passed:]:
-        if p.kind is not p.POSITIONAL_OR_KEYWORD or type(p.default) not in (int, float, bool):
+        plain = p.default is None or type(p.default) in (int, float, bool, str)
+        if p.kind is not p.POSITIONAL_OR_KEYWORD or not plain:
             break
         defaults.append(p.default)
     last_float = max((i for i, v in enumerate(defaults) if _movable(v)), default=-1)
@@ -1090,6 +1107,16 @@ def keywords_of(changes: dict[str, Any]) -> dict[str, Any]:
 INPUT = "Input."
 
 
+# How the judge names a value ``get_init_inputs()`` returns that it changes by place (``INIT`` +
+# its place in the list), where no constant of the task's names it.
+INIT = "Init."
+
+
+def init_values_of(changes: dict[str, Any]) -> dict[int, Any]:
+    """The model's arguments among the changes, by their places."""
+    return {int(k[len(INIT) :]): v for k, v in changes.items() if k.startswith(INIT)}
+
+
 def inputs_of(changes: dict[str, Any]) -> dict[int, Any]:
     """The inputs' numbers among the changes, by their places."""
     return {int(k[len(INPUT) :]): v for k, v in changes.items() if k.startswith(INPUT)}
@@ -1097,7 +1124,7 @@ def inputs_of(changes: dict[str, Any]) -> dict[int, Any]:
 
 def constants_of(changes: dict[str, Any]) -> dict[str, Any]:
     """The module's constants among the changes: neither keywords nor inputs' numbers."""
-    return {k: v for k, v in changes.items() if not k.startswith((KEYWORD, INPUT))}
+    return {k: v for k, v in changes.items() if not k.startswith((KEYWORD, INPUT, INIT))}
 
 
 def without_keywords(changes: dict[str, Any]) -> dict[str, Any]:

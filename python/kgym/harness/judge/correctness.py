@@ -168,6 +168,7 @@ class GradedCalls(OtherSizes):
         # (``_stress_call``): its error size's worst block alone then refuses nothing yet.
         self.first_look = False
         self.scalar_integers: dict[str, int] | None = None  # OtherSizes._integers_changed
+        self.scalar_inputs: dict[int, int] | None = None  # OtherSizes._scalar_inputs
         self.twin_inputs: list[Any] | None = None  # the twin's inputs, for the set-up's next
         self.before_rescaled: dict[str, Any] = {}  # the weights ``restore`` moves back to
         self.weights_pruned = False  # a ``pruned`` move was the last to set the weights' zeros

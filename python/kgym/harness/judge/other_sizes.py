@@ -108,7 +108,12 @@ class OtherSizes:
             return {"passed": None, "reason": "no size constant the judge can change"}
         for sizes in tries:
             keywords = stress.keywords_of(sizes)
-            rebuild = twin or bool(stress.init_names(task.module) & set(sizes)) or bool(keywords)
+            rebuild = (
+                twin
+                or bool(stress.init_names(task.module) & set(sizes))
+                or bool(keywords)
+                or bool(stress.init_values_of(sizes))
+            )
             seed = fresh_seed()
             try:
                 with task.sizes_changed(sizes):
@@ -211,15 +216,53 @@ class OtherSizes:
         return tries
 
     def _numbers_changed(self) -> dict[str, Any]:
-        """The Python floats among the task's inputs, each changed (stress.numbers_changed):
-        the slots hold one value of each, the same in every call at the task's arguments."""
+        """The Python floats among the task's inputs, each changed (stress.numbers_changed),
+        and the integers among them the reference uses as numbers (``_scalar_inputs``): the
+        slots hold one value of each, the same in every call at the task's arguments."""
         assert self.layout is not None
         held = {
             place: spec[1]
             for place, spec in enumerate(self.layout.inputs)
             if isinstance(spec, tuple) and spec[0] == "value"
         }
-        return stress.numbers_changed(held)
+        if self.scalar_inputs is None:
+            self.scalar_inputs = self._scalar_inputs(held)
+        moved = {f"{stress.INPUT}{place}": v for place, v in self.scalar_inputs.items()}
+        return {**stress.numbers_changed(held), **moved}
+
+    def _scalar_inputs(self, held: dict[int, Any]) -> dict[int, int]:
+        """The integers among the task's inputs (``held``, by place) the reference uses as
+        numbers, each with its moved value (``stress.integer_moved``), once an evaluation:
+        as ``_scalar_integers`` tells them among the model's arguments, on one draw of the
+        inputs with that place given as a float, then moved. A divisor passed at call time
+        and baked in was paid where only floats moved."""
+        places = [p for p, v in held.items() if type(v) is int and v != 0]
+        if not places:
+            return {}
+        task = self.task
+        drawn = task.inputs(fresh_seed())
+
+        def answer(place: int | None = None, value: Any = None) -> Any:
+            inputs = list(drawn)
+            if place is not None:
+                inputs[place] = value
+            try:
+                out = compare.flatten(task.run_reference(inputs, "correctness"))
+            except EvaluationFailure:
+                return None
+            return [tuple(v.shape) if is_a(v, torch.Tensor) else type(v) for v in out], out
+
+        built = answer()
+        found: dict[int, int] = {}
+        for place in places:
+            as_float = answer(place, float(held[place]))
+            if built is None or as_float is None or not _bit_for_bit(as_float, built):
+                continue
+            moved = stress.integer_moved(held[place])
+            after = answer(place, moved)
+            if after is not None and after[0] == built[0]:
+                found[place] = moved
+        return found
 
     def _integers_changed(self) -> dict[str, int]:
         """Another value for each integer constant the model alone is built with that the
@@ -301,8 +344,10 @@ class OtherSizes:
             if not changes:
                 return []
             plain = stress.without_keywords(changes)
-            # The keywords, as the constants get_init_inputs reads, build the model.
+            # The keywords and the values get_init_inputs returns moved by place, as the
+            # constants it reads, build the model.
             built_with = (stress.init_names(task) & set(changes)) | (changes.keys() - plain.keys())
+            built_with |= {k for k in changes if k.startswith(stress.INIT)}
             inputs_only = {k: v for k, v in changes.items() if k not in built_with}
             tries.append(changes)
             if plain != changes:  # where the candidate's class takes no such keyword

@@ -61,6 +61,7 @@ class TaskSide:
         # instead of the task's, while ``sizes_changed`` says so.
         self.keywords: dict[str, Any] = {}
         self.numbers: dict[int, Any] = {}
+        self.init_values: dict[int, Any] = {}  # get_init_inputs()' values moved by place
         # The timed inputs' normals are drawn by the judge's own kernel once it is ready
         # (kernels/fast_normals.py), in every timed path alike, so that a set drawn again from
         # its seed is the same.
@@ -76,6 +77,9 @@ class TaskSide:
         task's, or the other sizes' while ``sizes_changed``), on the device, and them."""
         torch.manual_seed(seed)
         init_inputs = list(self.module.get_init_inputs())
+        for place, value in self.init_values.items():
+            if place < len(init_inputs):
+                init_inputs[place] = value
         try:
             torch.manual_seed(seed)
             model = self.module.Model(*init_inputs, **self.keywords)
@@ -185,20 +189,24 @@ class TaskSide:
     def sizes_changed(self, changes: dict[str, Any]) -> Any:
         """The task's size constants and the numbers its model is built with set to
         ``changes`` for a while (the other-shape set); a default of the Model's signature
-        (``stress.KEYWORD`` + its name) is passed by keyword instead, and a number among the
-        inputs (``stress.INPUT`` + its place) is drawn as given."""
+        (``stress.KEYWORD`` + its name) is passed by keyword instead, a value
+        ``get_init_inputs()`` returns (``stress.INIT`` + its place) is replaced in its list,
+        and a number among the inputs (``stress.INPUT`` + its place) is drawn as given."""
         keywords = stress.keywords_of(changes)
         numbers = stress.inputs_of(changes)
+        init_values = stress.init_values_of(changes)
         constants = stress.constants_of(changes)
         saved = {name: getattr(self.module, name) for name in constants}
-        saved_keywords, saved_numbers = self.keywords, self.numbers
+        saved_keywords, saved_numbers, saved_init = self.keywords, self.numbers, self.init_values
         try:
             for name, value in constants.items():
                 setattr(self.module, name, value)
             self.keywords = {**saved_keywords, **keywords}
             self.numbers = {**saved_numbers, **numbers}
+            self.init_values = {**saved_init, **init_values}
             yield
         finally:
             self.keywords, self.numbers = saved_keywords, saved_numbers
+            self.init_values = saved_init
             for name, value in saved.items():
                 setattr(self.module, name, value)
