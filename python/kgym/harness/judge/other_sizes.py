@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import math
 import secrets
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -232,10 +233,9 @@ class OtherSizes:
 
     def _scalar_inputs(self, held: dict[int, Any]) -> dict[int, int]:
         """The integers among the task's inputs (``held``, by place) the reference uses as
-        numbers, each with its moved value (``stress.integer_moved``), once an evaluation:
-        as ``_scalar_integers`` tells them among the model's arguments, on one draw of the
-        inputs with that place given as a float, then moved. A divisor passed at call time
-        and baked in was paid where only floats moved."""
+        numbers, each with its moved value, once an evaluation (``_number_moved``, on one
+        draw of the inputs): a divisor passed at call time and baked in was paid where only
+        floats moved."""
         places = [p for p, v in held.items() if type(v) is int and v != 0]
         if not places:
             return {}
@@ -252,15 +252,11 @@ class OtherSizes:
                 return None
             return [tuple(v.shape) if is_a(v, torch.Tensor) else type(v) for v in out], out
 
-        built = answer()
+        task_own = functools.cache(answer)
         found: dict[int, int] = {}
         for place in places:
-            as_float = answer(place, float(held[place]))
-            if built is None or as_float is None or not _bit_for_bit(as_float, built):
-                continue
-            moved = stress.integer_moved(held[place])
-            after = answer(place, moved)
-            if after is not None and after[0] == built[0]:
+            moved = _number_moved(functools.partial(answer, place), held[place], task_own)
+            if moved is not None:
                 found[place] = moved
         return found
 
@@ -277,11 +273,8 @@ class OtherSizes:
 
     def _scalar_integers(self) -> dict[str, int]:
         """The integer constants ``get_init_inputs`` passes, not the task's sizes, with which
-        the reference is a number, each with its moved value: built with the same value as a
-        float it answers bit for bit as built with the integer (a size, a dimension or a
-        count raises or answers otherwise as a float), and built with the moved value its
-        state and its answer keep their shapes (an upsampling's integer factor is a number
-        that moves the shape). The same weights' seed and inputs for each build."""
+        the reference is a number, each with its moved value (``_number_moved``): the model
+        built with each value under the same weights' seed, on the same inputs."""
         task = self.task
         module = task.module
         sizes = set(stress.other_sizes(module))
@@ -293,19 +286,15 @@ class OtherSizes:
         if not names:
             return {}
         seed, inputs = fresh_seed(), task.inputs(fresh_seed())
-        built: Any = None  # the task's own build's, once an integer builds as a float
+        task_own = functools.cache(functools.partial(self._built_answer, {}, seed, inputs))
         found: dict[str, int] = {}
         for name in names:
-            value = getattr(module, name)
-            as_float = self._built_answer({name: float(value)}, seed, inputs)
-            if as_float is None:  # most integers: a size, a dimension, a count
-                continue
-            built = built or self._built_answer({}, seed, inputs)
-            if built is None or not _bit_for_bit(as_float, built):
-                continue
-            moved = stress.integer_moved(value)
-            answer = self._built_answer({name: moved}, seed, inputs)
-            if answer is not None and answer[0] == built[0]:
+
+            def answer(value: Any, name: str = name) -> Any:
+                return self._built_answer({name: value}, seed, inputs)
+
+            moved = _number_moved(answer, getattr(module, name), task_own)
+            if moved is not None:
                 found[name] = moved
         return found
 
@@ -313,8 +302,8 @@ class OtherSizes:
         self, changes: dict[str, Any], seed: int, inputs: list[Any]
     ) -> tuple[list[Any], list[Any]] | None:
         """The shapes of the task's model's state and answer, built under ``seed`` with the
-        constants ``changes`` sets, on a copy of ``inputs``, and the answer itself (on the
-        host); None where it does not build or run."""
+        constants ``changes`` sets, on a copy of ``inputs``, and the answer itself; None where
+        it does not build or run."""
         try:
             with self.task.sizes_changed(changes):
                 model, _ = self.task.build_model(seed)
@@ -716,6 +705,26 @@ class OtherSizes:
         if there is not None:
             there.release()  # its float64 and tf32 builds copied the old weights
         return failed
+
+
+def _number_moved(
+    answer: Callable[[Any], Any], value: int, task_own: Callable[[], Any]
+) -> int | None:
+    """Another value for an integer the reference uses as a number, or None where it is a
+    size, a dimension or a count. ``answer(v)``: the reference's (shapes, answer) with the
+    integer given as ``v``, None where it refuses it; ``task_own()``: with the task's own.
+    Given as a float, a number answers bit for bit as the integer does (a size, a dimension,
+    a count raise or answer otherwise); given the moved value, the shapes of the answer and
+    the model's state stay (an upsampling's factor is a number that moves them)."""
+    as_float = answer(float(value))
+    if as_float is None:  # most integers: a size, a dimension, a count
+        return None
+    own = task_own()
+    if own is None or not _bit_for_bit(as_float, own):
+        return None
+    moved = stress.integer_moved(value)
+    after = answer(moved)
+    return moved if after is not None and after[0] == own[0] else None
 
 
 def _bit_for_bit(one: tuple[list[Any], list[Any]], other: tuple[list[Any], list[Any]]) -> bool:
