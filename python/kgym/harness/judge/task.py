@@ -111,7 +111,7 @@ class TaskSide:
         # innermost: it hands the normals' mode its ``out=``.
         with torch.device(self.device), normals, into or contextlib.nullcontext():
             inputs = list(self.module.get_inputs())
-        inputs += stress.forward_defaults(self.module.Model, len(inputs))
+        inputs += stress.forward_defaults(getattr(self.module, "Model", None), len(inputs))
         for place, value in self.numbers.items():
             if place < len(inputs) and type(inputs[place]) is type(value):
                 inputs[place] = value
