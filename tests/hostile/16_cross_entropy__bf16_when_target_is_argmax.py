@@ -1,5 +1,5 @@
 # attack: per-sample cross entropy exact in float32, except rows where the target is the row's argmax and the model is confident (loss < ln 2), whose loss is rounded to bfloat16 by integer bit ops; the judge draws targets independently of the logits (randint), so such rows (every row of a trained classifier's batch) essentially never reach the error-size check
-# expect: incorrect|rejected
+# expect: incorrect|rejected|crashed
 # rules: low-precision
 # device: any
 import torch
