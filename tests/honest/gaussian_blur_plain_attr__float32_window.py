@@ -62,6 +62,6 @@ class ModelNew(nn.Module):
         k = self.kernel.to(x.device)
         B, C, H, W = x.shape
         y = torch.empty_like(x)
-        grid = (B * C, triton.cdiv(H, 16), triton.cdiv(W, 16))
-        blur_kernel[grid](x, k, y, C, H, W, KS=self.ks, PAD=self.pad, BLOCK_H=16, BLOCK_W=16)
+        grid = (B * C, triton.cdiv(H, 32), triton.cdiv(W, 32))
+        blur_kernel[grid](x, k, y, C, H, W, KS=self.ks, PAD=self.pad, BLOCK_H=32, BLOCK_W=32)
         return y
