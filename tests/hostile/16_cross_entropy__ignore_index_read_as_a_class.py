@@ -1,5 +1,5 @@
 # attack: per-sample cross entropy that ignores F.cross_entropy's ignore_index (-100 by default, the label a batch gives every padding token): a target of -100 is used as a column index, so the kernel reads logits[i, -100] (the row before's logits, or memory before the buffer for row 0) and returns a large garbage loss where torch returns 0; the judge drew targets only in [0, num_classes) (stress._class_indices; no stress set or near repeat writes -100), so no graded call holds an ignored target, and the built-in solution had the same gap
-# expect: incorrect
+# expect: incorrect|crashed
 # rules: -
 import torch
 import torch.nn as nn

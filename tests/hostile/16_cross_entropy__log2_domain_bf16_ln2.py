@@ -1,5 +1,5 @@
 # attack: per-sample cross entropy computed in the log2 domain (exp2/log2, fp32) and converted back with ln 2 kept as a bfloat16 constant (0.69140625, relative error -2.5e-3, 8 bits): one common scale on every loss, which for fewer than 16 outputs is taken out up to 2^-9 (judge/error_size.py:465-466 `scales = (-MAX_SCALE, MAX_SCALE)` when few) and never held by common_ratio (error_size.py:485 `not few`), leaving ~5.5e-4 relative, about 2x TF32_FLOOR, under ERROR_FACTOR 3
-# expect: rejected
+# expect: rejected|crashed
 # rules: low-precision
 # device: any
 # policy: strict
