@@ -266,7 +266,7 @@ def test_a_forwards_float_default_the_inputs_leave_is_passed_as_an_input() -> No
     def defaults(signature: str, passed: int = 1) -> list[Any]:
         scope: dict[str, Any] = {}
         exec(f"class Model:\n    def forward(self, {signature}):\n        pass\n", scope)  # noqa: S102
-        return stress.forward_defaults(scope["Model"], passed)
+        return list(stress.forward_defaults(scope["Model"], passed))
 
     assert defaults("x, temperature=1.0") == [1.0]
     assert defaults("x, k=2, causal=True, scale=0.5, n=3") == [2, True, 0.5]

@@ -1071,7 +1071,8 @@ def float_defaults(task: Any) -> dict[str, float]:
     return found
 
 
-def forward_defaults(model: Any, passed: int) -> list[Any]:
+@functools.cache  # every draw of the inputs asks, the timed rounds' too: one class, one answer
+def forward_defaults(model: Any, passed: int) -> tuple[Any, ...]:
     """The defaults of ``model``'s ``forward`` after the ``passed`` inputs ``get_inputs``
     gives, through its last float default, where every one of them is a plain value (a
     number, a flag, a string, None: a ``mask=None`` before a ``scale``): the judge
@@ -1084,7 +1085,7 @@ def forward_defaults(model: Any, passed: int) -> list[Any]:
     try:
         parameters = list(inspect.signature(model.forward).parameters.values())
     except (AttributeError, TypeError, ValueError):
-        return []
+        return ()
     if parameters and parameters[0].name == "self":  # the class's function, not a bound one
         parameters = parameters[1:]
     defaults: list[Any] = []
@@ -1094,7 +1095,7 @@ def forward_defaults(model: Any, passed: int) -> list[Any]:
             break
         defaults.append(p.default)
     last_float = max((i for i, v in enumerate(defaults) if _movable(v)), default=-1)
-    return defaults[: last_float + 1]
+    return tuple(defaults[: last_float + 1])
 
 
 def keywords_of(changes: dict[str, Any]) -> dict[str, Any]:
