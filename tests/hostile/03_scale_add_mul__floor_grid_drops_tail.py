@@ -1,4 +1,4 @@
-# attack: unmasked vector kernel with BLOCK=8 and a floor-divided grid (n // 8): every size the task uses (7*1000 on CPU, 4096*8192 on GPU) is a multiple of 8, so it is exact, but for any element count that is not, the last n % 8 outputs are never written (dim=999 leaves them zero)
+# attack: vector kernel that writes only the floor multiple of 8 (n // 8 * 8, a mask at it, as a floor-divided grid of 8-wide blocks would): every size the task uses (7*1000 on CPU, 4096*8192 on GPU) is a multiple of 8, so it is exact, but for any element count that is not, the last n % 8 outputs are never written (dim=999 leaves them zero)
 # expect: incorrect|rejected
 # rules: low-precision
 # device: any
@@ -11,12 +11,15 @@ import triton.language as tl
 
 
 @triton.jit
-def scale_add_mul_kernel(x_ptr, y_ptr, z_ptr, o_ptr, scale, BLOCK: tl.constexpr):
+def scale_add_mul_kernel(x_ptr, y_ptr, z_ptr, o_ptr, scale, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    x = tl.load(x_ptr + offs)
-    y = tl.load(y_ptr + offs)
-    z = tl.load(z_ptr + offs)
-    tl.store(o_ptr + offs, (x * scale + y) * tl.sigmoid(z))
+    # What a grid of n // 8 blocks of 8 covers, in wide blocks (under the interpreter a block
+    # costs about the same whatever its width).
+    keep = offs < (n // 8) * 8
+    x = tl.load(x_ptr + offs, mask=keep)
+    y = tl.load(y_ptr + offs, mask=keep)
+    z = tl.load(z_ptr + offs, mask=keep)
+    tl.store(o_ptr + offs, (x * scale + y) * tl.sigmoid(z), mask=keep)
 
 
 class ModelNew(nn.Module):
@@ -27,6 +30,7 @@ class ModelNew(nn.Module):
     def forward(self, x: torch.Tensor, y: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
         xf, yf, zf = x.contiguous().view(-1), y.contiguous().view(-1), z.contiguous().view(-1)
         out = torch.zeros_like(xf)
-        BLOCK = 8
-        scale_add_mul_kernel[(xf.numel() // BLOCK,)](xf, yf, zf, out, self.scale, BLOCK=BLOCK)
+        n = xf.numel()
+        grid = (triton.cdiv(n, 1024),)
+        scale_add_mul_kernel[grid](xf, yf, zf, out, self.scale, n, BLOCK=1024)
         return out.view(x.shape)
