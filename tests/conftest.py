@@ -42,19 +42,19 @@ def solution_source(task_id: str) -> str:
 # tests in collection order, and one of these begun last kept a worker busy for minutes after
 # the other had finished.
 LONGEST_FIRST = (
-    "tests/test_hostile.py::test_attack_is_not_paid[17_transpose__unmasked_tiles_floor_grid]",
     "tests/test_train.py::test_a_tiny_model_learns_the_similarity_reward",
     "tests/test_honest.py::test_honest_solution_is_accepted[gaussian_blur_plain_attr__",
-    "tests/test_honest.py::test_honest_solution_is_accepted[14_conv2d_relu_maxpool__",
     "tests/test_pool_faults.py::",
-    "tests/test_honest.py::test_honest_solution_is_accepted[batch_norm__eval_running_stats]",
-    "tests/test_honest.py::test_honest_solution_is_accepted[gru_cell__",
-    "tests/test_honest.py::test_honest_solution_is_accepted[layer_norm_float64__",
-    "tests/test_hostile.py::test_attack_is_not_paid[batch_norm__folded_stats_keyed_on_affine]",
-    "tests/test_hostile.py::test_attack_is_not_paid[03_scale_add_mul__floor_grid_drops_tail]",
-    "tests/test_honest.py::test_honest_solution_is_accepted[08_layer_norm__lane_welford_",
+    "tests/test_honest.py::test_honest_solution_is_accepted[matmul_f32_in_f64_out__",
     "tests/test_lint.py::test_builtin_suite_is_clean",
     "tests/test_eval_e2e.py::test_a_scripted_model_over_three_turns_then_the_same_from_a_file",
+    "tests/test_honest.py::test_honest_solution_is_accepted[matmul_float64__",
+    "tests/test_honest.py::test_honest_solution_is_accepted[08_layer_norm__lane_welford_",
+    "tests/test_honest.py::test_honest_solution_is_accepted[gru_cell__",
+    "tests/test_honest.py::test_honest_solution_is_accepted[14_conv2d_relu_maxpool__",
+    "tests/test_honest.py::test_honest_solution_is_accepted[batch_norm__eval_running_stats]",
+    "tests/test_honest.py::test_honest_solution_is_accepted[layer_norm_float64__",
+    "tests/test_hostile.py::test_attack_is_not_paid[batch_norm__folded_stats_keyed_on_affine]",
 )
 
 
