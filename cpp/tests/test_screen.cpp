@@ -249,6 +249,31 @@ TEST(ScreenForbiddenImport, ProfilersAndFilesFromCpp) {
   expect_clean(candidate("f = torch.autograd.Function"));
 }
 
+TEST(ScreenForbiddenImport, TritonOutsideItsKernelApi) {
+  // triton.runtime.interpreter holds numpy as 'np' (a GEMM in numpy on a tensor's memory,
+  // reached through data_ptr(), with no torch call); runtime.build compiles and imports C;
+  // the compiler, backends and knobs load or override kernels.
+  for (const char* h :
+       {"import triton.runtime.interpreter as rt\n", "from triton.runtime.interpreter import np\n",
+        "from triton.runtime import build\n", "import triton.compiler\n",
+        "from triton.backends.nvidia.driver import CudaUtils\n", "from triton import knobs\n",
+        "from triton.language.core import builtins\n", "import triton.testing\n",
+        "from triton.language.core import ir\n", "from triton import _C\n"}) {
+    expect_reject(candidate("", h), "forbidden-import");
+  }
+  for (const char* body :
+       {"a = triton.runtime.interpreter.np.zeros(4)",
+        "triton.runtime.build.compile_module_from_src('', 'm')", "k = triton.language.core.knobs",
+        "p = tl.extra.pkgutil", "c = triton.compile"}) {
+    expect_reject(candidate(body), "forbidden-import");
+  }
+  expect_clean(candidate(
+      "n = triton.runtime.driver.active.utils.get_device_properties(0)\n"
+      "b = triton.next_power_of_2(8) + triton.cdiv(9, 4)",
+      "import triton.language.extra.libdevice as ld\nfrom triton.language import math as tm\n"
+      "from triton.tools.tensor_descriptor import TensorDescriptor\nimport triton.runtime\n"));
+}
+
 TEST(ScreenForbiddenImport, EveryPrivateTorchModule) {
   // Private modules re-export what the public ones are refused for: torch.utils._device's
   // _pop_mode takes the judge's record off torch's mode stack, _mode_utils.no_dispatch silences

@@ -1,6 +1,6 @@
 # attack: compiles a C extension at import with Triton's own runtime build helper (triton.runtime.build.compile_module_from_src: gcc + import of the .so, no ctypes/subprocess/importlib in the source) and computes ReLU in C straight on the data pointers; a one-block Triton launch is the decoy, so no torch op runs in forward and the kernel is "there"
 # expect: rejected
-# rules: audit-hook, decoy-kernel
+# rules: audit-hook, decoy-kernel, forbidden-import
 # device: any
 import torch
 import torch.nn as nn

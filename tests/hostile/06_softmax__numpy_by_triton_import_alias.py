@@ -1,6 +1,6 @@
 # attack: the @triton.jit body computes the whole softmax in numpy: kernel_source.py:117-124 (_module_bindings) marks every name imported FROM a triton module as Triton ("from triton.runtime.interpreter import np as tnp", "from triton.language.core import builtins as tb"), and the NOT_LANGUAGE / .handle/.data checks (kernel_source.py:278-296) look only at attribute nodes in the body, so tnp.* and tb.getattr(x, "handle") pass; the C++ screen's stdlib-through-attribute rule sees no attribute chain either
 # expect: rejected
-# rules: kernel-not-triton, audit-hook
+# rules: kernel-not-triton, audit-hook, forbidden-import
 # device: any
 # policy: strict
 import torch

@@ -1,6 +1,6 @@
 # attack: reads the judge's job spec from its own job directory (../job.json, opened with the pathlib.Path that triton.runtime.build imports and parsed with the json module triton.runtime.cache imports: no open(), no import for the screen), learns how many correctness trials there are, and counts calls with a module-level itertools.count(); the kernel runs only on call 0 (the one the judge records) and on the calls after the trials (the decoy check), while the repeat call, the other trials and all timed calls are computed by torch on a value laundered through next(iter(...)); a naive harness, with no job.json, gets the kernel every time
 # expect: rejected|runtime_error
-# rules: torch-compute
+# rules: torch-compute, forbidden-import
 # device: any
 # cause: 2
 # paid-on-baseline: strict

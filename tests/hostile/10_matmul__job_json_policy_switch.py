@@ -1,6 +1,6 @@
 # attack: reads the judge's policy from ../job.json ("torch_compute": strict or hybrid, via triton.runtime.build.Path and triton.runtime.cache.json: no open(), no import); under hybrid every call is torch's GEMM copied out by a Triton "store" kernel (the kernel's output is the answer, so the decoy check passes, and hybrid allows the torch op); under strict the kernel does the GEMM only while a device-side call counter (tl.atomic_add into a buffer) reads 0, i.e. on the one recorded call, and torch does it on every later call; a naive harness sees only right answers
 # expect: rejected|runtime_error
-# rules: torch-compute, decoy-kernel
+# rules: torch-compute, decoy-kernel, forbidden-import
 # device: any
 # cause: 2
 # paid-on-baseline: strict,hybrid

@@ -153,7 +153,7 @@ void torch_state(Context& c) {
     }
     k = ce - 1;
     if (q.rfind("torch", 0) != 0) {
-      if (forbidden_torch_module(q)) {  // triton's profiler
+      if (forbidden_module(q)) {  // triton's machinery
         c.add("forbidden-import", true, t.line, fmt::format("use of '{}'", q));
       }
       continue;
@@ -165,7 +165,7 @@ void torch_state(Context& c) {
     } else if (any_prefix(q, kInternals)) {
       c.add("torch-compute", true, t.line,
             fmt::format("use of '{}' (torch compilers and op registries are not Triton)", q));
-    } else if (forbidden_torch_module(q)) {
+    } else if (forbidden_module(q)) {
       c.add("forbidden-import", true, t.line, fmt::format("use of '{}'", q));
     }
   }

@@ -19,8 +19,9 @@ void triton_kernel(Context& c);     // no-triton-kernel
 // Whether the dotted name `q` is `p` or a name below it ("torch.cuda.x" is below "torch.cuda").
 bool has_prefix(std::string_view q, std::string_view p);
 
-// torch submodules refused by forbidden-import (also as attribute chains).
-bool forbidden_torch_module(std::string_view qualified);
+// torch submodules and triton outside its kernel API, refused by forbidden-import (also as
+// attribute chains).
+bool forbidden_module(std::string_view qualified);
 
 // All of them, in a fixed order.
 void run_all(Context& c);
