@@ -166,6 +166,10 @@ def _called_with(
                     storage = torch.empty(
                         value.numel() + offset, dtype=value.dtype, device=value.device
                     )
+                    # The bytes before the view set: a bool storage's arbitrary bytes came
+                    # out of clone() as 0 or 1, no longer the bytes of the storage it recorded,
+                    # and every candidate of a task with a mask input was refused.
+                    storage[:offset].zero_()
                     moved = storage[offset:].view(value.shape).copy_(value)
                     # A view into a copy of the whole storage: a decoy call's record of the
                     # storage as the judge wrote it is this copy, not another.

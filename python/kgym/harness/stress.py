@@ -110,6 +110,7 @@ class InputFacts:
     # judge's reference call on the ``ignored_targets`` set says (``_probe``), not the inputs.
     ignore_index: bool = False
     floats: int = 0  # how many float inputs: two or more can be scaled apart
+    integers: bool = False  # an integer or boolean tensor input (a mask, indices, a step)
 
     @staticmethod
     def of(inputs: list[Any]) -> InputFacts:
@@ -119,6 +120,7 @@ class InputFacts:
             one_signed=any(_one_signed(v) for v in floats),
             class_indices=bool(_class_indices(inputs)),
             floats=len(floats),
+            integers=any(_is_integer(v) for v in inputs),
         )
 
 
@@ -151,6 +153,12 @@ CONFIDENT_MARGIN_STDS = 2.0
 
 def _is_float(v: Any) -> bool:
     return is_a(v, torch.Tensor) and v.is_floating_point() and v.numel() > 0
+
+
+def _is_integer(v: Any) -> bool:
+    return (
+        is_a(v, torch.Tensor) and not v.is_floating_point() and not v.is_complex() and v.numel() > 0
+    )
 
 
 def _one_signed(v: torch.Tensor) -> bool:
@@ -198,9 +206,10 @@ def timed_sets(verdicts: dict[str, Any]) -> dict[str, float]:
 
 def set_names(facts: InputFacts) -> list[str]:
     """The stress sets that apply to a task with these inputs."""
+    names = ["integers_redrawn"] if facts.integers else []
     if not facts.has_float:
-        return []
-    names = ["scaled_up", "scaled_down", "scaled_drawn", "offset_up", "offset_down"]
+        return names
+    names += ["scaled_up", "scaled_down", "scaled_drawn", "offset_up", "offset_down"]
     names += ["scaled_far_up", "scaled_far_down"]
     if facts.floats >= 2:
         names += ["inputs_apart", "far_signs_apart"]
@@ -238,6 +247,11 @@ def derive(name: str, inputs: list[Any], generator: torch.Generator | None = Non
             std = float(scores.float().std()) if scores.numel() > 1 else 1.0
             top = rows.amax(dim=1) + CONFIDENT_MARGIN_STDS * (std if std > 0 else 1.0)
             rows.scatter_(1, chosen.unsqueeze(1), top.unsqueeze(1).to(rows.dtype))
+        return inputs
+    if name == "integers_redrawn":
+        for v in inputs:
+            if _is_integer(v):
+                _integers_redrawn(v, generator)
         return inputs
     if name == "super_weights":
         return inputs  # the inputs as drawn: the model's matrices hold the outliers
@@ -745,6 +759,39 @@ def less_moves(
     copy.view(-1, a.shape[-1])[where] = (e_rows + less).to(a.dtype)
     out[place] = copy
     return out
+
+
+# The share of ones a redrawn mask keeps: its own, within these bounds (an all-ones mask of
+# the task's draw gets a quarter of its places masked).
+MASK_DENSITY = (0.25, 0.75)
+
+
+def _integers_redrawn(v: torch.Tensor, generator: torch.Generator | None) -> None:
+    """An integer or boolean input drawn under another law than the task's: the task's own
+    may be fixed (a causal mask, positions by ``arange``, a step) or structured (right
+    padding), and a kernel that assumes it instead of reading the input was paid. A mask
+    (boolean, or only 0 and 1) becomes random bits at about its own density, each row along
+    the last dimension keeping a one (a row all masked has no softmax); other values are
+    drawn uniformly within the input's own range, sorted along the last dimension where the
+    input was (offsets, positions); a constant is moved as an integer argument is."""
+    values = v.to(torch.int64)
+    low, high = int(values.min()), int(values.max())
+    if v.dtype is torch.bool or (low >= 0 and high <= 1):
+        density = min(max(float(values.double().mean()), MASK_DENSITY[0]), MASK_DENSITY[1])
+        bits = torch.rand(v.shape, generator=generator) < density
+        if v.dim() and v.shape[-1]:
+            rows = bits.view(-1, v.shape[-1])
+            empty = (~rows.any(dim=1)).nonzero().view(-1)
+            places = torch.randint(0, v.shape[-1], (empty.numel(),), generator=generator)
+            rows[empty, places] = True
+        v.copy_(bits.to(v.device))
+    elif low == high:
+        v.fill_(integer_moved(low))
+    else:
+        drawn = torch.randint(low, high + 1, v.shape, generator=generator)
+        if v.dim() and v.shape[-1] > 1 and bool((values[..., 1:] >= values[..., :-1]).all()):
+            drawn = drawn.sort(dim=-1).values
+        v.copy_(drawn.to(v.device))
 
 
 def _integer_valued(v: torch.Tensor, generator: torch.Generator | None) -> None:
