@@ -169,6 +169,67 @@ def test_broken_task_is_infra_error_not_candidate_fault(tmp_path: Path) -> None:
     assert result["status"] in ("infra_error", "runtime_error")
 
 
+COMPLEX_TASK = """import torch
+
+
+class Model(torch.nn.Module):
+    def __init__(self, complex_weight):
+        super().__init__()
+        dtype = torch.cfloat if complex_weight else torch.float32
+        self.w = torch.nn.Parameter(torch.rand(8, dtype=dtype))
+
+    def forward(self, x):
+        return x * self.w
+
+
+def get_inputs():
+    return [torch.randn(4, 8, dtype=torch.cfloat)]
+
+
+def get_init_inputs():
+    return [COMPLEX_WEIGHT]
+"""
+
+
+ZEROS_CANDIDATE = """import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def zeros_kernel(y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.zeros([BLOCK], tl.float32), mask=offs < n)
+
+
+class ModelNew(torch.nn.Module):
+    def __init__(self, complex_weight):
+        super().__init__()
+
+    def forward(self, x):
+        y = torch.empty(x.shape, dtype=torch.float32, device=x.device)
+        zeros_kernel[(1,)](y, y.numel(), BLOCK=64)
+        return y
+"""
+
+
+@pytest.mark.parametrize("complex_weight", [True, False])
+def test_a_task_of_complex_tensors_is_the_judges_error_with_its_reason(
+    tmp_path: Path, complex_weight: bool
+) -> None:
+    """Complex weights (refused at the model's build) or complex inputs (at the probe): the
+    judge's comparison and checks are made for real tensors."""
+    from kgym.check import CheckOptions, check
+    from kgym.tasks import describe
+
+    task_file = tmp_path / "complex_mix.py"
+    task_file.write_text(COMPLEX_TASK.replace("COMPLEX_WEIGHT", str(complex_weight)))
+    result = check(describe(task_file), ZEROS_CANDIDATE, CheckOptions(device="cpu", trials=1))
+    assert result["status"] == "infra_error"
+    what = "weights" if complex_weight else "inputs or outputs"
+    assert f"the task's {what} are complex tensors" in result["error"]["message"]
+
+
 SCALAR_TASK = '''import torch
 import torch.nn as nn
 

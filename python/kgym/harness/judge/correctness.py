@@ -40,7 +40,7 @@ from kgym.harness.judge.other_sizes import OtherSizes
 from kgym.harness.judge.policy import CallPolicy
 from kgym.harness.judge.runners import Runners, failed_reply
 from kgym.harness.judge.slots import Lender
-from kgym.harness.judge.task import TaskSide, fresh_seed
+from kgym.harness.judge.task import TaskSide, fresh_seed, refuse_complex
 from kgym.harness.judge.tf32_answers import (
     TF32_MARGIN,
     answers_at_tf32,
@@ -756,6 +756,7 @@ class GradedCalls(OtherSizes):
         if self.memory_watch is not None:
             self.memory_watch.working_bytes = max(self.memory_watch.working_bytes, working)
         outputs = compare.flatten(expected_probe)
+        refuse_complex([*probe, *outputs], "inputs or outputs")
         self.tf32_meets_task = self._tf32_meets(probe, outputs)
         self.mode_free = self.task.mode_free(probe, outputs)
         self.aliasable = aliasable_inputs(probe)

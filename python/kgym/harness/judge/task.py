@@ -31,6 +31,18 @@ def fresh_seed() -> int:
     return secrets.randbits(62)
 
 
+def refuse_complex(values: list[Any], what: str) -> None:
+    """A task of complex tensors ends as the judge's error, not a verdict: its comparison,
+    precision, error size, stress sets and weight moves are made for real tensors (a
+    comparison through float64 kept the real parts alone, and a judge's crash was the rest)."""
+    if any(isinstance(v, torch.Tensor) and v.is_complex() for v in values):
+        raise EvaluationFailure(
+            "infra_error",
+            "init" if what == "weights" else "correctness",
+            message=f"the task's {what} are complex tensors, which kgym does not grade",
+        )
+
+
 class TaskSide:
     """The task's module, loaded under the GPU lock (its code may touch the GPU at import)."""
 
@@ -71,6 +83,8 @@ class TaskSide:
         """The task's Model under ``seed``, on the device, without gradients."""
         self.reference, self.init_inputs = self.build_model(seed)
         torch.set_grad_enabled(False)
+        if isinstance(self.reference, torch.nn.Module):
+            refuse_complex([*self.reference.parameters(), *self.reference.buffers()], "weights")
 
     def build_model(self, seed: int) -> tuple[Any, list[Any]]:
         """The task's Model under ``seed`` with the arguments ``get_init_inputs`` gives now (the
