@@ -248,3 +248,37 @@ def test_integer_valued_rows_and_bf16_valued_weights() -> None:
     layer = torch.nn.Linear(16, 8)
     stress.on_bf16_values(layer)
     assert all(torch.equal(p, p.to(torch.bfloat16).float()) for p in layer.parameters())
+
+
+def test_integer_inputs_are_redrawn_under_another_law_than_the_tasks() -> None:
+    """A causal mask, right padding as bytes, sorted offsets, class picks and a 0-dim step:
+    each drawn again so that an assumed law no longer holds, within what the input showed."""
+    causal = torch.tril(torch.ones(24, 24, dtype=torch.bool))
+    lengths = torch.tensor([40, 3, 17, 29])
+    padded = (torch.arange(40)[None, :] < lengths[:, None]).to(torch.uint8)
+    offsets = torch.tensor([[0, 5, 9, 30, 31, 64]])
+    picks = torch.randint(3, 50, (200,))
+    step = torch.tensor(2000)
+    inputs = [torch.randn(4, 4), causal.clone(), padded.clone(), offsets.clone(), picks.clone()]
+    inputs.append(step.clone())
+    assert "integers_redrawn" in stress.set_names(stress.InputFacts.of(inputs))
+    x = inputs[0].clone()
+    stress.derive("integers_redrawn", inputs)
+    assert torch.equal(inputs[0], x)  # floats as drawn
+    mask, pad, sorted_offsets, redrawn_picks, moved_step = inputs[1:]
+    assert mask.dtype is torch.bool and not torch.equal(mask, causal)
+    assert bool(mask.any(dim=-1).all())  # no row wholly masked
+    assert 0.15 < float(mask.float().mean()) < 0.85
+    assert pad.dtype is torch.uint8 and set(pad.unique().tolist()) <= {0, 1}
+    assert not torch.equal(pad, padded) and bool(pad.any(dim=-1).all())
+    assert bool((sorted_offsets.diff(dim=-1) >= 0).all())
+    assert 0 <= int(sorted_offsets.min()) and int(sorted_offsets.max()) <= 64
+    assert 3 <= int(redrawn_picks.min()) and int(redrawn_picks.max()) <= 49
+    assert not torch.equal(redrawn_picks, picks)
+    assert moved_step.dim() == 0 and 600 <= int(moved_step) <= 1800
+
+
+def test_a_task_of_floats_alone_has_no_integer_set() -> None:
+    assert "integers_redrawn" not in stress.set_names(stress.InputFacts.of([torch.randn(3)]))
+    only_ints = stress.set_names(stress.InputFacts.of([torch.arange(5)]))
+    assert only_ints == ["integers_redrawn"]
