@@ -589,6 +589,10 @@ class LaunchCounter:
                 counter.refuse("nested-launch", f"{name} launched inside another launch")
             counter.depth += 1
             counter.before_body = interpreted
+            # The record's numpy watch (torch_ops) rests through the launch: under the
+            # interpreter every operation of a kernel is calls into numpy, each an event.
+            watch = sys.getprofile()
+            sys.setprofile(None)
             try:
                 if counter.ablate is None or counter.ablate not in ("*", name):
                     result = original(fn_self, *args, **kwargs)
@@ -631,6 +635,7 @@ class LaunchCounter:
             finally:
                 counter.depth -= 1
                 counter.before_body = False
+                sys.setprofile(watch)
 
         return run
 

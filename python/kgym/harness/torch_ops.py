@@ -23,6 +23,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+import numpy
 import torch
 import triton
 from torch.overrides import TorchFunctionMode, _pop_mode, _push_mode
@@ -32,6 +33,9 @@ from kgym.harness.real_type import is_a
 
 _TRITON_DIR = os.path.dirname(triton.__file__) + os.sep
 _KGYM_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+# numpy's own code: a call into it from the candidate's frames is host compute (TorchOpRecorder's
+# numpy watch), however the candidate reached the module.
+_NUMPY_DIR = os.path.dirname(numpy.__file__) + os.sep
 _INSTALLED = tuple(
     sorted(
         {sysconfig.get_paths()[k] + os.sep for k in ("stdlib", "platstdlib", "purelib", "platlib")}
@@ -310,6 +314,16 @@ def _reads_values(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], resu
             # ``x[t:]`` reads ``t``'s value as a bound (a byte handed back as an offset).
             stack.extend((item.start, item.stop, item.step))
     return False
+
+
+def _of_numpy(builtin: Any) -> bool:
+    """Whether a builtin called (a profile hook's ``c_call``) is numpy's: a function of its
+    modules, or a method of one of its objects (an array's ``sum``, a ufunc's ``reduce``)."""
+    module = getattr(builtin, "__module__", None)
+    if type(module) is str and module.startswith("numpy"):
+        return True
+    owner = type(getattr(builtin, "__self__", None))
+    return str(getattr(owner, "__module__", "")).startswith("numpy")
 
 
 def _candidates(filename: str) -> bool:
@@ -675,11 +689,30 @@ class TorchOpRecorder(TorchFunctionMode):
     def __enter__(self) -> TorchOpRecorder:
         super().__enter__()
         self._off_record.__enter__()
+        # numpy called from the candidate's frames (outside a launch, whose guard turns this
+        # off): host compute on a tensor's memory reached by its address (``as_strided``
+        # views placed by ``data_ptr()``), which no torch call shows, however the module was
+        # reached (an alias in another module, a container, a name built at run time).
+        self._profile_before = sys.getprofile()
+        sys.setprofile(self._watch_numpy)
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        sys.setprofile(self._profile_before)
         self._off_record.__exit__(*exc)
         super().__exit__(*exc)
+
+    def _watch_numpy(self, frame: Any, event: str, arg: Any) -> None:
+        """The profile hook of the record's call: numpy's functions (``call``: its Python
+        code) and builtins (``c_call``: a function of its modules, a method of its arrays or
+        ufuncs) called from the candidate's own frames count as compute."""
+        if event == "c_call":
+            if _of_numpy(arg) and _candidates(frame.f_code.co_filename):
+                self.calls[f"numpy.{str(getattr(arg, '__name__', '?'))[:40]}"] += 1
+        elif event == "call" and frame.f_code.co_filename.startswith(_NUMPY_DIR):
+            caller = frame.f_back
+            if caller is not None and _candidates(caller.f_code.co_filename):
+                self.calls[f"numpy.{frame.f_code.co_name[:40]}"] += 1
 
     def __torch_function__(
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
