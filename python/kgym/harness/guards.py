@@ -253,6 +253,10 @@ class LaunchCounter:
         # operations make there are its own arguments' conversions, or the grid's.
         self.before_body = False
         self.launching: tuple[Any, str] | None = None  # the interpreted launch's (kernel, name)
+        # The interpreted launch's tensors' storages, (starts, ends): what its kernel may
+        # load and store (_fence_memory).
+        self.argument_memory: tuple[Any, Any] = ((), ())
+        self.fenced = False
 
     def meet_computed(self, made: torch.Tensor) -> None:
         """A tensor the candidate's torch calls computed in a decoy call, met with the work of
@@ -564,6 +568,92 @@ class LaunchCounter:
 
         TensorHandle.__post_init__ = post_init  # type: ignore[method-assign]
         InterpreterBuilder.set_grid_dim = set_grid_dim  # type: ignore[method-assign]
+        self._fence_memory()
+
+    def _fence_memory(self) -> None:
+        """Under the interpreter a kernel's pointers are host addresses, and a load or store
+        reached any of them: a kernel stored a tensor's values into a Python ``bytes`` object
+        found by ``id()`` and loaded an answer Python made there, no torch call between. Every
+        load, store and atomic of a launch is held to the memory of the tensors the launch was
+        handed (their whole storages), its masked-off places aside: outside, the launch is
+        refused (``memory-outside-arguments``) and the access is not made."""
+        from triton.runtime.interpreter import InterpreterBuilder
+
+        counter = self
+        self.fenced = True  # the launch's extents are taken in ``_counting``'s run
+
+        def fenced(original: Callable[..., Any], mask_at: int | None) -> Callable[..., Any]:
+            def access(builder: Any, ptrs: Any, *args: Any) -> Any:
+                mask = args[mask_at] if mask_at is not None else None
+                counter.check_addresses(ptrs, mask)
+                return original(builder, ptrs, *args)
+
+            return access
+
+        builder = InterpreterBuilder
+        builder.create_masked_load = fenced(builder.create_masked_load, 0)  # type: ignore[method-assign]
+        builder.create_masked_store = fenced(builder.create_masked_store, 1)  # type: ignore[method-assign]
+        builder.create_atomic_cas = fenced(builder.create_atomic_cas, None)  # type: ignore[method-assign]
+        rmw = builder.create_atomic_rmw
+
+        def atomic_rmw(b: Any, op: Any, ptr: Any, val: Any, mask: Any, *rest: Any) -> Any:
+            counter.check_addresses(ptr, mask)
+            return rmw(b, op, ptr, val, mask, *rest)
+
+        builder.create_atomic_rmw = atomic_rmw  # type: ignore[method-assign]
+
+    def storage_extents(self, values: Any) -> tuple[Any, Any]:
+        """The (starts, ends) of the storages of every tensor among ``values`` (in tuples,
+        lists, dicts, a ``TensorWrapper``'s or a descriptor's base), sorted, as numpy arrays.
+        Read with torch's function modes off: the record's calls are the candidate's, and
+        under the interpreter a CPU tensor's host copy is its own storage."""
+        import numpy
+
+        with torch._C.DisableTorchFunction():
+            return self._extents(values, numpy)
+
+    def _extents(self, values: Any, numpy: Any) -> tuple[Any, Any]:
+
+        spans: list[tuple[int, int]] = []
+        stack = [values]
+        while stack and len(spans) < 4096:
+            item = stack.pop()
+            kind = type(item)
+            if kind in (list, tuple) or is_a(item, tuple):
+                stack.extend(item)
+            elif kind is dict:
+                stack.extend(item.values())
+            elif is_a(item, torch.Tensor):
+                storage = item.untyped_storage()
+                spans.append((int(storage.data_ptr()), int(storage.data_ptr() + storage.nbytes())))
+            elif is_a(item, self._triton_wrappers):
+                stack.append(item.__dict__.get("base"))
+        spans.sort()
+        starts = numpy.array([a for a, _ in spans], dtype=numpy.uint64)
+        ends = numpy.array([b for _, b in spans], dtype=numpy.uint64)
+        return starts, ends
+
+    def check_addresses(self, ptrs: Any, mask: Any) -> None:
+        import numpy
+
+        starts, ends = self.argument_memory
+        places = numpy.asarray(ptrs.data, dtype=numpy.uint64)
+        if mask is not None:
+            places = places[numpy.broadcast_to(numpy.asarray(mask.data, dtype=bool), places.shape)]
+        places = places.reshape(-1)
+        if places.size == 0:
+            return
+        width = max(1, int(getattr(ptrs.get_element_ty(), "primitive_bitwidth", 8)) // 8)
+        at = numpy.searchsorted(starts, places, side="right").astype(numpy.int64) - 1
+        inside = at >= 0
+        inside[inside] = places[inside] + numpy.uint64(width) <= ends[at[inside]]
+        if not bool(inside.all()):
+            detail = (
+                "a kernel loads or stores outside the memory of the tensors its launch was "
+                "handed (a host address under the interpreter reaches any object)"
+            )
+            self.refuse("memory-outside-arguments", detail)
+            raise RuntimeError(detail)
 
     def _counting(self, original: Callable[..., Any]) -> Callable[..., Any]:
         counter = self
@@ -582,6 +672,8 @@ class LaunchCounter:
             if interpreted:
                 counter.run_from_source(fn_self, name)
                 counter.launching = (fn_self, name)
+                if counter.fenced:
+                    counter.argument_memory = counter.storage_extents([args, kwargs])
             if counter.depth > 0:
                 # Triton never launches from inside a launch; the candidate's grid callable,
                 # hooks and heuristics run there, where torch's argument moves are taken for
