@@ -166,10 +166,12 @@ def _called_with(
                     storage = torch.empty(
                         value.numel() + offset, dtype=value.dtype, device=value.device
                     )
-                    # The bytes before the view set: a bool storage's arbitrary bytes came
-                    # out of clone() as 0 or 1, no longer the bytes of the storage it recorded,
-                    # and every candidate of a task with a mask input was refused.
-                    storage[:offset].zero_()
+                    # The elements before the view: the input's own leading values (a
+                    # caller's earlier rows), which a kernel that writes there changes (zeros
+                    # hid a ReLU applied in place to them), and set bytes (a bool storage's
+                    # arbitrary bytes came out of clone() as 0 or 1, unlike the recorded ones,
+                    # and refused every candidate of a task with a mask input).
+                    _fill_before(storage[:offset], value)
                     moved = storage[offset:].view(value.shape).copy_(value)
                     # A view into a copy of the whole storage: a decoy call's record of the
                     # storage as the judge wrote it is this copy, not another.
@@ -252,6 +254,17 @@ def _by_keyword(
 def _requiring_grad(value: torch.Tensor, with_grad_fn: bool, own: bool = False) -> torch.Tensor:
     leaf = value.requires_grad_() if own else torch.from_dlpack(value.detach()).requires_grad_()
     return leaf.view_as(leaf) if with_grad_fn else leaf
+
+
+def _fill_before(before: torch.Tensor, value: torch.Tensor) -> None:
+    """``before`` (the places an offset copy of ``value`` leaves ahead of it) filled with
+    ``value``'s leading elements, repeated where it has fewer."""
+    head = value.reshape(-1)[: before.numel()]
+    if head.numel() == 0:
+        before.zero_()
+        return
+    repeats = -(-before.numel() // head.numel())
+    before.copy_(head.repeat(repeats)[: before.numel()])
 
 
 def _storage_unchanged(copy: torch.Tensor, given: torch.Tensor) -> bool:
