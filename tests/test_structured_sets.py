@@ -282,3 +282,16 @@ def test_a_task_of_floats_alone_has_no_integer_set() -> None:
     assert "integers_redrawn" not in stress.set_names(stress.InputFacts.of([torch.randn(3)]))
     only_ints = stress.set_names(stress.InputFacts.of([torch.arange(5)]))
     assert only_ints == ["integers_redrawn"]
+
+
+def test_a_constant_integer_input_is_no_longer_one_value_and_a_column_mask_not_all_ones() -> None:
+    """Full lengths (every row's the same) are redrawn element by element, and a mask of one
+    column per row keeps a one along the dimension that has more than one place."""
+    lengths = torch.full((64,), 40)
+    column = torch.ones(6, 30, 1, dtype=torch.uint8)
+    inputs = [lengths, column]
+    stress.derive("integers_redrawn", inputs)
+    assert int(lengths.unique().numel()) > 1
+    assert 12 <= int(lengths.min()) and int(lengths.max()) <= 40
+    assert bool((column == 0).any())
+    assert bool(column.any(dim=1).all())

@@ -769,29 +769,36 @@ MASK_DENSITY = (0.25, 0.75)
 def _integers_redrawn(v: torch.Tensor, generator: torch.Generator | None) -> None:
     """An integer or boolean input drawn under another law than the task's: the task's own
     may be fixed (a causal mask, positions by ``arange``, a step) or structured (right
-    padding), and a kernel that assumes it instead of reading the input was paid. A mask
-    (boolean, or only 0 and 1) becomes random bits at about its own density, each row along
-    the last dimension keeping a one (a row all masked has no softmax); other values are
-    drawn uniformly within the input's own range, sorted along the last dimension where the
-    input was (offsets, positions); a constant is moved as an integer argument is."""
+    padding, every length full), and a kernel that assumes it instead of reading the input
+    was paid. A mask (boolean, or only 0 and 1) becomes random bits at about its own
+    density, each row along its last dimension of more than one place keeping a one (a row
+    all masked has no softmax); other values are drawn uniformly within the input's own
+    range, sorted along the last dimension where the input was (offsets, positions); a
+    constant's elements each between 0.3 times it and itself (a 0-dim one moved as an
+    integer argument is)."""
     values = v.to(torch.int64)
     low, high = int(values.min()), int(values.max())
     if v.dtype is torch.bool or (low >= 0 and high <= 1):
         density = min(max(float(values.double().mean()), MASK_DENSITY[0]), MASK_DENSITY[1])
         bits = torch.rand(v.shape, generator=generator) < density
-        if v.dim() and v.shape[-1]:
-            rows = bits.view(-1, v.shape[-1])
+        wide = [d for d in range(v.dim()) if v.shape[d] > 1]
+        if wide:
+            rows = bits.movedim(wide[-1], -1).reshape(-1, v.shape[wide[-1]])
             empty = (~rows.any(dim=1)).nonzero().view(-1)
-            places = torch.randint(0, v.shape[-1], (empty.numel(),), generator=generator)
+            places = torch.randint(0, rows.shape[1], (empty.numel(),), generator=generator)
             rows[empty, places] = True
+            bits = rows.view(bits.movedim(wide[-1], -1).shape).movedim(-1, wide[-1])
         v.copy_(bits.to(v.device))
-    elif low == high:
+        return
+    if low == high and v.dim() == 0:
         v.fill_(integer_moved(low))
-    else:
-        drawn = torch.randint(low, high + 1, v.shape, generator=generator)
-        if v.dim() and v.shape[-1] > 1 and bool((values[..., 1:] >= values[..., :-1]).all()):
-            drawn = drawn.sort(dim=-1).values
-        v.copy_(drawn.to(v.device))
+        return
+    if low == high:
+        low, high = sorted((round(low * FLOAT_ARGUMENT_FACTORS[0]), low))
+    drawn = torch.randint(low, high + 1, v.shape, generator=generator)
+    if v.dim() and v.shape[-1] > 1 and bool((values[..., 1:] >= values[..., :-1]).all()):
+        drawn = drawn.sort(dim=-1).values
+    v.copy_(drawn.to(v.device))
 
 
 def _integer_valued(v: torch.Tensor, generator: torch.Generator | None) -> None:
