@@ -120,7 +120,7 @@ class InputFacts:
             one_signed=any(_one_signed(v) for v in floats),
             class_indices=bool(_class_indices(inputs)),
             floats=len(floats),
-            integers=any(_is_integer(v) for v in inputs),
+            integers=any(integer_tensor(v) for v in inputs),
         )
 
 
@@ -155,7 +155,7 @@ def _is_float(v: Any) -> bool:
     return is_a(v, torch.Tensor) and v.is_floating_point() and v.numel() > 0
 
 
-def _is_integer(v: Any) -> bool:
+def integer_tensor(v: Any) -> bool:
     return (
         is_a(v, torch.Tensor) and not v.is_floating_point() and not v.is_complex() and v.numel() > 0
     )
@@ -250,7 +250,7 @@ def derive(name: str, inputs: list[Any], generator: torch.Generator | None = Non
         return inputs
     if name == "integers_redrawn":
         for v in inputs:
-            if _is_integer(v):
+            if integer_tensor(v):
                 _integers_redrawn(v, generator)
         return inputs
     if name == "super_weights":
@@ -759,6 +759,14 @@ def less_moves(
     copy.view(-1, a.shape[-1])[where] = (e_rows + less).to(a.dtype)
     out[place] = copy
     return out
+
+
+def integers_redrawn_at(inputs: list[Any], place: int) -> list[Any]:
+    """The ``integers_redrawn`` set with the integer input at ``place`` alone redrawn: where
+    the reference refuses them all moved at once (lengths that must sum to the rows), each
+    other one is still met."""
+    _integers_redrawn(inputs[place], None)
+    return inputs
 
 
 # The share of ones a redrawn mask keeps: its own, within these bounds (an all-ones mask of

@@ -967,6 +967,10 @@ class GradedCalls(OtherSizes):
                     f"{again['mismatch']}"
                 )
             return None
+        if any(stress.integer_tensor(v) for v in near) and not self._reference_takes(near):
+            # An integer input moved where the task's reference refuses it (lengths a split
+            # must sum to the rows): no answer to hold the candidate to.
+            return None
         failed, answer = self._graded_call(views, near)
         stretch = self.timeline.stretch("correctness_calls", stretch)
         if failed is not None:
@@ -1044,8 +1048,11 @@ class GradedCalls(OtherSizes):
                 pristine = stress.derive("masked_inf", task.inputs(fresh_seed()))
         if name == "integers_redrawn" and not self._reference_takes(pristine):
             # Integers the task's law never gives may be outside what its reference accepts
-            # (offsets that must end at a length): no answer to hold the candidate to.
-            return {"passed": None, "reason": "the reference raised on these inputs"}
+            # (lengths that must sum to the rows): then one integer input at a time, the
+            # first the reference takes; none, and there is no answer to hold the candidate to.
+            pristine = self._one_integer_redrawn()
+            if pristine is None:
+                return {"passed": None, "reason": "the reference raised on these inputs"}
         # Unfilled, as a timed call and ordinary use are: a kernel that takes a careful path
         # only where fresh memory starts filled meets the set on its other path.
         failed, answer = self._graded_call(views, pristine, fill=False)
@@ -1194,6 +1201,19 @@ class GradedCalls(OtherSizes):
         if not comparison.ok:
             verdict["mismatch"] = comparison.mismatch
         return verdict
+
+    def _one_integer_redrawn(self) -> list[Any] | None:
+        """A fresh draw with one integer input redrawn, in a random order of them, the first
+        the reference takes."""
+        places = [
+            i for i, v in enumerate(self.task.inputs(fresh_seed())) if stress.integer_tensor(v)
+        ]
+        _RANDOM.shuffle(places)
+        for place in places:
+            inputs = stress.integers_redrawn_at(self.task.inputs(fresh_seed()), place)
+            if self._reference_takes(inputs):
+                return inputs
+        return None
 
     def _reference_takes(self, inputs: list[Any]) -> bool:
         """Whether the reference runs on (a copy of) ``inputs`` without raising."""
