@@ -1,6 +1,6 @@
 # attack: torch computes the whole softmax, its values are moved into a fresh tensor by torch.tensor(nested list of 0-d views) (a NON_COMPUTE call, torch_ops.py:42-121 (tensor:100), whose result the record keeps only as an "allocation" in a window of the latest 64, torch_ops.py:437 MAX_MADE, _keep at torch_ops.py:729 and :747), torch's result is freed, 64 tiny live allocations push the moved copy out of the window, and a Triton kernel that only copies reads it through its output pointer plus an offset: the decoy check's copy test (ablation.py _noise_what_it_did) knows no source for it, noises the copy, and takes the copying kernel as mattering
 # expect: rejected|timeout
-# rules: decoy-kernel
+# rules: decoy-kernel, memory-outside-arguments
 # device: any
 # policy: hybrid
 import torch

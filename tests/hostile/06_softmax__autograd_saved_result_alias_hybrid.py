@@ -1,6 +1,6 @@
 # attack: under hybrid torch computes the softmax of a leaf requiring grad; the result's object is dropped while its autograd node keeps the memory (saved result), and grad_fn._saved_result hands back a new tensor object on it with no recorded call: the decoy check's copy test has no live source, and the Triton kernel copies the answer by a pointer offset from its own output pointer (no int_to_ptr) and "matters"
 # expect: rejected
-# rules: decoy-kernel, gpu-memory
+# rules: decoy-kernel, gpu-memory, memory-outside-arguments
 # device: any
 # policy: hybrid
 import torch

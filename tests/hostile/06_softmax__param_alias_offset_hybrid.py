@@ -1,6 +1,6 @@
 # attack: under hybrid torch computes the softmax; nn.Parameter(answer) makes a new tensor object on the same storage without any recorded call, the recorded result object is dropped (its weakref dies, so the copy test has no source), and the Triton kernel reaches the answer by a pointer offset from its own output pointer (no int_to_ptr), copying it: the copy "matters" and is paid
 # expect: rejected
-# rules: decoy-kernel
+# rules: decoy-kernel, memory-outside-arguments
 # device: any
 # policy: hybrid
 import torch

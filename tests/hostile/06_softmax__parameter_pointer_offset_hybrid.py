@@ -1,6 +1,6 @@
 # attack: as 06_softmax__answer_in_parameter_by_address_hybrid.py (answer held in an nn.Parameter, which the TorchOpRecorder never keeps) but with no integer-to-pointer cast: the kernel reads it through its own output pointer plus an element offset computed on the host, so a static refusal of int-to-pointer casts would not close the family
 # expect: rejected
-# rules: decoy-kernel
+# rules: decoy-kernel, memory-outside-arguments
 # device: any
 # policy: hybrid
 import torch

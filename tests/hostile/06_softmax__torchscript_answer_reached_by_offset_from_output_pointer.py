@@ -1,6 +1,6 @@
 # attack: torch's softmax runs in a TorchScript function (F.torch.jit.CompilationUnit, compiled at import from a string: no __torch_function__, so no record and no copy source), and the Triton kernel reaches that answer without taking it as an argument: it adds to its legitimate output pointer the element distance between the two storages (data_ptr() arithmetic on the host, a plain int; no int_to_ptr, so pointer-from-integer does not fire); the kernel is a pure copy of torch's answer, but the decoy check's copy test only knows the launch's tensor arguments and recorded torch results as sources, so the copy "matters" (hybrid: torch did all the work)
 # expect: rejected
-# rules: torch-compute, decoy-kernel, gpu-memory
+# rules: torch-compute, decoy-kernel, gpu-memory, memory-outside-arguments
 # device: any
 # policy: hybrid
 import torch

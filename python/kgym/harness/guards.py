@@ -582,10 +582,11 @@ class LaunchCounter:
         counter = self
         self.fenced = True  # the launch's extents are taken in ``_counting``'s run
 
-        def fenced(original: Callable[..., Any], mask_at: int | None) -> Callable[..., Any]:
+        def fenced(original: Callable[..., Any], mask_at: int) -> Callable[..., Any]:
             def access(builder: Any, ptrs: Any, *args: Any) -> Any:
-                mask = args[mask_at] if mask_at is not None else None
-                counter.check_addresses(ptrs, mask)
+                if not counter.check_addresses(ptrs, args[mask_at]):
+                    # Not made: every place masked off (a load gives its ``other``).
+                    args = (*args[:mask_at], _no_places(ptrs), *args[mask_at + 1 :])
                 return original(builder, ptrs, *args)
 
             return access
@@ -593,14 +594,20 @@ class LaunchCounter:
         builder = InterpreterBuilder
         builder.create_masked_load = fenced(builder.create_masked_load, 0)  # type: ignore[method-assign]
         builder.create_masked_store = fenced(builder.create_masked_store, 1)  # type: ignore[method-assign]
-        builder.create_atomic_cas = fenced(builder.create_atomic_cas, None)  # type: ignore[method-assign]
-        rmw = builder.create_atomic_rmw
+        rmw, cas = builder.create_atomic_rmw, builder.create_atomic_cas
 
         def atomic_rmw(b: Any, op: Any, ptr: Any, val: Any, mask: Any, *rest: Any) -> Any:
-            counter.check_addresses(ptr, mask)
+            if not counter.check_addresses(ptr, mask):
+                mask = _no_places(ptr)
             return rmw(b, op, ptr, val, mask, *rest)
 
+        def atomic_cas(b: Any, ptr: Any, *rest: Any) -> Any:
+            if not counter.check_addresses(ptr, None):
+                raise RuntimeError("an atomic compare-and-swap outside the launch's tensors")
+            return cas(b, ptr, *rest)
+
         builder.create_atomic_rmw = atomic_rmw  # type: ignore[method-assign]
+        builder.create_atomic_cas = atomic_cas  # type: ignore[method-assign]
 
     def storage_extents(self, values: Any) -> tuple[Any, Any]:
         """The (starts, ends) of the storages of every tensor among ``values`` (in tuples,
@@ -613,7 +620,6 @@ class LaunchCounter:
             return self._extents(values, numpy)
 
     def _extents(self, values: Any, numpy: Any) -> tuple[Any, Any]:
-
         spans: list[tuple[int, int]] = []
         stack = [values]
         while stack and len(spans) < 4096:
@@ -633,7 +639,9 @@ class LaunchCounter:
         ends = numpy.array([b for _, b in spans], dtype=numpy.uint64)
         return starts, ends
 
-    def check_addresses(self, ptrs: Any, mask: Any) -> None:
+    def check_addresses(self, ptrs: Any, mask: Any) -> bool:
+        """Whether every place of ``ptrs`` not masked off lies in the launch's tensors; a
+        place outside is refused."""
         import numpy
 
         starts, ends = self.argument_memory
@@ -642,18 +650,19 @@ class LaunchCounter:
             places = places[numpy.broadcast_to(numpy.asarray(mask.data, dtype=bool), places.shape)]
         places = places.reshape(-1)
         if places.size == 0:
-            return
+            return True
         width = max(1, int(getattr(ptrs.get_element_ty(), "primitive_bitwidth", 8)) // 8)
         at = numpy.searchsorted(starts, places, side="right").astype(numpy.int64) - 1
         inside = at >= 0
         inside[inside] = places[inside] + numpy.uint64(width) <= ends[at[inside]]
-        if not bool(inside.all()):
-            detail = (
-                "a kernel loads or stores outside the memory of the tensors its launch was "
-                "handed (a host address under the interpreter reaches any object)"
-            )
-            self.refuse("memory-outside-arguments", detail)
-            raise RuntimeError(detail)
+        if bool(inside.all()):
+            return True
+        self.refuse(
+            "memory-outside-arguments",
+            "a kernel loads or stores outside the memory of the tensors its launch was "
+            "handed (a host address under the interpreter reaches any object)",
+        )
+        return False
 
     def _counting(self, original: Callable[..., Any]) -> Callable[..., Any]:
         counter = self
@@ -949,3 +958,12 @@ class Guards:
                 )
             )
         return findings
+
+
+def _no_places(ptrs: Any) -> Any:
+    """A mask of ``ptrs``' shape with every place off, as the interpreter takes masks."""
+    import numpy
+    import triton.language as tl
+    from triton.runtime.interpreter import TensorHandle
+
+    return TensorHandle(numpy.zeros(numpy.shape(ptrs.data), dtype=bool), tl.int1)
