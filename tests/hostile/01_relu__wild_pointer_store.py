@@ -1,6 +1,6 @@
 # attack: plain fault: an offset bug stores 2^40 elements past the output (CUDA illegal address on a GPU, a segfault under the CPU interpreter); the gym must survive it
-# expect: crashed|runtime_error
-# rules: -
+# expect: crashed|runtime_error|rejected
+# rules: memory-outside-arguments
 # device: any
 import torch
 import torch.nn as nn
