@@ -20,6 +20,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+import numpy
 import torch
 import torch.testing  # noqa: F401
 import triton
@@ -614,12 +615,10 @@ class LaunchCounter:
         lists, dicts, a ``TensorWrapper``'s or a descriptor's base), sorted, as numpy arrays.
         Read with torch's function modes off: the record's calls are the candidate's, and
         under the interpreter a CPU tensor's host copy is its own storage."""
-        import numpy
-
         with torch._C.DisableTorchFunction():
-            return self._extents(values, numpy)
+            return self._extents(values)
 
-    def _extents(self, values: Any, numpy: Any) -> tuple[Any, Any]:
+    def _extents(self, values: Any) -> tuple[Any, Any]:
         spans: list[tuple[int, int]] = []
         stack = [values]
         while stack and len(spans) < 4096:
@@ -642,8 +641,6 @@ class LaunchCounter:
     def check_addresses(self, ptrs: Any, mask: Any) -> bool:
         """Whether every place of ``ptrs`` not masked off lies in the launch's tensors; a
         place outside is refused."""
-        import numpy
-
         starts, ends = self.argument_memory
         places = numpy.asarray(ptrs.data, dtype=numpy.uint64)
         if mask is not None:
@@ -962,7 +959,6 @@ class Guards:
 
 def _no_places(ptrs: Any) -> Any:
     """A mask of ``ptrs``' shape with every place off, as the interpreter takes masks."""
-    import numpy
     import triton.language as tl
     from triton.runtime.interpreter import TensorHandle
 

@@ -1050,7 +1050,7 @@ class GradedCalls(OtherSizes):
             # Integers the task's law never gives may be outside what its reference accepts
             # (lengths that must sum to the rows): then one integer input at a time, the
             # first the reference takes; none, and there is no answer to hold the candidate to.
-            pristine = self._one_integer_redrawn()
+            pristine = self._one_integer_redrawn(pristine)
             if pristine is None:
                 return {"passed": None, "reason": "the reference raised on these inputs"}
         # Unfilled, as a timed call and ordinary use are: a kernel that takes a careful path
@@ -1202,12 +1202,10 @@ class GradedCalls(OtherSizes):
             verdict["mismatch"] = comparison.mismatch
         return verdict
 
-    def _one_integer_redrawn(self) -> list[Any] | None:
-        """A fresh draw with one integer input redrawn, in a random order of them, the first
-        the reference takes."""
-        places = [
-            i for i, v in enumerate(self.task.inputs(fresh_seed())) if stress.integer_tensor(v)
-        ]
+    def _one_integer_redrawn(self, refused: list[Any]) -> list[Any] | None:
+        """A fresh draw with one integer input redrawn (those of ``refused``, the set the
+        reference refused), in a random order of them, the first the reference takes."""
+        places = [i for i, v in enumerate(refused) if stress.integer_tensor(v)]
         _RANDOM.shuffle(places)
         for place in places:
             inputs = stress.integers_redrawn_at(self.task.inputs(fresh_seed()), place)
